@@ -1,0 +1,145 @@
+//! The typed messages that cross the bus: `InboundMessage` (a platform event turned
+//! into something the core understands) and `OutboundMessage` (what the core wants
+//! said). No metadata bags: every field a consumer reads is named here.
+
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use tokio::sync::oneshot;
+
+/// What kind of conversation a message belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChatKind {
+    Dm,
+    Group,
+    Thread,
+}
+
+/// Who sent a message, in the two forms the core needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sender {
+    /// The platform's own id, as allow lists store it ("42").
+    pub raw_id: String,
+    /// `channel:raw_id` ("telegram:42"), the form `agent.owners` uses.
+    pub canonical: String,
+    pub display_name: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MediaKind {
+    Photo,
+    Document,
+    Voice,
+    Audio,
+    Video,
+}
+
+/// An attachment the adapter received (and downloaded, when it could).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MediaRef {
+    pub kind: MediaKind,
+    /// Where the adapter saved it inside the workspace inbox, if it did.
+    pub path: Option<PathBuf>,
+    pub mime: Option<String>,
+    pub file_name: Option<String>,
+    pub size_bytes: Option<u64>,
+}
+
+/// Fired by the core once a message is stored; only then may an adapter confirm the
+/// message to its platform (a Telegram offset, a Slack envelope ack).
+#[derive(Debug)]
+pub struct Ack(oneshot::Sender<()>);
+
+impl Ack {
+    /// A handle for the core and the receiver the adapter waits on.
+    pub fn pair() -> (Ack, oneshot::Receiver<()>) {
+        let (tx, rx) = oneshot::channel();
+        (Ack(tx), rx)
+    }
+
+    pub fn fire(self) {
+        // The adapter may have stopped waiting (shutdown); the message is stored
+        // either way, so there is nobody left to tell.
+        let _ = self.0.send(());
+    }
+}
+
+/// One message from a person (or a synthetic one from cron, channel "system").
+#[derive(Debug)]
+pub struct InboundMessage {
+    /// The channel's registry name: "telegram", "terminal", ...
+    pub channel: String,
+    /// Which bot account of that channel received it ("default" for one account).
+    pub account: String,
+    pub chat_id: String,
+    pub chat_kind: ChatKind,
+    /// Forum topic or thread inside the chat; each is its own session.
+    pub thread_id: Option<String>,
+    pub sender: Sender,
+    /// The platform's id of this message; the store dedupes on it.
+    pub message_id: String,
+    pub text: String,
+    pub media: Vec<MediaRef>,
+    /// The platform id of the message this one replies to.
+    pub reply_to: Option<String>,
+    /// Whether the bot was addressed: a mention, a reply to it, or a command.
+    pub addressed: bool,
+    pub received_at: SystemTime,
+    pub ack: Option<Ack>,
+}
+
+impl InboundMessage {
+    /// Where a reply to this message goes.
+    pub fn target(&self) -> Target {
+        Target {
+            channel: self.channel.clone(),
+            chat_id: self.chat_id.clone(),
+            thread_id: self.thread_id.clone(),
+        }
+    }
+
+    /// The session key DESIGN.md fixes: `telegram:dm:42`, `telegram:group:-100123`,
+    /// `telegram:group:-100123:thread:7`, `terminal:dm:local`.
+    pub fn session_key(&self) -> String {
+        let kind = match self.chat_kind {
+            ChatKind::Dm => "dm",
+            ChatKind::Group | ChatKind::Thread => "group",
+        };
+        match &self.thread_id {
+            Some(thread) => format!("{}:{kind}:{}:thread:{thread}", self.channel, self.chat_id),
+            None => format!("{}:{kind}:{}", self.channel, self.chat_id),
+        }
+    }
+}
+
+/// A chat (and thread) to deliver to.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Target {
+    pub channel: String,
+    pub chat_id: String,
+    pub thread_id: Option<String>,
+}
+
+/// What the core wants a channel to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutboundBody {
+    /// A piece of a reply still streaming from the model.
+    Delta(String),
+    /// A complete message. `streamed` says its text already went out as `Delta`s, so
+    /// a channel that showed the deltas must not show it twice.
+    Text { text: String, streamed: bool },
+    /// A message about the turn rather than part of the reply (a budget stop, "Stopped.").
+    Notice(String),
+    /// The turn failed; the text says why and what to do.
+    Error(String),
+    /// The turn is over; nothing more will come for it.
+    TurnEnd,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutboundMessage {
+    pub target: Target,
+    pub body: OutboundBody,
+    /// The platform message this answers, for channels that thread replies.
+    pub reply_to: Option<String>,
+}

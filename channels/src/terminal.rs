@@ -1,0 +1,141 @@
+//! The local terminal as a channel: stdin lines in, stdout out. The terminal user is
+//! always an owner. On a terminal, lines typed during a turn go straight onto the bus
+//! (so they can steer it); from a pipe, each line waits for the previous answer.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use crate::channel::{Channel, ChannelError, InboundSender};
+use crate::message::{ChatKind, InboundMessage, Sender, Target};
+
+pub const CHANNEL: &str = "terminal";
+pub const CHAT_ID: &str = "local";
+
+pub struct Terminal {
+    /// Piped input: read the next line only after the previous turn ended, so every
+    /// line is its own message, answered in order.
+    sequential: bool,
+    /// Woken by `turn_finished` when the chat loop sees a turn end.
+    turn_done: Notify,
+    /// Makes platform message ids unique across runs (the store dedupes on them).
+    run_id: u128,
+    next_id: AtomicU64,
+}
+
+impl Terminal {
+    pub fn new(sequential: bool) -> Self {
+        let run_id = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        Self {
+            sequential,
+            turn_done: Notify::new(),
+            run_id,
+            next_id: AtomicU64::new(1),
+        }
+    }
+
+    /// Build the message the terminal user typed.
+    pub fn message(&self, text: String) -> InboundMessage {
+        let n = self.next_id.fetch_add(1, Ordering::Relaxed);
+        InboundMessage {
+            channel: CHANNEL.into(),
+            account: "default".into(),
+            chat_id: CHAT_ID.into(),
+            chat_kind: ChatKind::Dm,
+            thread_id: None,
+            sender: Sender {
+                raw_id: CHAT_ID.into(),
+                canonical: format!("{CHANNEL}:{CHAT_ID}"),
+                display_name: "you".into(),
+            },
+            message_id: format!("{}-{n}", self.run_id),
+            text,
+            media: Vec::new(),
+            reply_to: None,
+            addressed: true,
+            received_at: SystemTime::now(),
+            ack: None,
+        }
+    }
+
+    pub fn target() -> Target {
+        Target {
+            channel: CHANNEL.into(),
+            chat_id: CHAT_ID.into(),
+            thread_id: None,
+        }
+    }
+
+    /// Tell a sequential reader that the answer to its last line is complete.
+    pub fn turn_finished(&self) {
+        self.turn_done.notify_one();
+    }
+
+    /// Write a streamed piece of a reply as it arrives.
+    pub async fn write_delta(&self, text: &str) -> Result<(), ChannelError> {
+        let mut out = tokio::io::stdout();
+        out.write_all(text.as_bytes()).await.map_err(write_error)?;
+        out.flush().await.map_err(write_error)
+    }
+}
+
+fn write_error(err: std::io::Error) -> ChannelError {
+    ChannelError::permanent(format!("cannot write to stdout: {err}"))
+}
+
+#[async_trait]
+impl Channel for Terminal {
+    fn name(&self) -> &str {
+        CHANNEL
+    }
+
+    async fn listen(
+        &self,
+        bus: InboundSender,
+        shutdown: CancellationToken,
+    ) -> Result<(), ChannelError> {
+        let mut lines = BufReader::new(tokio::io::stdin()).lines();
+        loop {
+            let line = tokio::select! {
+                _ = shutdown.cancelled() => return Ok(()),
+                line = lines.next_line() => line,
+            };
+            let line = match line {
+                Ok(Some(line)) => line,
+                Ok(None) => return Ok(()),
+                Err(err) => {
+                    return Err(ChannelError::permanent(format!("cannot read stdin: {err}")));
+                }
+            };
+            let text = line.trim();
+            if text.is_empty() {
+                continue;
+            }
+            if bus.send(self.message(text.to_string())).await.is_err() {
+                return Ok(()); // the core is shutting down
+            }
+            if self.sequential {
+                tokio::select! {
+                    _ = shutdown.cancelled() => return Ok(()),
+                    _ = self.turn_done.notified() => {}
+                }
+            }
+        }
+    }
+
+    async fn send(&self, _target: &Target, text: &str) -> Result<(), ChannelError> {
+        let mut out = tokio::io::stdout();
+        out.write_all(text.as_bytes()).await.map_err(write_error)?;
+        if !text.ends_with('\n') {
+            out.write_all(b"\n").await.map_err(write_error)?;
+        }
+        out.flush().await.map_err(write_error)
+    }
+}

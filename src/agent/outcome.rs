@@ -1,0 +1,46 @@
+//! How a turn ends, and the sentence the user is told when it ends early.
+
+use super::super::dispatch::queue::StopReason;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ended {
+    Finished,
+    /// A budget gate closed the turn.
+    Budget(Budget),
+    Stopped(StopReason),
+    /// The model chain failed; the text says why and what to do.
+    Failed(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Budget {
+    Iterations(u32),
+    TurnCost { spent: f64, limit: f64 },
+    DayCost { spent: f64, limit: f64 },
+    Time(u64),
+}
+
+impl Ended {
+    /// What to tell the user, if anything.
+    pub fn notice(&self) -> Option<String> {
+        match self {
+            Ended::Finished | Ended::Stopped(StopReason::Interrupted | StopReason::Shutdown) => {
+                None
+            }
+            Ended::Stopped(StopReason::User) => Some("Stopped.".into()),
+            Ended::Failed(why) => Some(why.clone()),
+            Ended::Budget(Budget::Iterations(n)) => Some(format!(
+                "Stopped: this turn used its {n} model calls (agent.max_iterations). Say \"continue\" to go on."
+            )),
+            Ended::Budget(Budget::TurnCost { spent, limit }) => Some(format!(
+                "Stopped: this turn has cost ${spent:.2}, over agent.max_turn_cost_usd = {limit:.2}. Say \"continue\" to go on, or raise the limit in config.toml."
+            )),
+            Ended::Budget(Budget::DayCost { spent, limit }) => Some(format!(
+                "Stopped: today's model spending is ${spent:.2}, over agent.max_day_cost_usd = {limit:.2}. It resets at midnight in agent.timezone, or raise the limit in config.toml."
+            )),
+            Ended::Budget(Budget::Time(secs)) => Some(format!(
+                "Stopped: this turn ran for {secs}s, the limit set by agent.max_turn_secs."
+            )),
+        }
+    }
+}

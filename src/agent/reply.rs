@@ -1,0 +1,84 @@
+//! The agent's side of the outbound bus for one turn: streamed deltas (never lost
+//! when the bus is momentarily full), finished messages, errors and the turn's end.
+
+use pincer_channels::{OutboundBody, OutboundMessage, Target};
+use tokio::sync::mpsc::{self, error::TrySendError};
+
+pub struct Reply {
+    tx: mpsc::Sender<OutboundMessage>,
+    target: Target,
+    reply_to: Option<String>,
+    /// Delta text the bus had no room for yet; sent ahead of the next piece.
+    backlog: String,
+}
+
+impl Reply {
+    pub fn new(
+        tx: mpsc::Sender<OutboundMessage>,
+        target: Target,
+        reply_to: Option<String>,
+    ) -> Self {
+        Self {
+            tx,
+            target,
+            reply_to,
+            backlog: String::new(),
+        }
+    }
+
+    fn message(&self, body: OutboundBody) -> OutboundMessage {
+        OutboundMessage {
+            target: self.target.clone(),
+            body,
+            reply_to: self.reply_to.clone(),
+        }
+    }
+
+    /// Called from the stream callback, which cannot wait.
+    pub fn delta(&mut self, text: &str) {
+        self.backlog.push_str(text);
+        let body = OutboundBody::Delta(std::mem::take(&mut self.backlog));
+        match self.tx.try_send(self.message(body)) {
+            Ok(()) => {}
+            Err(TrySendError::Full(message)) => {
+                if let OutboundBody::Delta(text) = message.body {
+                    self.backlog = text;
+                }
+            }
+            // Nobody listens any more (shutdown); the text is in the store.
+            Err(TrySendError::Closed(_)) => {}
+        }
+    }
+
+    async fn send(&mut self, body: OutboundBody) {
+        if !self.backlog.is_empty() {
+            let backlog = OutboundBody::Delta(std::mem::take(&mut self.backlog));
+            let _ = self.tx.send(self.message(backlog)).await;
+        }
+        // A closed bus means shutdown; what was said is in the store.
+        let _ = self.tx.send(self.message(body)).await;
+    }
+
+    /// A complete message whose text already went out as deltas.
+    pub async fn finished_text(&mut self, text: String) {
+        if !text.trim().is_empty() {
+            self.send(OutboundBody::Text {
+                text,
+                streamed: true,
+            })
+            .await;
+        }
+    }
+
+    pub async fn notice(&mut self, text: String) {
+        self.send(OutboundBody::Notice(text)).await;
+    }
+
+    pub async fn error(&mut self, text: String) {
+        self.send(OutboundBody::Error(text)).await;
+    }
+
+    pub async fn end(&mut self) {
+        self.send(OutboundBody::TurnEnd).await;
+    }
+}

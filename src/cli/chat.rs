@@ -1,0 +1,178 @@
+//! `pincer chat`: the owner talks to the assistant in the terminal. `-m TEXT` sends
+//! one message and prints only the reply on stdout; piped stdin sends one message per
+//! line, answered in order; on a terminal it is a REPL with streamed replies, where a
+//! line typed mid-reply steers the turn.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use pincer_channels::{Channel, OutboundBody, OutboundMessage, Terminal};
+use pincer_config::ConfigError;
+use tokio::io::AsyncWriteExt;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::{ensure_home, env_vars, onboard};
+use crate::home::Home;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Send one message, print the reply, and exit (never reads stdin)
+    #[arg(short = 'm', long = "message", value_name = "TEXT")]
+    pub message: Option<String>,
+}
+
+pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
+    let interactive = args.message.is_none() && std::io::stdin().is_terminal();
+    let env = env_vars();
+    let config = match pincer_config::load(&home.config_file, &home.security_file, &env) {
+        Err(ConfigError::Missing { .. }) if interactive => {
+            eprintln!("No configuration yet; let's set Pincer up first.\n");
+            onboard::interactive(home).await?;
+            pincer_config::load(&home.config_file, &home.security_file, &env)?
+        }
+        Err(ConfigError::Missing { path }) => anyhow::bail!(
+            "no configuration at {}; run `pincer onboard` (or `pincer onboard --non-interactive --help` for scripts)",
+            path.display()
+        ),
+        other => other?,
+    };
+    if config.router.light.is_empty() && config.router.heavy.is_empty() {
+        anyhow::bail!(
+            "no model is configured: add [router] light = [\"<provider>/<model>\"] to {}, or run `pincer onboard --force`",
+            home.config_file.display()
+        );
+    }
+    let secrets = pincer_config::load_secrets(&home.security_file)?;
+    ensure_home(home)?;
+    let shutdown = CancellationToken::new();
+    let mut running = crate::start(home, &config, &secrets, &env, shutdown.clone())?;
+    let terminal = Arc::new(Terminal::new(!interactive));
+    let ok = match args.message {
+        Some(text) => {
+            running.inbound.send(terminal.message(text)).await?;
+            print_turn(&mut running.outbound, false).await?
+        }
+        None => converse(&terminal, &mut running, interactive, shutdown.clone()).await?,
+    };
+    shutdown.cancel();
+    let _ = running.task.await;
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Print one turn's output until it ends; false if it ended in an error.
+async fn print_turn(
+    outbound: &mut mpsc::Receiver<OutboundMessage>,
+    interactive: bool,
+) -> anyhow::Result<bool> {
+    let mut out = tokio::io::stdout();
+    let mut ok = true;
+    let mut at_line_start = true;
+    while let Some(message) = outbound.recv().await {
+        match message.body {
+            OutboundBody::Delta(text) => {
+                out.write_all(text.as_bytes()).await?;
+                out.flush().await?;
+                at_line_start = text.ends_with('\n');
+            }
+            OutboundBody::Text { text, streamed } => {
+                if !streamed {
+                    out.write_all(text.as_bytes()).await?;
+                    at_line_start = text.ends_with('\n');
+                }
+                if !at_line_start {
+                    out.write_all(b"\n").await?;
+                    at_line_start = true;
+                }
+                out.flush().await?;
+            }
+            OutboundBody::Notice(text) => {
+                if !at_line_start && interactive {
+                    out.write_all(b"\n").await?;
+                    at_line_start = true;
+                }
+                out.flush().await?;
+                eprintln!("{text}");
+            }
+            OutboundBody::Error(text) => {
+                if !at_line_start {
+                    out.write_all(b"\n").await?;
+                    at_line_start = true;
+                }
+                out.flush().await?;
+                eprintln!("error: {text}");
+                ok = false;
+            }
+            OutboundBody::TurnEnd => {
+                if !at_line_start {
+                    out.write_all(b"\n").await?;
+                }
+                out.flush().await?;
+                return Ok(ok);
+            }
+        }
+    }
+    anyhow::bail!("the assistant stopped before it answered (see the log above)")
+}
+
+/// The REPL (or piped lines): read, answer, repeat until EOF.
+async fn converse(
+    terminal: &Arc<Terminal>,
+    running: &mut crate::Running,
+    interactive: bool,
+    shutdown: CancellationToken,
+) -> anyhow::Result<bool> {
+    let listener = {
+        let terminal = Arc::clone(terminal);
+        let inbound = running.inbound.clone();
+        let shutdown = shutdown.clone();
+        tokio::spawn(async move { terminal.listen(inbound, shutdown).await })
+    };
+    if interactive {
+        eprintln!(
+            "Pincer — type a message; /help for commands, Ctrl-C stops a reply, Ctrl-D leaves."
+        );
+        prompt().await;
+    }
+    let mut all_ok = true;
+    let mut listener = listener;
+    loop {
+        tokio::select! {
+            ended = &mut listener => {
+                if let Ok(Err(err)) = ended {
+                    eprintln!("error: {err}");
+                    all_ok = false;
+                }
+                break;
+            }
+            _ = tokio::signal::ctrl_c() => {
+                if interactive {
+                    // Ctrl-C stops a reply in progress; Ctrl-D leaves.
+                    running.inbound.send(terminal.message("/stop".into())).await?;
+                    continue;
+                }
+                break;
+            }
+            turn = print_turn(&mut running.outbound, interactive) => {
+                all_ok &= turn?;
+                terminal.turn_finished();
+                if interactive {
+                    prompt().await;
+                }
+            }
+        }
+    }
+    Ok(all_ok)
+}
+
+async fn prompt() {
+    let mut out = tokio::io::stdout();
+    // The prompt is cosmetic; a closed stdout shows up on the next real write.
+    let _ = out.write_all(b"> ").await;
+    let _ = out.flush().await;
+}

@@ -1,0 +1,137 @@
+//! The command line: global options, logging, loading configuration, and one module
+//! per subcommand. Errors reach the user as one line naming the fix, exit code 1.
+
+mod chat;
+mod onboard;
+mod run;
+mod sessions;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+use pincer_config::{Config, ConfigError, Secrets};
+
+use crate::home::Home;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "pincer",
+    version,
+    about = "A small, fast, self-hosted personal AI assistant"
+)]
+pub struct Cli {
+    /// Pincer's home folder (default: $PINCER_HOME, else ~/.pincer)
+    #[arg(long, global = true, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    /// Read config.toml from here instead of the home folder
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// More log output on stderr (-v info, -vv debug)
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Log as JSON lines
+    #[arg(long, global = true)]
+    pub json_logs: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Write config.toml and .security.yml (asks, or takes flags with --non-interactive)
+    Onboard(onboard::Args),
+    /// Talk to the assistant in the terminal (session terminal:dm:local)
+    Chat(chat::Args),
+    /// Run the gateway: every enabled channel, until SIGINT/SIGTERM
+    Run,
+    /// List sessions or show one transcript
+    #[command(subcommand)]
+    Sessions(sessions::Command),
+}
+
+pub fn main(cli: Cli) -> ExitCode {
+    // Two TLS stacks end up linked (reqwest and the chat clients); pick one for all.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let default_level = match cli.command {
+        Command::Run => "info",
+        _ => "warn",
+    };
+    init_logging(cli.verbose, cli.json_logs, default_level);
+    let home = Home::resolve(cli.home.clone(), cli.config.clone());
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("error: cannot start the async runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Onboard(args) => onboard::run(&home, args).await,
+            Command::Chat(args) => chat::run(&home, args).await,
+            Command::Run => run::run(&home).await,
+            Command::Sessions(command) => sessions::run(&home, command).await,
+        }
+    });
+    // Don't wait for blocked stdin readers or idle connections on the way out.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging(verbose: u8, json: bool, default_level: &str) {
+    use tracing_subscriber::EnvFilter;
+    let filter = match verbose {
+        0 => EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level)),
+        1 => EnvFilter::new("info"),
+        _ => EnvFilter::new("debug,hyper=info,reqwest=info,rustls=info,h2=info"),
+    };
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false);
+    // A second init (tests calling main twice) keeps the first subscriber.
+    let _ = if json {
+        builder.json().try_init()
+    } else {
+        builder
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .try_init()
+    };
+}
+
+/// The process environment, as the config loader wants it.
+pub fn env_vars() -> Vec<(String, String)> {
+    std::env::vars().collect()
+}
+
+/// Load config.toml and .security.yml, or say exactly what is wrong.
+pub fn load(home: &Home) -> anyhow::Result<(Config, Secrets)> {
+    let env = env_vars();
+    let config = match pincer_config::load(&home.config_file, &home.security_file, &env) {
+        Ok(config) => config,
+        Err(ConfigError::Missing { path }) => anyhow::bail!(
+            "no configuration at {}; run `pincer onboard` to create one",
+            path.display()
+        ),
+        Err(err) => return Err(err.into()),
+    };
+    let secrets = pincer_config::load_secrets(&home.security_file)?;
+    Ok((config, secrets))
+}
+
+/// Make sure the home exists (0700) before anything writes into it.
+pub fn ensure_home(home: &Home) -> anyhow::Result<()> {
+    home.ensure()
+        .with_context(|| format!("cannot create {}", home.dir.display()))
+}

@@ -1,0 +1,128 @@
+//! Chat commands the dispatcher answers itself, without the model: /new, /stop,
+//! /status and /help. They work while a turn is running.
+
+use std::sync::Arc;
+
+use chrono::Utc;
+
+use super::Dispatcher;
+use super::queue::StopReason;
+use crate::store::Status;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    New,
+    Stop,
+    Status,
+    Help,
+}
+
+pub const HELP: &str = "Commands:\n/new — start a new conversation (the old one stays in `pincer sessions`)\n/stop — stop the reply in progress\n/status — session, model, queue and today's usage\n/help — this list";
+
+/// A message that is one of our commands ("/new", "/new@my_bot", " /STOP ").
+pub fn parse(text: &str) -> Option<Command> {
+    let word = text.trim().split_whitespace().next()?;
+    let name = word.strip_prefix('/')?;
+    let name = name.split('@').next().unwrap_or(name).to_ascii_lowercase();
+    match name.as_str() {
+        "new" | "reset" => Some(Command::New),
+        "stop" => Some(Command::Stop),
+        "status" => Some(Command::Status),
+        "help" | "start" => Some(Command::Help),
+        _ => None,
+    }
+}
+
+impl Dispatcher {
+    pub(super) async fn command(self: &Arc<Self>, command: Command, key: &str) -> String {
+        match command {
+            Command::Help => HELP.to_string(),
+            Command::Stop => match self.queue(key) {
+                Some(queue) if queue.stop_turn(StopReason::User) => {
+                    "Stopping the current reply.".into()
+                }
+                _ => "Nothing is running.".into(),
+            },
+            Command::New => {
+                if let Some(queue) = self.queue(key) {
+                    queue.stop_turn(StopReason::User);
+                    let dropped: Vec<i64> = queue
+                        .clear()
+                        .into_iter()
+                        .flat_map(|q| q.message_ids)
+                        .collect();
+                    if !dropped.is_empty() {
+                        let _ = self.agent.store.set_status(dropped, Status::Done).await;
+                    }
+                }
+                match self.agent.store.new_session(key).await {
+                    Ok(_) => "Started a new conversation.".into(),
+                    Err(err) => format!("Could not start a new conversation: {err}"),
+                }
+            }
+            Command::Status => self.status(key).await,
+        }
+    }
+
+    async fn status(&self, key: &str) -> String {
+        let store = &self.agent.store;
+        let mut lines = Vec::new();
+        match store.current_session(key).await {
+            Ok(id) => {
+                let count = store.history(id).await.map(|h| h.len()).unwrap_or(0);
+                lines.push(format!("Session {key} (#{id}, {count} messages)"));
+            }
+            Err(err) => lines.push(format!("Session {key}: {err}")),
+        }
+        lines.push(format!("Models: {}", self.agent.models.describe()));
+        let busy = self.queue(key).is_some_and(|q| q.busy());
+        lines.push(
+            format!(
+                "Queue mode: {:?}; {}",
+                self.mode,
+                if busy {
+                    "a reply is in progress"
+                } else {
+                    "idle"
+                }
+            )
+            .to_lowercase()
+            .replacen("queue mode", "Queue mode", 1),
+        );
+        let midnight = Utc::now()
+            .date_naive()
+            .and_hms_opt(0, 0, 0)
+            .map(|t| t.and_utc().timestamp_millis())
+            .unwrap_or(0);
+        if let Ok((usage, cost)) = store.usage_since(midnight).await {
+            lines.push(format!(
+                "Today (UTC): {} tokens in, {} out, {} cached; ${cost:.4} of ${:.2}",
+                usage.input_tokens,
+                usage.output_tokens,
+                usage.cache_read_tokens,
+                self.agent.limits.max_day_cost_usd
+            ));
+        }
+        lines.push(format!(
+            "Up {}s, {} active sessions",
+            self.started.elapsed().as_secs(),
+            self.live_sessions()
+        ));
+        lines.join("\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_are_recognised_loosely_and_only_at_the_start() {
+        assert_eq!(parse("/new"), Some(Command::New));
+        assert_eq!(parse("  /STOP please"), Some(Command::Stop));
+        assert_eq!(parse("/status@pincer_bot"), Some(Command::Status));
+        assert_eq!(parse("/help"), Some(Command::Help));
+        assert_eq!(parse("what does /new do?"), None);
+        assert_eq!(parse("/unknown"), None);
+    }
+}

@@ -1,0 +1,354 @@
+//! The dispatcher: takes admitted messages off the inbound bus, stores them (then
+//! acks them to their adapter), answers chat commands, and hands each message to its
+//! session's worker. One worker per session key runs turns strictly one at a time;
+//! different sessions run side by side; idle workers are reaped.
+
+mod commands;
+pub mod queue;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use pincer_channels::{InboundMessage, OutboundBody, OutboundMessage, Target};
+use pincer_config::QueueMode;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::agent::{Agent, Ended};
+use crate::gate::Gate;
+use crate::store::Status;
+use queue::{Pushed, Queued, SessionQueue, StopReason};
+
+pub struct Dispatcher {
+    agent: Arc<Agent>,
+    gate: Gate,
+    mode: QueueMode,
+    /// A worker with nothing to do for this long exits (and frees its memory).
+    idle: Duration,
+    /// Live workers by session key; pushing and reaping both hold this lock, so a
+    /// message never lands in a queue whose worker just left.
+    sessions: Mutex<HashMap<String, Arc<SessionQueue>>>,
+    workers: TaskTracker,
+    /// Fired at shutdown: workers start no new turns.
+    closing: CancellationToken,
+    started: Instant,
+}
+
+impl Dispatcher {
+    pub fn new(agent: Arc<Agent>, gate: Gate, mode: QueueMode, idle: Duration) -> Arc<Self> {
+        Arc::new(Self {
+            agent,
+            gate,
+            mode,
+            idle,
+            sessions: Mutex::new(HashMap::new()),
+            workers: TaskTracker::new(),
+            closing: CancellationToken::new(),
+            started: Instant::now(),
+        })
+    }
+
+    /// Serve the bus until `shutdown`, then let running turns finish for up to
+    /// `grace` before stopping them (their messages are answered after a restart).
+    pub async fn run(
+        self: Arc<Self>,
+        mut inbound: mpsc::Receiver<InboundMessage>,
+        shutdown: CancellationToken,
+        grace: Duration,
+    ) {
+        loop {
+            let message = tokio::select! {
+                _ = shutdown.cancelled() => break,
+                message = inbound.recv() => message,
+            };
+            match message {
+                Some(message) => self.handle(message).await,
+                None => break,
+            }
+        }
+        self.closing.cancel();
+        self.workers.close();
+        if tokio::time::timeout(grace, self.workers.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "stopping turns still running after {}s; they resume after restart",
+                grace.as_secs()
+            );
+            for queue in self.queues() {
+                queue.stop_turn(StopReason::Shutdown);
+            }
+            self.workers.wait().await;
+        }
+    }
+
+    /// Queue the messages a previous run stored but never answered, on the sessions
+    /// of `channels`. Each gets one more try; one that already had it is given up.
+    pub async fn recover(self: &Arc<Self>, channels: &[&str]) {
+        let open = match self.agent.store.unanswered().await {
+            Ok(open) => open,
+            Err(err) => {
+                tracing::error!("cannot look for unanswered messages: {err}");
+                return;
+            }
+        };
+        for message in open {
+            let Some(target) = target_of(&message.key) else {
+                continue;
+            };
+            if !channels.contains(&target.channel.as_str()) {
+                continue;
+            }
+            if message.status == Status::Retried {
+                tracing::warn!(session = %message.key, "giving up on a message that failed twice across restarts");
+                let _ = self
+                    .agent
+                    .store
+                    .set_status(vec![message.message_id], Status::Done)
+                    .await;
+                continue;
+            }
+            tracing::info!(session = %message.key, "answering a message left unanswered by the last run");
+            let item = Queued {
+                session_id: message.session_id,
+                message_ids: vec![message.message_id],
+                text: String::new(),
+                target,
+                reply_to: None,
+                retry: message.status == Status::Active,
+            };
+            self.enqueue(&message.key, item);
+        }
+    }
+
+    async fn handle(self: &Arc<Self>, message: InboundMessage) {
+        let key = message.session_key();
+        if !self.gate.admit(&message) {
+            if let Some(ack) = message.ack {
+                ack.fire();
+            }
+            return;
+        }
+        let target = message.target();
+        if let Some(command) = commands::parse(&message.text) {
+            if let Some(ack) = message.ack {
+                ack.fire();
+            }
+            let text = self.command(command, &key).await;
+            self.say(
+                &target,
+                OutboundBody::Text {
+                    text,
+                    streamed: false,
+                },
+            )
+            .await;
+            self.say(&target, OutboundBody::TurnEnd).await;
+            return;
+        }
+        let store = &self.agent.store;
+        let stored = match store.current_session(&key).await {
+            Ok(session_id) => store
+                .insert_user(
+                    session_id,
+                    &message.channel,
+                    &message.message_id,
+                    &message.sender.canonical,
+                    &message.text,
+                )
+                .await
+                .map(|id| id.map(|id| (session_id, id))),
+            Err(err) => Err(err),
+        };
+        let (session_id, id) = match stored {
+            Ok(Some(ids)) => ids,
+            Ok(None) => {
+                // A redelivery of a message we already have: confirm it, do nothing.
+                if let Some(ack) = message.ack {
+                    ack.fire();
+                }
+                return;
+            }
+            Err(err) => {
+                // Not acked: the platform will deliver it again.
+                tracing::error!("cannot store a message: {err}");
+                self.say(
+                    &target,
+                    OutboundBody::Error(format!(
+                        "Your message could not be saved ({err}). Please send it again."
+                    )),
+                )
+                .await;
+                self.say(&target, OutboundBody::TurnEnd).await;
+                return;
+            }
+        };
+        if let Some(ack) = message.ack {
+            ack.fire();
+        }
+        let item = Queued {
+            session_id,
+            message_ids: vec![id],
+            text: message.text,
+            target: target.clone(),
+            reply_to: Some(message.message_id),
+            retry: false,
+        };
+        match self.enqueue(&key, item) {
+            Pushed::Queued | Pushed::Folded => {}
+            Pushed::Refused => {
+                let text = "I'm still working and too many messages are waiting; yours is saved, but please resend it after my reply.".to_string();
+                self.say(
+                    &target,
+                    OutboundBody::Text {
+                        text,
+                        streamed: false,
+                    },
+                )
+                .await;
+            }
+        }
+    }
+
+    fn enqueue(self: &Arc<Self>, key: &str, item: Queued) -> Pushed {
+        let Ok(mut sessions) = self.sessions.lock() else {
+            return Pushed::Refused;
+        };
+        let queue = match sessions.get(key) {
+            Some(queue) => Arc::clone(queue),
+            None => {
+                let queue = Arc::new(SessionQueue::new(self.mode));
+                sessions.insert(key.to_string(), Arc::clone(&queue));
+                let this = Arc::clone(self);
+                let worker_queue = Arc::clone(&queue);
+                let key = key.to_string();
+                self.workers
+                    .spawn(async move { this.worker(key, worker_queue).await });
+                queue
+            }
+        };
+        let pushed = queue.push(item);
+        drop(sessions);
+        if self.mode == QueueMode::Interrupt {
+            queue.stop_turn(StopReason::Interrupted);
+        }
+        pushed
+    }
+
+    /// One session's worker: strictly one turn at a time.
+    async fn worker(self: Arc<Self>, key: String, queue: Arc<SessionQueue>) {
+        loop {
+            if self.closing.is_cancelled() {
+                return;
+            }
+            if let Some(batch) = queue.next_batch() {
+                self.run_batch(&queue, batch).await;
+                continue;
+            }
+            tokio::select! {
+                _ = queue.notify.notified() => {}
+                _ = self.closing.cancelled() => return,
+                _ = tokio::time::sleep(self.idle) => {
+                    let Ok(mut sessions) = self.sessions.lock() else { return };
+                    if queue.is_empty() {
+                        sessions.remove(&key);
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    async fn run_batch(&self, queue: &SessionQueue, batch: Queued) {
+        let store = &self.agent.store;
+        let status = if batch.retry {
+            Status::Retried
+        } else {
+            Status::Active
+        };
+        if let Err(err) = store
+            .take(batch.session_id, batch.message_ids.clone(), status)
+            .await
+        {
+            tracing::error!("cannot start a turn: {err}");
+        }
+        let control = queue.begin_turn();
+        let report = self
+            .agent
+            .run_turn(batch.session_id, batch, queue, &control)
+            .await;
+        queue.end_turn();
+        if report.ended != Ended::Stopped(StopReason::Shutdown)
+            && let Err(err) = store.set_status(report.answered, Status::Done).await
+        {
+            tracing::error!("cannot mark messages answered: {err}");
+        }
+    }
+
+    async fn say(&self, target: &Target, body: OutboundBody) {
+        let message = OutboundMessage {
+            target: target.clone(),
+            body,
+            reply_to: None,
+        };
+        // A closed bus means we are shutting down; nobody is left to tell.
+        let _ = self.agent.outbound.send(message).await;
+    }
+
+    fn queues(&self) -> Vec<Arc<SessionQueue>> {
+        self.sessions
+            .lock()
+            .map(|sessions| sessions.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    fn queue(&self, key: &str) -> Option<Arc<SessionQueue>> {
+        self.sessions.lock().ok().and_then(|s| s.get(key).cloned())
+    }
+
+    /// Sessions with a live worker (for `pincer status` and tests).
+    pub fn live_sessions(&self) -> usize {
+        self.sessions.lock().map(|s| s.len()).unwrap_or(0)
+    }
+}
+
+/// The chat a session key delivers to: the inverse of `InboundMessage::session_key`.
+pub fn target_of(key: &str) -> Option<Target> {
+    let mut parts = key.splitn(3, ':');
+    let channel = parts.next()?.to_string();
+    let _kind = parts.next()?;
+    let rest = parts.next()?;
+    let (chat_id, thread_id) = match rest.split_once(":thread:") {
+        Some((chat, thread)) => (chat.to_string(), Some(thread.to_string())),
+        None => (rest.to_string(), None),
+    };
+    Some(Target {
+        channel,
+        chat_id,
+        thread_id,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_keys_map_back_to_their_chat() {
+        let t = target_of("telegram:group:-100123:thread:7").unwrap();
+        assert_eq!(
+            (
+                t.channel.as_str(),
+                t.chat_id.as_str(),
+                t.thread_id.as_deref()
+            ),
+            ("telegram", "-100123", Some("7"))
+        );
+        let t = target_of("terminal:dm:local").unwrap();
+        assert_eq!((t.chat_id.as_str(), t.thread_id), ("local", None));
+        assert!(target_of("nonsense").is_none());
+    }
+}

@@ -1,0 +1,123 @@
+//! Assembling the core from configuration and starting it: the store, the model
+//! chains, the agent, the bus and the dispatcher. `start` is the library entry tests
+//! use to drive the core in-process; the CLI's `chat` and `run` sit on top of it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use pincer_channels::{InboundMessage, OutboundMessage};
+use pincer_config::{Config, Secrets};
+use pincer_memory::Memory;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::{Agent, Limits};
+use crate::dispatch::Dispatcher;
+use crate::gate::Gate;
+use crate::home::Home;
+use crate::models::{Models, ModelsError};
+use crate::prices::Prices;
+use crate::store::{Store, StoreError};
+use crate::tools::Registry;
+
+/// Messages waiting between the adapters and the dispatcher.
+pub const INBOUND_CAPACITY: usize = 256;
+/// Replies and deltas waiting for their channel.
+pub const OUTBOUND_CAPACITY: usize = 1024;
+/// How long running turns may finish after a shutdown signal.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Models(#[from] ModelsError),
+    #[error(
+        "agent.timezone = \"{0}\" is not a time zone; use an IANA name such as \"Europe/Paris\" or \"UTC\""
+    )]
+    Timezone(String),
+    #[error("cannot create the workspace {path}: {source}")]
+    Workspace {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// A running core.
+pub struct Running {
+    /// Where channels push what people say.
+    pub inbound: mpsc::Sender<InboundMessage>,
+    /// What the core wants said, for the channel side to deliver.
+    pub outbound: mpsc::Receiver<OutboundMessage>,
+    pub dispatcher: Arc<Dispatcher>,
+    pub agent: Arc<Agent>,
+    /// Ends once `shutdown` fired and the turns in flight finished or checkpointed.
+    pub task: JoinHandle<()>,
+}
+
+/// Build the agent from configuration.
+pub fn build_agent(
+    home: &Home,
+    config: &Config,
+    secrets: &Secrets,
+    env: &[(String, String)],
+    outbound: mpsc::Sender<OutboundMessage>,
+) -> Result<Agent, StartError> {
+    let timezone = config
+        .agent
+        .timezone
+        .parse::<chrono_tz::Tz>()
+        .map_err(|_| StartError::Timezone(config.agent.timezone.clone()))?;
+    let workspace = home.workspace(config);
+    std::fs::create_dir_all(&workspace).map_err(|source| StartError::Workspace {
+        path: workspace.clone(),
+        source,
+    })?;
+    let store = Store::open(&home.db_file)?;
+    Ok(Agent {
+        store,
+        models: Models::from_config(config, secrets, env)?,
+        tools: Registry::builtin(),
+        memory: Memory::new(&workspace),
+        prices: Prices::new(config.prices.clone()),
+        limits: Limits {
+            max_iterations: config.agent.max_iterations,
+            max_turn_cost_usd: config.agent.max_turn_cost_usd,
+            max_day_cost_usd: config.agent.max_day_cost_usd,
+            max_turn: Duration::from_secs(config.agent.max_turn_secs),
+            max_tokens: config.agent.max_tokens,
+        },
+        workspace,
+        timezone,
+        outbound,
+    })
+}
+
+/// Start the core: the dispatcher serves the bus until `shutdown` fires.
+pub fn start(
+    home: &Home,
+    config: &Config,
+    secrets: &Secrets,
+    env: &[(String, String)],
+    shutdown: CancellationToken,
+) -> Result<Running, StartError> {
+    let (outbound_tx, outbound) = mpsc::channel(OUTBOUND_CAPACITY);
+    let agent = Arc::new(build_agent(home, config, secrets, env, outbound_tx)?);
+    let (inbound, inbound_rx) = mpsc::channel(INBOUND_CAPACITY);
+    let dispatcher = Dispatcher::new(
+        Arc::clone(&agent),
+        Gate::new(config.agent.owners.clone()),
+        config.agent.queue_mode,
+        Duration::from_secs(config.agent.idle_session_secs),
+    );
+    let task = tokio::spawn(Arc::clone(&dispatcher).run(inbound_rx, shutdown, SHUTDOWN_GRACE));
+    Ok(Running {
+        inbound,
+        outbound,
+        dispatcher,
+        agent,
+        task,
+    })
+}

@@ -1,0 +1,39 @@
+//! # Pincer
+//!
+//! A small, fast, self-hosted personal AI assistant. This crate is the core: it takes
+//! typed messages off a bus, decides who may talk, runs one turn at a time per
+//! conversation, calls models and tools, and stores everything in SQLite.
+//!
+//! ## Layout
+//! - `gateway`  — builds the core from config and starts it (`pincer::start`)
+//! - `home`     — where files live (`$PINCER_HOME`), the gateway lock
+//! - `gate`     — who may reach the model
+//! - `dispatch` — session workers, queue modes and steering, chat commands
+//! - `agent`    — the turn loop, system prompt, budget gates
+//! - `models`   — light/heavy chains from `[router]` and `[providers.*]`
+//! - `provider` — OpenAI-compatible and Anthropic streaming clients, retry/fallback
+//! - `tools`    — the tools the model may call, confined to the workspace
+//! - `store`    — SQLite sessions, messages, parts, usage; crash repair
+//! - `prices`   — what each call costs
+//! - `cli`      — one module per subcommand (`src/main.rs` only parses and calls it)
+//!
+//! Message types and channel adapters live in `pincer-channels`, configuration in
+//! `pincer-config`, memory files in `pincer-memory`.
+
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod agent;
+pub mod cli;
+pub mod dispatch;
+pub mod gate;
+pub mod gateway;
+pub mod home;
+pub mod models;
+pub mod prices;
+pub mod provider;
+pub mod store;
+pub mod tools;
+
+pub use gateway::{Running, StartError, start};
+pub use home::Home;

@@ -1,0 +1,380 @@
+//! The Anthropic Messages wire format: encoding a `ChatRequest` (with prompt-cache marks
+//! on the stable system block and the last tool), decoding the streamed events into
+//! `StreamEvent`s and a `ChatResponse`. HTTP plumbing lives in `transport`.
+//!
+//! Reasoning parts are not sent back (that would need the thinking block's signature,
+//! which the neutral types do not keep). Tool input is parsed once, at block stop; input
+//! that is not valid JSON is kept as `Value::String(raw)`, as the OpenAI decoder does.
+
+use std::collections::BTreeMap;
+
+use reqwest::header::HeaderValue;
+use secrecy::{ExposeSecret, SecretString};
+use serde_json::{Value, json};
+
+use super::error::{self, ErrorKind, ProviderError};
+use super::transport::{self, Flow, Transport};
+use super::types::{ChatRequest, ChatResponse, Part, Role, StopReason, StreamEvent, Usage};
+use super::{Provider, ProviderKind, ProviderSettings};
+
+const API_VERSION: &str = "2023-06-01";
+/// Anthropic requires `max_tokens`; used when the request leaves it at 0.
+const DEFAULT_MAX_TOKENS: u32 = 4096;
+
+pub struct AnthropicProvider {
+    transport: Transport,
+}
+
+impl AnthropicProvider {
+    pub fn new(settings: ProviderSettings, http: reqwest::Client) -> Self {
+        Self {
+            transport: Transport::new(settings, http, ProviderKind::Anthropic.key_env()),
+        }
+    }
+
+    async fn call(
+        &self,
+        req: &ChatRequest,
+        key: Option<&SecretString>,
+        on_event: &mut (dyn for<'a> FnMut(StreamEvent<'a>) + Send),
+    ) -> Result<ChatResponse, ProviderError> {
+        let mut request = self
+            .transport
+            .http
+            .post(self.transport.url("/v1/messages"))
+            .header("anthropic-version", API_VERSION)
+            .json(&encode_request(req));
+        if let Some(key) = key {
+            let mut value = HeaderValue::from_str(key.expose_secret()).map_err(|_| {
+                ProviderError::new(
+                    ErrorKind::Auth,
+                    "the API key contains characters that cannot be sent in an HTTP header",
+                )
+            })?;
+            value.set_sensitive(true);
+            request = request.header("x-api-key", value);
+        }
+        let response = self.transport.send(request).await?;
+        if !response.status().is_success() {
+            return Err(self.transport.rejection(response).await.classify());
+        }
+        let mut decoder = StreamDecoder::default();
+        self.transport
+            .pump(response, |event| decoder.on_data(&event.data, on_event))
+            .await?;
+        decoder.finish()
+    }
+}
+
+#[async_trait::async_trait]
+impl Provider for AnthropicProvider {
+    async fn stream(
+        &self,
+        req: &ChatRequest,
+        on_event: &mut (dyn for<'a> FnMut(StreamEvent<'a>) + Send),
+    ) -> Result<ChatResponse, ProviderError> {
+        let key = self.transport.key();
+        let call = self.call(req, key.map(|(_, key)| key), on_event);
+        self.transport.run(key.map(|(index, _)| index), call).await
+    }
+}
+
+/// The JSON body of one streamed Messages call.
+pub fn encode_request(req: &ChatRequest) -> Value {
+    let mut system = Vec::new();
+    if !req.system_stable.is_empty() {
+        system.push(json!({
+            "type": "text",
+            "text": req.system_stable,
+            "cache_control": {"type": "ephemeral"},
+        }));
+    }
+    if !req.system_volatile.is_empty() {
+        system.push(json!({"type": "text", "text": req.system_volatile}));
+    }
+    let messages: Vec<Value> = req
+        .messages
+        .iter()
+        .filter_map(|message| {
+            let content = encode_parts(message.role, &message.parts);
+            let role = match message.role {
+                Role::User => "user",
+                Role::Assistant => "assistant",
+            };
+            (!content.is_empty()).then(|| json!({"role": role, "content": content}))
+        })
+        .collect();
+    let max_tokens = if req.max_tokens > 0 {
+        req.max_tokens
+    } else {
+        DEFAULT_MAX_TOKENS
+    };
+    let mut body = json!({
+        "model": req.model,
+        "max_tokens": max_tokens,
+        "stream": true,
+        "messages": messages,
+    });
+    if !system.is_empty() {
+        body["system"] = Value::Array(system);
+    }
+    if !req.tools.is_empty() {
+        let mut tools: Vec<Value> = req
+            .tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "name": tool.name,
+                    "description": tool.description,
+                    "input_schema": tool.input_schema,
+                })
+            })
+            .collect();
+        // One mark on the last tool caches the whole tool list (it precedes the system).
+        if let Some(last) = tools.last_mut() {
+            last["cache_control"] = json!({"type": "ephemeral"});
+        }
+        body["tools"] = Value::Array(tools);
+    }
+    body
+}
+
+/// Content blocks of one message; tool results first, as the API requires.
+fn encode_parts(role: Role, parts: &[Part]) -> Vec<Value> {
+    let mut results = Vec::new();
+    let mut blocks = Vec::new();
+    for part in parts {
+        match part {
+            Part::ToolResult {
+                call_id,
+                content,
+                is_error,
+                ..
+            } => results.push(json!({
+                "type": "tool_result",
+                "tool_use_id": call_id,
+                "content": content,
+                "is_error": is_error,
+            })),
+            // The API rejects empty text blocks.
+            Part::Text { text } if text.is_empty() => {}
+            Part::Text { text } => blocks.push(json!({"type": "text", "text": text})),
+            Part::ToolCall {
+                id,
+                name,
+                arguments,
+            } if role == Role::Assistant => blocks.push(json!({
+                "type": "tool_use",
+                "id": id,
+                "name": name,
+                "input": tool_input(arguments),
+            })),
+            Part::ToolCall { .. } | Part::Reasoning { .. } => {}
+        }
+    }
+    results.extend(blocks);
+    results
+}
+
+/// `input` must be an object. Arguments kept raw (unparsable, perhaps from another
+/// provider earlier in the conversation) travel inside one.
+fn tool_input(arguments: &Value) -> Value {
+    match arguments {
+        Value::Object(_) => arguments.clone(),
+        Value::Null => json!({}),
+        Value::String(raw) => match serde_json::from_str::<Value>(raw) {
+            Ok(parsed @ Value::Object(_)) => parsed,
+            _ => json!({"_raw_arguments": raw}),
+        },
+        other => json!({"_raw_arguments": other}),
+    }
+}
+
+/// One content block being streamed in.
+#[derive(Debug)]
+enum Block {
+    Text(String),
+    Thinking(String),
+    ToolUse {
+        id: String,
+        name: String,
+        /// `input_json_delta` fragments, parsed at block stop.
+        json: String,
+        /// Set at block stop.
+        input: Option<Value>,
+    },
+    /// Block types this decoder does not turn into parts (e.g. `redacted_thinking`).
+    Other,
+}
+
+/// Assembles a reply from the stream's events.
+#[derive(Debug, Default)]
+pub struct StreamDecoder {
+    /// Keyed by the block `index` the server gives.
+    blocks: BTreeMap<u64, Block>,
+    stop: Option<StopReason>,
+    usage: Usage,
+    /// `message_stop` arrived.
+    done: bool,
+}
+
+impl StreamDecoder {
+    /// Handle one SSE data payload. The payload's own `type` names the event, so the
+    /// SSE `event:` line is not needed.
+    pub fn on_data(
+        &mut self,
+        data: &str,
+        on_event: &mut (dyn for<'a> FnMut(StreamEvent<'a>) + Send),
+    ) -> Result<Flow, ProviderError> {
+        let event: Value =
+            serde_json::from_str(data).map_err(|e| transport::malformed(data, &e))?;
+        let index = event.get("index").and_then(Value::as_u64).unwrap_or(0);
+        match text(&event, "type") {
+            "message_start" => {
+                if let Some(usage) = event.pointer("/message/usage") {
+                    self.read_usage(usage);
+                }
+            }
+            "content_block_start" => {
+                let block = event.get("content_block").unwrap_or(&Value::Null);
+                let block = match text(block, "type") {
+                    "text" => {
+                        let initial = text(block, "text");
+                        if !initial.is_empty() {
+                            on_event(StreamEvent::Text(initial));
+                        }
+                        Block::Text(initial.to_string())
+                    }
+                    "thinking" => Block::Thinking(text(block, "thinking").to_string()),
+                    "tool_use" => {
+                        let name = text(block, "name");
+                        on_event(StreamEvent::ToolCallStarted { name });
+                        Block::ToolUse {
+                            id: text(block, "id").to_string(),
+                            name: name.to_string(),
+                            json: String::new(),
+                            input: None,
+                        }
+                    }
+                    _ => Block::Other,
+                };
+                self.blocks.insert(index, block);
+            }
+            "content_block_delta" => {
+                let delta = event.get("delta").unwrap_or(&Value::Null);
+                match (self.blocks.get_mut(&index), text(delta, "type")) {
+                    (Some(Block::Text(acc)), "text_delta") => {
+                        let piece = text(delta, "text");
+                        acc.push_str(piece);
+                        on_event(StreamEvent::Text(piece));
+                    }
+                    (Some(Block::Thinking(acc)), "thinking_delta") => {
+                        let piece = text(delta, "thinking");
+                        acc.push_str(piece);
+                        on_event(StreamEvent::Reasoning(piece));
+                    }
+                    (Some(Block::ToolUse { json, .. }), "input_json_delta") => {
+                        json.push_str(text(delta, "partial_json"));
+                    }
+                    // signature_delta, citations, or a delta for an unknown block.
+                    _ => {}
+                }
+            }
+            "content_block_stop" => {
+                if let Some(Block::ToolUse { json, input, .. }) = self.blocks.get_mut(&index) {
+                    *input = Some(parse_input(std::mem::take(json)));
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = event.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.stop = Some(stop_reason(reason));
+                }
+                if let Some(usage) = event.get("usage") {
+                    self.read_usage(usage);
+                }
+            }
+            "message_stop" => {
+                self.done = true;
+                return Ok(Flow::Done);
+            }
+            "error" => return Err(error::classify_stream_error(&event)),
+            // `ping` and event types added after this was written.
+            _ => {}
+        }
+        Ok(Flow::More)
+    }
+
+    /// Usage fields present in this event replace what was known (`message_delta`
+    /// carries cumulative counts).
+    fn read_usage(&mut self, usage: &Value) {
+        let read = |key: &str| usage.get(key).and_then(Value::as_u64);
+        if let Some(n) = read("input_tokens") {
+            self.usage.input_tokens = n;
+        }
+        if let Some(n) = read("output_tokens") {
+            self.usage.output_tokens = n;
+        }
+        if let Some(n) = read("cache_read_input_tokens") {
+            self.usage.cache_read_tokens = n;
+        }
+        if let Some(n) = read("cache_creation_input_tokens") {
+            self.usage.cache_write_tokens = n;
+        }
+    }
+
+    /// The stream ended: assemble the reply, or say it was cut short.
+    pub fn finish(self) -> Result<ChatResponse, ProviderError> {
+        if !self.done {
+            return Err(transport::cut_short());
+        }
+        let mut parts = Vec::new();
+        for block in self.blocks.into_values() {
+            match block {
+                Block::Text(text) if !text.is_empty() => parts.push(Part::Text { text }),
+                Block::Thinking(text) if !text.is_empty() => parts.push(Part::Reasoning { text }),
+                Block::ToolUse {
+                    id,
+                    name,
+                    json,
+                    input,
+                } => parts.push(Part::ToolCall {
+                    id,
+                    name,
+                    arguments: input.unwrap_or_else(|| parse_input(json)),
+                }),
+                Block::Text(_) | Block::Thinking(_) | Block::Other => {}
+            }
+        }
+        Ok(ChatResponse {
+            parts,
+            stop: self.stop.unwrap_or(StopReason::EndTurn),
+            usage: self.usage,
+        })
+    }
+}
+
+/// A string field, or "" when absent.
+fn text<'v>(value: &'v Value, key: &str) -> &'v str {
+    value.get(key).and_then(Value::as_str).unwrap_or_default()
+}
+
+fn stop_reason(reason: &str) -> StopReason {
+    match reason {
+        "end_turn" | "stop_sequence" => StopReason::EndTurn,
+        "tool_use" => StopReason::ToolUse,
+        "max_tokens" => StopReason::MaxTokens,
+        other => StopReason::Other(other.to_string()),
+    }
+}
+
+/// Empty input means none (`{}`); invalid JSON is kept as a string (see module doc).
+fn parse_input(raw: String) -> Value {
+    if raw.trim().is_empty() {
+        return json!({});
+    }
+    serde_json::from_str(&raw).unwrap_or(Value::String(raw))
+}
+
+#[cfg(test)]
+#[path = "anthropic_tests.rs"]
+mod tests;

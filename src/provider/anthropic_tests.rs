@@ -1,0 +1,227 @@
+//! Tests of the Anthropic encoder and stream decoder, without HTTP.
+
+use super::*;
+use crate::provider::types::{ChatMessage, ToolSpec};
+
+fn tool(name: &str) -> ToolSpec {
+    ToolSpec {
+        name: name.into(),
+        description: format!("the {name} tool"),
+        input_schema: json!({"type": "object"}),
+    }
+}
+
+#[test]
+fn request_marks_the_cacheable_prefix() {
+    let req = ChatRequest {
+        model: "claude-sonnet-4-5".into(),
+        system_stable: "You are Pincer.".into(),
+        system_volatile: "It is Monday.".into(),
+        messages: vec![
+            ChatMessage::user_text("read a.rs"),
+            ChatMessage {
+                role: Role::Assistant,
+                parts: vec![
+                    Part::Reasoning { text: "hmm".into() },
+                    Part::Text {
+                        text: "Reading.".into(),
+                    },
+                    Part::ToolCall {
+                        id: "toolu_1".into(),
+                        name: "read".into(),
+                        arguments: json!({"path": "a.rs"}),
+                    },
+                ],
+            },
+            ChatMessage {
+                role: Role::User,
+                parts: vec![
+                    Part::Text {
+                        text: "quickly".into(),
+                    },
+                    Part::ToolResult {
+                        call_id: "toolu_1".into(),
+                        name: "read".into(),
+                        content: "no such file".into(),
+                        is_error: true,
+                    },
+                ],
+            },
+        ],
+        tools: vec![tool("read"), tool("grep")],
+        max_tokens: 2048,
+    };
+    assert_eq!(
+        encode_request(&req),
+        json!({
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 2048,
+            "stream": true,
+            "system": [
+                {"type": "text", "text": "You are Pincer.", "cache_control": {"type": "ephemeral"}},
+                {"type": "text", "text": "It is Monday."},
+            ],
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "read a.rs"}]},
+                {"role": "assistant", "content": [
+                    {"type": "text", "text": "Reading."},
+                    {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a.rs"}},
+                ]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_1", "content": "no such file", "is_error": true},
+                    {"type": "text", "text": "quickly"},
+                ]},
+            ],
+            "tools": [
+                {"name": "read", "description": "the read tool", "input_schema": {"type": "object"}},
+                {"name": "grep", "description": "the grep tool", "input_schema": {"type": "object"},
+                 "cache_control": {"type": "ephemeral"}},
+            ],
+        })
+    );
+}
+
+#[test]
+fn empty_system_and_tools_are_omitted_and_max_tokens_defaults() {
+    let req = ChatRequest {
+        model: "m".into(),
+        messages: vec![ChatMessage::user_text("hi")],
+        ..ChatRequest::default()
+    };
+    let body = encode_request(&req);
+    assert!(body.get("system").is_none());
+    assert!(body.get("tools").is_none());
+    assert_eq!(body["max_tokens"], json!(DEFAULT_MAX_TOKENS));
+}
+
+#[test]
+fn raw_arguments_travel_inside_an_object() {
+    assert_eq!(
+        tool_input(&Value::String("{oops".into())),
+        json!({"_raw_arguments": "{oops"})
+    );
+    assert_eq!(
+        tool_input(&Value::String("{\"a\":1}".into())),
+        json!({"a": 1})
+    );
+}
+
+fn decode(lines: &[&str]) -> (Result<ChatResponse, ProviderError>, Vec<String>) {
+    let mut seen = Vec::new();
+    let mut on_event = |event: StreamEvent<'_>| seen.push(format!("{event:?}"));
+    let mut decoder = StreamDecoder::default();
+    for line in lines {
+        match decoder.on_data(line, &mut on_event) {
+            Ok(Flow::More) => {}
+            Ok(Flow::Done) => break,
+            Err(e) => return (Err(e), seen),
+        }
+    }
+    (decoder.finish(), seen)
+}
+
+#[test]
+fn stream_with_thinking_text_and_tool_input_fragments() {
+    let (reply, events) = decode(&[
+        r#"{"type":"message_start","message":{"id":"msg_1","usage":{"input_tokens":12,"cache_read_input_tokens":900,"cache_creation_input_tokens":40,"output_tokens":1}}}"#,
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"plan"}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"sig"}}"#,
+        r#"{"type":"content_block_stop","index":0}"#,
+        r#"{"type":"ping"}"#,
+        r#"{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}"#,
+        r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Hel"}}"#,
+        r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"lo"}}"#,
+        r#"{"type":"content_block_stop","index":1}"#,
+        r#"{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_9","name":"read","input":{}}}"#,
+        r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":""}}"#,
+        r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"pa"}}"#,
+        r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"th\": \"a.rs\"}"}}"#,
+        r#"{"type":"content_block_stop","index":2}"#,
+        r#"{"type":"content_block_start","index":3,"content_block":{"type":"tool_use","id":"toolu_10","name":"now","input":{}}}"#,
+        r#"{"type":"content_block_stop","index":3}"#,
+        r#"{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":42}}"#,
+        r#"{"type":"message_stop"}"#,
+    ]);
+    let reply = reply.unwrap();
+    assert_eq!(
+        reply.parts,
+        vec![
+            Part::Reasoning {
+                text: "plan".into()
+            },
+            Part::Text {
+                text: "Hello".into()
+            },
+            Part::ToolCall {
+                id: "toolu_9".into(),
+                name: "read".into(),
+                arguments: json!({"path": "a.rs"}),
+            },
+            Part::ToolCall {
+                id: "toolu_10".into(),
+                name: "now".into(),
+                arguments: json!({}),
+            },
+        ]
+    );
+    assert_eq!(reply.stop, StopReason::ToolUse);
+    assert_eq!(
+        reply.usage,
+        Usage {
+            input_tokens: 12,
+            output_tokens: 42,
+            cache_read_tokens: 900,
+            cache_write_tokens: 40,
+        }
+    );
+    assert_eq!(
+        events,
+        vec![
+            r#"Reasoning("plan")"#,
+            r#"Text("Hel")"#,
+            r#"Text("lo")"#,
+            r#"ToolCallStarted { name: "read" }"#,
+            r#"ToolCallStarted { name: "now" }"#,
+        ]
+    );
+}
+
+#[test]
+fn stop_reasons_map() {
+    for (wire, want) in [
+        ("end_turn", StopReason::EndTurn),
+        ("stop_sequence", StopReason::EndTurn),
+        ("max_tokens", StopReason::MaxTokens),
+        ("refusal", StopReason::Other("refusal".into())),
+    ] {
+        let delta = format!(r#"{{"type":"message_delta","delta":{{"stop_reason":"{wire}"}}}}"#);
+        let (reply, _) = decode(&[delta.as_str(), r#"{"type":"message_stop"}"#]);
+        assert_eq!(reply.unwrap().stop, want);
+    }
+}
+
+#[test]
+fn error_event_after_200_is_classified() {
+    let (reply, events) = decode(&[
+        r#"{"type":"message_start","message":{"usage":{"input_tokens":5}}}"#,
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}"#,
+        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+    ]);
+    let err = reply.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Overloaded);
+    assert_eq!(err.message, "Overloaded");
+    assert_eq!(events, vec![r#"Text("Hi")"#]);
+}
+
+#[test]
+fn malformed_json_and_missing_message_stop() {
+    let (reply, _) = decode(&[r#"{"type":"message_start""#]);
+    assert_eq!(reply.unwrap_err().kind, ErrorKind::InvalidResponse);
+    let (reply, _) = decode(&[
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}"#,
+    ]);
+    assert_eq!(reply.unwrap_err().kind, ErrorKind::Network);
+}

@@ -1,0 +1,191 @@
+//! Tests of error classification and the messages users see.
+
+use super::*;
+
+fn kind(status: u16, body: &str) -> ErrorKind {
+    classify_http(status, body, None).kind
+}
+
+#[test]
+fn statuses_and_bodies_classify() {
+    let openai = |t: &str, code: &str, msg: &str| {
+        format!(r#"{{"error":{{"message":"{msg}","type":"{t}","code":"{code}"}}}}"#)
+    };
+    let anthropic = |t: &str, msg: &str| {
+        format!(r#"{{"type":"error","error":{{"type":"{t}","message":"{msg}"}}}}"#)
+    };
+    let cases: Vec<(u16, String, ErrorKind)> = vec![
+        (
+            401,
+            openai(
+                "invalid_request_error",
+                "invalid_api_key",
+                "Incorrect API key provided",
+            ),
+            ErrorKind::Auth,
+        ),
+        (
+            403,
+            anthropic("permission_error", "no access"),
+            ErrorKind::Auth,
+        ),
+        (402, "payment required".into(), ErrorKind::Billing),
+        (
+            429,
+            openai(
+                "insufficient_quota",
+                "insufficient_quota",
+                "You exceeded your current quota",
+            ),
+            ErrorKind::Billing,
+        ),
+        (
+            400,
+            anthropic(
+                "invalid_request_error",
+                "Your credit balance is too low to access the Anthropic API.",
+            ),
+            ErrorKind::Billing,
+        ),
+        (
+            429,
+            openai(
+                "requests",
+                "rate_limit_exceeded",
+                "Rate limit reached for gpt-4.1",
+            ),
+            ErrorKind::RateLimit,
+        ),
+        (
+            429,
+            anthropic(
+                "rate_limit_error",
+                "Number of requests has exceeded your rate limit",
+            ),
+            ErrorKind::RateLimit,
+        ),
+        (
+            529,
+            anthropic("overloaded_error", "Overloaded"),
+            ErrorKind::Overloaded,
+        ),
+        (503, "Service Unavailable".into(), ErrorKind::Overloaded),
+        (408, "".into(), ErrorKind::Timeout),
+        (504, "gateway timeout".into(), ErrorKind::Timeout),
+        (
+            500,
+            anthropic("api_error", "Internal server error"),
+            ErrorKind::Server,
+        ),
+        (502, "<html>bad gateway</html>".into(), ErrorKind::Server),
+        (
+            404,
+            openai(
+                "invalid_request_error",
+                "model_not_found",
+                "The model `gpt-9` does not exist",
+            ),
+            ErrorKind::ModelNotFound,
+        ),
+        (
+            404,
+            anthropic("not_found_error", "model: claude-nope"),
+            ErrorKind::ModelNotFound,
+        ),
+        (
+            404,
+            r#"{"error":"model \"llama9\" not found, try pulling it first"}"#.into(),
+            ErrorKind::ModelNotFound,
+        ),
+        (
+            400,
+            openai(
+                "invalid_request_error",
+                "context_length_exceeded",
+                "This model's maximum context length is 128000 tokens",
+            ),
+            ErrorKind::ContextTooLong,
+        ),
+        (
+            400,
+            anthropic(
+                "invalid_request_error",
+                "prompt is too long: 210000 tokens > 200000 maximum",
+            ),
+            ErrorKind::ContextTooLong,
+        ),
+        (
+            413,
+            anthropic(
+                "request_too_large",
+                "Request exceeds the maximum allowed number of bytes",
+            ),
+            ErrorKind::ContextTooLong,
+        ),
+        (
+            400,
+            openai("invalid_request_error", "", "Invalid value for 'tools'"),
+            ErrorKind::BadRequest,
+        ),
+        (422, "unprocessable".into(), ErrorKind::BadRequest),
+    ];
+    for (status, body, want) in cases {
+        assert_eq!(kind(status, &body), want, "HTTP {status} {body}");
+    }
+}
+
+#[test]
+fn stream_errors_classify_from_their_type() {
+    let overloaded: Value = serde_json::from_str(
+        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        classify_stream_error(&overloaded).kind,
+        ErrorKind::Overloaded
+    );
+    let routed: Value =
+        serde_json::from_str(r#"{"error":{"code":502,"message":"upstream died"}}"#).unwrap();
+    let err = classify_stream_error(&routed);
+    assert_eq!((err.kind, err.status), (ErrorKind::Server, Some(502)));
+    let vague: Value = serde_json::from_str(r#"{"error":{"message":"oops"}}"#).unwrap();
+    assert!(classify_stream_error(&vague).is_transient());
+}
+
+#[test]
+fn retry_after_seconds_and_dates() {
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert("retry-after", "2".parse().unwrap());
+    assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
+    headers.insert(
+        "retry-after",
+        "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
+    );
+    assert_eq!(retry_after(&headers), None);
+    headers.insert("retry-after-ms", "1500".parse().unwrap());
+    assert_eq!(retry_after(&headers), Some(Duration::from_millis(1500)));
+}
+
+#[test]
+fn display_names_the_fix() {
+    let err = classify_http(429, "{}", Some(Duration::from_secs(2)));
+    assert_eq!(
+        err.to_string(),
+        "rate limited by the provider (HTTP 429); retry after 2s"
+    );
+    let err = classify_http(401, r#"{"error":{"message":"bad key"}}"#, None)
+        .for_provider("openai", Some("OPENAI_API_KEY"));
+    assert_eq!(
+        err.to_string(),
+        "authentication failed at provider openai (HTTP 401): bad key; \
+         check the API key in .security.yml (providers.openai) or OPENAI_API_KEY"
+    );
+    let err = ProviderError::new(ErrorKind::ContextTooLong, "too long");
+    assert!(err.to_string().contains("/compact"));
+}
+
+#[test]
+fn long_messages_are_cut() {
+    let err = ProviderError::new(ErrorKind::Server, "é".repeat(1000));
+    assert_eq!(err.message.chars().count(), MAX_MESSAGE_CHARS + 1);
+}

@@ -1,0 +1,140 @@
+//! Model providers: one streaming call to a language model, in either wire format, and
+//! the chain that retries and falls back across models.
+//!
+//! # Layout
+//! - `types` — the provider-neutral conversation model (messages, parts, tools, usage).
+//! - `error` — `ProviderError`/`ErrorKind` and the classification of HTTP failures.
+//! - `sse` — an incremental Server-Sent Events decoder.
+//! - `transport` — what both wire formats share: keys and their rotation, the
+//!   whole-call timeout, the idle watchdog, reading the event stream.
+//! - `openai` — OpenAI-compatible chat completions (OpenAI, OpenRouter, Ollama, vLLM …).
+//! - `anthropic` — the Anthropic Messages API.
+//! - `chain` — try models in order: retry transient failures, fall back on the rest.
+//!
+//! A provider makes exactly one call per `stream` and never retries; retrying is the
+//! chain's job. Nothing here reads configuration files: the caller builds
+//! `ProviderSettings`.
+
+mod anthropic;
+mod chain;
+mod error;
+mod openai;
+mod sse;
+mod transport;
+pub mod types;
+
+#[cfg(test)]
+mod fake_server;
+#[cfg(test)]
+mod http_tests;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use anthropic::AnthropicProvider;
+pub use chain::{Chain, ChainEntry};
+pub use error::{ErrorKind, ProviderError};
+pub use openai::OpenAiProvider;
+pub use sse::{SseDecoder, SseEvent};
+pub use types::{
+    ChatMessage, ChatRequest, ChatResponse, Part, Role, StopReason, StreamEvent, ToolSpec, Usage,
+};
+
+/// One model endpoint.
+#[async_trait::async_trait]
+pub trait Provider: Send + Sync {
+    /// Stream one model call; `on_event` sees text/reasoning deltas as they arrive.
+    /// Returns the assembled reply.
+    ///
+    /// (`for<'a>` is spelled out because `async_trait` would turn an elided `'_` into
+    /// one fixed lifetime, and the callback could not be handed borrowed deltas.)
+    async fn stream(
+        &self,
+        req: &ChatRequest,
+        on_event: &mut (dyn for<'a> FnMut(StreamEvent<'a>) + Send),
+    ) -> Result<ChatResponse, ProviderError>;
+}
+
+/// How to reach one configured provider (`[providers.NAME]` plus its keys).
+#[derive(Debug, Clone)]
+pub struct ProviderSettings {
+    /// The user's name for the provider, e.g. "openai"; used in error messages.
+    pub name: String,
+    /// OpenAI-compatible: ends in `/v1`. Anthropic: the host, `/v1/messages` is appended.
+    pub base_url: String,
+    /// May be empty: then no auth header is sent (Ollama, local servers).
+    pub api_keys: Vec<secrecy::SecretString>,
+    /// Bound on the whole request, first byte to last.
+    pub timeout: Duration,
+    /// Longest silence allowed between stream bytes.
+    pub idle_timeout: Duration,
+}
+
+impl ProviderSettings {
+    /// Settings with the documented defaults: 120 s per request, 30 s idle, no key.
+    pub fn new(name: impl Into<String>, base_url: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            base_url: base_url.into(),
+            api_keys: Vec::new(),
+            timeout: Duration::from_secs(120),
+            idle_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// The wire format a provider speaks (`kind` in `[providers.NAME]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderKind {
+    OpenAi,
+    Anthropic,
+}
+
+impl ProviderKind {
+    /// `"openai"` or `"anthropic"`, as written in the config.
+    pub fn parse(kind: &str) -> Option<Self> {
+        match kind {
+            "openai" => Some(Self::OpenAi),
+            "anthropic" => Some(Self::Anthropic),
+            _ => None,
+        }
+    }
+
+    /// The environment variable a key of this kind may come from.
+    pub fn key_env(self) -> &'static str {
+        match self {
+            Self::OpenAi => "OPENAI_API_KEY",
+            Self::Anthropic => "ANTHROPIC_API_KEY",
+        }
+    }
+}
+
+/// Build the provider for `kind`.
+pub fn build(
+    kind: ProviderKind,
+    settings: ProviderSettings,
+    http: reqwest::Client,
+) -> Arc<dyn Provider> {
+    match kind {
+        ProviderKind::OpenAi => Arc::new(OpenAiProvider::new(settings, http)),
+        ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(settings, http)),
+    }
+}
+
+/// The HTTP client all providers share: rustls, a 10 s connect timeout, pooled
+/// connections, and no overall timeout (each call sets its own).
+pub fn http_client() -> Result<reqwest::Client, ProviderError> {
+    reqwest::Client::builder()
+        .use_rustls_tls()
+        .connect_timeout(Duration::from_secs(10))
+        .pool_idle_timeout(Duration::from_secs(90))
+        .tcp_keepalive(Duration::from_secs(30))
+        .user_agent(concat!("pincer/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| {
+            ProviderError::new(
+                ErrorKind::Network,
+                format!("could not set up the HTTP client: {e}"),
+            )
+        })
+}

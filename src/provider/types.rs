@@ -1,0 +1,135 @@
+//! The provider-neutral conversation model: messages made of parts, tool specs,
+//! requests, responses, usage and stream events. Both wire formats translate to and
+//! from these types; nothing here knows about HTTP.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Who said a message. Tool results travel in `User` messages (as Anthropic wants);
+/// the OpenAI encoder turns them into `role: "tool"` messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+/// One piece of a message, in the order the model produced or received it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Part {
+    Text {
+        text: String,
+    },
+    Reasoning {
+        text: String,
+    },
+    ToolCall {
+        id: String,
+        name: String,
+        arguments: Value,
+    },
+    ToolResult {
+        call_id: String,
+        name: String,
+        content: String,
+        is_error: bool,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: Role,
+    pub parts: Vec<Part>,
+}
+
+impl ChatMessage {
+    pub fn user_text(text: impl Into<String>) -> Self {
+        Self {
+            role: Role::User,
+            parts: vec![Part::Text { text: text.into() }],
+        }
+    }
+
+    /// All text parts joined, the way a user would read the message.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for part in &self.parts {
+            if let Part::Text { text } = part {
+                out.push_str(text);
+            }
+        }
+        out
+    }
+}
+
+/// A tool as the model sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+}
+
+/// One model call. The system prompt comes in two halves so provider prompt caches
+/// hit: `system_stable` is byte-identical between turns and is marked cacheable;
+/// `system_volatile` (date, time, channel context) follows it, outside the cache.
+#[derive(Debug, Clone, Default)]
+pub struct ChatRequest {
+    pub model: String,
+    pub system_stable: String,
+    pub system_volatile: String,
+    pub messages: Vec<ChatMessage>,
+    pub tools: Vec<ToolSpec>,
+    pub max_tokens: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model finished its reply.
+    EndTurn,
+    /// The model wants tool results before it goes on.
+    ToolUse,
+    /// The reply was cut by the output-token limit.
+    MaxTokens,
+    Other(String),
+}
+
+/// Tokens of one call. `input_tokens` excludes cached reads and writes, as Anthropic
+/// reports it; the OpenAI decoder subtracts `cached_tokens` from `prompt_tokens`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, other: Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+    }
+}
+
+/// A complete model reply, assembled from the stream.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatResponse {
+    pub parts: Vec<Part>,
+    pub stop: StopReason,
+    pub usage: Usage,
+}
+
+/// What a caller sees while a reply streams in.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StreamEvent<'a> {
+    Text(&'a str),
+    Reasoning(&'a str),
+    /// The model began a tool call (arguments still streaming).
+    ToolCallStarted {
+        name: &'a str,
+    },
+}

@@ -1,0 +1,76 @@
+//! Numbered schema migrations, applied in order and recorded in `PRAGMA user_version`.
+//! Append new migrations; never edit a released one (old databases must open).
+
+use rusqlite::Connection;
+
+const MIGRATIONS: &[&str] = &[
+    // 1: sessions, messages, parts, usage. A message's `position` orders the
+    // transcript: a user message that waited in a queue moves to the end when a
+    // turn takes it, so the transcript reads in the order the model saw it.
+    "CREATE TABLE sessions (
+        id          INTEGER PRIMARY KEY,
+        key         TEXT NOT NULL,
+        created_at  INTEGER NOT NULL,
+        updated_at  INTEGER NOT NULL,
+        closed_at   INTEGER
+    );
+    CREATE INDEX sessions_by_key ON sessions(key, id);
+    CREATE TABLE messages (
+        id          INTEGER PRIMARY KEY,
+        session_id  INTEGER NOT NULL REFERENCES sessions(id),
+        role        TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool')),
+        channel     TEXT,
+        platform_id TEXT,
+        sender      TEXT,
+        status      TEXT NOT NULL DEFAULT 'done',
+        position    INTEGER NOT NULL,
+        created_at  INTEGER NOT NULL
+    );
+    CREATE INDEX messages_by_session ON messages(session_id, position);
+    CREATE UNIQUE INDEX messages_by_platform_id ON messages(channel, platform_id)
+        WHERE platform_id IS NOT NULL;
+    CREATE TABLE parts (
+        id          INTEGER PRIMARY KEY,
+        message_id  INTEGER NOT NULL REFERENCES messages(id),
+        seq         INTEGER NOT NULL,
+        kind        TEXT NOT NULL,
+        body        TEXT NOT NULL
+    );
+    CREATE INDEX parts_by_message ON parts(message_id, seq);
+    CREATE TABLE usage (
+        id                 INTEGER PRIMARY KEY,
+        session_id         INTEGER REFERENCES sessions(id),
+        model              TEXT NOT NULL,
+        input_tokens       INTEGER NOT NULL,
+        output_tokens      INTEGER NOT NULL,
+        cache_read_tokens  INTEGER NOT NULL,
+        cache_write_tokens INTEGER NOT NULL,
+        cost_usd           REAL NOT NULL,
+        created_at         INTEGER NOT NULL
+    );
+    CREATE INDEX usage_by_time ON usage(created_at);",
+];
+
+/// Bring the database up to the newest schema; each step commits on its own.
+pub fn apply(conn: &mut Connection) -> rusqlite::Result<()> {
+    let current: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    let current = usize::try_from(current).unwrap_or(0);
+    if current > MIGRATIONS.len() {
+        return Err(rusqlite::Error::InvalidParameterName(format!(
+            "pincer.db has schema version {current}, newer than this pincer ({}); upgrade pincer",
+            MIGRATIONS.len()
+        )));
+    }
+    for (n, sql) in MIGRATIONS.iter().enumerate().skip(current) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", (n + 1) as i64)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+pub fn latest() -> usize {
+    MIGRATIONS.len()
+}

@@ -1,0 +1,542 @@
+//! The session store: SQLite (WAL) holding sessions, messages, their parts and model
+//! usage. The user's message is committed before the model is called; replies and
+//! tool results as they complete. Blocking rusqlite calls run on the blocking pool,
+//! one connection behind a mutex that is never held across an `.await`.
+
+mod migrations;
+mod repair;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::provider::{Part, Usage};
+
+pub use repair::INTERRUPTED;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot open the database {path}: {source}")]
+    Open {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error(
+        "database error: {0} (if the disk is full, free space and retry; nothing stored so far is lost)"
+    )]
+    Sql(#[from] rusqlite::Error),
+    #[error("a stored message part is unreadable: {0}")]
+    Corrupt(#[from] serde_json::Error),
+    #[error("the database worker stopped: {0}")]
+    Worker(String),
+    #[error("no session {0}; see `pincer sessions list`")]
+    NoSession(String),
+}
+
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Assistant,
+    Tool,
+}
+
+impl Role {
+    fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+
+    fn parse(text: &str) -> Role {
+        match text {
+            "assistant" => Role::Assistant,
+            "tool" => Role::Tool,
+            _ => Role::User,
+        }
+    }
+}
+
+/// Where a user message is in its life: stored, being answered, answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Stored, no turn has started on it yet.
+    Pending,
+    /// A turn is answering it.
+    Active,
+    /// A turn is answering it for the second time, after a restart; never a third.
+    Retried,
+    Done,
+}
+
+impl Status {
+    fn as_str(self) -> &'static str {
+        match self {
+            Status::Pending => "pending",
+            Status::Active => "active",
+            Status::Retried => "retried",
+            Status::Done => "done",
+        }
+    }
+
+    fn parse(text: &str) -> Status {
+        match text {
+            "pending" => Status::Pending,
+            "active" => Status::Active,
+            "retried" => Status::Retried,
+            _ => Status::Done,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredMessage {
+    pub id: i64,
+    pub role: Role,
+    pub parts: Vec<Part>,
+    pub status: Status,
+    pub sender: Option<String>,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionInfo {
+    pub id: i64,
+    pub key: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub messages: i64,
+    pub current: bool,
+}
+
+/// A user message left unanswered when the process stopped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unanswered {
+    pub key: String,
+    pub session_id: i64,
+    pub message_id: i64,
+    pub status: Status,
+}
+
+#[derive(Clone)]
+pub struct Store {
+    conn: Arc<Mutex<Connection>>,
+}
+
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or_default()
+}
+
+impl Store {
+    /// Open (creating with mode 0600) and migrate the database.
+    pub fn open(path: &Path) -> Result<Store> {
+        let open_err = |source| StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        let fresh = !path.exists();
+        let mut conn = Connection::open(path).map_err(open_err)?;
+        if fresh {
+            restrict_mode(path);
+        }
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(open_err)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(open_err)?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(open_err)?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(open_err)?;
+        migrations::apply(&mut conn).map_err(open_err)?;
+        Ok(Store {
+            conn: Arc::new(Mutex::new(conn)),
+        })
+    }
+
+    /// Run blocking database work off the async threads.
+    async fn run<T, F>(&self, work: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    {
+        let conn = Arc::clone(&self.conn);
+        tokio::task::spawn_blocking(move || {
+            let mut guard = conn
+                .lock()
+                .map_err(|_| StoreError::Worker("a database call panicked".into()))?;
+            work(&mut guard)
+        })
+        .await
+        .map_err(|err| StoreError::Worker(err.to_string()))?
+    }
+
+    /// The current session of a key, created on first use.
+    pub async fn current_session(&self, key: &str) -> Result<i64> {
+        let key = key.to_string();
+        self.run(move |conn| current_session(conn, &key)).await
+    }
+
+    /// Close the key's current session and start a new one (`/new`).
+    pub async fn new_session(&self, key: &str) -> Result<i64> {
+        let key = key.to_string();
+        self.run(move |conn| {
+            let now = now_ms();
+            let tx = conn.transaction()?;
+            tx.execute(
+                "UPDATE sessions SET closed_at = ?2 WHERE key = ?1 AND closed_at IS NULL",
+                params![key, now],
+            )?;
+            tx.execute(
+                "INSERT INTO sessions (key, created_at, updated_at) VALUES (?1, ?2, ?2)",
+                params![key, now],
+            )?;
+            let id = tx.last_insert_rowid();
+            tx.commit()?;
+            Ok(id)
+        })
+        .await
+    }
+
+    /// Store a user message before anything else happens to it. Returns `None` when
+    /// the platform already delivered this message id (a redelivery).
+    pub async fn insert_user(
+        &self,
+        session_id: i64,
+        channel: &str,
+        platform_id: &str,
+        sender: &str,
+        text: &str,
+    ) -> Result<Option<i64>> {
+        let (channel, platform_id, sender) = (
+            channel.to_string(),
+            platform_id.to_string(),
+            sender.to_string(),
+        );
+        let parts = vec![Part::Text {
+            text: text.to_string(),
+        }];
+        self.run(move |conn| {
+            let tx = conn.transaction()?;
+            let inserted = tx.execute(
+                "INSERT INTO messages (session_id, role, channel, platform_id, sender, status, position, created_at)
+                 VALUES (?1, 'user', ?2, ?3, ?4, 'pending', (SELECT COALESCE(MAX(position), 0) + 1 FROM messages WHERE session_id = ?1), ?5)
+                 ON CONFLICT DO NOTHING",
+                params![session_id, channel, platform_id, sender, now_ms()],
+            )?;
+            if inserted == 0 {
+                return Ok(None);
+            }
+            let id = tx.last_insert_rowid();
+            insert_parts(&tx, id, &parts)?;
+            touch(&tx, session_id)?;
+            tx.commit()?;
+            Ok(Some(id))
+        })
+        .await
+    }
+
+    /// Append an assistant reply or a tool result, committed at once.
+    pub async fn append(&self, session_id: i64, role: Role, parts: Vec<Part>) -> Result<i64> {
+        self.run(move |conn| {
+            let tx = conn.transaction()?;
+            let id = append(&tx, session_id, role, &parts)?;
+            tx.commit()?;
+            Ok(id)
+        })
+        .await
+    }
+
+    pub async fn set_status(&self, message_ids: Vec<i64>, status: Status) -> Result<()> {
+        self.run(move |conn| {
+            let tx = conn.transaction()?;
+            for id in message_ids {
+                tx.execute(
+                    "UPDATE messages SET status = ?2 WHERE id = ?1",
+                    params![id, status.as_str()],
+                )?;
+            }
+            tx.commit()?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// A turn takes these waiting user messages: they move to the end of the
+    /// transcript (in the given order) and get `status`.
+    pub async fn take(&self, session_id: i64, message_ids: Vec<i64>, status: Status) -> Result<()> {
+        self.run(move |conn| {
+            let tx = conn.transaction()?;
+            for id in message_ids {
+                tx.execute(
+                    "UPDATE messages SET status = ?3,
+                        position = (SELECT COALESCE(MAX(position), 0) + 1 FROM messages WHERE session_id = ?2)
+                     WHERE id = ?1 AND session_id = ?2",
+                    params![id, session_id, status.as_str()],
+                )?;
+            }
+            tx.commit()?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// The whole transcript of a session, oldest first.
+    pub async fn history(&self, session_id: i64) -> Result<Vec<StoredMessage>> {
+        self.run(move |conn| history(conn, session_id)).await
+    }
+
+    /// Close tool calls a crash left without a result (see `repair`). Returns how many.
+    pub async fn repair(&self, session_id: i64) -> Result<usize> {
+        self.run(move |conn| repair::close_unpaired(conn, session_id))
+            .await
+    }
+
+    /// User messages a previous run stored but never finished answering.
+    pub async fn unanswered(&self) -> Result<Vec<Unanswered>> {
+        self.run(|conn| {
+            let mut stmt = conn.prepare(
+                "SELECT s.key, m.session_id, m.id, m.status FROM messages m
+                 JOIN sessions s ON s.id = m.session_id
+                 WHERE m.role = 'user' AND m.status IN ('pending', 'active', 'retried')
+                   AND s.closed_at IS NULL
+                 ORDER BY m.id",
+            )?;
+            let rows = stmt.query_map([], |row| {
+                Ok(Unanswered {
+                    key: row.get(0)?,
+                    session_id: row.get(1)?,
+                    message_id: row.get(2)?,
+                    status: Status::parse(&row.get::<_, String>(3)?),
+                })
+            })?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+        .await
+    }
+
+    pub async fn record_usage(
+        &self,
+        session_id: i64,
+        model: &str,
+        usage: Usage,
+        cost_usd: f64,
+    ) -> Result<()> {
+        let model = model.to_string();
+        self.run(move |conn| {
+            conn.execute(
+                "INSERT INTO usage (session_id, model, input_tokens, output_tokens,
+                    cache_read_tokens, cache_write_tokens, cost_usd, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![
+                    session_id,
+                    model,
+                    usage.input_tokens as i64,
+                    usage.output_tokens as i64,
+                    usage.cache_read_tokens as i64,
+                    usage.cache_write_tokens as i64,
+                    cost_usd,
+                    now_ms()
+                ],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Money spent on model calls since `since_ms` (unix milliseconds).
+    pub async fn cost_since(&self, since_ms: i64) -> Result<f64> {
+        self.run(move |conn| {
+            Ok(conn.query_row(
+                "SELECT COALESCE(SUM(cost_usd), 0) FROM usage WHERE created_at >= ?1",
+                [since_ms],
+                |row| row.get(0),
+            )?)
+        })
+        .await
+    }
+
+    /// Token totals and cost since `since_ms`.
+    pub async fn usage_since(&self, since_ms: i64) -> Result<(Usage, f64)> {
+        self.run(move |conn| {
+            Ok(conn.query_row(
+                "SELECT COALESCE(SUM(input_tokens),0), COALESCE(SUM(output_tokens),0),
+                        COALESCE(SUM(cache_read_tokens),0), COALESCE(SUM(cache_write_tokens),0),
+                        COALESCE(SUM(cost_usd),0)
+                 FROM usage WHERE created_at >= ?1",
+                [since_ms],
+                |row| {
+                    Ok((
+                        Usage {
+                            input_tokens: row.get::<_, i64>(0)? as u64,
+                            output_tokens: row.get::<_, i64>(1)? as u64,
+                            cache_read_tokens: row.get::<_, i64>(2)? as u64,
+                            cache_write_tokens: row.get::<_, i64>(3)? as u64,
+                        },
+                        row.get(4)?,
+                    ))
+                },
+            )?)
+        })
+        .await
+    }
+
+    /// Every session, newest activity first.
+    pub async fn sessions(&self) -> Result<Vec<SessionInfo>> {
+        self.run(|conn| {
+            let mut stmt = conn.prepare(
+                "SELECT s.id, s.key, s.created_at, s.updated_at,
+                        (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id),
+                        s.closed_at IS NULL
+                 FROM sessions s ORDER BY s.updated_at DESC, s.id DESC",
+            )?;
+            let rows = stmt.query_map([], |row| {
+                Ok(SessionInfo {
+                    id: row.get(0)?,
+                    key: row.get(1)?,
+                    created_at: row.get(2)?,
+                    updated_at: row.get(3)?,
+                    messages: row.get(4)?,
+                    current: row.get(5)?,
+                })
+            })?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+        .await
+    }
+
+    /// The session a key currently maps to, or a session by its numeric id.
+    pub async fn find_session(&self, key_or_id: &str) -> Result<i64> {
+        let wanted = key_or_id.to_string();
+        self.run(move |conn| {
+            let by_key: Option<i64> = conn
+                .query_row(
+                    "SELECT id FROM sessions WHERE key = ?1 ORDER BY closed_at IS NULL DESC, id DESC LIMIT 1",
+                    [&wanted],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            let by_id = || -> rusqlite::Result<Option<i64>> {
+                let Ok(id) = wanted.parse::<i64>() else {
+                    return Ok(None);
+                };
+                conn.query_row("SELECT id FROM sessions WHERE id = ?1", [id], |row| row.get(0))
+                    .optional()
+            };
+            match by_key {
+                Some(id) => Ok(id),
+                None => by_id()?.ok_or(StoreError::NoSession(wanted)),
+            }
+        })
+        .await
+    }
+}
+
+fn current_session(conn: &mut Connection, key: &str) -> Result<i64> {
+    let found: Option<i64> = conn
+        .query_row(
+            "SELECT id FROM sessions WHERE key = ?1 AND closed_at IS NULL ORDER BY id DESC LIMIT 1",
+            [key],
+            |row| row.get(0),
+        )
+        .optional()?;
+    if let Some(id) = found {
+        return Ok(id);
+    }
+    conn.execute(
+        "INSERT INTO sessions (key, created_at, updated_at) VALUES (?1, ?2, ?2)",
+        params![key, now_ms()],
+    )?;
+    Ok(conn.last_insert_rowid())
+}
+
+fn append(conn: &Connection, session_id: i64, role: Role, parts: &[Part]) -> Result<i64> {
+    conn.execute(
+        "INSERT INTO messages (session_id, role, status, position, created_at)
+         VALUES (?1, ?2, 'done', (SELECT COALESCE(MAX(position), 0) + 1 FROM messages WHERE session_id = ?1), ?3)",
+        params![session_id, role.as_str(), now_ms()],
+    )?;
+    let id = conn.last_insert_rowid();
+    insert_parts(conn, id, parts)?;
+    touch(conn, session_id)?;
+    Ok(id)
+}
+
+fn insert_parts(conn: &Connection, message_id: i64, parts: &[Part]) -> Result<()> {
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO parts (message_id, seq, kind, body) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    for (seq, part) in parts.iter().enumerate() {
+        let kind = match part {
+            Part::Text { .. } => "text",
+            Part::Reasoning { .. } => "reasoning",
+            Part::ToolCall { .. } => "tool_call",
+            Part::ToolResult { .. } => "tool_result",
+        };
+        stmt.execute(params![
+            message_id,
+            seq as i64,
+            kind,
+            serde_json::to_string(part)?
+        ])?;
+    }
+    Ok(())
+}
+
+fn touch(conn: &Connection, session_id: i64) -> Result<()> {
+    conn.execute(
+        "UPDATE sessions SET updated_at = ?2 WHERE id = ?1",
+        params![session_id, now_ms()],
+    )?;
+    Ok(())
+}
+
+fn history(conn: &Connection, session_id: i64) -> Result<Vec<StoredMessage>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT m.id, m.role, m.status, m.sender, m.created_at, p.body
+         FROM messages m LEFT JOIN parts p ON p.message_id = m.id
+         WHERE m.session_id = ?1 ORDER BY m.position, m.id, p.seq",
+    )?;
+    let mut rows = stmt.query([session_id])?;
+    let mut out: Vec<StoredMessage> = Vec::new();
+    while let Some(row) = rows.next()? {
+        let id: i64 = row.get(0)?;
+        if out.last().map(|m| m.id) != Some(id) {
+            out.push(StoredMessage {
+                id,
+                role: Role::parse(&row.get::<_, String>(1)?),
+                status: Status::parse(&row.get::<_, String>(2)?),
+                sender: row.get(3)?,
+                created_at: row.get(4)?,
+                parts: Vec::new(),
+            });
+        }
+        if let Some(body) = row.get::<_, Option<String>>(5)?
+            && let Some(message) = out.last_mut()
+        {
+            message.parts.push(serde_json::from_str(&body)?);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(unix)]
+fn restrict_mode(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Err(err) = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)) {
+        tracing::warn!("cannot make {} private (chmod 600): {err}", path.display());
+    }
+}
+
+#[cfg(not(unix))]
+fn restrict_mode(_path: &Path) {}
+
+#[cfg(test)]
+mod tests;

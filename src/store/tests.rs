@@ -1,0 +1,214 @@
+use super::*;
+
+fn open() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("pincer.db")).unwrap();
+    (dir, store)
+}
+
+#[tokio::test]
+async fn user_message_is_stored_once_per_platform_id() {
+    let (_dir, store) = open();
+    let session = store.current_session("telegram:dm:42").await.unwrap();
+    let first = store
+        .insert_user(session, "telegram", "7", "telegram:42", "hi")
+        .await
+        .unwrap();
+    let again = store
+        .insert_user(session, "telegram", "7", "telegram:42", "hi")
+        .await
+        .unwrap();
+    assert!(first.is_some());
+    assert_eq!(
+        again, None,
+        "a redelivered message must not be stored twice"
+    );
+    let history = store.history(session).await.unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!(history[0].status, Status::Pending);
+}
+
+#[tokio::test]
+async fn new_session_replaces_the_current_one_for_a_key() {
+    let (_dir, store) = open();
+    let first = store.current_session("terminal:dm:local").await.unwrap();
+    assert_eq!(
+        store.current_session("terminal:dm:local").await.unwrap(),
+        first
+    );
+    let second = store.new_session("terminal:dm:local").await.unwrap();
+    assert_ne!(first, second);
+    assert_eq!(
+        store.current_session("terminal:dm:local").await.unwrap(),
+        second
+    );
+    assert_eq!(
+        store.find_session("terminal:dm:local").await.unwrap(),
+        second
+    );
+    assert_eq!(store.find_session(&first.to_string()).await.unwrap(), first);
+    assert!(store.find_session("nope").await.is_err());
+}
+
+#[tokio::test]
+async fn repair_closes_tool_calls_left_without_results() {
+    let (_dir, store) = open();
+    let session = store.current_session("k").await.unwrap();
+    let call = |id: &str| Part::ToolCall {
+        id: id.into(),
+        name: "exec".into(),
+        arguments: serde_json::json!({}),
+    };
+    store
+        .append(session, Role::Assistant, vec![call("a"), call("b")])
+        .await
+        .unwrap();
+    store
+        .append(
+            session,
+            Role::Tool,
+            vec![Part::ToolResult {
+                call_id: "a".into(),
+                name: "exec".into(),
+                content: "ok".into(),
+                is_error: false,
+            }],
+        )
+        .await
+        .unwrap();
+    assert_eq!(store.repair(session).await.unwrap(), 1);
+    assert_eq!(
+        store.repair(session).await.unwrap(),
+        0,
+        "repair is idempotent"
+    );
+    let history = store.history(session).await.unwrap();
+    let last = history.last().unwrap();
+    assert!(
+        matches!(&last.parts[0], Part::ToolResult { call_id, content, is_error: true, .. }
+        if call_id == "b" && content == INTERRUPTED)
+    );
+}
+
+#[tokio::test]
+async fn unanswered_messages_are_found_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pincer.db");
+    {
+        let store = Store::open(&path).unwrap();
+        let session = store.current_session("telegram:dm:1").await.unwrap();
+        let id = store
+            .insert_user(session, "telegram", "1", "telegram:1", "q")
+            .await
+            .unwrap()
+            .unwrap();
+        store.set_status(vec![id], Status::Active).await.unwrap();
+        let done = store
+            .insert_user(session, "telegram", "2", "telegram:1", "r")
+            .await
+            .unwrap()
+            .unwrap();
+        store.set_status(vec![done], Status::Done).await.unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    let open = store.unanswered().await.unwrap();
+    assert_eq!(open.len(), 1);
+    assert_eq!(open[0].status, Status::Active);
+    assert_eq!(open[0].key, "telegram:dm:1");
+}
+
+#[tokio::test]
+async fn usage_adds_up() {
+    let (_dir, store) = open();
+    let session = store.current_session("k").await.unwrap();
+    let usage = Usage {
+        input_tokens: 10,
+        output_tokens: 5,
+        cache_read_tokens: 2,
+        cache_write_tokens: 1,
+    };
+    store.record_usage(session, "m", usage, 0.25).await.unwrap();
+    store.record_usage(session, "m", usage, 0.5).await.unwrap();
+    let (total, cost) = store.usage_since(0).await.unwrap();
+    assert_eq!(total.input_tokens, 20);
+    assert!((cost - 0.75).abs() < 1e-9);
+    assert!((store.cost_since(now_ms() + 1000).await.unwrap()).abs() < 1e-9);
+}
+
+#[test]
+fn database_is_private_and_migrated() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pincer.db");
+    drop(Store::open(&path).unwrap());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "pincer.db must be 0600");
+    }
+    let conn = Connection::open(&path).unwrap();
+    let version: usize = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, migrations::latest());
+    drop(conn);
+    // Reopening an existing database is a no-op migration.
+    drop(Store::open(&path).unwrap());
+}
+
+#[test]
+fn a_newer_database_is_refused_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pincer.db");
+    Connection::open(&path)
+        .unwrap()
+        .pragma_update(None, "user_version", 99)
+        .unwrap();
+    let err = Store::open(&path).err().unwrap().to_string();
+    assert!(err.contains("upgrade pincer"), "{err}");
+}
+
+#[tokio::test]
+async fn taken_messages_move_to_the_end_of_the_transcript() {
+    let (_dir, store) = open();
+    let session = store.current_session("k").await.unwrap();
+    let first = store
+        .insert_user(session, "t", "1", "s", "first")
+        .await
+        .unwrap()
+        .unwrap();
+    let waiting = store
+        .insert_user(session, "t", "2", "s", "second")
+        .await
+        .unwrap()
+        .unwrap();
+    store
+        .take(session, vec![first], Status::Active)
+        .await
+        .unwrap();
+    store
+        .append(
+            session,
+            Role::Assistant,
+            vec![Part::Text {
+                text: "answer".into(),
+            }],
+        )
+        .await
+        .unwrap();
+    store
+        .take(session, vec![waiting], Status::Active)
+        .await
+        .unwrap();
+    let order: Vec<String> = store
+        .history(session)
+        .await
+        .unwrap()
+        .iter()
+        .map(|m| match &m.parts[0] {
+            Part::Text { text } => text.clone(),
+            _ => String::new(),
+        })
+        .collect();
+    assert_eq!(order, ["first", "answer", "second"]);
+}

@@ -1,0 +1,73 @@
+//! # pincer-fakes
+//!
+//! A fake model server for Pincer's tests and benchmarks. It speaks both the OpenAI
+//! chat-completions API (`POST /v1/chat/completions`) and the Anthropic Messages API
+//! (`POST /v1/messages`), streamed (SSE) or not, answers from a script, and fails on
+//! demand. It binds `127.0.0.1` only and never reaches a real provider.
+//!
+//! ```no_run
+//! # async fn demo() {
+//! use pincer_fakes::{FakeModel, Step};
+//! let fake = FakeModel::start().await;
+//! fake.push(Step::tool_call("read_file", serde_json::json!({"path": "notes.md"})));
+//! fake.push(Step::rate_limited(1));
+//! // point a client at fake.openai_base() or fake.anthropic_base() …
+//! # }
+//! ```
+//!
+//! ## Layout
+//! - `model`    — `FakeModel`, the handle: start, URLs, script, recorded requests
+//! - `step`     — `Step`, one scripted answer, and its JSON form
+//! - `recorded` — `Recorded` (one request as received) and `Format`
+//! - `server`   — the router and the chat handler's checks (key, shape, model)
+//! - `control`  — the `/_fake/*` routes for scripting from another process
+//! - `state`    — the queue, log and counters shared by handle and handlers
+//! - `reply`    — one `Step` → one response: order of events, stalls, cuts, errors
+//! - `openai`, `anthropic` — each provider's bytes: chunks/events, errors, objects
+//! - `sse`      — SSE event text and a body played from frames (pauses, hang, abort)
+//! - `tokens`   — plausible usage numbers, including imitated prompt caching
+//!
+//! ## Behaviour worth knowing
+//! - Steps are consumed FIFO, one per chat request that passes the checks, whichever
+//!   format it used. With the queue empty the reply is `Text("echo: " + last user text)`.
+//! - Checks, in order, each answered with the provider's own error JSON: a required key
+//!   (`require_key`) → 401; a body that is not a JSON object, no `model`/`messages`,
+//!   OpenAI `stream_options` without `"stream": true`, Anthropic without the
+//!   `anthropic-version` header or `max_tokens` → 400; model `"missing-model"` → 404.
+//!   Refused requests are still recorded and take no step.
+//! - As with the real APIs, only `"stream": true` gets SSE; otherwise one JSON object.
+//! - OpenAI streams carry `usage` only with `stream_options.include_usage: true` (then
+//!   every chunk has `"usage": null` and a last chunk has `"choices": []` and the usage).
+//! - Text streams one word per delta; tool arguments go in up to three fragments.
+//!
+//! ## Control routes (for another process)
+//! - `POST /_fake/script` — body: a JSON array of steps, appended to the queue; answers
+//!   `{"queued": N}`. Steps use serde's externally tagged, snake_case form:
+//!   `{"text":"hi"}`, `{"truncated":"hi"}`,
+//!   `{"tool_calls":{"text":"optional","calls":[["name",{"arg":1}]]}}`,
+//!   `{"error":{"status":429,"body":"","retry_after":1}}` (`body`, `retry_after` optional),
+//!   `{"delay":{"ms":500,"then":{"text":"late"}}}`,
+//!   `{"slow_text":{"text":"a b c","chunk_delay_ms":100}}`, `"stall"`, `{"cut":"text"}`,
+//!   `{"unfinished":"text"}`, `"malformed"`, `{"stream_error":{"kind":"overloaded_error"}}`.
+//! - `GET /_fake/requests` — `[{"format":"openai"|"anthropic","body":..,"headers":[[k,v]..],"at_ms":N}]`.
+//! - `POST /_fake/reset` — clears queue and log (204).
+
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
+
+mod anthropic;
+mod control;
+mod model;
+mod openai;
+mod recorded;
+mod reply;
+mod server;
+mod sse;
+mod state;
+mod step;
+mod tokens;
+
+pub use model::FakeModel;
+pub use recorded::{Format, Recorded, RecordedJson};
+pub use server::MISSING_MODEL;
+pub use step::Step;

@@ -1,0 +1,121 @@
+//! `FakeModel`: the handle a test or a benchmark holds. Starting it binds a port and
+//! spawns the server; dropping it stops the server and ends stalled streams.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+use crate::recorded::Recorded;
+use crate::server;
+use crate::state::Shared;
+use crate::step::Step;
+
+/// A fake model server speaking both the OpenAI and the Anthropic wire format.
+pub struct FakeModel {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    /// Set to `true` on drop: the server shuts down and stalled streams are cut.
+    shutdown: watch::Sender<bool>,
+}
+
+impl FakeModel {
+    /// Binds `127.0.0.1:0` and starts serving. Panics if no port can be bound (a test
+    /// cannot go on without its fake).
+    pub async fn start() -> FakeModel {
+        let any_port = SocketAddr::from(([127, 0, 0, 1], 0));
+        FakeModel::bind(any_port)
+            .await
+            .expect("the fake model should bind 127.0.0.1:0")
+    }
+
+    /// Binds `addr` and starts serving on the current tokio runtime.
+    pub async fn bind(addr: SocketAddr) -> io::Result<FakeModel> {
+        let listener = TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
+        let (shutdown, mut stopped) = watch::channel(false);
+        let shared = Arc::new(Shared::new(shutdown.subscribe()));
+        let app = server::app(Arc::clone(&shared));
+        tokio::spawn(async move {
+            let stop = async move {
+                // An error means the handle is gone, which is also a reason to stop.
+                let _ = stopped.wait_for(|down| *down).await;
+            };
+            if let Err(e) = axum::serve(listener, app)
+                .with_graceful_shutdown(stop)
+                .await
+            {
+                eprintln!("pincer-fakes: the fake model server stopped: {e}");
+            }
+        });
+        Ok(FakeModel {
+            addr,
+            shared,
+            shutdown,
+        })
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The OpenAI base URL (`url` + `/v1`): requests go to `{base}/chat/completions`.
+    pub fn openai_base(&self) -> String {
+        format!("{}/v1", self.url())
+    }
+
+    /// The Anthropic base URL (`url`): requests go to `{base}/v1/messages`.
+    pub fn anthropic_base(&self) -> String {
+        self.url()
+    }
+
+    /// Queues one scripted answer (FIFO, one per chat request, either format).
+    pub fn push(&self, step: Step) {
+        self.shared.push([step]);
+    }
+
+    /// Queues several scripted answers in order.
+    pub fn push_all(&self, steps: impl IntoIterator<Item = Step>) {
+        self.shared.push(steps);
+    }
+
+    /// From now on, OpenAI requests need `Authorization: Bearer KEY` and Anthropic
+    /// requests `x-api-key: KEY`, or get the provider's 401.
+    pub fn require_key(&self, key: &str) {
+        self.shared.require_key(Some(key.to_string()));
+    }
+
+    /// Every chat request received so far, oldest first.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.shared.requests()
+    }
+
+    /// Waits until at least `n` requests are recorded or `timeout` passes, then returns
+    /// all recorded requests (fewer than `n` on timeout).
+    pub async fn wait_for_requests(&self, n: usize, timeout: Duration) -> Vec<Recorded> {
+        let mut count = self.shared.recorded_count();
+        // Timing out is an answer too: the caller sees how many arrived.
+        let _ = tokio::time::timeout(timeout, count.wait_for(|c| *c >= n)).await;
+        self.requests()
+    }
+
+    /// Clears the script queue and the request log, as `POST /_fake/reset` does.
+    pub fn reset(&self) {
+        self.shared.reset();
+    }
+}
+
+impl Drop for FakeModel {
+    fn drop(&mut self) {
+        self.shutdown.send_replace(true);
+    }
+}

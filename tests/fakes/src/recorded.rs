@@ -1,0 +1,137 @@
+//! What the fake saw: one `Recorded` per chat request, and the two wire `Format`s.
+//!
+//! Recording is passive: nothing here decides how to answer.
+
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Which API a request spoke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Format {
+    /// `POST /v1/chat/completions`.
+    #[serde(rename = "openai")]
+    OpenAi,
+    /// `POST /v1/messages`.
+    #[serde(rename = "anthropic")]
+    Anthropic,
+}
+
+/// One chat request as received, before any check (a request refused with 401/400/404 is
+/// recorded too).
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub format: Format,
+    /// The JSON body; a body that is not JSON is kept as a JSON string of its text.
+    pub body: Value,
+    /// Header names lower-cased, in the order received.
+    pub headers: Vec<(String, String)>,
+    pub at: Instant,
+}
+
+impl Recorded {
+    /// The text of the last user message that has any text, parts or blocks joined with
+    /// `\n`; `""` if none. User turns made only of Anthropic `tool_result` blocks are
+    /// skipped, so both formats give the same answer mid tool loop.
+    pub fn last_user_text(&self) -> String {
+        last_user_text(&self.body)
+    }
+
+    /// The first value of a header (name matched case-insensitively).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The `model` the request asked for, `""` if none.
+    pub fn model(&self) -> &str {
+        self.body["model"].as_str().unwrap_or_default()
+    }
+}
+
+/// The JSON shape `GET /_fake/requests` returns for one request.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RecordedJson {
+    pub format: Format,
+    pub body: Value,
+    pub headers: Vec<(String, String)>,
+    /// Milliseconds since the fake started.
+    pub at_ms: u64,
+}
+
+impl RecordedJson {
+    pub(crate) fn new(recorded: &Recorded, started: Instant) -> RecordedJson {
+        let at_ms = recorded.at.saturating_duration_since(started).as_millis();
+        RecordedJson {
+            format: recorded.format,
+            body: recorded.body.clone(),
+            headers: recorded.headers.clone(),
+            at_ms: u64::try_from(at_ms).unwrap_or(u64::MAX),
+        }
+    }
+}
+
+/// Both formats keep `messages: [{role, content}]` where content is a string or an array
+/// of typed parts, and both call a text part `{"type":"text","text":..}`.
+pub(crate) fn last_user_text(body: &Value) -> String {
+    let Some(messages) = body["messages"].as_array() else {
+        return String::new();
+    };
+    messages
+        .iter()
+        .rev()
+        .filter(|m| m["role"] == "user")
+        .map(|m| content_text(&m["content"]))
+        .find(|text| !text.is_empty())
+        .unwrap_or_default()
+}
+
+fn content_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter(|p| p["type"] == "text")
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn openai_string_and_parts() {
+        let body = json!({"messages": [
+            {"role": "system", "content": "sys"},
+            {"role": "user", "content": "first"},
+            {"role": "assistant", "content": "a"},
+            {"role": "user", "content": [{"type": "text", "text": "x"}, {"type": "image_url"}, {"type": "text", "text": "y"}]},
+            {"role": "tool", "content": "result"}
+        ]});
+        assert_eq!(last_user_text(&body), "x\ny");
+    }
+
+    #[test]
+    fn anthropic_skips_tool_result_turns() {
+        let body = json!({"messages": [
+            {"role": "user", "content": [{"type": "text", "text": "read it"}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "r", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "ok"}]}
+        ]});
+        assert_eq!(last_user_text(&body), "read it");
+    }
+
+    #[test]
+    fn nothing_gives_empty() {
+        assert_eq!(last_user_text(&json!({})), "");
+        assert_eq!(last_user_text(&json!({"messages": []})), "");
+    }
+}

@@ -1,0 +1,90 @@
+//! The HTTP surface: the router and the chat handler every model request goes through.
+//!
+//! Order of checks for a chat request, as the real APIs do it: record it, then key
+//! (401), then shape (400), then model (404); only a request that passes all three takes
+//! a step from the script.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::Response;
+use axum::routing::{get, post};
+use serde_json::Value;
+
+use crate::control;
+use crate::recorded::Format;
+use crate::reply::{self, error_json, error_response};
+use crate::state::Shared;
+use crate::{anthropic, openai};
+
+/// The model name that always gets a 404 model-not-found error.
+pub const MISSING_MODEL: &str = "missing-model";
+
+/// Every route of the fake, over `shared`.
+pub(crate) fn app(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/v1/chat/completions", post(openai_chat))
+        .route("/v1/messages", post(anthropic_chat))
+        .route("/_fake/script", post(control::script))
+        .route("/_fake/requests", get(control::requests))
+        .route("/_fake/reset", post(control::reset))
+        .with_state(shared)
+}
+
+async fn openai_chat(State(s): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    chat(s, Format::OpenAi, headers, body).await
+}
+
+async fn anthropic_chat(State(s): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    chat(s, Format::Anthropic, headers, body).await
+}
+
+async fn chat(shared: Arc<Shared>, format: Format, headers: HeaderMap, raw: Bytes) -> Response {
+    let parsed: Option<Value> = serde_json::from_slice(&raw).ok();
+    let recorded = parsed
+        .clone()
+        .unwrap_or_else(|| Value::String(String::from_utf8_lossy(&raw).into_owned()));
+    shared.record(format, &headers, recorded);
+    let refuse = |status: u16, message: Option<&str>| {
+        error_response(
+            status,
+            error_json(format, status, None, message).to_string(),
+            None,
+        )
+    };
+
+    if let Some(key) = shared.required_key() {
+        let ok = match format {
+            Format::OpenAi => openai::authorized(&headers, &key),
+            Format::Anthropic => anthropic::authorized(&headers, &key),
+        };
+        if !ok {
+            return refuse(401, None);
+        }
+    }
+    let Some(body) = parsed.filter(Value::is_object) else {
+        return refuse(400, Some("The request body is not a valid JSON object."));
+    };
+    let valid = match format {
+        Format::OpenAi => openai::validate(&headers, &body),
+        Format::Anthropic => anthropic::validate(&headers, &body),
+    };
+    if let Err(message) = valid {
+        return refuse(400, Some(&message));
+    }
+    if body["model"] == MISSING_MODEL {
+        let message = match format {
+            Format::OpenAi => format!(
+                "The model `{MISSING_MODEL}` does not exist or you do not have access to it."
+            ),
+            Format::Anthropic => format!("model: {MISSING_MODEL}"),
+        };
+        return refuse(404, Some(&message));
+    }
+
+    let (step, turn) = shared.begin_turn(format, &body, &raw);
+    reply::respond(step, turn, shared.shutdown()).await
+}

@@ -1,0 +1,159 @@
+//! The state one fake model shares between its handle and its request handlers: the
+//! script queue, the request log, the required key and the id counters.
+//!
+//! Locks here are short and never held across `.await`.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use axum::body::Bytes;
+use axum::http::HeaderMap;
+use serde_json::Value;
+use tokio::sync::watch;
+
+use crate::recorded::{self, Format, Recorded, RecordedJson};
+use crate::reply::Turn;
+use crate::step::Step;
+use crate::tokens;
+
+pub(crate) struct Shared {
+    inner: Mutex<Inner>,
+    /// How many requests are recorded, so `wait_for_requests` wakes without polling.
+    recorded: watch::Sender<usize>,
+    /// Becomes `true` when the `FakeModel` is dropped: stalled streams end then.
+    shutdown: watch::Receiver<bool>,
+    /// When the fake started, for `at_ms` in `GET /_fake/requests`.
+    started: Instant,
+}
+
+#[derive(Default)]
+struct Inner {
+    queue: VecDeque<Step>,
+    requests: Vec<Recorded>,
+    /// Set by `require_key`: requests without it get 401.
+    required_key: Option<String>,
+    /// Chat turns answered so far (the next turn's number is this + 1).
+    turns: u64,
+    /// Tool calls issued so far, so ids stay unique across turns.
+    calls: u64,
+    /// The previous body of each format, to imitate prompt caching.
+    last_body: HashMap<Format, Bytes>,
+}
+
+impl Shared {
+    pub(crate) fn new(shutdown: watch::Receiver<bool>) -> Shared {
+        Shared {
+            inner: Mutex::new(Inner::default()),
+            recorded: watch::Sender::new(0),
+            shutdown,
+            started: Instant::now(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic while holding the lock leaves plain data behind; keep serving it.
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn shutdown(&self) -> watch::Receiver<bool> {
+        self.shutdown.clone()
+    }
+
+    pub(crate) fn push(&self, steps: impl IntoIterator<Item = Step>) -> usize {
+        let mut inner = self.lock();
+        inner.queue.extend(steps);
+        inner.queue.len()
+    }
+
+    pub(crate) fn require_key(&self, key: Option<String>) {
+        self.lock().required_key = key;
+    }
+
+    pub(crate) fn required_key(&self) -> Option<String> {
+        self.lock().required_key.clone()
+    }
+
+    /// Clears the queue, the log, the counters and the cache memory (not the key).
+    pub(crate) fn reset(&self) {
+        let mut inner = self.lock();
+        let key = inner.required_key.take();
+        *inner = Inner {
+            required_key: key,
+            ..Inner::default()
+        };
+        self.recorded.send_replace(0);
+    }
+
+    pub(crate) fn record(&self, format: Format, headers: &HeaderMap, body: Value) {
+        let headers = headers
+            .iter()
+            .map(|(name, value)| {
+                let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+                (name.as_str().to_string(), value)
+            })
+            .collect();
+        let recorded = Recorded {
+            format,
+            body,
+            headers,
+            at: Instant::now(),
+        };
+        let count = {
+            let mut inner = self.lock();
+            inner.requests.push(recorded);
+            inner.requests.len()
+        };
+        self.recorded.send_replace(count);
+    }
+
+    pub(crate) fn requests(&self) -> Vec<Recorded> {
+        self.lock().requests.clone()
+    }
+
+    pub(crate) fn requests_json(&self) -> Vec<RecordedJson> {
+        let inner = self.lock();
+        let started = self.started;
+        inner
+            .requests
+            .iter()
+            .map(|r| RecordedJson::new(r, started))
+            .collect()
+    }
+
+    pub(crate) fn recorded_count(&self) -> watch::Receiver<usize> {
+        self.recorded.subscribe()
+    }
+
+    /// Takes the next step (or the echo default) and numbers the turn.
+    pub(crate) fn begin_turn(&self, format: Format, body: &Value, raw: &Bytes) -> (Step, Turn) {
+        let mut inner = self.lock();
+        let step = inner
+            .queue
+            .pop_front()
+            .unwrap_or_else(|| Step::text(format!("echo: {}", recorded::last_user_text(body))));
+        let calls = match step.innermost() {
+            Step::ToolCalls { calls, .. } => calls.len() as u64,
+            _ => 0,
+        };
+        inner.turns += 1;
+        let first_call = inner.calls + 1;
+        inner.calls += calls;
+        let previous = inner.last_body.insert(format, raw.clone());
+        let prompt = tokens::prompt(format, previous.as_deref(), raw);
+        let created = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let turn = Turn {
+            format,
+            stream: body["stream"] == true,
+            include_usage: body["stream_options"]["include_usage"] == true,
+            model: body["model"].as_str().unwrap_or_default().to_string(),
+            number: inner.turns,
+            first_call,
+            prompt,
+            created,
+        };
+        (step, turn)
+    }
+}

@@ -1,0 +1,89 @@
+//! Plausible token counts: about four bytes per token, never zero.
+//!
+//! Prompt caching is imitated: the bytes a request shares at its start with the previous
+//! request of the same format count as cached. OpenAI reports that as
+//! `prompt_tokens_details.cached_tokens` (always on); Anthropic only when the request
+//! carries a `cache_control` marker, as `cache_read_input_tokens`, and then half of the
+//! rest as `cache_creation_input_tokens`. These are the fake's rules, not the providers'
+//! exact accounting: assert on their presence and sums, not on values.
+
+use crate::recorded::Format;
+
+/// Input-side counts of one request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Prompt {
+    /// Every prompt token, cached or not.
+    pub total: u64,
+    /// Tokens served from the cache.
+    pub cache_read: u64,
+    /// Tokens written to the cache (Anthropic only).
+    pub cache_write: u64,
+}
+
+impl Prompt {
+    /// Anthropic's `input_tokens`: the prompt tokens neither read from nor written to cache.
+    pub fn uncached(&self) -> u64 {
+        self.total - self.cache_read - self.cache_write
+    }
+}
+
+/// Counts for `raw` given the previous body of the same format, if any.
+pub(crate) fn prompt(format: Format, previous: Option<&[u8]>, raw: &[u8]) -> Prompt {
+    let total = count(raw.len());
+    let shared = previous.map_or(0, |prev| {
+        prev.iter().zip(raw).take_while(|(a, b)| a == b).count()
+    });
+    let cached = (shared as u64 / 4).min(total);
+    match format {
+        Format::OpenAi => Prompt {
+            total,
+            cache_read: cached,
+            cache_write: 0,
+        },
+        Format::Anthropic if contains(raw, b"\"cache_control\"") => Prompt {
+            total,
+            cache_read: cached,
+            cache_write: (total - cached) / 2,
+        },
+        Format::Anthropic => Prompt {
+            total,
+            cache_read: 0,
+            cache_write: 0,
+        },
+    }
+}
+
+/// Output tokens for a reply of this text and these serialized tool arguments.
+pub(crate) fn output<'a>(text: &str, args: impl IntoIterator<Item = &'a str>) -> u64 {
+    count(text.len() + args.into_iter().map(str::len).sum::<usize>())
+}
+
+fn count(bytes: usize) -> u64 {
+    (bytes as u64 / 4).max(1)
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn never_zero_and_shared_prefix_is_cached() {
+        assert_eq!(prompt(Format::OpenAi, None, b"").total, 1);
+        let first = vec![b'a'; 400];
+        let mut second = first.clone();
+        second.extend_from_slice(&[b'b'; 400]);
+        let p = prompt(Format::OpenAi, Some(&first), &second);
+        assert_eq!((p.total, p.cache_read, p.cache_write), (200, 100, 0));
+        let a = prompt(Format::Anthropic, Some(&first), &second);
+        assert_eq!(a.cache_read, 0, "no cache_control, no cache");
+        let mut marked = second.clone();
+        marked.extend_from_slice(br#""cache_control""#);
+        let a = prompt(Format::Anthropic, Some(&first), &marked);
+        assert!(a.cache_read > 0 && a.cache_write > 0);
+        assert_eq!(a.uncached() + a.cache_read + a.cache_write, a.total);
+    }
+}
