@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use pincer_config::Config;
+use pincer_config::{Config, expand_tilde};
 
 #[derive(Debug, Clone)]
 pub struct Home {
@@ -21,11 +21,12 @@ impl Home {
     pub fn resolve(home: Option<PathBuf>, config: Option<PathBuf>) -> Home {
         let dir = home
             .or_else(|| std::env::var_os("PINCER_HOME").map(PathBuf::from))
-            .unwrap_or_else(|| home_dir().join(".pincer"));
-        let dir = expand_tilde(&dir);
+            .unwrap_or_else(|| user_home().unwrap_or_default().join(".pincer"));
+        let user_home = user_home();
+        let dir = expand_tilde(&dir, user_home.as_deref());
         Home {
             config_file: config
-                .map(|c| expand_tilde(&c))
+                .map(|c| expand_tilde(&c, user_home.as_deref()))
                 .unwrap_or_else(|| dir.join("config.toml")),
             security_file: dir.join(".security.yml"),
             db_file: dir.join("pincer.db"),
@@ -44,10 +45,9 @@ impl Home {
 
     /// The agent's workspace: `agent.workspace`, else `$PINCER_HOME/workspace`.
     pub fn workspace(&self, config: &Config) -> PathBuf {
-        match &config.agent.workspace {
-            Some(path) => expand_tilde(path),
-            None => self.dir.join("workspace"),
-        }
+        config
+            .agent
+            .workspace_dir(&self.dir, user_home().as_deref())
     }
 
     /// Take the one-gateway-per-home lock; held as long as the returned file lives.
@@ -72,17 +72,8 @@ impl Home {
     }
 }
 
-fn home_dir() -> PathBuf {
-    std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("."))
-}
-
-pub fn expand_tilde(path: &Path) -> PathBuf {
-    match path.strip_prefix("~") {
-        Ok(rest) => home_dir().join(rest),
-        Err(_) => path.to_path_buf(),
-    }
+fn user_home() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(PathBuf::from)
 }
 
 #[cfg(unix)]

@@ -41,7 +41,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Write config.toml and .security.yml (asks, or takes flags with --non-interactive)
-    Onboard(onboard::Args),
+    Onboard(Box<onboard::Args>),
     /// Talk to the assistant in the terminal (session terminal:dm:local)
     Chat(chat::Args),
     /// Run the gateway: every enabled channel, until SIGINT/SIGTERM
@@ -72,7 +72,7 @@ pub fn main(cli: Cli) -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Onboard(args) => onboard::run(&home, args).await,
+            Command::Onboard(args) => onboard::run(&home, *args).await,
             Command::Chat(args) => chat::run(&home, args).await,
             Command::Run => run::run(&home).await,
             Command::Sessions(command) => sessions::run(&home, command).await,

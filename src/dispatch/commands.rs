@@ -21,7 +21,7 @@ pub const HELP: &str = "Commands:\n/new — start a new conversation (the old on
 
 /// A message that is one of our commands ("/new", "/new@my_bot", " /STOP ").
 pub fn parse(text: &str) -> Option<Command> {
-    let word = text.trim().split_whitespace().next()?;
+    let word = text.split_whitespace().next()?;
     let name = word.strip_prefix('/')?;
     let name = name.split('@').next().unwrap_or(name).to_ascii_lowercase();
     match name.as_str() {

@@ -147,10 +147,10 @@ fn database_is_private_and_migrated() {
         assert_eq!(mode & 0o077, 0, "pincer.db must be 0600");
     }
     let conn = Connection::open(&path).unwrap();
-    let version: usize = conn
+    let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, migrations::latest());
+    assert_eq!(version as usize, migrations::latest());
     drop(conn);
     // Reopening an existing database is a no-op migration.
     drop(Store::open(&path).unwrap());

@@ -1,0 +1,280 @@
+//! Semantic checks on a well-typed `Config`: ranges, the `open` DM policy and `"*"` rule,
+//! router entries naming configured providers, URLs, web-search backends and MCP server
+//! shapes. Checks run in a fixed order and the first failure is returned. What needs
+//! outside knowledge (timezone names, cron syntax, durations) is the core's to check.
+
+use crate::schema::{Access, DmPolicy, ModelRef, WebSearchConfig};
+use crate::{Config, ConfigError, SlackMode};
+
+use super::locate::{Locator, display_path};
+
+/// A failed check: the key path to blame and the problem, completing "`key` ...".
+struct Problem {
+    path: Vec<String>,
+    text: String,
+}
+
+fn problem(path: &[&str], text: impl Into<String>) -> Problem {
+    Problem {
+        path: path.iter().map(|s| (*s).to_owned()).collect(),
+        text: text.into(),
+    }
+}
+
+pub(crate) fn check(config: &Config, locator: &Locator<'_>) -> Result<(), ConfigError> {
+    let found = agent(config)
+        .or_else(|| router(config))
+        .or_else(|| providers(config))
+        .or_else(|| prices(config))
+        .or_else(|| channels(config))
+        .or_else(|| tools(&config.tools.web_search))
+        .or_else(|| mcp(config));
+    match found {
+        None => Ok(()),
+        Some(p) => Err(ConfigError::Invalid {
+            location: locator.locate(&p.path),
+            key: display_path(&p.path),
+            problem: p.text,
+        }),
+    }
+}
+
+fn agent(c: &Config) -> Option<Problem> {
+    let a = &c.agent;
+    if a.max_iterations == 0 {
+        return Some(problem(&["agent", "max_iterations"], "must be at least 1"));
+    }
+    for (key, value) in [
+        ("max_turn_cost_usd", a.max_turn_cost_usd),
+        ("max_day_cost_usd", a.max_day_cost_usd),
+    ] {
+        if !(value.is_finite() && value >= 0.0) {
+            return Some(problem(
+                &["agent", key],
+                format!("must be 0 or more (found {value})"),
+            ));
+        }
+    }
+    if a.max_turn_secs == 0 {
+        return Some(problem(&["agent", "max_turn_secs"], "must be at least 1"));
+    }
+    if a.max_tokens == 0 {
+        return Some(problem(&["agent", "max_tokens"], "must be at least 1"));
+    }
+    None
+}
+
+fn router(c: &Config) -> Option<Problem> {
+    let r = &c.router;
+    if !(0.0..=1.0).contains(&r.threshold) {
+        return Some(problem(
+            &["router", "threshold"],
+            format!("must be between 0 and 1 (found {})", r.threshold),
+        ));
+    }
+    for (chain, entries) in [("light", &r.light), ("heavy", &r.heavy)] {
+        for (i, entry) in entries.iter().enumerate() {
+            let index = i.to_string();
+            let path = ["router", chain, index.as_str()];
+            let Some(model) = ModelRef::parse(entry) else {
+                return Some(problem(
+                    &path,
+                    format!(
+                        "is \"{entry}\"; entries are \"<provider>/<model>\", \
+                         e.g. \"openai/gpt-4.1-mini\""
+                    ),
+                ));
+            };
+            if !c.providers.contains_key(model.provider) {
+                let configured = if c.providers.is_empty() {
+                    "no providers are configured".to_owned()
+                } else {
+                    let names: Vec<&str> = c.providers.keys().map(String::as_str).collect();
+                    format!("configured: {}", names.join(", "))
+                };
+                return Some(problem(
+                    &path,
+                    format!(
+                        "names provider \"{}\", which is not configured ({configured}); \
+                         add [providers.{}] with kind = \"openai\" or \"anthropic\"",
+                        model.provider, model.provider
+                    ),
+                ));
+            }
+        }
+    }
+    None
+}
+
+fn providers(c: &Config) -> Option<Problem> {
+    for (name, p) in &c.providers {
+        if let Some(url) = &p.base_url
+            && !is_http_url(url)
+        {
+            return Some(problem(
+                &["providers", name, "base_url"],
+                format!("must start with http:// or https:// (found \"{url}\")"),
+            ));
+        }
+        for (key, value) in [
+            ("timeout_secs", p.timeout_secs),
+            ("idle_timeout_secs", p.idle_timeout_secs),
+        ] {
+            if value == 0 {
+                return Some(problem(&["providers", name, key], "must be at least 1"));
+            }
+        }
+    }
+    None
+}
+
+fn prices(c: &Config) -> Option<Problem> {
+    for (model, price) in &c.prices {
+        let parts = [
+            ("input", Some(price.input)),
+            ("output", Some(price.output)),
+            ("cache_read", price.cache_read),
+            ("cache_write", price.cache_write),
+        ];
+        for (key, value) in parts {
+            if let Some(v) = value
+                && !(v.is_finite() && v >= 0.0)
+            {
+                return Some(problem(
+                    &["prices", model, key],
+                    format!("must be 0 or more (found {v})"),
+                ));
+            }
+        }
+    }
+    None
+}
+
+fn channels(c: &Config) -> Option<Problem> {
+    c.channels
+        .all()
+        .iter()
+        .find_map(|access| channel(access, c))
+}
+
+fn channel(a: &Access<'_>, c: &Config) -> Option<Problem> {
+    let name = a.name;
+    let star = a.allow_from.iter().any(|id| id == "*");
+    if a.dm_policy == DmPolicy::Open && !star {
+        return Some(problem(
+            &["channels", name, "dm_policy"],
+            format!(
+                "is \"open\", which admits everyone, so it must be confirmed: set \
+                 channels.{name}.allow_from = [\"*\"] (or choose dm_policy = \"pairing\" \
+                 or \"allowlist\")"
+            ),
+        ));
+    }
+    if a.dm_policy != DmPolicy::Open && star {
+        return Some(problem(
+            &["channels", name, "allow_from"],
+            format!(
+                "contains \"*\" (everyone), which only dm_policy = \"open\" allows, but \
+                 dm_policy is \"{}\": set channels.{name}.dm_policy = \"open\" or remove \
+                 \"*\" from channels.{name}.allow_from",
+                a.dm_policy.as_str()
+            ),
+        ));
+    }
+    let configured_url = match name {
+        "telegram" => c.channels.telegram.api_url.as_deref(),
+        "discord" => c.channels.discord.api_url.as_deref(),
+        _ => c.channels.slack.api_url.as_deref(),
+    };
+    if let Some(url) = configured_url
+        && !is_http_url(url)
+    {
+        return Some(problem(
+            &["channels", name, "api_url"],
+            format!("must start with http:// or https:// (found \"{url}\")"),
+        ));
+    }
+    if name == "slack"
+        && let Some(listen) = &c.channels.slack.listen
+    {
+        if c.channels.slack.mode != SlackMode::Events {
+            return Some(problem(
+                &["channels", "slack", "listen"],
+                "is only used with mode = \"events\"; set mode = \"events\" or remove listen",
+            ));
+        }
+        if listen.parse::<std::net::SocketAddr>().is_err() {
+            return Some(problem(
+                &["channels", "slack", "listen"],
+                format!("must be an address like \"127.0.0.1:8787\" (found \"{listen}\")"),
+            ));
+        }
+    }
+    None
+}
+
+fn tools(w: &WebSearchConfig) -> Option<Problem> {
+    if let Some(backend) = &w.backend {
+        if !WebSearchConfig::BACKENDS.contains(&backend.as_str()) {
+            return Some(problem(
+                &["tools", "web_search", "backend"],
+                format!(
+                    "must be one of {} (found \"{backend}\")",
+                    WebSearchConfig::BACKENDS.join(", ")
+                ),
+            ));
+        }
+        if backend == "searxng" && w.url.is_none() {
+            return Some(problem(
+                &["tools", "web_search", "backend"],
+                "is \"searxng\", which needs the instance address: add \
+                 url = \"https://searx.example.org\" to [tools.web_search]",
+            ));
+        }
+    }
+    if let Some(url) = &w.url
+        && !is_http_url(url)
+    {
+        return Some(problem(
+            &["tools", "web_search", "url"],
+            format!("must start with http:// or https:// (found \"{url}\")"),
+        ));
+    }
+    None
+}
+
+fn mcp(c: &Config) -> Option<Problem> {
+    for (name, server) in &c.mcp.servers {
+        let path = ["mcp", "servers", name.as_str()];
+        match (&server.command, &server.url) {
+            (Some(_), Some(_)) | (None, None) => {
+                return Some(problem(
+                    &path,
+                    "needs exactly one of command = \"...\" (a stdio server, with args) \
+                     or url = \"http://...\" (an HTTP server)",
+                ));
+            }
+            (None, Some(url)) if !is_http_url(url) => {
+                return Some(problem(
+                    &["mcp", "servers", name, "url"],
+                    format!("must start with http:// or https:// (found \"{url}\")"),
+                ));
+            }
+            (None, Some(_)) if !server.args.is_empty() => {
+                return Some(problem(
+                    &["mcp", "servers", name, "args"],
+                    "only applies to a stdio server (command); remove it or use command",
+                ));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+fn is_http_url(url: &str) -> bool {
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"));
+    rest.is_some_and(|r| !r.is_empty())
+}

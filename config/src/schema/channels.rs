@@ -1,0 +1,268 @@
+//! `[channels.telegram|discord|slack]`: whether each platform runs, where its API lives,
+//! and who may talk to the bot there (DM policy, allowlist, group policy). Tokens live in
+//! `.security.yml`; the policy rules themselves are enforced by the core's gate.
+
+use serde::{Deserialize, Serialize};
+
+use super::ids::string_or_int_list;
+
+/// The three platform sections. Each is disabled until `enabled = true`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ChannelsConfig {
+    /// `[channels.telegram]`.
+    pub telegram: ChannelConfig,
+    /// `[channels.discord]`.
+    pub discord: ChannelConfig,
+    /// `[channels.slack]` (adds `mode` and `listen`).
+    pub slack: SlackConfig,
+}
+
+impl ChannelsConfig {
+    /// Channel names in the order they are reported.
+    pub const NAMES: [&'static str; 3] = ["telegram", "discord", "slack"];
+
+    /// The access settings of every channel, in [`ChannelsConfig::NAMES`] order.
+    pub fn all(&self) -> [Access<'_>; 3] {
+        [
+            self.telegram.access("telegram"),
+            self.discord.access("discord"),
+            self.slack.access(),
+        ]
+    }
+
+    /// The access settings of one channel by name.
+    pub fn access(&self, name: &str) -> Option<Access<'_>> {
+        self.all().into_iter().find(|a| a.name == name)
+    }
+}
+
+/// Default API base URL of a channel (`api_url` overrides it).
+pub fn default_api_url(channel: &str) -> Option<&'static str> {
+    match channel {
+        "telegram" => Some("https://api.telegram.org"),
+        "discord" => Some("https://discord.com"),
+        "slack" => Some("https://slack.com/api"),
+        _ => None,
+    }
+}
+
+/// Settings of Telegram and Discord (and the common part of Slack).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ChannelConfig {
+    /// Off until the user turns it on.
+    pub enabled: bool,
+    /// API base URL (self-hosted Bot API servers, proxies, test fakes); `None` = public API.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_url: Option<String>,
+    /// Who may talk to the bot in a DM.
+    pub dm_policy: DmPolicy,
+    /// Raw platform sender ids admitted in DMs; `["*"]` only with `dm_policy = "open"`.
+    #[serde(deserialize_with = "string_or_int_list")]
+    pub allow_from: Vec<String>,
+    /// When the bot answers in an allowed group.
+    pub group_policy: GroupPolicy,
+    /// Allowed group/channel ids; `["*"]` = all.
+    #[serde(deserialize_with = "string_or_int_list")]
+    pub groups: Vec<String>,
+    /// Largest attachment downloaded, MB.
+    pub media_max_mb: u64,
+}
+
+impl Default for ChannelConfig {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            api_url: None,
+            dm_policy: DmPolicy::default(),
+            allow_from: Vec::new(),
+            group_policy: GroupPolicy::default(),
+            groups: Vec::new(),
+            media_max_mb: 20,
+        }
+    }
+}
+
+impl ChannelConfig {
+    /// The access settings, with the API URL defaulted for `name`.
+    pub fn access(&self, name: &'static str) -> Access<'_> {
+        Access {
+            name,
+            enabled: self.enabled,
+            api_url: api_url_or_default(self.api_url.as_deref(), name),
+            dm_policy: self.dm_policy,
+            allow_from: &self.allow_from,
+            group_policy: self.group_policy,
+            groups: &self.groups,
+            media_max_mb: self.media_max_mb,
+        }
+    }
+}
+
+/// `[channels.slack]`: the common fields written out (no `flatten`, which would switch off
+/// unknown-key errors) plus the connection mode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SlackConfig {
+    /// See [`ChannelConfig::enabled`].
+    pub enabled: bool,
+    /// See [`ChannelConfig::api_url`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_url: Option<String>,
+    /// See [`ChannelConfig::dm_policy`].
+    pub dm_policy: DmPolicy,
+    /// See [`ChannelConfig::allow_from`].
+    #[serde(deserialize_with = "string_or_int_list")]
+    pub allow_from: Vec<String>,
+    /// See [`ChannelConfig::group_policy`].
+    pub group_policy: GroupPolicy,
+    /// See [`ChannelConfig::groups`].
+    #[serde(deserialize_with = "string_or_int_list")]
+    pub groups: Vec<String>,
+    /// See [`ChannelConfig::media_max_mb`].
+    pub media_max_mb: u64,
+    /// Socket Mode (outbound WebSocket, needs an app token) or the Events API (inbound HTTP).
+    pub mode: SlackMode,
+    /// Address the Events API listener binds, e.g. `127.0.0.1:8787` (events mode only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub listen: Option<String>,
+}
+
+impl Default for SlackConfig {
+    fn default() -> Self {
+        let common = ChannelConfig::default();
+        Self {
+            enabled: common.enabled,
+            api_url: common.api_url,
+            dm_policy: common.dm_policy,
+            allow_from: common.allow_from,
+            group_policy: common.group_policy,
+            groups: common.groups,
+            media_max_mb: common.media_max_mb,
+            mode: SlackMode::default(),
+            listen: None,
+        }
+    }
+}
+
+impl SlackConfig {
+    /// The access settings, with the API URL defaulted.
+    pub fn access(&self) -> Access<'_> {
+        Access {
+            name: "slack",
+            enabled: self.enabled,
+            api_url: api_url_or_default(self.api_url.as_deref(), "slack"),
+            dm_policy: self.dm_policy,
+            allow_from: &self.allow_from,
+            group_policy: self.group_policy,
+            groups: &self.groups,
+            media_max_mb: self.media_max_mb,
+        }
+    }
+}
+
+fn api_url_or_default<'a>(configured: Option<&'a str>, channel: &str) -> &'a str {
+    configured
+        .or_else(|| default_api_url(channel))
+        .unwrap_or_default()
+        .trim_end_matches('/')
+}
+
+/// The settings every channel shares, borrowed from its section.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Access<'a> {
+    /// `telegram`, `discord` or `slack`.
+    pub name: &'static str,
+    /// Whether `pincer run` starts it.
+    pub enabled: bool,
+    /// API base URL with the platform default applied, no trailing `/`.
+    pub api_url: &'a str,
+    /// DM admission.
+    pub dm_policy: DmPolicy,
+    /// DM allowlist.
+    pub allow_from: &'a [String],
+    /// Group answering.
+    pub group_policy: GroupPolicy,
+    /// Allowed groups.
+    pub groups: &'a [String],
+    /// Attachment size cap, MB.
+    pub media_max_mb: u64,
+}
+
+/// Who may talk to the bot in a DM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DmPolicy {
+    /// Owners, `allow_from`, and senders approved with a pairing code.
+    #[default]
+    Pairing,
+    /// Owners, `allow_from` and already-approved senders; no codes issued.
+    Allowlist,
+    /// Everyone (requires `allow_from = ["*"]`).
+    Open,
+    /// No DMs at all.
+    Disabled,
+}
+
+impl DmPolicy {
+    /// The name used in `config.toml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pairing => "pairing",
+            Self::Allowlist => "allowlist",
+            Self::Open => "open",
+            Self::Disabled => "disabled",
+        }
+    }
+}
+
+/// When the bot answers in an allowed group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GroupPolicy {
+    /// Only when mentioned, replied to, or sent a command.
+    #[default]
+    Mention,
+    /// Every message.
+    Always,
+    /// Never in groups.
+    Disabled,
+}
+
+/// How the Slack adapter connects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SlackMode {
+    /// Socket Mode: an outbound WebSocket; needs the app token.
+    #[default]
+    Socket,
+    /// Events API: Slack calls `listen`; needs the signing secret.
+    Events,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn access_applies_default_api_urls() {
+        let channels = ChannelsConfig::default();
+        let urls: Vec<_> = channels.all().iter().map(|a| a.api_url).collect();
+        assert_eq!(
+            urls,
+            [
+                "https://api.telegram.org",
+                "https://discord.com",
+                "https://slack.com/api"
+            ]
+        );
+        let telegram = ChannelConfig {
+            api_url: Some("http://127.0.0.1:9000/".into()),
+            ..ChannelConfig::default()
+        };
+        assert_eq!(telegram.access("telegram").api_url, "http://127.0.0.1:9000");
+        assert!(channels.access("irc").is_none());
+        assert!(!channels.access("slack").unwrap().enabled);
+    }
+}

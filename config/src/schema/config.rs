@@ -1,0 +1,60 @@
+//! The root `Config`: the sections of `config.toml` and its format `version`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::{
+    AgentConfig, ChannelsConfig, CronConfig, HeartbeatConfig, McpConfig, MemoryConfig, Price,
+    ProviderConfig, RouterConfig, ToolsConfig,
+};
+
+/// The `config.toml` format this build understands. A file without `version` is version 1;
+/// a newer one is refused with "upgrade pincer" rather than misread.
+pub const CONFIG_VERSION: u32 = 1;
+
+/// Everything in `config.toml`, after environment overrides.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Format version of the file (see [`CONFIG_VERSION`]); lets a future pincer migrate it.
+    pub version: u32,
+    /// Limits and identity of the agent loop.
+    pub agent: AgentConfig,
+    /// Which model chains answer light and heavy turns.
+    pub router: RouterConfig,
+    /// Model endpoints by the user's own name (`[providers.openai]`, `[providers.local]`).
+    pub providers: BTreeMap<String, ProviderConfig>,
+    /// Per-model price overrides keyed `"<provider>/<model>"`, USD per million tokens.
+    pub prices: BTreeMap<String, Price>,
+    /// Chat platforms and who may talk to the bot there.
+    pub channels: ChannelsConfig,
+    /// Tool restrictions and tool backends.
+    pub tools: ToolsConfig,
+    /// Scheduler behaviour.
+    pub cron: CronConfig,
+    /// The periodic self-check-in.
+    pub heartbeat: HeartbeatConfig,
+    /// Memory consolidation ("dream") timing.
+    pub memory: MemoryConfig,
+    /// External MCP tool servers.
+    pub mcp: McpConfig,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            version: CONFIG_VERSION,
+            agent: AgentConfig::default(),
+            router: RouterConfig::default(),
+            providers: BTreeMap::new(),
+            prices: BTreeMap::new(),
+            channels: ChannelsConfig::default(),
+            tools: ToolsConfig::default(),
+            cron: CronConfig::default(),
+            heartbeat: HeartbeatConfig::default(),
+            memory: MemoryConfig::default(),
+            mcp: McpConfig::default(),
+        }
+    }
+}

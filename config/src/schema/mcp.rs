@@ -1,0 +1,28 @@
+//! `[mcp.servers.<name>]`: external MCP tool servers, reached over stdio (`command` +
+//! `args`) or HTTP (`url`). Their secret env vars and headers live in `.security.yml`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// `[mcp]`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpConfig {
+    /// Servers by name; tools appear as `mcp__<name>__<tool>`.
+    pub servers: BTreeMap<String, McpServer>,
+}
+
+/// One MCP server: exactly one of `command` and `url` (checked at load).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpServer {
+    /// Program started for a stdio server.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Arguments of `command`.
+    pub args: Vec<String>,
+    /// Endpoint of a streamable-HTTP server.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}

@@ -1,0 +1,25 @@
+//! The typed shape of `config.toml`: one file per section, each with the defaults that make
+//! an empty file valid. These types only describe and default; reading, checking and
+//! locating mistakes live in `crate::load`.
+
+mod agent;
+mod channels;
+mod config;
+mod ids;
+mod mcp;
+mod providers;
+mod router;
+mod schedules;
+mod tools;
+
+pub use agent::{AgentConfig, QueueMode, expand_tilde};
+pub use channels::{
+    Access, ChannelConfig, ChannelsConfig, DmPolicy, GroupPolicy, SlackConfig, SlackMode,
+    default_api_url,
+};
+pub use config::{CONFIG_VERSION, Config};
+pub use mcp::{McpConfig, McpServer};
+pub use providers::{Price, ProviderConfig, ProviderKind};
+pub use router::{ModelRef, RouterConfig};
+pub use schedules::{CronConfig, HeartbeatConfig, MemoryConfig};
+pub use tools::{DenyGroups, ExecConfig, PermissionsConfig, ToolsConfig, WebSearchConfig};

@@ -1,0 +1,53 @@
+//! `[cron]`, `[heartbeat]` and `[memory]`: timing of the scheduled work. The schedule and
+//! duration strings are parsed by the core's scheduler, not here.
+
+use serde::{Deserialize, Serialize};
+
+/// `[cron]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CronConfig {
+    /// A run missed while pincer was down runs once at start if it is at most this old.
+    pub grace_secs: u64,
+}
+
+impl Default for CronConfig {
+    fn default() -> Self {
+        Self { grace_secs: 3600 }
+    }
+}
+
+/// `[heartbeat]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HeartbeatConfig {
+    /// Off by default.
+    pub enabled: bool,
+    /// Interval like `"30m"` (same syntax as `pincer cron add --every`).
+    pub every: String,
+}
+
+impl Default for HeartbeatConfig {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            every: "30m".to_owned(),
+        }
+    }
+}
+
+/// `[memory]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MemoryConfig {
+    /// Standard 5-field cron expression for the dream job, in `agent.timezone`.
+    pub dream_schedule: String,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        Self {
+            dream_schedule: "0 3 * * *".to_owned(),
+        }
+    }
+}
