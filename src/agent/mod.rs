@@ -79,7 +79,7 @@ impl Agent {
             first.reply_to.clone(),
         );
         let mut answered = first.message_ids.clone();
-        let ended = match self.load(session_id, queue, &mut answered).await {
+        let ended = match self.load(session_id, &first, &mut answered).await {
             Ok(messages) => {
                 self.turn_loop(
                     session_id,
@@ -96,7 +96,8 @@ impl Agent {
         };
         if let Some(notice) = ended.notice() {
             match ended {
-                Ended::Failed(_) => reply.error(notice).await,
+                // A turn that could not finish is a failure to scripts (`chat -m` exits 1).
+                Ended::Failed(_) | Ended::Budget(_) => reply.error(notice).await,
                 _ => reply.notice(notice).await,
             }
         }
@@ -105,18 +106,21 @@ impl Agent {
     }
 
     /// The session's transcript, repaired, as the model will see it; open user
-    /// messages in it count as answered by this turn. Messages still waiting in the
-    /// queue are left out: they join when a checkpoint or a later turn takes them.
+    /// messages in it count as answered by this turn. Messages stored after this
+    /// turn's newest one are left out while unanswered: they are still on their way
+    /// through the queue and join at a checkpoint or in a later turn.
     async fn load(
         &self,
         session_id: i64,
-        queue: &SessionQueue,
+        first: &Queued,
         answered: &mut Vec<i64>,
     ) -> Result<Vec<ChatMessage>, store::StoreError> {
         self.store.repair(session_id).await?;
-        let waiting = queue.waiting_ids();
+        let newest = first.message_ids.iter().copied().max().unwrap_or(i64::MAX);
         let mut stored = self.store.history(session_id).await?;
-        stored.retain(|message| !waiting.contains(&message.id));
+        stored.retain(|m| {
+            m.role != store::Role::User || m.status == store::Status::Done || m.id <= newest
+        });
         for message in &stored {
             if message.role == store::Role::User
                 && message.status != store::Status::Done
@@ -164,8 +168,11 @@ impl Agent {
             }
             iterations += 1;
             let request = self.request(first, &messages);
+            // What the user has already seen of this reply, kept if the call is cut short.
+            let mut shown = String::new();
             let mut on_event = |event: StreamEvent<'_>| {
                 if let StreamEvent::Text(text) = event {
+                    shown.push_str(text);
                     reply.delta(text);
                 }
             };
@@ -173,11 +180,13 @@ impl Agent {
                 biased;
                 _ = control.token().cancelled() => None,
                 _ = tokio::time::sleep_until(deadline) => {
+                    self.keep_shown(session_id, shown).await;
                     return Ended::Budget(Budget::Time(started.elapsed().as_secs()));
                 }
                 result = chain.stream(request, &mut on_event) => Some(result),
             };
             let Some(result) = result else {
+                self.keep_shown(session_id, shown).await;
                 return stopped(control);
             };
             let (response, label) = match result {
@@ -261,6 +270,25 @@ impl Agent {
             {
                 return ended;
             }
+        }
+    }
+
+    /// Store the part of a reply the user saw before the turn was cut short, so the
+    /// transcript matches what was shown.
+    async fn keep_shown(&self, session_id: i64, shown: String) {
+        if shown.trim().is_empty() {
+            return;
+        }
+        if let Err(err) = self
+            .store
+            .append(
+                session_id,
+                store::Role::Assistant,
+                vec![Part::Text { text: shown }],
+            )
+            .await
+        {
+            tracing::warn!("the partial reply was not stored: {err}");
         }
     }
 

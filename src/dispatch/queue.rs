@@ -116,19 +116,6 @@ impl SessionQueue {
         pushed
     }
 
-    /// Ids of the stored messages still waiting here.
-    pub fn waiting_ids(&self) -> Vec<i64> {
-        self.items
-            .lock()
-            .map(|items| {
-                items
-                    .iter()
-                    .flat_map(|i| i.message_ids.iter().copied())
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-
     pub fn is_empty(&self) -> bool {
         self.items
             .lock()

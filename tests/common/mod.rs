@@ -1,0 +1,166 @@
+//! Shared helpers for the integration tests: a private Pincer home pointed at a fake
+//! model, and ways to run the real `pincer` binary or the core in-process.
+#![allow(dead_code)] // each test file uses its own subset
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use pincer_fakes::FakeModel;
+
+/// A Pincer home in a temp dir. The dir is removed on drop.
+pub struct TestHome {
+    pub dir: tempfile::TempDir,
+}
+
+impl TestHome {
+    pub fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    /// A home whose config uses the fake model over the OpenAI wire format.
+    pub fn openai(fake: &FakeModel) -> Self {
+        let home = Self::new();
+        home.write_config(&openai_config(fake, ""));
+        home
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn config_file(&self) -> PathBuf {
+        self.path().join("config.toml")
+    }
+
+    pub fn write_config(&self, text: &str) {
+        std::fs::write(self.config_file(), text).expect("write config");
+    }
+
+    /// Write .security.yml with mode 0600.
+    pub fn write_secrets(&self, text: &str) {
+        let path = self.path().join(".security.yml");
+        std::fs::write(&path, text).expect("write secrets");
+        set_mode(&path, 0o600);
+    }
+
+    pub fn workspace(&self) -> PathBuf {
+        self.path().join("workspace")
+    }
+
+    /// `pincer --home <home> ARGS` with a clean environment (no real keys leak in).
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_pincer"));
+        cmd.arg("--home").arg(self.path()).args(args);
+        for var in [
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "TELEGRAM_BOT_TOKEN",
+            "DISCORD_BOT_TOKEN",
+            "SLACK_BOT_TOKEN",
+            "SLACK_APP_TOKEN",
+            "PINCER_HOME",
+            "RUST_LOG",
+        ] {
+            cmd.env_remove(var);
+        }
+        for (key, _) in std::env::vars() {
+            if key.starts_with("PINCER_") {
+                cmd.env_remove(key);
+            }
+        }
+        cmd.stdin(Stdio::null());
+        cmd
+    }
+
+    /// Run `pincer ARGS` to completion (stdin closed).
+    pub fn run(&self, args: &[&str]) -> Run {
+        let output = self.command(args).output().expect("run pincer");
+        Run::from(output)
+    }
+
+    /// Run `pincer ARGS` feeding `input` on stdin.
+    pub fn run_with_stdin(&self, args: &[&str], input: &str) -> Run {
+        use std::io::Write;
+        let mut child = self
+            .command(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn pincer");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write stdin");
+        Run::from(child.wait_with_output().expect("wait pincer"))
+    }
+
+    /// `pincer sessions show terminal:dm:local`.
+    pub fn transcript(&self) -> String {
+        let run = self.run(&["sessions", "show", "terminal:dm:local"]);
+        assert!(run.ok(), "sessions show failed: {}", run.stderr);
+        run.stdout
+    }
+}
+
+/// What a finished `pincer` run printed.
+#[derive(Debug)]
+pub struct Run {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn ok(&self) -> bool {
+        self.code == Some(0)
+    }
+
+    /// Assert a failure with exit code 1 whose stderr mentions every needle.
+    pub fn fails_with(&self, needles: &[&str]) {
+        assert_eq!(
+            self.code,
+            Some(1),
+            "expected exit 1; stdout: {}\nstderr: {}",
+            self.stdout,
+            self.stderr
+        );
+        for needle in needles {
+            assert!(
+                self.stderr.contains(needle),
+                "stderr lacks {needle:?}:\n{}",
+                self.stderr
+            );
+        }
+    }
+}
+
+impl From<Output> for Run {
+    fn from(output: Output) -> Self {
+        Run {
+            code: output.status.code(),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+}
+
+/// A config using the fake over the OpenAI wire format, plus `extra` TOML.
+pub fn openai_config(fake: &FakeModel, extra: &str) -> String {
+    format!(
+        "version = 1\n{extra}\n[router]\nlight = [\"fake/m\"]\n\n[providers.fake]\nkind = \"openai\"\nbase_url = \"{}\"\ntimeout_secs = 20\nidle_timeout_secs = 5\n",
+        fake.openai_base()
+    )
+}
+
+pub fn set_mode(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+}
+
+pub const WAIT: Duration = Duration::from_secs(10);

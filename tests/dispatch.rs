@@ -1,0 +1,407 @@
+//! The dispatcher and queue modes, driven in-process through `pincer::start` with the
+//! real store, agent loop and providers against the fake model: steering, followup,
+//! collect, interrupt, and many sessions at once.
+
+mod common;
+
+use std::time::{Duration, SystemTime};
+
+use pincer_channels::{ChatKind, InboundMessage, OutboundBody, OutboundMessage, Sender};
+use pincer_fakes::{FakeModel, Step};
+use serde_json::json;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use common::WAIT;
+
+struct Core {
+    _home: common::TestHome,
+    running: pincer::Running,
+    shutdown: CancellationToken,
+}
+
+fn start(fake: &FakeModel, queue_mode: &str) -> Core {
+    let home = common::TestHome::new();
+    let text = common::openai_config(fake, &format!("[agent]\nqueue_mode = \"{queue_mode}\"\n"));
+    let paths = pincer::Home::resolve(Some(home.path().to_path_buf()), None);
+    let config = pincer_config::load_str(&text, &paths.config_file, &paths.security_file, &[])
+        .expect("config");
+    let secrets = pincer_config::Secrets::default();
+    let shutdown = CancellationToken::new();
+    let running = pincer::start(&paths, &config, &secrets, &[], shutdown.clone()).expect("start");
+    Core {
+        _home: home,
+        running,
+        shutdown,
+    }
+}
+
+fn message(chat: &str, n: usize, text: &str) -> InboundMessage {
+    InboundMessage {
+        channel: "terminal".into(),
+        account: "default".into(),
+        chat_id: chat.into(),
+        chat_kind: ChatKind::Dm,
+        thread_id: None,
+        sender: Sender {
+            raw_id: chat.into(),
+            canonical: format!("terminal:{chat}"),
+            display_name: chat.into(),
+        },
+        message_id: format!("{chat}-{n}"),
+        text: text.into(),
+        media: Vec::new(),
+        reply_to: None,
+        addressed: true,
+        received_at: SystemTime::now(),
+        ack: None,
+    }
+}
+
+/// Collect outbound messages until `turns` turns have ended.
+async fn until_turns_end(
+    outbound: &mut mpsc::Receiver<OutboundMessage>,
+    turns: usize,
+) -> Vec<OutboundMessage> {
+    let mut seen = Vec::new();
+    let mut ended = 0;
+    while ended < turns {
+        let message = tokio::time::timeout(WAIT, outbound.recv())
+            .await
+            .expect("turn did not end in time")
+            .expect("bus open");
+        if message.body == OutboundBody::TurnEnd {
+            ended += 1;
+        }
+        seen.push(message);
+    }
+    seen
+}
+
+fn texts(messages: &[OutboundMessage]) -> Vec<String> {
+    messages
+        .iter()
+        .filter_map(|m| match &m.body {
+            OutboundBody::Text { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steer_delivers_a_mid_turn_message_and_skips_unstarted_tool_calls() {
+    let fake = FakeModel::start().await;
+    // The model takes a moment to ask for two tools; the user speaks meanwhile.
+    fake.push(
+        Step::tool_calls([
+            ("list_dir", json!({"path": "."})),
+            ("list_dir", json!({"path": "."})),
+        ])
+        .after_ms(400),
+    );
+    fake.push(Step::text("Understood, switching to the new request."));
+    let mut core = start(&fake, "steer");
+    core.running
+        .inbound
+        .send(message("local", 1, "list my files"))
+        .await
+        .unwrap();
+    fake.wait_for_requests(1, WAIT).await;
+    core.running
+        .inbound
+        .send(message("local", 2, "actually, just say hi"))
+        .await
+        .unwrap();
+    let out = until_turns_end(&mut core.running.outbound, 1).await;
+    assert_eq!(texts(&out), ["Understood, switching to the new request."]);
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 2, "one turn, two model calls");
+    let second = requests[1].body["messages"].to_string();
+    assert_eq!(
+        second
+            .matches("Skipped due to queued user message.")
+            .count(),
+        2,
+        "{second}"
+    );
+    assert!(second.contains("actually, just say hi"));
+    assert_eq!(requests[1].last_user_text(), "actually, just say hi");
+    // The steered message ended no turn of its own.
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), core.running.outbound.recv())
+            .await
+            .is_err()
+    );
+    core.shutdown.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steer_after_the_first_tool_skips_only_the_rest() {
+    let fake = FakeModel::start().await;
+    fake.push(Step::tool_calls([
+        ("list_dir", json!({"path": "."})),
+        ("list_dir", json!({"path": "."})),
+    ]));
+    fake.push(Step::text("ok"));
+    let mut core = start(&fake, "steer");
+    // Both arrive before the first model call returns: steering starts at the first checkpoint
+    // after it, so both tool calls are skipped and the second message joins the turn.
+    core.running
+        .inbound
+        .send(message("local", 1, "one"))
+        .await
+        .unwrap();
+    core.running
+        .inbound
+        .send(message("local", 2, "two"))
+        .await
+        .unwrap();
+    let out = until_turns_end(&mut core.running.outbound, 1).await;
+    assert_eq!(texts(&out).last().map(String::as_str), Some("ok"));
+    let all: String = fake
+        .requests()
+        .iter()
+        .map(|r| r.body["messages"].to_string())
+        .collect();
+    assert!(all.contains("two"), "the second message reached the model");
+    core.shutdown.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn followup_runs_each_queued_message_as_its_own_turn() {
+    let fake = FakeModel::start().await;
+    fake.push(Step::text("first answer").after_ms(400));
+    let mut core = start(&fake, "followup");
+    core.running
+        .inbound
+        .send(message("local", 1, "one"))
+        .await
+        .unwrap();
+    fake.wait_for_requests(1, WAIT).await;
+    core.running
+        .inbound
+        .send(message("local", 2, "two"))
+        .await
+        .unwrap();
+    core.running
+        .inbound
+        .send(message("local", 3, "three"))
+        .await
+        .unwrap();
+    let out = until_turns_end(&mut core.running.outbound, 3).await;
+    assert_eq!(texts(&out), ["first answer", "echo: two", "echo: three"]);
+    let seen: Vec<String> = fake.requests().iter().map(|r| r.last_user_text()).collect();
+    assert_eq!(seen, ["one", "two", "three"]);
+    // Each later turn sees the earlier answers in order.
+    let third = fake.requests()[2].body["messages"].to_string();
+    assert!(third.find("first answer") < third.find("echo: two"));
+    core.shutdown.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn collect_merges_queued_messages_into_one_next_turn() {
+    let fake = FakeModel::start().await;
+    fake.push(Step::text("first answer").after_ms(400));
+    let mut core = start(&fake, "collect");
+    core.running
+        .inbound
+        .send(message("local", 1, "one"))
+        .await
+        .unwrap();
+    fake.wait_for_requests(1, WAIT).await;
+    core.running
+        .inbound
+        .send(message("local", 2, "two"))
+        .await
+        .unwrap();
+    core.running
+        .inbound
+        .send(message("local", 3, "three"))
+        .await
+        .unwrap();
+    let out = until_turns_end(&mut core.running.outbound, 2).await;
+    assert_eq!(texts(&out), ["first answer", "echo: two\n\nthree"]);
+    assert_eq!(fake.requests().len(), 2);
+    core.shutdown.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interrupt_aborts_the_running_turn_and_answers_the_newest() {
+    let fake = FakeModel::start().await;
+    fake.push(Step::slow_text(
+        "a very long answer that takes ages to stream",
+        300,
+    ));
+    let mut core = start(&fake, "interrupt");
+    core.running
+        .inbound
+        .send(message("local", 1, "tell me a long story"))
+        .await
+        .unwrap();
+    // Once the first words are out, the long answer is surely the one streaming.
+    let first = tokio::time::timeout(WAIT, core.running.outbound.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(matches!(first.body, OutboundBody::Delta(_)), "{first:?}");
+    core.running
+        .inbound
+        .send(message("local", 2, "never mind, what time is it?"))
+        .await
+        .unwrap();
+    let out = until_turns_end(&mut core.running.outbound, 2).await;
+    let texts = texts(&out);
+    assert_eq!(
+        texts.len(),
+        1,
+        "the first turn ends without a finished reply: {texts:?}"
+    );
+    // The newest message is what the model answers (the interrupted one stays as context).
+    assert!(
+        texts[0].ends_with("never mind, what time is it?"),
+        "{texts:?}"
+    );
+    assert_eq!(fake.requests().len(), 2);
+    core.shutdown.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_ends_a_running_turn_and_says_so() {
+    let fake = FakeModel::start().await;
+    fake.push(Step::slow_text("one two three four five six seven", 300));
+    let mut core = start(&fake, "steer");
+    core.running
+        .inbound
+        .send(message("local", 1, "talk slowly"))
+        .await
+        .unwrap();
+    fake.wait_for_requests(1, WAIT).await;
+    core.running
+        .inbound
+        .send(message("local", 2, "/stop"))
+        .await
+        .unwrap();
+    let out = until_turns_end(&mut core.running.outbound, 2).await;
+    let bodies: Vec<&OutboundBody> = out.iter().map(|m| &m.body).collect();
+    assert!(
+        bodies.contains(&&OutboundBody::Text {
+            text: "Stopping the current reply.".into(),
+            streamed: false
+        }),
+        "{bodies:?}"
+    );
+    assert!(
+        bodies.contains(&&OutboundBody::Notice("Stopped.".into())),
+        "{bodies:?}"
+    );
+    core.shutdown.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifty_sessions_run_side_by_side_each_strictly_in_order() {
+    const SESSIONS: usize = 50;
+    const PER_SESSION: usize = 3;
+    let fake = FakeModel::start().await;
+    for _ in 0..SESSIONS * PER_SESSION {
+        fake.push(Step::text("ok").after_ms(200));
+    }
+    let mut core = start(&fake, "followup");
+    for n in 1..=PER_SESSION {
+        for s in 0..SESSIONS {
+            core.running
+                .inbound
+                .send(message(&format!("s{s}"), n, &format!("s{s} m{n}")))
+                .await
+                .unwrap();
+        }
+    }
+    let out = until_turns_end(&mut core.running.outbound, SESSIONS * PER_SESSION).await;
+    assert_eq!(texts(&out).len(), SESSIONS * PER_SESSION);
+    let requests = fake.requests();
+    // In order within each session.
+    for s in 0..SESSIONS {
+        let seen: Vec<String> = requests
+            .iter()
+            .map(|r| r.last_user_text())
+            .filter(|t| t.starts_with(&format!("s{s} ")))
+            .collect();
+        let want: Vec<String> = (1..=PER_SESSION).map(|n| format!("s{s} m{n}")).collect();
+        assert_eq!(seen, want, "session s{s} out of order");
+    }
+    // Side by side: every session's first request reached the model before any
+    // session could have had its first (200 ms) answer and asked again.
+    let firsts: Vec<_> = requests
+        .iter()
+        .filter(|r| r.last_user_text().ends_with(" m1"))
+        .collect();
+    let first_second = requests
+        .iter()
+        .position(|r| r.last_user_text().ends_with(" m2"))
+        .unwrap();
+    assert_eq!(firsts.len(), SESSIONS);
+    assert!(
+        first_second >= SESSIONS,
+        "a second message ran before all first messages started"
+    );
+    let spread =
+        firsts.iter().map(|r| r.at).max().unwrap() - firsts.iter().map(|r| r.at).min().unwrap();
+    assert!(
+        spread < Duration::from_millis(200),
+        "sessions did not overlap: first requests spread over {spread:?}"
+    );
+    core.shutdown.cancel();
+    core.running.task.await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gateway_answers_what_the_last_run_left_unanswered_exactly_once() {
+    let fake = FakeModel::start().await;
+    let mut core = start(&fake, "steer");
+    let store = &core.running.agent.store;
+    let session = store.current_session("terminal:dm:s1").await.unwrap();
+    let id = store
+        .insert_user(
+            session,
+            "terminal",
+            "s1-old",
+            "terminal:s1",
+            "are you there?",
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    // The last run had started answering it when it died.
+    store
+        .set_status(vec![id], pincer::store::Status::Active)
+        .await
+        .unwrap();
+
+    core.running.dispatcher.recover(&["terminal"]).await;
+    let out = until_turns_end(&mut core.running.outbound, 1).await;
+    assert_eq!(texts(&out), ["echo: are you there?"]);
+    assert_eq!(
+        out[0].target.chat_id, "s1",
+        "the reply goes back to the chat it came from"
+    );
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        store.unanswered().await.unwrap().is_empty(),
+        "answered messages are settled"
+    );
+
+    // Sessions of channels that are not running are left for later.
+    let other = store.current_session("telegram:dm:7").await.unwrap();
+    store
+        .insert_user(other, "telegram", "7-1", "telegram:7", "hello?")
+        .await
+        .unwrap();
+    core.running.dispatcher.recover(&["terminal"]).await;
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), core.running.outbound.recv())
+            .await
+            .is_err()
+    );
+    assert_eq!(store.unanswered().await.unwrap().len(), 1);
+    assert_eq!(fake.requests().len(), 1);
+    core.shutdown.cancel();
+}
