@@ -229,3 +229,60 @@ async fn budget_gates_end_the_turn_with_a_reason() {
     // The last tool call still got its result in the transcript.
     assert!(home.transcript().matches("← list_dir").count() == 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cost_budgets_stop_a_turn_and_a_day() {
+    let fake = FakeModel::start().await;
+    let home = TestHome::new();
+    // A price high enough that one call spends the turn's budget.
+    let extra = "[agent]\nmax_turn_cost_usd = 0.01\nmax_day_cost_usd = 0.05\n[prices.\"fake/m\"]\ninput = 100.0\noutput = 100.0\n";
+    home.write_config(&common::openai_config(&fake, extra));
+    fake.push(Step::tool_call("list_dir", json!({"path": "."})));
+    let run = home.run(&["chat", "-m", "look around"]);
+    run.fails_with(&["agent.max_turn_cost_usd"]);
+    assert_eq!(
+        fake.requests().len(),
+        1,
+        "no second call after the turn budget is spent"
+    );
+    // Keep spending until the day's budget is gone; then nothing reaches the model.
+    let mut refused = false;
+    for n in 0..20 {
+        let run = home.run(&["chat", "-m", &format!("again {n}")]);
+        if run.stderr.contains("agent.max_day_cost_usd") {
+            refused = true;
+            break;
+        }
+    }
+    assert!(refused, "the day budget never closed");
+    let before = fake.requests().len();
+    let run = home.run(&["chat", "-m", "one more"]);
+    run.fails_with(&["agent.max_day_cost_usd"]);
+    assert_eq!(
+        fake.requests().len(),
+        before,
+        "a closed day budget sends nothing to the model"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_past_its_wall_clock_limit_is_stopped() {
+    let fake = FakeModel::start().await;
+    let home = TestHome::new();
+    home.write_config(&common::openai_config(
+        &fake,
+        "[agent]\nmax_turn_secs = 1\n",
+    ));
+    fake.push(Step::slow_text(
+        "one two three four five six seven eight",
+        400,
+    ));
+    let run = home.run(&["chat", "-m", "slowly please"]);
+    run.fails_with(&["agent.max_turn_secs"]);
+    // What was shown before the stop is kept.
+    assert!(
+        home.transcript().contains("assistant: one"),
+        "{}",
+        home.transcript()
+    );
+}

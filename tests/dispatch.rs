@@ -405,3 +405,48 @@ async fn the_gateway_answers_what_the_last_run_left_unanswered_exactly_once() {
     assert_eq!(fake.requests().len(), 1);
     core.shutdown.cancel();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_session_workers_are_reaped() {
+    let fake = FakeModel::start().await;
+    let home = common::TestHome::new();
+    let text = common::openai_config(&fake, "[agent]\nidle_session_secs = 1\n");
+    let paths = pincer::Home::resolve(Some(home.path().to_path_buf()), None);
+    let config =
+        pincer_config::load_str(&text, &paths.config_file, &paths.security_file, &[]).unwrap();
+    let mut running = pincer::start(
+        &paths,
+        &config,
+        &pincer_config::Secrets::default(),
+        &[],
+        CancellationToken::new(),
+    )
+    .unwrap();
+    for s in 0..5 {
+        running
+            .inbound
+            .send(message(&format!("s{s}"), 1, "hi"))
+            .await
+            .unwrap();
+    }
+    until_turns_end(&mut running.outbound, 5).await;
+    assert_eq!(running.dispatcher.live_sessions(), 5);
+    tokio::time::sleep(Duration::from_millis(1600)).await;
+    assert_eq!(
+        running.dispatcher.live_sessions(),
+        0,
+        "idle workers must exit"
+    );
+    // A reaped session comes back on its next message, with its history.
+    running
+        .inbound
+        .send(message("s0", 2, "still there?"))
+        .await
+        .unwrap();
+    until_turns_end(&mut running.outbound, 1).await;
+    assert!(
+        fake.requests().last().unwrap().body["messages"]
+            .to_string()
+            .contains("echo: hi")
+    );
+}

@@ -38,13 +38,13 @@ pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
         ),
         other => other?,
     };
+    let secrets = pincer_config::load_secrets(&home.security_file)?;
     if config.router.light.is_empty() && config.router.heavy.is_empty() {
         anyhow::bail!(
             "no model is configured: add [router] light = [\"<provider>/<model>\"] to {}, or run `pincer onboard --force`",
             home.config_file.display()
         );
     }
-    let secrets = pincer_config::load_secrets(&home.security_file)?;
     ensure_home(home)?;
     let shutdown = CancellationToken::new();
     let mut running = crate::start(home, &config, &secrets, &env, shutdown.clone())?;

@@ -75,6 +75,7 @@ struct Answers {
 
 pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
     let answers = if args.non_interactive {
+        refuse_overwrite(home, args.force)?;
         from_flags(&args)?
     } else if std::io::stdin().is_terminal() {
         refuse_overwrite(home, args.force)?;

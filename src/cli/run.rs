@@ -40,6 +40,7 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
     let mut running = crate::start(home, &config, &secrets, &env, shutdown.clone())?;
     let channels: Vec<&str> = Vec::new();
     running.dispatcher.recover(&channels).await;
+    let stop = stop_signal()?;
     tracing::info!(home = %home.dir.display(), "pincer gateway running; stop it with Ctrl-C or SIGTERM");
     let delivery = tokio::spawn(async move {
         while let Some(message) = running.outbound.recv().await {
@@ -51,7 +52,7 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
             }
         }
     });
-    wait_for_signal().await;
+    stop.await;
     tracing::info!("shutting down: letting replies in progress finish");
     shutdown.cancel();
     let _ = running.task.await;
@@ -60,25 +61,26 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn wait_for_signal() {
+/// Listen for SIGINT and SIGTERM now (so a signal right after start-up is caught)
+/// and resolve when one arrives.
+fn stop_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
+        let mut term = signal(SignalKind::terminate())?;
+        let mut int = signal(SignalKind::interrupt())?;
+        Ok(async move {
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
             }
-            Err(err) => {
-                tracing::warn!("cannot listen for SIGTERM ({err}); stop with Ctrl-C");
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
+        })
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        Ok(async {
+            // Without a handler nobody can stop us cleanly; a failed handler is fatal below.
+            let _ = tokio::signal::ctrl_c().await;
+        })
     }
 }

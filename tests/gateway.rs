@@ -1,0 +1,189 @@
+//! `pincer run`, the gateway, as a process: it keeps running with nothing to serve and
+//! says how to enable a channel, holds one lock per home, refuses an enabled channel
+//! without its token, and stops cleanly (exit 0) on SIGTERM and on SIGINT.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use common::TestHome;
+
+/// A config with a model (never called) and no channel enabled.
+const NO_CHANNELS: &str = "version = 1\n[router]\nlight = [\"fake/m\"]\n\n[providers.fake]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\n";
+
+/// How long a gateway may take to start or to stop.
+const PATIENCE: Duration = Duration::from_secs(15);
+
+/// A running `pincer run`, killed on drop if the test did not stop it.
+struct Gateway {
+    child: Child,
+    /// stderr lines, read by a thread so the pipe never fills up.
+    lines: mpsc::Receiver<String>,
+    /// Every stderr line seen so far, for assertions and failure messages.
+    seen: String,
+}
+
+impl Gateway {
+    fn start(home: &TestHome) -> Gateway {
+        let mut child = home
+            .command(&["run"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn pincer run");
+        let stderr = child.stderr.take().expect("stderr");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Gateway {
+            child,
+            lines,
+            seen: String::new(),
+        }
+    }
+
+    /// Wait until a stderr line contains `needle`; panic after `PATIENCE`.
+    fn wait_for_line(&mut self, needle: &str) {
+        let deadline = Instant::now() + PATIENCE;
+        while !self.seen.contains(needle) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push_str(&line);
+                    self.seen.push('\n');
+                }
+                Err(_) => panic!(
+                    "no stderr line with {needle:?}; stderr so far:\n{}",
+                    self.seen
+                ),
+            }
+        }
+    }
+
+    /// Wait until the gateway is serving (signal handlers included).
+    fn wait_until_running(&mut self) {
+        self.wait_for_line("gateway running");
+        // The handlers are installed just after that line is logged.
+        std::thread::sleep(Duration::from_millis(300));
+    }
+
+    fn signal(&self, name: &str) {
+        let status = std::process::Command::new("kill")
+            .args([format!("-{name}"), self.child.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -{name} failed");
+    }
+
+    /// Wait for the process to exit; its exit code, or a panic after `PATIENCE`.
+    fn wait_for_exit(&mut self) -> Option<i32> {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return status.code();
+            }
+            if Instant::now() > deadline {
+                panic!(
+                    "pincer run did not stop within {PATIENCE:?}; stderr:\n{}",
+                    self.seen
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Whatever stderr remains after the process ended, appended to `seen`.
+    fn drain(&mut self) -> &str {
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(2)) {
+            self.seen.push_str(&line);
+            self.seen.push('\n');
+        }
+        &self.seen
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            // A failed test must not leave the gateway behind.
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn stops_cleanly_on(signal: &str) {
+    let home = TestHome::new();
+    home.write_config(NO_CHANNELS);
+    let mut gateway = Gateway::start(&home);
+    gateway.wait_until_running();
+    assert!(
+        gateway.child.try_wait().expect("try_wait").is_none(),
+        "the gateway must keep running with no channel enabled"
+    );
+    assert!(
+        gateway.seen.contains("channels.telegram"),
+        "no hint how to enable a channel:\n{}",
+        gateway.seen
+    );
+    gateway.signal(signal);
+    let code = gateway.wait_for_exit();
+    let stderr = gateway.drain().to_string();
+    assert_eq!(
+        code,
+        Some(0),
+        "SIG{signal} should stop it cleanly; stderr:\n{stderr}"
+    );
+    assert!(stderr.contains("stopped"), "{stderr}");
+}
+
+#[test]
+fn with_no_channel_it_waits_and_stops_on_sigterm() {
+    stops_cleanly_on("TERM");
+}
+
+#[test]
+fn sigint_stops_it_cleanly_too() {
+    stops_cleanly_on("INT");
+}
+
+#[test]
+fn a_second_gateway_on_the_same_home_is_refused() {
+    let home = TestHome::new();
+    home.write_config(NO_CHANNELS);
+    let mut first = Gateway::start(&home);
+    first.wait_until_running();
+
+    let second = home.run(&["run"]);
+    second.fails_with(&["another", "already running"]);
+    assert!(
+        second.stderr.contains(&home.path().display().to_string()),
+        "{}",
+        second.stderr
+    );
+    assert!(
+        first.child.try_wait().expect("try_wait").is_none(),
+        "the first gateway must keep running"
+    );
+
+    first.signal("TERM");
+    assert_eq!(first.wait_for_exit(), Some(0));
+}
+
+#[test]
+fn telegram_enabled_without_a_token_names_both_places() {
+    let home = TestHome::new();
+    home.write_config(&format!(
+        "{NO_CHANNELS}\n[channels.telegram]\nenabled = true\n"
+    ));
+    let run = home.run(&["run"]);
+    run.fails_with(&[".security.yml", "TELEGRAM_BOT_TOKEN", "channels.telegram"]);
+}
