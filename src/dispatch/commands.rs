@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use chrono::Utc;
+use pincer_config::QueueMode;
 
 use super::Dispatcher;
 use super::queue::StopReason;
@@ -76,27 +76,22 @@ impl Dispatcher {
         }
         lines.push(format!("Models: {}", self.agent.models.describe()));
         let busy = self.queue(key).is_some_and(|q| q.busy());
-        lines.push(
-            format!(
-                "Queue mode: {:?}; {}",
-                self.mode,
-                if busy {
-                    "a reply is in progress"
-                } else {
-                    "idle"
-                }
-            )
-            .to_lowercase()
-            .replacen("queue mode", "Queue mode", 1),
-        );
-        let midnight = Utc::now()
-            .date_naive()
-            .and_hms_opt(0, 0, 0)
-            .map(|t| t.and_utc().timestamp_millis())
-            .unwrap_or(0);
+        let mode = match self.mode {
+            QueueMode::Steer => "steer",
+            QueueMode::Followup => "followup",
+            QueueMode::Collect => "collect",
+            QueueMode::Interrupt => "interrupt",
+        };
+        let state = if busy {
+            "a reply is in progress"
+        } else {
+            "idle"
+        };
+        lines.push(format!("Queue mode: {mode}; {state}"));
+        let midnight = self.agent.start_of_day_ms();
         if let Ok((usage, cost)) = store.usage_since(midnight).await {
             lines.push(format!(
-                "Today (UTC): {} tokens in, {} out, {} cached; ${cost:.4} of ${:.2}",
+                "Today: {} tokens in, {} out, {} cached; ${cost:.4} of ${:.2}",
                 usage.input_tokens,
                 usage.output_tokens,
                 usage.cache_read_tokens,

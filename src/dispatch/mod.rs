@@ -138,14 +138,7 @@ impl Dispatcher {
                 ack.fire();
             }
             let text = self.command(command, &key).await;
-            self.say(
-                &target,
-                OutboundBody::Text {
-                    text,
-                    streamed: false,
-                },
-            )
-            .await;
+            self.say_text(&target, text).await;
             self.say(&target, OutboundBody::TurnEnd).await;
             return;
         }
@@ -201,14 +194,7 @@ impl Dispatcher {
             Pushed::Queued | Pushed::Folded => {}
             Pushed::Refused => {
                 let text = "I'm still working and too many messages are waiting; yours is saved, but please resend it after my reply.".to_string();
-                self.say(
-                    &target,
-                    OutboundBody::Text {
-                        text,
-                        streamed: false,
-                    },
-                )
-                .await;
+                self.say_text(&target, text).await;
             }
         }
     }
@@ -296,6 +282,14 @@ impl Dispatcher {
         };
         // A closed bus means we are shutting down; nobody is left to tell.
         let _ = self.agent.outbound.send(message).await;
+    }
+
+    async fn say_text(&self, target: &Target, text: String) {
+        let body = OutboundBody::Text {
+            text,
+            streamed: false,
+        };
+        self.say(target, body).await;
     }
 
     fn queues(&self) -> Vec<Arc<SessionQueue>> {
