@@ -12,9 +12,9 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::access::Gate;
 use crate::agent::{Agent, Limits};
 use crate::dispatch::Dispatcher;
-use crate::gate::Gate;
 use crate::home::Home;
 use crate::models::{Models, ModelsError};
 use crate::prices::Prices;
@@ -108,7 +108,7 @@ pub fn start(
     let (inbound, inbound_rx) = mpsc::channel(INBOUND_CAPACITY);
     let dispatcher = Dispatcher::new(
         Arc::clone(&agent),
-        Gate::new(config.agent.owners.clone()),
+        Gate::new(config, agent.store.clone()),
         config.agent.queue_mode,
         Duration::from_secs(config.agent.idle_session_secs),
     );

@@ -7,7 +7,7 @@
 //! ## Layout
 //! - `gateway`  — builds the core from config and starts it (`pincer::start`)
 //! - `home`     — where files live (`$PINCER_HOME`), the gateway lock
-//! - `gate`     — who may reach the model
+//! - `access`   — who may reach the model: policies, pairing, group context
 //! - `dispatch` — session workers, queue modes and steering, chat commands
 //! - `agent`    — the turn loop, system prompt, budget gates
 //! - `models`   — light/heavy chains from `[router]` and `[providers.*]`
@@ -23,10 +23,10 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod access;
 pub mod agent;
 pub mod cli;
 pub mod dispatch;
-pub mod gate;
 pub mod gateway;
 pub mod home;
 pub mod models;

@@ -239,10 +239,15 @@ async fn interrupt_aborts_the_running_turn_and_answers_the_newest() {
         .await
         .unwrap();
     // Once the first words are out, the long answer is surely the one streaming.
-    let first = tokio::time::timeout(WAIT, core.running.outbound.recv())
-        .await
-        .unwrap()
-        .unwrap();
+    let first = loop {
+        let next = tokio::time::timeout(WAIT, core.running.outbound.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if next.body != OutboundBody::TurnStart {
+            break next;
+        }
+    };
     assert!(matches!(first.body, OutboundBody::Delta(_)), "{first:?}");
     core.running
         .inbound

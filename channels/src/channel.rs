@@ -1,6 +1,9 @@
-//! The one trait every channel implements: listen (push inbound messages onto the
-//! bus until shut down) and send one text chunk. Capabilities a platform may lack
-//! (typing, editing, media, buttons) get their own traits, never no-op defaults.
+//! The one trait every channel implements — listen (push inbound messages onto the
+//! bus until shut down) and send one text chunk — and the capability traits a
+//! platform may add. A channel's capabilities are known at start-up (see
+//! `registry`); none has a no-op default for a platform that lacks it.
+
+use std::time::Duration;
 
 use async_trait::async_trait;
 use tokio::sync::mpsc;
@@ -11,12 +14,14 @@ use crate::message::{InboundMessage, Target};
 /// The sending half of the inbound bus (bounded: a full bus makes adapters wait).
 pub type InboundSender = mpsc::Sender<InboundMessage>;
 
-/// A channel failure. `retryable` tells the manager whether trying again can help.
-#[derive(Debug, Clone, thiserror::Error)]
+/// A channel failure. `retryable` tells the manager whether trying again can help;
+/// `retry_after` is the platform's own word on when.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct ChannelError {
     pub message: String,
     pub retryable: bool,
+    pub retry_after: Option<Duration>,
 }
 
 impl ChannelError {
@@ -24,6 +29,7 @@ impl ChannelError {
         Self {
             message: message.into(),
             retryable: false,
+            retry_after: None,
         }
     }
 
@@ -31,6 +37,15 @@ impl ChannelError {
         Self {
             message: message.into(),
             retryable: true,
+            retry_after: None,
+        }
+    }
+
+    pub fn rate_limited(message: impl Into<String>, retry_after: Duration) -> Self {
+        Self {
+            message: message.into(),
+            retryable: true,
+            retry_after: Some(retry_after),
         }
     }
 }
@@ -47,6 +62,93 @@ pub trait Channel: Send + Sync {
         shutdown: CancellationToken,
     ) -> Result<(), ChannelError>;
 
-    /// Deliver one chunk of text, already split to the platform's limit.
-    async fn send(&self, target: &Target, text: &str) -> Result<(), ChannelError>;
+    /// Deliver one chunk of markdown, already split to the platform's limit (see
+    /// `ChannelInfo::split`). Returns the platform's id of the message it created.
+    async fn send(&self, target: &Target, text: &str) -> Result<String, ChannelError>;
+}
+
+/// Shows "typing…"; one call lasts a few seconds, the manager refreshes it.
+#[async_trait]
+pub trait TypingCapable: Send + Sync {
+    async fn typing(&self, target: &Target) -> Result<(), ChannelError>;
+}
+
+/// Replaces the text of a message the bot sent (edit-in-place streaming).
+#[async_trait]
+pub trait MessageEditor: Send + Sync {
+    async fn edit(&self, target: &Target, message_id: &str, text: &str)
+    -> Result<(), ChannelError>;
+}
+
+/// Sends a short placeholder ("…") to be edited as the reply streams in.
+#[async_trait]
+pub trait PlaceholderCapable: Send + Sync {
+    async fn placeholder(&self, target: &Target) -> Result<String, ChannelError>;
+}
+
+/// A file to send: a path inside the workspace, and how to present it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutboundMedia {
+    pub path: std::path::PathBuf,
+    pub caption: Option<String>,
+    /// Show as a picture rather than a file, where the platform distinguishes.
+    pub as_photo: bool,
+}
+
+#[async_trait]
+pub trait MediaSender: Send + Sync {
+    async fn send_media(
+        &self,
+        target: &Target,
+        media: &OutboundMedia,
+    ) -> Result<String, ChannelError>;
+}
+
+/// Puts an emoji reaction on a message.
+#[async_trait]
+pub trait ReactionCapable: Send + Sync {
+    async fn react(
+        &self,
+        target: &Target,
+        message_id: &str,
+        emoji: &str,
+    ) -> Result<(), ChannelError>;
+}
+
+/// Asks a yes/no question with buttons; the answer comes back as an inbound message.
+#[async_trait]
+pub trait ApprovalPrompter: Send + Sync {
+    async fn ask(
+        &self,
+        target: &Target,
+        question: &str,
+        request_id: &str,
+    ) -> Result<String, ChannelError>;
+}
+
+/// How a channel's connection is doing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Health {
+    /// Not connected yet.
+    Starting,
+    Up,
+    /// Working through errors (retrying); the text says what is wrong.
+    Degraded(String),
+    /// Not working until someone acts (e.g. a revoked token); the text says what to do.
+    Down(String),
+}
+
+impl std::fmt::Display for Health {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Health::Starting => f.write_str("starting"),
+            Health::Up => f.write_str("up"),
+            Health::Degraded(why) => write!(f, "degraded: {why}"),
+            Health::Down(why) => write!(f, "down: {why}"),
+        }
+    }
+}
+
+pub trait HealthChecker: Send + Sync {
+    fn health(&self) -> Health;
 }

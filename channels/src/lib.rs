@@ -5,18 +5,33 @@
 //!
 //! ## Layout
 //! - `message`  — `InboundMessage` / `OutboundMessage` and their typed parts
-//! - `channel`  — the `Channel` trait every adapter implements, `ChannelError`
+//! - `channel`  — the `Channel` trait every adapter implements, the capability traits
+//!   (typing, editing, placeholders, media, reactions, approvals, health), `ChannelError`
+//! - `registry` — the one registry of running channels and what each can do
+//! - `manager`  — delivery shared by every channel: split, pace, retry, stream, typing
+//! - `render`   — splitting markdown to a platform's limit, platform markup
+//! - `telegram` — the Telegram adapter (teloxide, long polling; feature `telegram`)
 //! - `terminal` — the local terminal adapter (stdin/stdout)
 
 #![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod channel;
+pub mod manager;
 pub mod message;
+pub mod registry;
+pub mod render;
+#[cfg(feature = "telegram")]
+pub mod telegram;
 pub mod terminal;
 
-pub use channel::{Channel, ChannelError, InboundSender};
+pub use channel::{
+    ApprovalPrompter, Channel, ChannelError, Health, HealthChecker, InboundSender, MediaSender,
+    MessageEditor, OutboundMedia, PlaceholderCapable, ReactionCapable, TypingCapable,
+};
 pub use message::{
     Ack, ChatKind, InboundMessage, MediaKind, MediaRef, OutboundBody, OutboundMessage, Sender,
     Target,
 };
+pub use registry::{ChannelHandle, ChannelInfo, Registry};
 pub use terminal::Terminal;

@@ -123,6 +123,8 @@ pub struct Target {
 /// What the core wants a channel to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OutboundBody {
+    /// A turn began working on this chat (show "typing…").
+    TurnStart,
     /// A piece of a reply still streaming from the model.
     Delta(String),
     /// A complete message. `streamed` says its text already went out as `Delta`s, so

@@ -130,12 +130,13 @@ impl Channel for Terminal {
         }
     }
 
-    async fn send(&self, _target: &Target, text: &str) -> Result<(), ChannelError> {
+    async fn send(&self, _target: &Target, text: &str) -> Result<String, ChannelError> {
         let mut out = tokio::io::stdout();
         out.write_all(text.as_bytes()).await.map_err(write_error)?;
         if !text.ends_with('\n') {
             out.write_all(b"\n").await.map_err(write_error)?;
         }
-        out.flush().await.map_err(write_error)
+        out.flush().await.map_err(write_error)?;
+        Ok(self.next_id.fetch_add(1, Ordering::Relaxed).to_string())
     }
 }

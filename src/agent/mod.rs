@@ -79,6 +79,7 @@ impl Agent {
             first.reply_to.clone(),
         );
         let mut answered = first.message_ids.clone();
+        reply.start().await;
         let ended = match self.load(session_id, &first, &mut answered).await {
             Ok(messages) => {
                 self.turn_loop(

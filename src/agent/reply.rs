@@ -78,6 +78,10 @@ impl Reply {
         self.send(OutboundBody::Error(text)).await;
     }
 
+    pub async fn start(&mut self) {
+        self.send(OutboundBody::TurnStart).await;
+    }
+
     pub async fn end(&mut self) {
         self.send(OutboundBody::TurnEnd).await;
     }

@@ -75,6 +75,7 @@ async fn print_turn(
     let mut at_line_start = true;
     while let Some(message) = outbound.recv().await {
         match message.body {
+            OutboundBody::TurnStart => {}
             OutboundBody::Delta(text) => {
                 out.write_all(text.as_bytes()).await?;
                 out.flush().await?;

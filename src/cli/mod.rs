@@ -3,8 +3,10 @@
 
 mod chat;
 mod onboard;
+mod pairing;
 mod run;
 mod sessions;
+mod status;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -49,6 +51,11 @@ pub enum Command {
     /// List sessions or show one transcript
     #[command(subcommand)]
     Sessions(sessions::Command),
+    /// Pairing codes: list, approve, revoke
+    #[command(subcommand)]
+    Pairing(pairing::Command),
+    /// Gateway, channel health, today's usage and cost
+    Status,
 }
 
 pub fn main(cli: Cli) -> ExitCode {
@@ -76,6 +83,8 @@ pub fn main(cli: Cli) -> ExitCode {
             Command::Chat(args) => chat::run(&home, args).await,
             Command::Run => run::run(&home).await,
             Command::Sessions(command) => sessions::run(&home, command).await,
+            Command::Pairing(command) => pairing::run(&home, command).await,
+            Command::Status => status::run(&home).await,
         }
     });
     // Don't wait for blocked stdin readers or idle connections on the way out.

@@ -1,15 +1,27 @@
 //! `pincer run`: the gateway. Takes the one-per-home lock, starts every enabled
-//! channel, answers what the last run left unanswered, and stops cleanly on SIGINT or
-//! SIGTERM: running turns get a grace period to finish, and whatever they could not
-//! finish is answered after the next start.
+//! channel, delivers replies through the channel manager, records channel health for
+//! `pincer status`, answers what the last run left unanswered, and stops cleanly on
+//! SIGINT or SIGTERM: running turns get a grace period to finish, and whatever they
+//! could not finish is answered after the next start.
 
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
 
-use pincer_channels::OutboundBody;
+use pincer_channels::Registry;
+use pincer_channels::telegram::{Telegram, TelegramSettings};
+use pincer_config::{Config, Secrets};
+use secrecy::ExposeSecret;
 use tokio_util::sync::CancellationToken;
 
 use super::{ensure_home, env_vars, load};
 use crate::home::Home;
+use crate::store::Store;
+
+/// How often channel health is written for `pincer status`.
+const HEALTH_EVERY: Duration = Duration::from_secs(5);
+/// Long-poll wait of a Telegram getUpdates call.
+const TELEGRAM_POLL_SECS: u32 = 10;
 
 pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
     let (config, secrets) = load(home)?;
@@ -17,48 +29,115 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
     let _lock = home.lock_gateway().map_err(anyhow::Error::msg)?;
     let env = env_vars();
     pincer_config::check_channels(&config, &secrets, &home.security_file, &env)?;
-    let wanted: Vec<&str> = [
-        ("telegram", config.channels.telegram.enabled),
-        ("discord", config.channels.discord.enabled),
-        ("slack", config.channels.slack.enabled),
-    ]
-    .into_iter()
-    .filter_map(|(name, enabled)| enabled.then_some(name))
-    .collect();
-    if let Some(name) = wanted.first() {
-        anyhow::bail!(
-            "channels.{name} is enabled, but this version of pincer has no {name} adapter yet; set channels.{name}.enabled = false in {} and use `pincer chat` meanwhile",
-            home.config_file.display()
+    let registry = Arc::new(channels(home, &config, &secrets, &env)?);
+    if registry.is_empty() {
+        tracing::warn!(
+            "no chat channel is enabled, so nobody can reach the assistant through the gateway yet; enable one in {} (e.g. [channels.telegram] enabled = true, token in {}), or talk to it now with `pincer chat`",
+            home.config_file.display(),
+            home.security_file.display()
         );
     }
-    tracing::warn!(
-        "no chat channel is enabled, so nobody can reach the assistant through the gateway yet; enable one in {} (e.g. [channels.telegram] enabled = true, token in {}), or talk to it now with `pincer chat`",
-        home.config_file.display(),
-        home.security_file.display()
-    );
     let shutdown = CancellationToken::new();
-    let mut running = crate::start(home, &config, &secrets, &env, shutdown.clone())?;
-    let channels: Vec<&str> = Vec::new();
-    running.dispatcher.recover(&channels).await;
+    let running = crate::start(home, &config, &secrets, &env, shutdown.clone())?;
     let stop = stop_signal()?;
-    tracing::info!(home = %home.dir.display(), "pincer gateway running; stop it with Ctrl-C or SIGTERM");
-    let delivery = tokio::spawn(async move {
-        while let Some(message) = running.outbound.recv().await {
-            match message.body {
-                OutboundBody::Delta(_) | OutboundBody::TurnEnd => {}
-                other => {
-                    tracing::warn!(channel = %message.target.channel, "no running channel to deliver to: {other:?}")
-                }
+    let mut listeners = Vec::new();
+    for handle in registry.handles() {
+        let (channel, inbound, shutdown) = (
+            Arc::clone(&handle.channel),
+            running.inbound.clone(),
+            shutdown.clone(),
+        );
+        listeners.push(tokio::spawn(async move {
+            if let Err(err) = channel.listen(inbound, shutdown).await {
+                tracing::error!(channel = channel.name(), "stopped listening: {err}");
             }
-        }
-    });
+        }));
+    }
+    let delivery = tokio::spawn(pincer_channels::manager::run(
+        Arc::clone(&registry),
+        running.outbound,
+    ));
+    let health = tokio::spawn(record_health(
+        Arc::clone(&registry),
+        running.agent.store.clone(),
+        shutdown.clone(),
+    ));
+    running.dispatcher.recover(&registry.names()).await;
+    tracing::info!(home = %home.dir.display(), channels = ?registry.names(), "pincer gateway running; stop it with Ctrl-C or SIGTERM");
+
     stop.await;
     tracing::info!("shutting down: letting replies in progress finish");
     shutdown.cancel();
+    for listener in listeners {
+        let _ = listener.await;
+    }
     let _ = running.task.await;
-    delivery.abort();
+    // The agent holds the outbound bus; once it is gone the manager drains and ends.
+    let store = running.agent.store.clone();
+    drop(running.agent);
+    drop(running.dispatcher);
+    let _ = delivery.await;
+    let _ = health.await;
+    for name in registry.names() {
+        let _ = store.set_health(name, "stopped").await;
+    }
     tracing::info!("stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// Every enabled channel, built from config and secrets.
+fn channels(
+    home: &Home,
+    config: &Config,
+    secrets: &Secrets,
+    env: &[(String, String)],
+) -> anyhow::Result<Registry> {
+    let mut registry = Registry::default();
+    for access in config.channels.all() {
+        if !access.enabled {
+            continue;
+        }
+        match access.name {
+            "telegram" => {
+                let Some(token) = secrets.channel_token("telegram", env) else {
+                    anyhow::bail!("channels.telegram is enabled but has no bot token"); // check_channels said more
+                };
+                let telegram = Telegram::new(TelegramSettings {
+                    token: token.expose_secret().to_string(),
+                    api_url: access.api_url.to_string(),
+                    inbox: home.workspace(config).join("inbox"),
+                    media_max_bytes: access.media_max_mb.saturating_mul(1024 * 1024),
+                    poll_timeout_secs: TELEGRAM_POLL_SECS,
+                })?;
+                registry.insert(telegram.handle());
+            }
+            name => anyhow::bail!(
+                "channels.{name} is enabled, but this version of pincer has no {name} adapter yet; set channels.{name}.enabled = false in {}",
+                home.config_file.display()
+            ),
+        }
+    }
+    Ok(registry)
+}
+
+/// Write each channel's health to the store when it changes (and now and then).
+async fn record_health(registry: Arc<Registry>, store: Store, shutdown: CancellationToken) {
+    let mut last: Vec<String> = Vec::new();
+    loop {
+        let now: Vec<String> = registry.handles().map(|h| h.health().to_string()).collect();
+        if now != last {
+            for (handle, state) in registry.handles().zip(&now) {
+                if let Err(err) = store.set_health(handle.name(), state).await {
+                    tracing::warn!("cannot record channel health: {err}");
+                }
+            }
+            last = now;
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tokio::time::sleep(HEALTH_EVERY) => {}
+        }
+    }
 }
 
 /// Listen for SIGINT and SIGTERM now (so a signal right after start-up is caught)

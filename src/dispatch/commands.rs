@@ -3,21 +3,24 @@
 
 use std::sync::Arc;
 
+use pincer_channels::{ChatKind, InboundMessage, Target};
 use pincer_config::QueueMode;
 
 use super::Dispatcher;
 use super::queue::StopReason;
 use crate::store::Status;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
+    /// `/approve CODE`: the owner lets a pairing sender in.
+    Approve(String),
     New,
     Stop,
     Status,
     Help,
 }
 
-pub const HELP: &str = "Commands:\n/new — start a new conversation (the old one stays in `pincer sessions`)\n/stop — stop the reply in progress\n/status — session, model, queue and today's usage\n/help — this list";
+pub const HELP: &str = "Commands:\n/new — start a new conversation (the old one stays in `pincer sessions`)\n/stop — stop the reply in progress\n/status — session, model, queue and today's usage\n/approve CODE — (owner) let in the sender holding this pairing code\n/help — this list";
 
 /// A message that is one of our commands ("/new", "/new@my_bot", " /STOP ").
 pub fn parse(text: &str) -> Option<Command> {
@@ -25,6 +28,12 @@ pub fn parse(text: &str) -> Option<Command> {
     let name = word.strip_prefix('/')?;
     let name = name.split('@').next().unwrap_or(name).to_ascii_lowercase();
     match name.as_str() {
+        "approve" => Some(Command::Approve(
+            text.split_whitespace()
+                .nth(1)
+                .unwrap_or_default()
+                .to_string(),
+        )),
         "new" | "reset" => Some(Command::New),
         "stop" => Some(Command::Stop),
         "status" => Some(Command::Status),
@@ -34,8 +43,14 @@ pub fn parse(text: &str) -> Option<Command> {
 }
 
 impl Dispatcher {
-    pub(super) async fn command(self: &Arc<Self>, command: Command, key: &str) -> String {
+    pub(super) async fn command(
+        self: &Arc<Self>,
+        command: Command,
+        key: &str,
+        message: &InboundMessage,
+    ) -> String {
         match command {
+            Command::Approve(code) => self.approve(&code, message).await,
             Command::Help => HELP.to_string(),
             Command::Stop => match self.queue(key) {
                 Some(queue) if queue.stop_turn(StopReason::User) => {
@@ -61,6 +76,43 @@ impl Dispatcher {
                 }
             }
             Command::Status => self.status(key).await,
+        }
+    }
+
+    async fn approve(&self, code: &str, message: &InboundMessage) -> String {
+        if code.is_empty() {
+            return "Usage: /approve CODE".into();
+        }
+        match self.gate.is_owner(message).await {
+            Ok(true) => {}
+            Ok(false) => return "Only the owner can approve pairing codes.".into(),
+            Err(err) => return format!("Could not check who you are: {err}"),
+        }
+        if message.chat_kind != ChatKind::Dm {
+            return "Approve pairing codes in your direct chat with me, not in a group.".into();
+        }
+        // The terminal owns every channel; a chat channel's owner approves for it.
+        let channel = (message.channel != "terminal").then_some(message.channel.as_str());
+        let by = message.sender.canonical.clone();
+        match self.agent.store.approve_code(channel, code, &by).await {
+            Ok(Some(approved)) => {
+                let welcome = Target {
+                    channel: approved.channel.clone(),
+                    chat_id: approved.sender_raw.clone(),
+                    thread_id: None,
+                };
+                self.say_text(&welcome, "You're approved; go ahead and talk to me.".into())
+                    .await;
+                format!(
+                    "Approved {} ({}) on {}.",
+                    approved.display_name, approved.sender, approved.channel
+                )
+            }
+            Ok(None) => {
+                "That code is wrong or has expired. `pincer pairing list` shows the pending ones."
+                    .into()
+            }
+            Err(err) => format!("Could not approve: {err}"),
         }
     }
 
@@ -119,5 +171,9 @@ mod tests {
         assert_eq!(parse("/help"), Some(Command::Help));
         assert_eq!(parse("what does /new do?"), None);
         assert_eq!(parse("/unknown"), None);
+        assert_eq!(
+            parse("/approve abcd2345"),
+            Some(Command::Approve("abcd2345".into()))
+        );
     }
 }

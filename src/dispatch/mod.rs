@@ -16,8 +16,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::access::{Decision, Gate};
 use crate::agent::{Agent, Ended};
-use crate::gate::Gate;
 use crate::store::Status;
 use queue::{Pushed, Queued, SessionQueue, StopReason};
 
@@ -124,20 +124,30 @@ impl Dispatcher {
         }
     }
 
-    async fn handle(self: &Arc<Self>, message: InboundMessage) {
+    async fn handle(self: &Arc<Self>, mut message: InboundMessage) {
+        let ack = message.ack.take();
         let key = message.session_key();
-        if !self.gate.admit(&message) {
-            if let Some(ack) = message.ack {
-                ack.fire();
-            }
-            return;
-        }
         let target = message.target();
-        if let Some(command) = commands::parse(&message.text) {
-            if let Some(ack) = message.ack {
-                ack.fire();
+        let text = match self.gate.check(&message).await {
+            Ok(Decision::Admit { text }) => text,
+            Ok(Decision::Reply(reply)) => {
+                fire(ack);
+                self.say_text(&target, reply).await;
+                return;
             }
-            let text = self.command(command, &key).await;
+            Ok(Decision::Refuse) => {
+                fire(ack);
+                return;
+            }
+            Err(err) => {
+                // Not acked: the platform delivers it again once the store works.
+                tracing::error!("cannot check who sent a message: {err}");
+                return;
+            }
+        };
+        if let Some(command) = commands::parse(&message.text) {
+            fire(ack);
+            let text = self.command(command, &key, &message).await;
             self.say_text(&target, text).await;
             self.say(&target, OutboundBody::TurnEnd).await;
             return;
@@ -150,7 +160,7 @@ impl Dispatcher {
                     &message.channel,
                     &message.message_id,
                     &message.sender.canonical,
-                    &message.text,
+                    &text,
                 )
                 .await
                 .map(|id| id.map(|id| (session_id, id))),
@@ -160,9 +170,7 @@ impl Dispatcher {
             Ok(Some(ids)) => ids,
             Ok(None) => {
                 // A redelivery of a message we already have: confirm it, do nothing.
-                if let Some(ack) = message.ack {
-                    ack.fire();
-                }
+                fire(ack);
                 return;
             }
             Err(err) => {
@@ -179,13 +187,11 @@ impl Dispatcher {
                 return;
             }
         };
-        if let Some(ack) = message.ack {
-            ack.fire();
-        }
+        fire(ack);
         let item = Queued {
             session_id,
             message_ids: vec![id],
-            text: message.text,
+            text,
             target: target.clone(),
             reply_to: Some(message.message_id),
             retry: false,
@@ -284,7 +290,7 @@ impl Dispatcher {
         let _ = self.agent.outbound.send(message).await;
     }
 
-    async fn say_text(&self, target: &Target, text: String) {
+    pub(super) async fn say_text(&self, target: &Target, text: String) {
         let body = OutboundBody::Text {
             text,
             streamed: false,
@@ -306,6 +312,13 @@ impl Dispatcher {
     /// Sessions with a live worker (for `pincer status` and tests).
     pub fn live_sessions(&self) -> usize {
         self.sessions.lock().map(|s| s.len()).unwrap_or(0)
+    }
+}
+
+/// Confirm a message to its adapter (stored, or deliberately not kept).
+fn fire(ack: Option<pincer_channels::Ack>) {
+    if let Some(ack) = ack {
+        ack.fire();
     }
 }
 

@@ -49,6 +49,34 @@ const MIGRATIONS: &[&str] = &[
         created_at         INTEGER NOT NULL
     );
     CREATE INDEX usage_by_time ON usage(created_at);",
+    // 2: pairing codes, approved senders, channel health (written by the gateway,
+    // read by `pincer status`).
+    "CREATE TABLE pairing_codes (
+        channel      TEXT NOT NULL,
+        code         TEXT NOT NULL,
+        sender_raw   TEXT NOT NULL,
+        sender       TEXT NOT NULL,
+        display_name TEXT NOT NULL,
+        created_at   INTEGER NOT NULL,
+        expires_at   INTEGER NOT NULL,
+        last_sent_at INTEGER NOT NULL,
+        PRIMARY KEY (channel, code)
+    );
+    CREATE INDEX pairing_by_sender ON pairing_codes(channel, sender_raw);
+    CREATE TABLE approved_senders (
+        channel      TEXT NOT NULL,
+        sender_raw   TEXT NOT NULL,
+        sender       TEXT NOT NULL,
+        display_name TEXT NOT NULL,
+        approved_at  INTEGER NOT NULL,
+        approved_by  TEXT NOT NULL,
+        PRIMARY KEY (channel, sender_raw)
+    );
+    CREATE TABLE channel_health (
+        channel    TEXT PRIMARY KEY,
+        state      TEXT NOT NULL,
+        updated_at INTEGER NOT NULL
+    );",
 ];
 
 /// Bring the database up to the newest schema; each step commits on its own.

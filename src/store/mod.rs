@@ -4,6 +4,7 @@
 //! one connection behind a mutex that is never held across an `.await`.
 
 mod migrations;
+mod pairing;
 mod repair;
 
 use std::path::{Path, PathBuf};
@@ -14,6 +15,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::provider::{Part, Usage};
 
+pub use pairing::{Approved, PendingCode};
 pub use repair::INTERRUPTED;
 
 #[derive(Debug, thiserror::Error)]

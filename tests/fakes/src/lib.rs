@@ -1,6 +1,9 @@
 //! # pincer-fakes
 //!
-//! A fake model server for Pincer's tests and benchmarks. It speaks both the OpenAI
+//! Fake servers for Pincer's tests and benchmarks: a model server (below) and a Telegram
+//! Bot API server (`telegram`, documented there).
+//!
+//! The fake model server speaks both the OpenAI
 //! chat-completions API (`POST /v1/chat/completions`) and the Anthropic Messages API
 //! (`POST /v1/messages`), streamed (SSE) or not, answers from a script, and fails on
 //! demand. It binds `127.0.0.1` only and never reaches a real provider.
@@ -26,6 +29,7 @@
 //! - `openai`, `anthropic` — each provider's bytes: chunks/events, errors, objects
 //! - `sse`      — SSE event text and a body played from frames (pauses, hang, abort)
 //! - `tokens`   — plausible usage numbers, including imitated prompt caching
+//! - `telegram` — `FakeTelegram`: the fake Bot API server, a module folder of its own
 //!
 //! ## Behaviour worth knowing
 //! - Steps are consumed FIFO, one per chat request that passes the checks, whichever
@@ -65,6 +69,7 @@ mod server;
 mod sse;
 mod state;
 mod step;
+pub mod telegram;
 mod tokens;
 
 pub use model::FakeModel;

@@ -1,0 +1,216 @@
+//! One chat's delivery worker: messages to a chat go out strictly in order, paced,
+//! with retries. It streams a reply by editing a placeholder in place where the
+//! channel can, and keeps "typing…" alive from a turn's start to its end — stopped
+//! on every path out, error or not.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use super::pace::Pacer;
+use super::retry::with_retries;
+use crate::message::{OutboundBody, OutboundMessage, Target};
+use crate::registry::ChannelHandle;
+
+/// A chat worker with nothing to do for this long exits.
+const IDLE: Duration = Duration::from_secs(300);
+
+pub struct ChatWorker {
+    handle: ChannelHandle,
+    target: Target,
+    /// Spaces messages to this chat (the platform's per-chat limit).
+    chat_pacer: Pacer,
+    /// Shared by all chats of the channel (the platform's global limit).
+    channel_pacer: Arc<Pacer>,
+    typing: Option<Typing>,
+    stream: Option<Stream>,
+}
+
+/// A reply being streamed into a placeholder.
+struct Stream {
+    message_id: String,
+    text: String,
+    last_edit: Instant,
+    /// The text outgrew one message; stop editing until the final delivery splits it.
+    frozen: bool,
+}
+
+/// The "typing…" refresher; dropping it stops it.
+struct Typing(JoinHandle<()>);
+
+impl Drop for Typing {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl ChatWorker {
+    pub fn new(handle: ChannelHandle, target: Target, channel_pacer: Arc<Pacer>) -> Self {
+        let chat_pacer = Pacer::new(handle.info.min_interval);
+        Self {
+            handle,
+            target,
+            chat_pacer,
+            channel_pacer,
+            typing: None,
+            stream: None,
+        }
+    }
+
+    pub async fn run(mut self, mut rx: mpsc::Receiver<OutboundMessage>) {
+        loop {
+            let message = match tokio::time::timeout(IDLE, rx.recv()).await {
+                Ok(Some(message)) => message,
+                Ok(None) => break,
+                Err(_) if self.typing.is_none() && self.stream.is_none() => break,
+                Err(_) => continue,
+            };
+            self.handle(message).await;
+        }
+        self.typing = None;
+    }
+
+    async fn handle(&mut self, message: OutboundMessage) {
+        match message.body {
+            OutboundBody::TurnStart => self.start_typing(),
+            OutboundBody::Delta(text) => self.delta(&text).await,
+            OutboundBody::Text { text, .. } => self.deliver(&text).await,
+            OutboundBody::Notice(text) => self.send_all(&text).await,
+            OutboundBody::Error(text) => self.send_all(&format!("⚠️ {text}")).await,
+            OutboundBody::TurnEnd => {
+                self.typing = None;
+                self.close_stream().await;
+            }
+        }
+    }
+
+    fn start_typing(&mut self) {
+        let Some(typing) = self.handle.typing.clone() else {
+            return;
+        };
+        let target = self.target.clone();
+        let every = self.handle.info.typing_interval;
+        self.typing = Some(Typing(tokio::spawn(async move {
+            loop {
+                if let Err(err) = typing.typing(&target).await {
+                    tracing::debug!("typing indicator failed: {err}");
+                }
+                tokio::time::sleep(every).await;
+            }
+        })));
+    }
+
+    async fn pace(&self) {
+        self.chat_pacer.wait().await;
+        self.channel_pacer.wait().await;
+    }
+
+    async fn delta(&mut self, text: &str) {
+        let (Some(placeholder), Some(editor)) =
+            (self.handle.placeholder.clone(), self.handle.editor.clone())
+        else {
+            return; // no streaming here: the finished text is delivered whole
+        };
+        if self.stream.is_none() {
+            self.pace().await;
+            match with_retries("placeholder", || placeholder.placeholder(&self.target)).await {
+                Ok(message_id) => {
+                    self.stream = Some(Stream {
+                        message_id,
+                        text: String::new(),
+                        last_edit: Instant::now(),
+                        frozen: false,
+                    });
+                }
+                Err(err) => {
+                    tracing::warn!(channel = %self.target.channel, "cannot start streaming: {err}");
+                    return;
+                }
+            }
+        }
+        let interval = self.handle.info.edit_interval;
+        let split = self.handle.info.split;
+        let Some(stream) = self.stream.as_mut() else {
+            return;
+        };
+        stream.text.push_str(text);
+        if stream.frozen || stream.last_edit.elapsed() < interval {
+            return;
+        }
+        if split(&stream.text).len() > 1 {
+            stream.frozen = true;
+            return;
+        }
+        stream.last_edit = Instant::now();
+        let (id, body) = (stream.message_id.clone(), stream.text.clone());
+        self.pace().await;
+        // A failed progress edit is not worth retrying: the next one or the final delivery replaces it.
+        if let Err(err) = editor.edit(&self.target, &id, &body).await {
+            tracing::debug!("streaming edit failed: {err}");
+        }
+    }
+
+    /// A finished message: into the placeholder if one is streaming, the rest after it.
+    async fn deliver(&mut self, text: &str) {
+        let chunks = (self.handle.info.split)(text);
+        let mut rest = chunks.as_slice();
+        if let (Some(stream), Some(editor)) = (self.stream.take(), self.handle.editor.clone())
+            && let Some((first, tail)) = chunks.split_first()
+        {
+            self.pace().await;
+            let edited = with_retries("edit", || {
+                editor.edit(&self.target, &stream.message_id, first)
+            })
+            .await;
+            match edited {
+                Ok(()) => rest = tail,
+                Err(err) => {
+                    tracing::error!(channel = %self.target.channel, "reply not delivered into its placeholder: {err}; sending it anew")
+                }
+            }
+        }
+        for chunk in rest {
+            self.send_chunk(chunk).await;
+        }
+    }
+
+    async fn send_all(&mut self, text: &str) {
+        for chunk in (self.handle.info.split)(text) {
+            self.send_chunk(&chunk).await;
+        }
+    }
+
+    async fn send_chunk(&self, chunk: &str) {
+        self.pace().await;
+        let channel = Arc::clone(&self.handle.channel);
+        if let Err(err) = with_retries("send", || channel.send(&self.target, chunk)).await {
+            tracing::error!(channel = %self.target.channel, chat = %self.target.chat_id, "message not delivered: {err}");
+        }
+    }
+
+    /// A turn ended with a placeholder still open (stopped mid-reply): leave what was
+    /// streamed, or say that nothing came.
+    async fn close_stream(&mut self) {
+        let (Some(stream), Some(editor)) = (self.stream.take(), self.handle.editor.clone()) else {
+            return;
+        };
+        let split = self.handle.info.split;
+        let text = if stream.text.trim().is_empty() {
+            "…(stopped)".to_string()
+        } else {
+            stream.text
+        };
+        let first = split(&text).into_iter().next().unwrap_or_default();
+        self.pace().await;
+        if let Err(err) = with_retries("edit", || {
+            editor.edit(&self.target, &stream.message_id, &first)
+        })
+        .await
+        {
+            tracing::warn!("cannot close the streamed reply: {err}");
+        }
+    }
+}

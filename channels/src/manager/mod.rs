@@ -1,0 +1,74 @@
+//! The channel manager, shared by every channel: takes the core's outbound messages
+//! and delivers them through the registry — split to the platform's limit, paced per
+//! chat and per channel, retried with backoff, streamed by editing where the channel
+//! can, with "typing…" shown while a turn works. One worker per chat keeps each chat's
+//! messages in order while chats proceed side by side.
+
+mod chat;
+mod pace;
+mod retry;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio_util::task::TaskTracker;
+
+use crate::message::{OutboundMessage, Target};
+use crate::registry::Registry;
+use chat::ChatWorker;
+use pace::Pacer;
+
+pub use retry::with_retries;
+
+/// Messages waiting for one chat's worker.
+const CHAT_QUEUE: usize = 256;
+/// How long delivery may go on after the core has stopped.
+const DRAIN: Duration = Duration::from_secs(10);
+/// The gap between any two operations on one channel (Telegram allows ~30 a second).
+const CHANNEL_GAP: Duration = Duration::from_millis(35);
+
+/// Deliver everything from `outbound` until the core closes it, then finish what is
+/// queued (for at most a few seconds).
+pub async fn run(registry: Arc<Registry>, mut outbound: mpsc::Receiver<OutboundMessage>) {
+    let pacers: HashMap<String, Arc<Pacer>> = registry
+        .names()
+        .into_iter()
+        .map(|name| (name.to_string(), Arc::new(Pacer::new(CHANNEL_GAP))))
+        .collect();
+    let mut chats: HashMap<Target, mpsc::Sender<OutboundMessage>> = HashMap::new();
+    let workers = TaskTracker::new();
+    while let Some(message) = outbound.recv().await {
+        let (Some(handle), Some(pacer)) = (
+            registry.get(&message.target.channel),
+            pacers.get(&message.target.channel),
+        ) else {
+            tracing::warn!(channel = %message.target.channel, "no running channel of that name; message dropped");
+            continue;
+        };
+        let mut message = message;
+        loop {
+            let sender = chats.entry(message.target.clone()).or_insert_with(|| {
+                let (tx, rx) = mpsc::channel(CHAT_QUEUE);
+                let worker =
+                    ChatWorker::new(handle.clone(), message.target.clone(), Arc::clone(pacer));
+                workers.spawn(worker.run(rx));
+                tx
+            });
+            match sender.send(message).await {
+                Ok(()) => break,
+                // The worker went idle and left; start a fresh one.
+                Err(mpsc::error::SendError(back)) => {
+                    chats.remove(&back.target);
+                    message = back;
+                }
+            }
+        }
+    }
+    chats.clear();
+    workers.close();
+    if tokio::time::timeout(DRAIN, workers.wait()).await.is_err() {
+        tracing::warn!("some replies were still being delivered at shutdown");
+    }
+}

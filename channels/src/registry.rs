@@ -1,0 +1,96 @@
+//! The one registry of running channels: each channel with the capabilities it has,
+//! known at start-up. Everything that delivers (the manager, cron delivery, the send
+//! tool, the CLI) reads this, so no list of channels is repeated elsewhere.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::channel::{
+    ApprovalPrompter, Channel, Health, HealthChecker, MediaSender, MessageEditor,
+    PlaceholderCapable, ReactionCapable, TypingCapable,
+};
+
+/// How the manager treats a channel's messages.
+#[derive(Clone, Copy)]
+pub struct ChannelInfo {
+    /// Split a markdown reply into chunks the platform accepts, in order.
+    pub split: fn(&str) -> Vec<String>,
+    /// The least time between two messages (or edits) to one chat.
+    pub min_interval: Duration,
+    /// How often a streaming reply's placeholder is edited.
+    pub edit_interval: Duration,
+    /// How often "typing…" must be refreshed to stay visible.
+    pub typing_interval: Duration,
+}
+
+/// A channel and its optional capabilities.
+#[derive(Clone)]
+pub struct ChannelHandle {
+    pub channel: Arc<dyn Channel>,
+    pub info: ChannelInfo,
+    pub typing: Option<Arc<dyn TypingCapable>>,
+    pub editor: Option<Arc<dyn MessageEditor>>,
+    pub placeholder: Option<Arc<dyn PlaceholderCapable>>,
+    pub media: Option<Arc<dyn MediaSender>>,
+    pub reactions: Option<Arc<dyn ReactionCapable>>,
+    pub approvals: Option<Arc<dyn ApprovalPrompter>>,
+    pub health: Option<Arc<dyn HealthChecker>>,
+}
+
+impl ChannelHandle {
+    /// A channel with no capabilities beyond sending text.
+    pub fn new(channel: Arc<dyn Channel>, info: ChannelInfo) -> Self {
+        Self {
+            channel,
+            info,
+            typing: None,
+            editor: None,
+            placeholder: None,
+            media: None,
+            reactions: None,
+            approvals: None,
+            health: None,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        self.channel.name()
+    }
+
+    /// Whether replies can stream by editing a placeholder in place.
+    pub fn can_stream(&self) -> bool {
+        self.editor.is_some() && self.placeholder.is_some()
+    }
+
+    pub fn health(&self) -> Health {
+        self.health.as_ref().map_or(Health::Up, |h| h.health())
+    }
+}
+
+#[derive(Clone, Default)]
+pub struct Registry {
+    handles: BTreeMap<String, ChannelHandle>,
+}
+
+impl Registry {
+    pub fn insert(&mut self, handle: ChannelHandle) {
+        self.handles.insert(handle.name().to_string(), handle);
+    }
+
+    pub fn get(&self, name: &str) -> Option<&ChannelHandle> {
+        self.handles.get(name)
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.handles.keys().map(String::as_str).collect()
+    }
+
+    pub fn handles(&self) -> impl Iterator<Item = &ChannelHandle> {
+        self.handles.values()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.handles.is_empty()
+    }
+}

@@ -1,0 +1,235 @@
+//! The long-poll loop. It survives network errors, server errors, 409 conflicts and a
+//! revoked token with backoff, reporting each as the channel's health. An update is
+//! confirmed to Telegram (by asking for the next offset) only after the core has
+//! stored its message, so an outage or crash never loses a message; the store's
+//! dedupe on message ids means a re-delivered one is never answered twice.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use teloxide::net::Download;
+use teloxide::prelude::*;
+use teloxide::types::{AllowedUpdate, BotCommand, UpdateKind};
+use tokio_util::sync::CancellationToken;
+
+use super::Telegram;
+use super::convert::{self, Attachment, CHANNEL, Me};
+use super::errors::channel_error;
+use crate::channel::{Channel, ChannelError, Health, InboundSender};
+use crate::message::{Ack, MediaRef, Target};
+
+const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// A rejected token is retried rarely: someone has to fix it.
+const TOKEN_BACKOFF: Duration = Duration::from_secs(300);
+
+#[async_trait]
+impl Channel for Telegram {
+    fn name(&self) -> &str {
+        CHANNEL
+    }
+
+    async fn listen(
+        &self,
+        bus: InboundSender,
+        shutdown: CancellationToken,
+    ) -> Result<(), ChannelError> {
+        let mut backoff = FIRST_BACKOFF;
+        let mut offset: i32 = 0;
+        loop {
+            if shutdown.is_cancelled() {
+                return Ok(());
+            }
+            let step = match self.me.get() {
+                None => self.setup().await.map(|_| true),
+                Some(_) => self.poll_once(&bus, &mut offset, &shutdown).await,
+            };
+            let wait = match step {
+                Ok(true) => {
+                    backoff = FIRST_BACKOFF;
+                    continue;
+                }
+                Ok(false) => return Ok(()), // the core is gone
+                Err(err) => {
+                    let wait = if err.retryable {
+                        self.set_health(Health::Degraded(err.message.clone()));
+                        err.retry_after.unwrap_or(backoff)
+                    } else {
+                        self.set_health(Health::Down(err.message.clone()));
+                        TOKEN_BACKOFF
+                    };
+                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                    wait
+                }
+            };
+            tokio::select! {
+                _ = shutdown.cancelled() => return Ok(()),
+                _ = tokio::time::sleep(wait) => {}
+            }
+        }
+    }
+
+    async fn send(&self, target: &Target, text: &str) -> Result<String, ChannelError> {
+        self.send_text(target, text).await
+    }
+}
+
+impl Telegram {
+    /// Delete any webhook (it would block polling), learn who we are, publish commands.
+    async fn setup(&self) -> Result<(), ChannelError> {
+        self.bot
+            .delete_webhook()
+            .await
+            .map_err(|e| channel_error(&e))?;
+        let me = self.bot.get_me().await.map_err(|e| channel_error(&e))?;
+        let commands = [
+            ("new", "Start a new conversation"),
+            ("stop", "Stop the reply in progress"),
+            ("status", "Session, model and today's usage"),
+            ("help", "What I can do"),
+        ]
+        .map(|(name, about)| BotCommand::new(name, about));
+        if let Err(err) = self.bot.set_my_commands(commands).await {
+            tracing::warn!(
+                channel = CHANNEL,
+                "could not publish bot commands: {}",
+                channel_error(&err)
+            );
+        }
+        let username = me.username.clone().unwrap_or_default();
+        tracing::info!(channel = CHANNEL, bot = %username, "logged in");
+        // Losing a race to set it is harmless: both values come from the same getMe.
+        let _ = self.me.set(Me {
+            id: me.id,
+            username,
+        });
+        Ok(())
+    }
+
+    /// One getUpdates round. Ok(false) when the core has stopped listening.
+    async fn poll_once(
+        &self,
+        bus: &InboundSender,
+        offset: &mut i32,
+        shutdown: &CancellationToken,
+    ) -> Result<bool, ChannelError> {
+        let request = self
+            .bot
+            .get_updates()
+            .offset(*offset)
+            .timeout(self.settings.poll_timeout_secs)
+            .allowed_updates([AllowedUpdate::Message]);
+        let updates = tokio::select! {
+            _ = shutdown.cancelled() => return Ok(false),
+            updates = request.send() => updates.map_err(|e| channel_error(&e))?,
+        };
+        self.set_health(Health::Up);
+        let Some(me) = self.me.get() else {
+            return Ok(true);
+        };
+        for update in updates {
+            let next = i32::try_from(update.id.0)
+                .unwrap_or(i32::MAX)
+                .saturating_add(1);
+            if let UpdateKind::Message(message) = &update.kind
+                && let Some((mut inbound, attachments)) = convert::inbound(message, me)
+            {
+                self.fetch(&mut inbound, attachments).await;
+                let (ack, stored) = Ack::pair();
+                inbound.ack = Some(ack);
+                if bus.send(inbound).await.is_err() {
+                    return Ok(false);
+                }
+                if stored.await.is_err() {
+                    // Not stored (the store failed): leave it unconfirmed; Telegram sends it again.
+                    return Err(ChannelError::transient(
+                        "a message could not be stored; it will be fetched again",
+                    ));
+                }
+            }
+            *offset = next;
+        }
+        Ok(true)
+    }
+
+    /// Download attachments into the inbox (within the size cap) and tell the model
+    /// where they are.
+    async fn fetch(
+        &self,
+        inbound: &mut crate::message::InboundMessage,
+        attachments: Vec<Attachment>,
+    ) {
+        for attachment in attachments {
+            let too_big = attachment
+                .size
+                .is_some_and(|size| size > self.settings.media_max_bytes);
+            let path = if too_big {
+                inbound.text.push_str(&format!(
+                    "\n[{} not downloaded: larger than channels.telegram.media_max_mb]",
+                    attachment.file_name
+                ));
+                None
+            } else {
+                match self.download(&inbound.chat_id, &attachment).await {
+                    Ok(path) => {
+                        inbound
+                            .text
+                            .push_str(&format!("\n[attached: {}]", path.display()));
+                        Some(path)
+                    }
+                    Err(err) => {
+                        tracing::warn!(channel = CHANNEL, "attachment not downloaded: {err}");
+                        inbound.text.push_str(&format!(
+                            "\n[{} could not be downloaded]",
+                            attachment.file_name
+                        ));
+                        None
+                    }
+                }
+            };
+            inbound.media.push(MediaRef {
+                kind: attachment.kind,
+                path,
+                mime: attachment.mime,
+                file_name: Some(attachment.file_name),
+                size_bytes: attachment.size,
+            });
+        }
+    }
+
+    async fn download(
+        &self,
+        chat_id: &str,
+        attachment: &Attachment,
+    ) -> Result<std::path::PathBuf, String> {
+        let file = self
+            .bot
+            .get_file(attachment.file_id.clone().into())
+            .await
+            .map_err(|e| channel_error(&e).message)?;
+        let dir = self.settings.inbox.join(CHANNEL);
+        tokio::fs::create_dir_all(&dir)
+            .await
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let safe_name: String = attachment
+            .file_name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let path = dir.join(format!("{chat_id}-{safe_name}"));
+        let mut out = tokio::fs::File::create(&path)
+            .await
+            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        self.bot
+            .download_file(&file.path, &mut out)
+            .await
+            .map_err(|e| super::redact_token(&e.to_string()))?;
+        Ok(path)
+    }
+}

@@ -1,0 +1,46 @@
+//! `pincer status`: whether the gateway runs, each channel's health as it last
+//! reported it, and today's usage and cost.
+
+use std::process::ExitCode;
+
+use crate::home::Home;
+use crate::store::{Store, now_ms};
+
+pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
+    let running = home.dir.is_dir() && home.lock_gateway().is_err();
+    println!(
+        "Gateway: {}",
+        if running { "running" } else { "not running" }
+    );
+    if !home.db_file.exists() {
+        println!("No data yet (run `pincer chat` or `pincer run`).");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let store = Store::open(&home.db_file)?;
+    let health = store.health().await?;
+    if health.is_empty() {
+        println!("Channels: none has run yet");
+    }
+    for (channel, state, at) in health {
+        let age = (now_ms() - at).max(0) / 1000;
+        println!("  {channel:<10} {state}  (reported {age}s ago)");
+    }
+    let midnight = chrono::Local::now()
+        .date_naive()
+        .and_hms_opt(0, 0, 0)
+        .and_then(|t| t.and_local_timezone(chrono::Local).earliest())
+        .map(|t| t.timestamp_millis())
+        .unwrap_or(0);
+    let (usage, cost) = store.usage_since(midnight).await?;
+    println!(
+        "Today: {} tokens in, {} out, {} cached read, {} cache writes; ${cost:.4}",
+        usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens
+    );
+    let sessions = store.sessions().await?;
+    println!(
+        "Sessions: {} ({} current)",
+        sessions.len(),
+        sessions.iter().filter(|s| s.current).count()
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,209 @@
+//! `FakeTelegram`, the handle a test holds. Starting it binds a port and spawns the
+//! server; dropping it stops the server and drops its connections.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+use super::fault::Fault;
+use super::incoming::{self, Incoming};
+use super::record::{Call, Sent};
+use super::server::{self, App};
+use super::state::Shared;
+use super::{BOT_ID, BOT_USERNAME, TOKEN, listener, methods};
+
+/// A fake Telegram Bot API server for one bot (id 999, `@pincer_test_bot`).
+pub struct FakeTelegram {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    /// Asks the accept loop for outages.
+    listener: listener::Control,
+    /// Set to `true` on drop: the accept loop stops and drops every connection.
+    shutdown: watch::Sender<bool>,
+}
+
+impl FakeTelegram {
+    /// Binds `127.0.0.1:0` and starts serving. Panics if no port can be bound (a test
+    /// cannot go on without its fake).
+    pub async fn start() -> FakeTelegram {
+        let any_port = SocketAddr::from(([127, 0, 0, 1], 0));
+        FakeTelegram::bind(any_port)
+            .await
+            .expect("the fake Telegram should bind 127.0.0.1:0")
+    }
+
+    /// Binds `addr` and starts serving on the current tokio runtime.
+    pub async fn bind(addr: SocketAddr) -> io::Result<FakeTelegram> {
+        let tcp = TcpListener::bind(addr).await?;
+        let addr = tcp.local_addr()?;
+        let shared = Arc::new(Shared::new());
+        let (control, commands) = listener::channel();
+        let (shutdown, stopped) = watch::channel(false);
+        let app = server::app(App {
+            shared: Arc::clone(&shared),
+            listener: control.clone(),
+        });
+        listener::spawn(tcp, app, commands, stopped);
+        Ok(FakeTelegram {
+            addr,
+            shared,
+            listener: control,
+            shutdown,
+        })
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:PORT`, what `Bot::set_api_url` takes; requests then go to
+    /// `{api_url}/bot{TOKEN}/{Method}`.
+    pub fn api_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// `123456:TEST-TOKEN`.
+    pub fn token(&self) -> &str {
+        TOKEN
+    }
+
+    /// `999`.
+    pub fn bot_id(&self) -> i64 {
+        BOT_ID
+    }
+
+    /// `pincer_test_bot` (without `@`).
+    pub fn bot_username(&self) -> &str {
+        BOT_USERNAME
+    }
+
+    /// Queues `msg` as a `message` update; returns its message id.
+    pub fn inject(&self, msg: Incoming) -> i64 {
+        self.shared.update(|inner| incoming::inject(inner, msg)).0
+    }
+
+    /// Every API call so far, oldest first (refused ones too).
+    pub fn calls(&self) -> Vec<Call> {
+        self.shared.read(|inner| inner.calls.clone())
+    }
+
+    /// The calls of one method (matched case-insensitively), oldest first.
+    pub fn calls_of(&self, method: &str) -> Vec<Call> {
+        self.shared.read(|inner| matching(&inner.calls, method))
+    }
+
+    /// Every message the bot sent or edited successfully, oldest first.
+    pub fn sent(&self) -> Vec<Sent> {
+        self.shared.read(|inner| inner.sent.clone())
+    }
+
+    /// Waits until at least `n` messages were sent or edited, or `timeout` passes, then
+    /// returns them all (fewer than `n` on timeout).
+    pub async fn wait_for_sent(&self, n: usize, timeout: Duration) -> Vec<Sent> {
+        self.shared
+            .wait_until(timeout, |inner| inner.sent.len() >= n)
+            .await;
+        self.sent()
+    }
+
+    /// The first call of `method` (case-insensitive), waiting up to `timeout` for one.
+    pub async fn wait_for_call(&self, method: &str, timeout: Duration) -> Option<Call> {
+        self.wait_for_calls(method, 1, timeout)
+            .await
+            .into_iter()
+            .next()
+    }
+
+    /// Waits until `method` was called at least `n` times or `timeout` passes; returns
+    /// its calls (fewer than `n` on timeout).
+    pub async fn wait_for_calls(&self, method: &str, n: usize, timeout: Duration) -> Vec<Call> {
+        self.shared
+            .wait_until(timeout, |inner| matching(&inner.calls, method).len() >= n)
+            .await;
+        self.calls_of(method)
+    }
+
+    /// The highest `offset` the bot passed to `getUpdates` (0 before any).
+    pub fn confirmed_offset(&self) -> i64 {
+        self.shared.read(|inner| inner.updates.confirmed_offset())
+    }
+
+    /// Updates injected but not yet confirmed.
+    pub fn pending_updates(&self) -> usize {
+        self.shared.read(|inner| inner.updates.pending())
+    }
+
+    /// The last `setMyCommands` list as `(command, description)`.
+    pub fn commands(&self) -> Vec<(String, String)> {
+        self.shared.read(|inner| {
+            inner
+                .commands
+                .iter()
+                .map(|c| {
+                    let text = |key: &str| c[key].as_str().unwrap_or_default().to_string();
+                    (text("command"), text("description"))
+                })
+                .collect()
+        })
+    }
+
+    /// The next call of `method` (case-insensitive) fails with `fault`; call again to
+    /// queue more (FIFO per method). The call is still recorded.
+    pub fn fail_next(&self, method: &str, fault: Fault) {
+        let key = methods::canonical(method)
+            .unwrap_or(method)
+            .to_ascii_lowercase();
+        self.shared
+            .update(|inner| inner.faults.entry(key).or_default().push_back(fault));
+    }
+
+    /// While on, every `sendMessage`/`editMessageText` (and media caption) with
+    /// `parse_mode: HTML` gets 400 `Bad Request: can't parse entities: …`.
+    pub fn reject_html(&self, on: bool) {
+        self.shared.update(|inner| inner.reject_html = on);
+    }
+
+    /// Whether HTML is checked like Telegram does (on by default; see `html`). Off, any
+    /// HTML is accepted.
+    pub fn validate_html(&self, on: bool) {
+        self.shared.update(|inner| inner.lenient_html = !on);
+    }
+
+    /// Privacy mode (on by default): `getMe.can_read_all_group_messages` is its opposite.
+    /// The fake delivers every injected message either way.
+    pub fn privacy_mode(&self, on: bool) {
+        self.shared
+            .update(|inner| inner.reads_all_group_messages = !on);
+    }
+
+    /// Goes away for `dur`: stops listening and drops every open connection (a held long
+    /// poll included), then listens again on the same port. Returns as soon as the fake
+    /// is down; `wait_until_up` waits for the return. State (updates, logs) is kept.
+    pub async fn outage(&self, dur: Duration) {
+        self.listener.outage(dur).await;
+    }
+
+    /// Returns once the fake is listening (at once outside an outage).
+    pub async fn wait_until_up(&self) {
+        self.listener.wait_until_up().await;
+    }
+}
+
+fn matching(calls: &[Call], method: &str) -> Vec<Call> {
+    calls
+        .iter()
+        .filter(|c| c.method.eq_ignore_ascii_case(method))
+        .cloned()
+        .collect()
+}
+
+impl Drop for FakeTelegram {
+    fn drop(&mut self) {
+        self.shutdown.send_replace(true);
+    }
+}

@@ -1,0 +1,437 @@
+//! Telegram end to end: the real `pincer run` binary against the fake Bot API server
+//! and the fake model. Each test owns its fakes and its Pincer home.
+
+mod common;
+
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use common::TestHome;
+use pincer_fakes::telegram::{FakeTelegram, Fault, Incoming, Sent};
+use pincer_fakes::{FakeModel, Step};
+
+const WAIT: Duration = Duration::from_secs(15);
+
+/// A running `pincer run`, killed when dropped.
+struct Gateway {
+    child: Child,
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Setup {
+    home: TestHome,
+    model: FakeModel,
+    telegram: FakeTelegram,
+}
+
+async fn setup(extra_channel: &str, extra_agent: &str) -> Setup {
+    let model = FakeModel::start().await;
+    let telegram = FakeTelegram::start().await;
+    let home = TestHome::new();
+    home.write_config(&format!(
+        "version = 1\n[agent]\n{extra_agent}\n[router]\nlight = [\"fake/m\"]\n[providers.fake]\nkind = \"openai\"\nbase_url = \"{}\"\n\n[channels.telegram]\nenabled = true\napi_url = \"{}\"\n{extra_channel}\n",
+        model.openai_base(),
+        telegram.api_url()
+    ));
+    home.write_secrets(&format!(
+        "channels:\n  telegram:\n    bot_token: \"{}\"\n",
+        telegram.token()
+    ));
+    Setup {
+        home,
+        model,
+        telegram,
+    }
+}
+
+impl Setup {
+    fn start(&self) -> Gateway {
+        let child = self
+            .home
+            .command(&["run"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start pincer run");
+        Gateway { child }
+    }
+
+    /// What each message the bot sent finally says (edits applied), in order sent.
+    fn shown(&self) -> Vec<Sent> {
+        let mut out: Vec<Sent> = Vec::new();
+        for sent in self.telegram.sent() {
+            if sent.method == "editMessageText" {
+                if let Some(original) = out
+                    .iter_mut()
+                    .find(|m| m.message_id == sent.message_id && m.chat_id == sent.chat_id)
+                {
+                    original.text = sent.text;
+                    original.parse_mode = sent.parse_mode;
+                }
+            } else {
+                out.push(sent);
+            }
+        }
+        out
+    }
+
+    /// Wait until a message to `chat` finally shows `needle`.
+    async fn wait_for_text(&self, chat: i64, needle: &str) -> Sent {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            if let Some(found) = self
+                .shown()
+                .into_iter()
+                .find(|m| m.chat_id == chat && m.text.contains(needle))
+            {
+                return found;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no message to {chat} containing {needle:?}; shown: {:#?}",
+                self.shown()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    fn texts_to(&self, chat: i64) -> Vec<String> {
+        self.shown()
+            .into_iter()
+            .filter(|m| m.chat_id == chat)
+            .map(|m| m.text)
+            .collect()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_owner_talks_in_a_direct_message_with_typing_shown_then_stopped() {
+    let s = setup("", "owners = [\"telegram:42\"]").await;
+    s.model
+        .push(Step::slow_text("Hello from Pincer over Telegram", 150));
+    let _gateway = s.start();
+    s.telegram.inject(Incoming::dm(42, "hi there"));
+    let reply = s.wait_for_text(42, "Hello from Pincer over Telegram").await;
+    assert_eq!(reply.parse_mode.as_deref(), Some("HTML"));
+    assert_eq!(s.model.requests()[0].last_user_text(), "hi there");
+    assert!(
+        !s.telegram.calls_of("sendChatAction").is_empty(),
+        "typing was shown during the turn"
+    );
+    assert!(
+        s.telegram.commands().iter().any(|(name, _)| name == "new"),
+        "commands published"
+    );
+    // Typing is refreshed every 4 s while a turn runs; after it ends no more come.
+    let typing_before = s.telegram.calls_of("sendChatAction").len();
+    tokio::time::sleep(Duration::from_millis(4500)).await;
+    assert_eq!(
+        s.telegram.calls_of("sendChatAction").len(),
+        typing_before,
+        "typing must stop after the reply"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_reply_with_code_arrives_as_ordered_chunks_within_the_limit() {
+    let s = setup("", "owners = [\"telegram:42\"]").await;
+    let mut long = String::new();
+    for n in 0..12 {
+        long.push_str(&format!(
+            "Section {n}: {}\n\n",
+            "words that fill the paragraph ".repeat(12)
+        ));
+        long.push_str(&format!(
+            "```rust\n{}```\n\n",
+            format!("let x{n} = {n}; // a line of code\n").repeat(20)
+        ));
+    }
+    assert!(long.chars().count() > 10_000);
+    s.model.push(Step::text(long.clone()));
+    let _gateway = s.start();
+    s.telegram.inject(Incoming::dm(42, "write a lot"));
+    s.wait_for_text(42, "Section 11").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let texts = s.texts_to(42);
+    assert!(texts.len() >= 3, "{} chunks", texts.len());
+    for text in &texts {
+        assert!(
+            text.encode_utf16().count() <= 4096,
+            "chunk of {} units",
+            text.encode_utf16().count()
+        );
+        assert_eq!(
+            text.matches("<pre>").count(),
+            text.matches("</pre>").count(),
+            "unbalanced code block: {text}"
+        );
+    }
+    let positions: Vec<usize> = (0..12)
+        .map(|n| {
+            texts
+                .iter()
+                .position(|t| t.contains(&format!("Section {n}:")))
+                .unwrap()
+        })
+        .collect();
+    assert!(
+        positions.windows(2).all(|w| w[0] <= w[1]),
+        "chunks out of order: {positions:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pairing_lets_a_stranger_in_only_after_the_owner_approves() {
+    let s = setup("dm_policy = \"pairing\"", "").await;
+    let _gateway = s.start();
+    s.telegram.inject(Incoming::dm(7, "hello, who are you?"));
+    let reply = s.wait_for_text(7, "pairing code").await;
+    let code = reply
+        .text
+        .split_whitespace()
+        .find(|w| {
+            w.len() == 8
+                && w.chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        })
+        .expect("a code word")
+        .to_string();
+    assert!(!code.contains(['0', 'O', '1', 'I']));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        s.model.requests().is_empty(),
+        "a stranger's message must never reach the model"
+    );
+    let list = s.home.run(&["pairing", "list"]);
+    assert!(list.stdout.contains(&code), "{}", list.stdout);
+    // A wrong code is refused.
+    s.home
+        .run(&["pairing", "approve", "telegram", "ABCDEFGH"])
+        .fails_with(&["no pending code"]);
+    // The right one, in any case, lets them in.
+    let approve = s
+        .home
+        .run(&["pairing", "approve", "telegram", &code.to_lowercase()]);
+    assert!(approve.ok(), "{approve:?}");
+    s.telegram.inject(Incoming::dm(7, "now can we talk?"));
+    s.wait_for_text(7, "echo: now can we talk?").await;
+    assert_eq!(
+        s.model.requests().len(),
+        1,
+        "the message before approval stays unanswered"
+    );
+
+    // User 7 was approved first, so owns the channel: they approve the next stranger in chat.
+    s.telegram.inject(Incoming::dm(8, "me too"));
+    let reply = s.wait_for_text(8, "pairing code").await;
+    let code8 = reply
+        .text
+        .split_whitespace()
+        .find(|w| {
+            w.len() == 8
+                && w.chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        })
+        .unwrap()
+        .to_string();
+    s.telegram
+        .inject(Incoming::dm(8, "let me in").from(8, "Eve", None));
+    s.telegram
+        .inject(Incoming::dm(7, &format!("/approve {code8}")).command());
+    s.wait_for_text(7, "Approved").await;
+    s.wait_for_text(8, "You're approved").await;
+    s.telegram.inject(Incoming::dm(8, "thanks"));
+    s.wait_for_text(8, "echo: thanks").await;
+    // A non-owner cannot approve.
+    s.telegram.inject(Incoming::dm(9, "knock knock"));
+    s.wait_for_text(9, "pairing code").await;
+    s.telegram
+        .inject(Incoming::dm(8, "/approve AAAAAAAA").command());
+    s.wait_for_text(8, "Only the owner").await;
+    // Revoking shuts the door again.
+    assert!(s.home.run(&["pairing", "revoke", "telegram", "8"]).ok());
+    let before = s.model.requests().len();
+    s.telegram.inject(Incoming::dm(8, "still here?"));
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(s.model.requests().len(), before);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_allowlist_with_nobody_on_it_admits_nobody() {
+    let s = setup("dm_policy = \"allowlist\"", "").await;
+    let _gateway = s.start();
+    s.telegram.inject(Incoming::dm(5, "hello?"));
+    s.telegram.wait_for_calls("getUpdates", 3, WAIT).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(s.model.requests().is_empty());
+    assert!(
+        s.texts_to(5).is_empty(),
+        "allowlist never issues codes: {:?}",
+        s.texts_to(5)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_group_the_bot_answers_only_when_addressed_and_topics_are_sessions() {
+    let s = setup("groups = [\"-100123\"]", "").await;
+    let _gateway = s.start();
+    s.telegram
+        .inject(Incoming::group(-100123, 11, "we should pick a date").from(11, "Ann", None));
+    s.telegram.inject(
+        Incoming::group(-100999, 11, "@pincer_test_bot hi from a group not allowed")
+            .mentioning_bot(),
+    );
+    s.telegram.inject(
+        Incoming::group(-100123, 12, "what do you think?")
+            .from(12, "Bob", None)
+            .mentioning_bot(),
+    );
+    s.wait_for_text(-100123, "echo:").await;
+    let requests = s.model.requests();
+    assert_eq!(
+        requests.len(),
+        1,
+        "only the addressed message in the allowed group reaches the model"
+    );
+    let seen = requests[0].last_user_text();
+    assert!(
+        seen.contains("Ann: we should pick a date"),
+        "unaddressed messages are context: {seen}"
+    );
+    assert!(
+        seen.contains("Bob:") && seen.contains("what do you think?"),
+        "{seen}"
+    );
+    assert!(s.texts_to(-100999).is_empty());
+    // A reply to the bot addresses it too; two forum topics are two sessions.
+    s.telegram.inject(
+        Incoming::group(-100123, 12, "in topic one")
+            .in_topic(5)
+            .mentioning_bot(),
+    );
+    s.telegram.inject(
+        Incoming::group(-100123, 12, "in topic two")
+            .in_topic(6)
+            .mentioning_bot(),
+    );
+    s.wait_for_text(-100123, "in topic two").await;
+    s.wait_for_text(-100123, "in topic one").await;
+    let sessions = s.home.run(&["sessions", "list"]).stdout;
+    assert!(
+        sessions.contains("telegram:group:-100123:thread:5"),
+        "{sessions}"
+    );
+    assert!(
+        sessions.contains("telegram:group:-100123:thread:6"),
+        "{sessions}"
+    );
+    let topic_reply = s
+        .shown()
+        .into_iter()
+        .find(|m| m.text.contains("in topic two"))
+        .unwrap();
+    assert_eq!(
+        topic_reply.message_thread_id,
+        Some(6),
+        "replies go to their topic"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rejected_html_is_sent_again_as_plain_text() {
+    let s = setup("", "owners = [\"telegram:42\"]").await;
+    s.telegram.reject_html(true);
+    s.model.push(Step::text("Some **bold** words"));
+    let _gateway = s.start();
+    s.telegram.inject(Incoming::dm(42, "format something"));
+    let reply = s.wait_for_text(42, "bold").await;
+    assert_eq!(reply.parse_mode, None, "the retry goes without markup");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_limits_are_waited_out() {
+    let s = setup("", "owners = [\"telegram:42\"]").await;
+    s.model.push(Step::text("after the wait"));
+    let _gateway = s.start();
+    s.telegram.wait_for_call("getUpdates", WAIT).await;
+    for method in ["sendMessage", "editMessageText"] {
+        s.telegram
+            .fail_next(method, Fault::TooManyRequests { retry_after: 1 });
+    }
+    let sent_at = Instant::now();
+    s.telegram.inject(Incoming::dm(42, "go"));
+    s.wait_for_text(42, "after the wait").await;
+    assert!(
+        sent_at.elapsed() >= Duration::from_secs(1),
+        "retry_after was not honoured"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outage_loses_nothing_and_duplicates_nothing() {
+    let s = setup("", "owners = [\"telegram:42\"]").await;
+    let _gateway = s.start();
+    s.telegram.inject(Incoming::dm(42, "before"));
+    s.wait_for_text(42, "echo: before").await;
+    s.telegram.outage(Duration::from_secs(5)).await;
+    s.telegram.inject(Incoming::dm(42, "during"));
+    s.telegram.wait_until_up().await;
+    s.wait_for_text(42, "echo: during").await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let texts = s.texts_to(42);
+    assert_eq!(
+        texts.iter().filter(|t| t.contains("echo: before")).count(),
+        1,
+        "{texts:?}"
+    );
+    assert_eq!(
+        texts.iter().filter(|t| t.contains("echo: during")).count(),
+        1,
+        "{texts:?}"
+    );
+    let status = s.home.run(&["status"]).stdout;
+    assert!(status.contains("telegram"), "{status}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_between_receiving_and_replying_answers_once_after_restart() {
+    let s = setup("", "owners = [\"telegram:42\"]").await;
+    s.model.push(Step::Stall);
+    let gateway = s.start();
+    s.telegram.inject(Incoming::dm(42, "are you alive?"));
+    s.model.wait_for_requests(1, WAIT).await;
+    drop(gateway); // SIGKILL mid-turn
+    let _gateway = s.start();
+    s.wait_for_text(42, "echo: are you alive?").await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let answers = s
+        .texts_to(42)
+        .iter()
+        .filter(|t| t.contains("echo: are you alive?"))
+        .count();
+    assert_eq!(answers, 1, "answered exactly once: {:?}", s.texts_to(42));
+    assert_eq!(s.telegram.pending_updates(), 0, "the update was confirmed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_photo_is_downloaded_to_the_inbox_and_mentioned_to_the_model() {
+    let s = setup("", "owners = [\"telegram:42\"]").await;
+    let _gateway = s.start();
+    s.telegram
+        .inject(Incoming::dm(42, "look at this").with_photo(vec![0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3]));
+    s.wait_for_text(42, "look at this").await;
+    let seen = s.model.requests()[0].last_user_text();
+    assert!(
+        seen.contains("[attached:") && seen.contains("inbox"),
+        "{seen}"
+    );
+    let inbox = s.home.workspace().join("inbox/telegram");
+    let files: Vec<_> = std::fs::read_dir(&inbox).unwrap().collect();
+    assert_eq!(files.len(), 1);
+}
