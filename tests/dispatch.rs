@@ -455,3 +455,82 @@ async fn idle_session_workers_are_reaped() {
             .contains("echo: hi")
     );
 }
+
+fn stranger(id: u32, text: &str) -> InboundMessage {
+    InboundMessage {
+        channel: "telegram".into(),
+        account: "default".into(),
+        chat_id: id.to_string(),
+        chat_kind: ChatKind::Dm,
+        thread_id: None,
+        sender: Sender {
+            raw_id: id.to_string(),
+            canonical: format!("telegram:{id}"),
+            display_name: format!("S{id}"),
+        },
+        message_id: format!("{id}:{}", text.len()),
+        text: text.into(),
+        media: Vec::new(),
+        reply_to: None,
+        addressed: true,
+        received_at: SystemTime::now(),
+        ack: None,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_most_three_strangers_wait_for_pairing_and_a_repeat_sender_keeps_their_code() {
+    let fake = FakeModel::start().await;
+    let mut core = start(&fake, "steer");
+    for id in 1..=3 {
+        core.running
+            .inbound
+            .send(stranger(id, "hello"))
+            .await
+            .unwrap();
+        let reply = tokio::time::timeout(WAIT, core.running.outbound.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(
+            matches!(&reply.body, OutboundBody::Text { text, .. } if text.contains("pairing code")),
+            "{reply:?}"
+        );
+    }
+    core.running
+        .inbound
+        .send(stranger(4, "me too"))
+        .await
+        .unwrap();
+    let reply = tokio::time::timeout(WAIT, core.running.outbound.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(&reply.body, OutboundBody::Text { text, .. } if text.contains("try again later")),
+        "{reply:?}"
+    );
+    // A repeat sender is not sent their code again right away, nor a new one.
+    core.running
+        .inbound
+        .send(stranger(1, "hello again"))
+        .await
+        .unwrap();
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), core.running.outbound.recv())
+            .await
+            .is_err()
+    );
+    assert_eq!(
+        core.running
+            .agent
+            .store
+            .pending_codes(Some("telegram"))
+            .await
+            .unwrap()
+            .len(),
+        3
+    );
+    assert!(fake.requests().is_empty(), "no stranger reached the model");
+    core.shutdown.cancel();
+}

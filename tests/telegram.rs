@@ -435,3 +435,27 @@ async fn a_photo_is_downloaded_to_the_inbox_and_mentioned_to_the_model() {
     let files: Vec<_> = std::fs::read_dir(&inbox).unwrap().collect();
     assert_eq!(files.len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_token_shows_as_down_in_status_and_the_gateway_keeps_running() {
+    let s = setup("", "owners = [\"telegram:42\"]").await;
+    s.telegram.fail_next("getMe", Fault::Unauthorized);
+    let mut gateway = s.start();
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let status = s.home.run(&["status"]).stdout;
+        if status.contains("down: Telegram rejected the bot token") {
+            assert!(status.contains("Gateway: running"), "{status}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "status never showed the bad token: {status}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert!(
+        gateway.child.try_wait().unwrap().is_none(),
+        "a bad token must not crash the gateway"
+    );
+}

@@ -1,3 +1,4 @@
+use super::pairing::PendingCode;
 use super::*;
 
 fn open() -> (tempfile::TempDir, Store) {
@@ -211,4 +212,79 @@ async fn taken_messages_move_to_the_end_of_the_transcript() {
         })
         .collect();
     assert_eq!(order, ["first", "answer", "second"]);
+}
+
+fn code(channel: &str, code: &str, sender: &str, expires_at: i64) -> PendingCode {
+    PendingCode {
+        channel: channel.into(),
+        code: code.into(),
+        sender_raw: sender.into(),
+        sender: format!("{channel}:{sender}"),
+        display_name: "Someone".into(),
+        expires_at,
+        last_sent_at: now_ms(),
+    }
+}
+
+#[tokio::test]
+async fn pairing_codes_are_approved_in_any_case_and_refused_when_wrong_or_expired() {
+    let (_dir, store) = open();
+    store
+        .insert_code(code("telegram", "ABCD2345", "7", now_ms() + 60_000))
+        .await
+        .unwrap();
+    store
+        .insert_code(code("telegram", "EXPRD234", "8", now_ms() - 1))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.pending_codes(Some("telegram")).await.unwrap().len(),
+        1,
+        "expired codes are not pending"
+    );
+    assert!(
+        store
+            .approve_code(Some("telegram"), "EXPRD234", "cli")
+            .await
+            .unwrap()
+            .is_none(),
+        "expired"
+    );
+    assert!(
+        store
+            .approve_code(Some("telegram"), "ABCD2346", "cli")
+            .await
+            .unwrap()
+            .is_none(),
+        "wrong"
+    );
+    assert!(
+        store
+            .approve_code(Some("discord"), "ABCD2345", "cli")
+            .await
+            .unwrap()
+            .is_none(),
+        "other channel"
+    );
+    let approved = store
+        .approve_code(Some("telegram"), " abcd2345 ", "cli")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(approved.sender, "telegram:7");
+    assert!(store.is_approved("telegram", "7").await.unwrap());
+    assert!(
+        store.pending_codes(None).await.unwrap().is_empty(),
+        "a used code is gone"
+    );
+    assert!(
+        store
+            .approve_code(Some("telegram"), "ABCD2345", "cli")
+            .await
+            .unwrap()
+            .is_none(),
+        "codes work once"
+    );
+    assert!(store.revoke("telegram", "telegram:7").await.unwrap());
+    assert!(!store.is_approved("telegram", "7").await.unwrap());
 }
