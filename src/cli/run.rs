@@ -120,18 +120,17 @@ fn channels(
     Ok(registry)
 }
 
-/// Write each channel's health to the store when it changes (and now and then).
+/// Write each channel's health to the store every few seconds (its time says the
+/// gateway is alive).
 async fn record_health(registry: Arc<Registry>, store: Store, shutdown: CancellationToken) {
-    let mut last: Vec<String> = Vec::new();
     loop {
-        let now: Vec<String> = registry.handles().map(|h| h.health().to_string()).collect();
-        if now != last {
-            for (handle, state) in registry.handles().zip(&now) {
-                if let Err(err) = store.set_health(handle.name(), state).await {
-                    tracing::warn!("cannot record channel health: {err}");
-                }
+        for handle in registry.handles() {
+            if let Err(err) = store
+                .set_health(handle.name(), &handle.health().to_string())
+                .await
+            {
+                tracing::warn!("cannot record channel health: {err}");
             }
-            last = now;
         }
         tokio::select! {
             _ = shutdown.cancelled() => return,

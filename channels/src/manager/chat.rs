@@ -61,13 +61,32 @@ impl ChatWorker {
     }
 
     pub async fn run(mut self, mut rx: mpsc::Receiver<OutboundMessage>) {
+        let mut next: Option<OutboundMessage> = None;
         loop {
-            let message = match tokio::time::timeout(IDLE, rx.recv()).await {
-                Ok(Some(message)) => message,
-                Ok(None) => break,
-                Err(_) if self.typing.is_none() && self.stream.is_none() => break,
-                Err(_) => continue,
+            let message = match next.take() {
+                Some(message) => message,
+                None => match tokio::time::timeout(IDLE, rx.recv()).await {
+                    Ok(Some(message)) => message,
+                    Ok(None) => break,
+                    Err(_) if self.typing.is_none() && self.stream.is_none() => break,
+                    Err(_) => continue,
+                },
             };
+            // Deltas that piled up while we waited on the platform go out as one, so a
+            // slow chat never backs up the manager (and with it every other chat).
+            if let OutboundBody::Delta(mut text) = message.body {
+                while let Ok(more) = rx.try_recv() {
+                    match more.body {
+                        OutboundBody::Delta(piece) => text.push_str(&piece),
+                        _ => {
+                            next = Some(more);
+                            break;
+                        }
+                    }
+                }
+                self.delta(&text).await;
+                continue;
+            }
             self.handle(message).await;
         }
         self.typing = None;
@@ -77,7 +96,16 @@ impl ChatWorker {
         match message.body {
             OutboundBody::TurnStart => self.start_typing(),
             OutboundBody::Delta(text) => self.delta(&text).await,
-            OutboundBody::Text { text, .. } => self.deliver(&text).await,
+            // Only the streamed reply belongs in the placeholder; a command's answer
+            // sent mid-stream goes out on its own.
+            OutboundBody::Text {
+                text,
+                streamed: true,
+            } => self.deliver(&text).await,
+            OutboundBody::Text {
+                text,
+                streamed: false,
+            } => self.send_all(&text).await,
             OutboundBody::Notice(text) => self.send_all(&text).await,
             OutboundBody::Error(text) => self.send_all(&format!("⚠️ {text}")).await,
             OutboundBody::TurnEnd => {

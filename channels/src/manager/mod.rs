@@ -22,6 +22,9 @@ use pace::Pacer;
 
 pub use retry::with_retries;
 
+#[cfg(test)]
+mod tests;
+
 /// Messages waiting for one chat's worker.
 const CHAT_QUEUE: usize = 256;
 /// How long delivery may go on after the core has stopped.

@@ -1,0 +1,118 @@
+//! The Telegram adapter's capabilities driven directly against the fake Bot API: files
+//! out, reactions, edits, typing in a topic. (Conversations through the whole binary
+//! are in tests/telegram.rs.)
+
+use std::sync::Arc;
+
+use pincer_channels::telegram::{Telegram, TelegramSettings};
+use pincer_channels::{OutboundMedia, Target};
+use pincer_fakes::telegram::FakeTelegram;
+
+fn adapter(fake: &FakeTelegram, inbox: &std::path::Path) -> Arc<Telegram> {
+    Telegram::new(TelegramSettings {
+        token: fake.token().to_string(),
+        api_url: fake.api_url(),
+        inbox: inbox.to_path_buf(),
+        media_max_bytes: 1024 * 1024,
+        poll_timeout_secs: 1,
+    })
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn photos_and_documents_go_out_with_captions_into_their_topic() {
+    let fake = FakeTelegram::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let telegram = adapter(&fake, dir.path());
+    let handle = telegram.handle();
+    let media = handle.media.clone().expect("Telegram sends media");
+    let photo = dir.path().join("chart.png");
+    std::fs::write(&photo, [0x89, b'P', b'N', b'G']).unwrap();
+    let report = dir.path().join("report.pdf");
+    std::fs::write(&report, b"%PDF-1.4").unwrap();
+    let topic = Target {
+        channel: "telegram".into(),
+        chat_id: "-100123".into(),
+        thread_id: Some("7".into()),
+    };
+    media
+        .send_media(
+            &topic,
+            &OutboundMedia {
+                path: photo,
+                caption: Some("the chart".into()),
+                as_photo: true,
+            },
+        )
+        .await
+        .unwrap();
+    media
+        .send_media(
+            &topic,
+            &OutboundMedia {
+                path: report,
+                caption: None,
+                as_photo: false,
+            },
+        )
+        .await
+        .unwrap();
+    let sent = fake.sent();
+    assert_eq!(sent[0].method, "sendPhoto");
+    assert_eq!(sent[0].text, "the chart");
+    assert_eq!(sent[0].message_thread_id, Some(7));
+    assert_eq!(sent[1].method, "sendDocument");
+    assert_eq!(sent[1].file_name.as_deref(), Some("report.pdf"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn placeholders_are_edited_in_place_and_reactions_land() {
+    let fake = FakeTelegram::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let telegram = adapter(&fake, dir.path());
+    let handle = telegram.handle();
+    let dm = Target {
+        channel: "telegram".into(),
+        chat_id: "42".into(),
+        thread_id: None,
+    };
+    let id = handle
+        .placeholder
+        .clone()
+        .unwrap()
+        .placeholder(&dm)
+        .await
+        .unwrap();
+    let editor = handle.editor.clone().unwrap();
+    editor.edit(&dm, &id, "**done**").await.unwrap();
+    // Editing to the same text is not an error (Telegram says "not modified").
+    editor.edit(&dm, &id, "**done**").await.unwrap();
+    handle.typing.clone().unwrap().typing(&dm).await.unwrap();
+    handle
+        .reactions
+        .clone()
+        .unwrap()
+        .react(&dm, &id, "👍")
+        .await
+        .unwrap();
+    let sent = fake.sent();
+    let edit = sent.iter().find(|s| s.method == "editMessageText").unwrap();
+    assert_eq!(edit.text, "<b>done</b>");
+    assert_eq!(edit.message_id.to_string(), id);
+    assert_eq!(fake.calls_of("sendChatAction").len(), 1);
+    assert_eq!(fake.calls_of("setMessageReaction").len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_api_url_is_refused_with_the_setting_named() {
+    let err = Telegram::new(TelegramSettings {
+        token: "1:x".into(),
+        api_url: "not a url".into(),
+        inbox: std::env::temp_dir(),
+        media_max_bytes: 1,
+        poll_timeout_secs: 1,
+    })
+    .err()
+    .expect("refused");
+    assert!(err.message.contains("channels.telegram.api_url"), "{err}");
+}
