@@ -10,7 +10,8 @@
 //! - `access`   — who may reach the model: policies, pairing, group context
 //! - `dispatch` — session workers, queue modes and steering, chat commands
 //! - `agent`    — the turn loop, system prompt, budget gates
-//! - `models`   — light/heavy chains from `[router]` and `[providers.*]`
+//! - `models`   — light/heavy chains from `[router]` and `[providers.*]`, pinned models
+//! - `router`   — the cheap-first score that picks light or heavy per turn
 //! - `provider` — OpenAI-compatible and Anthropic streaming clients, retry/fallback
 //! - `tools`    — the tools the model may call, confined to the workspace
 //! - `store`    — SQLite sessions, messages, parts, usage; crash repair
@@ -32,6 +33,7 @@ pub mod home;
 pub mod models;
 pub mod prices;
 pub mod provider;
+pub mod router;
 pub mod store;
 pub mod tools;
 

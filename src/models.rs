@@ -1,25 +1,25 @@
 //! The model chains a turn can use, built from `[router]`, `[providers.*]` and the
-//! keys in `.security.yml` or the environment. One HTTP client and one provider per
-//! `[providers.NAME]` are shared by every chain entry that names it.
+//! keys in `.security.yml` or the environment: the light and heavy chains, and
+//! one-model chains for a session that pinned a model. One HTTP client and one
+//! provider per `[providers.NAME]` are shared by every chain that names it.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pincer_config::{Config, ProviderKind as Kind, Secrets};
 
 use crate::provider::{
-    self, Chain, ChainEntry, ChatMessage, Provider, ProviderKind, ProviderSettings,
+    self, Chain, ChainEntry, Cooldowns, Provider, ProviderKind, ProviderSettings,
 };
+use crate::router::Tier;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ModelsError {
-    #[error(
-        "[router] names `{label}`: write it as \"<provider>/<model>\", e.g. \"openai/gpt-4.1-mini\""
-    )]
+    #[error("`{label}`: write a model as \"<provider>/<model>\", e.g. \"openai/gpt-4.1-mini\"")]
     BadLabel { label: String },
     #[error(
-        "[router] names `{label}`, but there is no [providers.{provider}] in config.toml; add it with `kind` = \"openai\" or \"anthropic\" (configured: {known})"
+        "`{label}` names no configured provider; add [providers.{provider}] to config.toml with `kind` = \"openai\" or \"anthropic\" (configured: {known})"
     )]
     UnknownProvider {
         label: String,
@@ -30,10 +30,41 @@ pub enum ModelsError {
     Http(#[from] provider::ProviderError),
 }
 
-/// The light (cheap) and heavy chains.
+/// What a session asked for with `/model`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pin {
+    Tier(Tier),
+    /// One model, never falling back to another.
+    Model(String),
+}
+
+impl Pin {
+    pub fn parse(text: &str) -> Pin {
+        match text {
+            "light" => Pin::Tier(Tier::Light),
+            "heavy" => Pin::Tier(Tier::Heavy),
+            model => Pin::Model(model.to_string()),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            Pin::Tier(tier) => tier.as_str(),
+            Pin::Model(label) => label,
+        }
+    }
+}
+
 pub struct Models {
-    light: Option<Chain>,
-    heavy: Option<Chain>,
+    light: Option<Arc<Chain>>,
+    heavy: Option<Arc<Chain>>,
+    pub threshold: f64,
+    /// Every configured provider, for building one-model chains on demand.
+    providers: BTreeMap<String, Arc<dyn Provider>>,
+    /// One-model chains built for pins, by label.
+    pinned: Mutex<HashMap<String, Arc<Chain>>>,
+    /// Which models are cooling down after errors, shared by every chain and session.
+    cooldowns: Arc<Cooldowns>,
 }
 
 impl Models {
@@ -43,72 +74,121 @@ impl Models {
         env: &[(String, String)],
     ) -> Result<Models, ModelsError> {
         let http = provider::http_client()?;
-        let mut providers: BTreeMap<String, Arc<dyn Provider>> = BTreeMap::new();
-        let mut chain = |labels: &[String]| -> Result<Option<Chain>, ModelsError> {
-            let mut entries = Vec::new();
-            for label in labels {
-                let Some((name, model)) = label
-                    .split_once('/')
-                    .filter(|(p, m)| !p.is_empty() && !m.is_empty())
-                else {
-                    return Err(ModelsError::BadLabel {
-                        label: label.clone(),
-                    });
+        let providers: BTreeMap<String, Arc<dyn Provider>> = config
+            .providers
+            .iter()
+            .map(|(name, settings)| {
+                let kind = match settings.kind {
+                    Kind::Openai => ProviderKind::OpenAi,
+                    Kind::Anthropic => ProviderKind::Anthropic,
                 };
-                let Some(settings) = config.providers.get(name) else {
-                    return Err(ModelsError::UnknownProvider {
-                        label: label.clone(),
-                        provider: name.to_string(),
-                        known: config
-                            .providers
-                            .keys()
-                            .cloned()
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                    });
-                };
-                let provider = providers.entry(name.to_string()).or_insert_with(|| {
-                    let kind = match settings.kind {
-                        Kind::Openai => ProviderKind::OpenAi,
-                        Kind::Anthropic => ProviderKind::Anthropic,
-                    };
-                    let mut wire = ProviderSettings::new(name, settings.base_url());
-                    wire.api_keys = secrets.provider_keys(name, settings.kind, env);
-                    wire.timeout = Duration::from_secs(settings.timeout_secs);
-                    wire.idle_timeout = Duration::from_secs(settings.idle_timeout_secs);
-                    provider::build(kind, wire, http.clone())
-                });
-                entries.push(ChainEntry {
-                    provider: Arc::clone(provider),
-                    label: label.clone(),
-                    model: model.to_string(),
-                });
-            }
-            Ok((!entries.is_empty()).then(|| Chain::new(entries)))
+                let mut wire = ProviderSettings::new(name, settings.base_url());
+                wire.api_keys = secrets.provider_keys(name, settings.kind, env);
+                wire.timeout = Duration::from_secs(settings.timeout_secs);
+                wire.idle_timeout = Duration::from_secs(settings.idle_timeout_secs);
+                (name.clone(), provider::build(kind, wire, http.clone()))
+            })
+            .collect();
+        let mut models = Models {
+            light: None,
+            heavy: None,
+            threshold: config.router.threshold,
+            providers,
+            pinned: Mutex::new(HashMap::new()),
+            cooldowns: Arc::new(Cooldowns::new()),
         };
-        let light = chain(&config.router.light)?;
-        let heavy = chain(&config.router.heavy)?;
-        Ok(Models { light, heavy })
+        models.light = models.chain(&config.router.light)?;
+        models.heavy = models.chain(&config.router.heavy)?;
+        Ok(models)
     }
 
     /// Chains assembled by hand (tests).
-    pub fn new(light: Option<Chain>, heavy: Option<Chain>) -> Self {
-        Self { light, heavy }
+    pub fn new(light: Option<Chain>, heavy: Option<Chain>, threshold: f64) -> Self {
+        Self {
+            light: light.map(Arc::new),
+            heavy: heavy.map(Arc::new),
+            threshold,
+            providers: BTreeMap::new(),
+            pinned: Mutex::new(HashMap::new()),
+            cooldowns: Arc::new(Cooldowns::new()),
+        }
+    }
+
+    fn entry(&self, label: &str) -> Result<ChainEntry, ModelsError> {
+        let Some((name, model)) = label
+            .split_once('/')
+            .filter(|(p, m)| !p.is_empty() && !m.is_empty())
+        else {
+            return Err(ModelsError::BadLabel {
+                label: label.to_string(),
+            });
+        };
+        let Some(provider) = self.providers.get(name) else {
+            return Err(ModelsError::UnknownProvider {
+                label: label.to_string(),
+                provider: name.to_string(),
+                known: self
+                    .providers
+                    .keys()
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        };
+        Ok(ChainEntry {
+            provider: Arc::clone(provider),
+            label: label.to_string(),
+            model: model.to_string(),
+        })
+    }
+
+    fn chain(&self, labels: &[String]) -> Result<Option<Arc<Chain>>, ModelsError> {
+        let entries = labels
+            .iter()
+            .map(|label| self.entry(label))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((!entries.is_empty())
+            .then(|| Arc::new(Chain::new(entries).with_cooldowns(Arc::clone(&self.cooldowns)))))
     }
 
     pub fn is_empty(&self) -> bool {
         self.light.is_none() && self.heavy.is_none()
     }
 
-    /// The chain for this turn: the light one while the cheap-first router is not in
-    /// place, the heavy one when no light chain is configured.
-    pub fn pick(&self, _messages: &[ChatMessage]) -> Option<&Chain> {
-        self.light.as_ref().or(self.heavy.as_ref())
+    /// The chain of a tier; a missing light chain means heavy answers everything and
+    /// the other way round.
+    pub fn tier(&self, tier: Tier) -> Option<(Tier, Arc<Chain>)> {
+        let (first, second) = match tier {
+            Tier::Light => ((Tier::Light, &self.light), (Tier::Heavy, &self.heavy)),
+            Tier::Heavy => ((Tier::Heavy, &self.heavy), (Tier::Light, &self.light)),
+        };
+        [first, second]
+            .into_iter()
+            .find_map(|(tier, chain)| chain.as_ref().map(|c| (tier, Arc::clone(c))))
     }
 
-    /// "light: a, b · heavy: c" for /status and doctor.
+    /// Whether a distinct heavy chain exists to escalate to.
+    pub fn can_escalate(&self) -> bool {
+        self.light.is_some() && self.heavy.is_some()
+    }
+
+    /// A one-model chain for a pinned model (checked against the configured providers).
+    pub fn pinned(&self, label: &str) -> Result<Arc<Chain>, ModelsError> {
+        if let Some(chain) = self.pinned.lock().ok().and_then(|p| p.get(label).cloned()) {
+            return Ok(chain);
+        }
+        let chain = Arc::new(
+            Chain::new(vec![self.entry(label)?]).with_cooldowns(Arc::clone(&self.cooldowns)),
+        );
+        if let Ok(mut pinned) = self.pinned.lock() {
+            pinned.insert(label.to_string(), Arc::clone(&chain));
+        }
+        Ok(chain)
+    }
+
+    /// "light: a, b · heavy: c" for /status and /model.
     pub fn describe(&self) -> String {
-        let labels = |chain: &Option<Chain>| match chain {
+        let labels = |chain: &Option<Arc<Chain>>| match chain {
             Some(chain) => chain
                 .entries()
                 .iter()

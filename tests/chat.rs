@@ -42,19 +42,20 @@ async fn chat_m_streams_a_reply_through_the_anthropic_format() {
     let request = &fake.requests()[0];
     assert_eq!(request.format, Format::Anthropic);
     assert_eq!(request.header("x-api-key"), Some("sk-ant-test"));
-    // The stable half of the system prompt is marked cacheable; the clock is not in it.
+    // The system prompt is marked cacheable and holds no clock; the time rides on the message.
     let system = request.body["system"].as_array().expect("system blocks");
     assert_eq!(system[0]["cache_control"]["type"], "ephemeral");
     assert!(
         !system[0]["text"]
             .as_str()
             .unwrap_or_default()
-            .contains("Now:")
+            .contains("2026-")
     );
+    let stamp = chrono::Utc::now().format("%Y-%m-%d").to_string();
     assert!(
-        system
-            .iter()
-            .any(|b| b["text"].as_str().unwrap_or_default().contains("Now:"))
+        request.last_user_text_raw().contains(&stamp),
+        "{}",
+        request.last_user_text_raw()
     );
 }
 

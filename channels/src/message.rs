@@ -127,6 +127,8 @@ pub enum OutboundBody {
     TurnStart,
     /// A piece of a reply still streaming from the model.
     Delta(String),
+    /// The reply streamed so far is abandoned; another model's reply follows.
+    Retract,
     /// A complete message. `streamed` says its text already went out as `Delta`s, so
     /// a channel that showed the deltas must not show it twice.
     Text { text: String, streamed: bool },

@@ -8,7 +8,8 @@ use std::collections::HashMap;
 use crate::provider::{ChatMessage, Part, Role};
 use crate::store::{self, StoredMessage};
 
-pub fn to_chat(history: &[StoredMessage]) -> Vec<ChatMessage> {
+/// `stamp` turns a message's time (unix ms) into the prefix its user text gets.
+pub fn to_chat(history: &[StoredMessage], stamp: &dyn Fn(i64) -> String) -> Vec<ChatMessage> {
     let mut results: HashMap<&str, &Part> = HashMap::new();
     for message in history {
         for part in &message.parts {
@@ -22,8 +23,15 @@ pub fn to_chat(history: &[StoredMessage]) -> Vec<ChatMessage> {
         match message.role {
             store::Role::Tool => {} // placed right after their calls below
             store::Role::User => {
+                let prefix = stamp(message.created_at);
                 for part in &message.parts {
-                    push_user(&mut out, part.clone());
+                    let part = match part {
+                        Part::Text { text } if !prefix.is_empty() => Part::Text {
+                            text: format!("{prefix} {text}"),
+                        },
+                        other => other.clone(),
+                    };
+                    push_user(&mut out, part);
                 }
             }
             store::Role::Assistant => {
@@ -128,6 +136,7 @@ mod tests {
     fn msg(id: i64, role: R, parts: Vec<Part>) -> StoredMessage {
         StoredMessage {
             id,
+            position: id,
             role,
             parts,
             status: Status::Done,
@@ -163,7 +172,7 @@ mod tests {
                 }],
             ),
         ];
-        let chat = to_chat(&history);
+        let chat = to_chat(&history, &|_| String::new());
         assert_eq!(chat.len(), 3);
         assert_eq!(chat[2].role, Role::User);
         assert!(
@@ -181,7 +190,7 @@ mod tests {
             msg(1, R::User, vec![text("first")]),
             msg(2, R::User, vec![text("second")]),
         ];
-        let chat = to_chat(&history);
+        let chat = to_chat(&history, &|_| String::new());
         assert_eq!(chat.len(), 1);
         assert_eq!(chat[0].parts, vec![text("first\n\nsecond")]);
     }
@@ -193,7 +202,7 @@ mod tests {
             msg(2, R::Assistant, vec![text("Once upon")]),
             msg(3, R::Assistant, vec![text(" a time")]),
         ];
-        let chat = to_chat(&history);
+        let chat = to_chat(&history, &|_| String::new());
         assert_eq!(chat.len(), 2);
         assert_eq!(chat[1].parts, vec![text("Once upon a time")]);
     }

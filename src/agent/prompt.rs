@@ -1,10 +1,10 @@
-//! The system prompt, assembled from small sections. Stable sections come first and
-//! form the cached prefix (identity, persona, tool rules, owner profile, memory
-//! index); what changes every turn (date, time, channel) goes in the volatile half.
+//! The system prompt, assembled from small sections: identity, persona, tool rules,
+//! owner profile, memory index, and the conversation's channel. It holds nothing that
+//! changes from turn to turn (the time travels on each user message), so provider
+//! prompt caches hit on the whole prefix.
 
 use std::path::Path;
 
-use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use pincer_memory::Memory;
 
@@ -24,7 +24,6 @@ pub struct Context<'a> {
     pub channel: &'a str,
     pub chat: &'a str,
     pub timezone: Tz,
-    pub now: DateTime<Utc>,
 }
 
 pub fn build(
@@ -56,53 +55,44 @@ pub fn build(
     if let Ok(Some(index)) = memory.index() {
         section("Memory index (MEMORY.md)", &index.text);
     }
-    let local = context.now.with_timezone(&context.timezone);
-    let volatile = format!(
-        "Now: {} ({}).\nChannel: {} ({}).",
-        local.format("%Y-%m-%d %H:%M %A"),
-        context.timezone.name(),
-        context.channel,
-        context.chat,
+    // The clock is not here: each user message carries its own time stamp, so this
+    // prompt (and every earlier message) stays byte-identical from turn to turn.
+    section(
+        "Conversation",
+        &format!(
+            "Channel: {} ({}). Each user message starts with when it was sent, in {}.",
+            context.channel,
+            context.chat,
+            context.timezone.name()
+        ),
     );
+    let volatile = String::new();
     SystemPrompt { stable, volatile }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::TimeZone;
 
     #[test]
-    fn stable_half_holds_memory_and_volatile_half_the_time() {
+    fn the_prompt_holds_memory_and_no_clock() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("SOUL.md"), "Dry wit.").unwrap();
         std::fs::write(dir.path().join("MEMORY.md"), "- owner likes tea\n").unwrap();
         let memory = Memory::new(dir.path());
-        let now = Utc.with_ymd_and_hms(2026, 11, 22, 8, 30, 0).unwrap();
-        let ctx = |now| Context {
+        let ctx = Context {
             channel: "terminal",
             chat: "direct chat with your owner",
             timezone: chrono_tz::Europe::Paris,
-            now,
         };
-        let a = build(&memory, dir.path(), true, &ctx(now));
-        let b = build(
-            &memory,
-            dir.path(),
-            true,
-            &ctx(now + chrono::Duration::hours(3)),
-        );
-        assert_eq!(
-            a.stable, b.stable,
-            "the cached prefix must not change with the clock"
-        );
+        let a = build(&memory, dir.path(), true, &ctx);
         assert!(a.stable.contains("Dry wit.") && a.stable.contains("owner likes tea"));
-        assert!(
-            a.volatile
-                .contains("2026-11-22 09:30 Sunday (Europe/Paris)"),
-            "{}",
-            a.volatile
+        assert!(a.stable.contains("Europe/Paris"));
+        assert!(a.volatile.is_empty());
+        assert_eq!(
+            a,
+            build(&memory, dir.path(), true, &ctx),
+            "the same inputs give the same bytes"
         );
-        assert!(!a.stable.contains("2026"));
     }
 }

@@ -50,6 +50,14 @@ impl Reply {
         }
     }
 
+    /// The reply streamed so far is abandoned (the model chain switched models).
+    pub fn retract(&mut self) {
+        self.backlog.clear();
+        // Best effort like deltas: a full bus drops the retraction, and the finished
+        // text still replaces the streamed one where the channel edits in place.
+        let _ = self.tx.try_send(self.message(OutboundBody::Retract));
+    }
+
     async fn send(&mut self, body: OutboundBody) {
         if !self.backlog.is_empty() {
             let backlog = OutboundBody::Delta(std::mem::take(&mut self.backlog));

@@ -76,6 +76,11 @@ async fn print_turn(
     while let Some(message) = outbound.recv().await {
         match message.body {
             OutboundBody::TurnStart => {}
+            OutboundBody::Retract => {
+                out.flush().await?;
+                eprintln!("\n[the reply broke off; another model answers]");
+                at_line_start = true;
+            }
             OutboundBody::Delta(text) => {
                 out.write_all(text.as_bytes()).await?;
                 out.flush().await?;

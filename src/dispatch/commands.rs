@@ -17,10 +17,16 @@ pub enum Command {
     New,
     Stop,
     Status,
+    /// `/model [light|heavy|auto|<provider>/<model>]`: show or pin the session's model.
+    Model(String),
+    /// `/usage`: this session's and today's tokens and cost.
+    Usage,
+    /// `/compact`: summarise the older part of the conversation now.
+    Compact,
     Help,
 }
 
-pub const HELP: &str = "Commands:\n/new — start a new conversation (the old one stays in `pincer sessions`)\n/stop — stop the reply in progress\n/status — session, model, queue and today's usage\n/approve CODE — (owner) let in the sender holding this pairing code\n/help — this list";
+pub const HELP: &str = "Commands:\n/new — start a new conversation (the old one stays in `pincer sessions`)\n/stop — stop the reply in progress\n/status — session, model, queue and today's usage\n/model [light|heavy|auto|provider/model] — show or pin the model for this conversation\n/usage — tokens and cost of this conversation and of today\n/compact — summarise the older part of this conversation to keep it small\n/approve CODE — (owner) let in the sender holding this pairing code\n/help — this list";
 
 /// A message that is one of our commands ("/new", "/new@my_bot", " /STOP ").
 pub fn parse(text: &str) -> Option<Command> {
@@ -37,6 +43,14 @@ pub fn parse(text: &str) -> Option<Command> {
         "new" | "reset" => Some(Command::New),
         "stop" => Some(Command::Stop),
         "status" => Some(Command::Status),
+        "model" => Some(Command::Model(
+            text.split_whitespace()
+                .nth(1)
+                .unwrap_or_default()
+                .to_string(),
+        )),
+        "usage" => Some(Command::Usage),
+        "compact" => Some(Command::Compact),
         "help" | "start" => Some(Command::Help),
         _ => None,
     }
@@ -76,6 +90,27 @@ impl Dispatcher {
                 }
             }
             Command::Status => self.status(key).await,
+            Command::Model(choice) => self.model(key, &choice).await,
+            Command::Usage => self.usage(key).await,
+            Command::Compact => {
+                if self.queue(key).is_some_and(|q| q.busy()) {
+                    return "A reply is in progress; send /compact after it.".into();
+                }
+                let session = match self.agent.store.current_session(key).await {
+                    Ok(id) => id,
+                    Err(err) => return format!("Could not find this conversation: {err}"),
+                };
+                match self.agent.compact(session).await {
+                    Ok(Some(done)) => format!(
+                        "Compacted {} older messages into a summary of {} characters; the full transcript stays in `pincer sessions show`.",
+                        done.messages, done.summary_chars
+                    ),
+                    Ok(None) => {
+                        "This conversation is short; there is nothing to compact yet.".into()
+                    }
+                    Err(err) => err,
+                }
+            }
         }
     }
 
@@ -116,6 +151,71 @@ impl Dispatcher {
         }
     }
 
+    async fn model(&self, key: &str, choice: &str) -> String {
+        let store = &self.agent.store;
+        let session = match store.current_session(key).await {
+            Ok(id) => id,
+            Err(err) => return format!("Could not find this conversation: {err}"),
+        };
+        let models = &self.agent.models;
+        if choice.is_empty() {
+            let pin = store.session_meta(session).await.ok().and_then(|m| m.pin);
+            let now = match pin {
+                Some(pin) => format!("pinned to {pin}"),
+                None => format!(
+                    "auto (the router picks light or heavy; threshold {})",
+                    models.threshold
+                ),
+            };
+            return format!(
+                "Model: {now}\n{}\nChange it with /model light, /model heavy, /model provider/model, or /model auto.",
+                models.describe()
+            );
+        }
+        let pin = match choice {
+            "auto" => None,
+            "light" | "heavy" => Some(choice.to_string()),
+            label => match models.pinned(label) {
+                Ok(_) => Some(label.to_string()),
+                Err(err) => return format!("Cannot pin {err}"),
+            },
+        };
+        let said = match &pin {
+            None => "Model: auto (the router picks light or heavy).".to_string(),
+            Some(tier) if tier == "light" || tier == "heavy" => {
+                format!("Model: pinned to the {tier} chain for this conversation.")
+            }
+            Some(label) => format!(
+                "Model: pinned to {label} for this conversation; it will not fall back to another model."
+            ),
+        };
+        match store.set_pin(session, pin).await {
+            Ok(()) => said,
+            Err(err) => format!("Could not change the model: {err}"),
+        }
+    }
+
+    async fn usage(&self, key: &str) -> String {
+        let store = &self.agent.store;
+        let mut lines = Vec::new();
+        if let Ok(session) = store.current_session(key).await
+            && let Ok((usage, cost)) = store.session_usage(session).await
+        {
+            lines.push(format!(
+                "This conversation: {} tokens in, {} out, {} cached; ${cost:.4}",
+                usage.input_tokens, usage.output_tokens, usage.cache_read_tokens
+            ));
+        }
+        if let Ok((usage, cost)) = store.usage_since(self.agent.start_of_day_ms()).await {
+            let limits = &self.agent.limits;
+            lines.push(format!(
+                "Today: {} tokens in, {} out, {} cached; ${cost:.4} of ${:.2} (agent.max_day_cost_usd); a turn may spend ${:.2}",
+                usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, limits.max_day_cost_usd, limits.max_turn_cost_usd
+            ));
+        }
+        lines.join("\n")
+    }
+
     async fn status(&self, key: &str) -> String {
         let store = &self.agent.store;
         let mut lines = Vec::new();
@@ -126,7 +226,15 @@ impl Dispatcher {
             }
             Err(err) => lines.push(format!("Session {key}: {err}")),
         }
-        lines.push(format!("Models: {}", self.agent.models.describe()));
+        let pin = match store.current_session(key).await {
+            Ok(id) => store.session_meta(id).await.ok().and_then(|m| m.pin),
+            Err(_) => None,
+        };
+        let routing = pin.map_or_else(|| "auto".to_string(), |p| format!("pinned to {p}"));
+        lines.push(format!(
+            "Models: {routing} ({})",
+            self.agent.models.describe()
+        ));
         let busy = self.queue(key).is_some_and(|q| q.busy());
         let mode = match self.mode {
             QueueMode::Steer => "steer",

@@ -119,6 +119,7 @@ impl Dispatcher {
                 target,
                 reply_to: None,
                 retry: message.status == Status::Active,
+                attachment: false,
             };
             self.enqueue(&message.key, item);
         }
@@ -195,6 +196,7 @@ impl Dispatcher {
             target: target.clone(),
             reply_to: Some(message.message_id),
             retry: false,
+            attachment: !message.media.is_empty(),
         };
         match self.enqueue(&key, item) {
             Pushed::Queued | Pushed::Folded => {}

@@ -28,6 +28,8 @@ pub struct Queued {
     pub reply_to: Option<String>,
     /// Recovered after a restart: this is the one retry the messages get.
     pub retry: bool,
+    /// The message came with media (the router sends such turns to the heavy chain).
+    pub attachment: bool,
 }
 
 /// Why a running turn was told to stop.
@@ -106,6 +108,7 @@ impl SessionQueue {
                     last.text.push_str(&item.text);
                     last.message_ids.extend(item.message_ids);
                     last.reply_to = item.reply_to;
+                    last.attachment |= item.attachment;
                     Pushed::Folded
                 }
                 _ => Pushed::Refused,
@@ -194,6 +197,7 @@ fn merge(mut into: Queued, next: Queued) -> Queued {
     into.text.push_str(&next.text);
     into.message_ids.extend(next.message_ids);
     into.reply_to = next.reply_to;
+    into.attachment |= next.attachment;
     into
 }
 
@@ -205,6 +209,7 @@ mod tests {
         Queued {
             session_id: 1,
             retry: false,
+            attachment: false,
             message_ids: vec![n],
             text: format!("m{n}"),
             target: Target {

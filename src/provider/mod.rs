@@ -10,6 +10,7 @@
 //! - `openai` — OpenAI-compatible chat completions (OpenAI, OpenRouter, Ollama, vLLM …).
 //! - `anthropic` — the Anthropic Messages API.
 //! - `chain` — try models in order: retry transient failures, fall back on the rest.
+//! - `cooldown` — which models are resting after errors, shared by every chain.
 //!
 //! A provider makes exactly one call per `stream` and never retries; retrying is the
 //! chain's job. Nothing here reads configuration files: the caller builds
@@ -17,6 +18,7 @@
 
 mod anthropic;
 mod chain;
+mod cooldown;
 mod error;
 mod openai;
 mod sse;
@@ -33,6 +35,7 @@ use std::time::Duration;
 
 pub use anthropic::AnthropicProvider;
 pub use chain::{Chain, ChainEntry};
+pub use cooldown::Cooldowns;
 pub use error::{ErrorKind, ProviderError};
 pub use openai::OpenAiProvider;
 pub use sse::{SseDecoder, SseEvent};

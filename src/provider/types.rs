@@ -132,4 +132,7 @@ pub enum StreamEvent<'a> {
     ToolCallStarted {
         name: &'a str,
     },
+    /// The reply so far is abandoned; a new one (from another model) follows. A caller
+    /// that shows deltas as they come clears what it showed of this reply.
+    Restart,
 }

@@ -77,6 +77,12 @@ const MIGRATIONS: &[&str] = &[
         state      TEXT NOT NULL,
         updated_at INTEGER NOT NULL
     );",
+    // 3: a session's pinned model or tier (/model) and its compaction summary: the
+    // messages up to `summary_upto` (a position) are replaced by `summary` when sent.
+    "ALTER TABLE sessions ADD COLUMN pin TEXT;
+    ALTER TABLE sessions ADD COLUMN summary TEXT;
+    ALTER TABLE sessions ADD COLUMN summary_upto INTEGER;
+    CREATE INDEX usage_by_session ON usage(session_id);",
 ];
 
 /// Bring the database up to the newest schema; each step commits on its own.

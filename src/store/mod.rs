@@ -6,6 +6,7 @@
 mod migrations;
 mod pairing;
 mod repair;
+mod session;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -17,6 +18,7 @@ use crate::provider::{Part, Usage};
 
 pub use pairing::{Approved, PendingCode};
 pub use repair::INTERRUPTED;
+pub use session::SessionMeta;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -99,6 +101,8 @@ impl Status {
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredMessage {
     pub id: i64,
+    /// Its place in the transcript (see migration 1).
+    pub position: i64,
     pub role: Role,
     pub parts: Vec<Part>,
     pub status: Status,
@@ -502,7 +506,7 @@ fn touch(conn: &Connection, session_id: i64) -> Result<()> {
 
 fn history(conn: &Connection, session_id: i64) -> Result<Vec<StoredMessage>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT m.id, m.role, m.status, m.sender, m.created_at, p.body
+        "SELECT m.id, m.role, m.status, m.sender, m.created_at, p.body, m.position
          FROM messages m LEFT JOIN parts p ON p.message_id = m.id
          WHERE m.session_id = ?1 ORDER BY m.position, m.id, p.seq",
     )?;
@@ -513,6 +517,7 @@ fn history(conn: &Connection, session_id: i64) -> Result<Vec<StoredMessage>> {
         if out.last().map(|m| m.id) != Some(id) {
             out.push(StoredMessage {
                 id,
+                position: row.get(6)?,
                 role: Role::parse(&row.get::<_, String>(1)?),
                 status: Status::parse(&row.get::<_, String>(2)?),
                 sender: row.get(3)?,

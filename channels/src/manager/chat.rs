@@ -96,6 +96,11 @@ impl ChatWorker {
         match message.body {
             OutboundBody::TurnStart => self.start_typing(),
             OutboundBody::Delta(text) => self.delta(&text).await,
+            OutboundBody::Retract => {
+                if let Some(stream) = self.stream.as_mut() {
+                    stream.text.clear();
+                }
+            }
             // Only the streamed reply belongs in the placeholder; a command's answer
             // sent mid-stream goes out on its own.
             OutboundBody::Text {

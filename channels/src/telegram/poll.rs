@@ -86,6 +86,9 @@ impl Telegram {
             ("new", "Start a new conversation"),
             ("stop", "Stop the reply in progress"),
             ("status", "Session, model and today's usage"),
+            ("model", "Show or pin the model"),
+            ("usage", "Tokens and cost"),
+            ("compact", "Summarise the older conversation"),
             ("help", "What I can do"),
         ]
         .map(|(name, about)| BotCommand::new(name, about));

@@ -33,8 +33,15 @@ pub struct Recorded {
 impl Recorded {
     /// The text of the last user message that has any text, parts or blocks joined with
     /// `\n`; `""` if none. User turns made only of Anthropic `tool_result` blocks are
-    /// skipped, so both formats give the same answer mid tool loop.
+    /// skipped, so both formats give the same answer mid tool loop. A leading time stamp
+    /// as Pincer writes it (`[Sun 2026-11-22 09:30] `) is left out, so tests and the echo
+    /// see what the person typed; `last_user_text_raw` keeps it.
     pub fn last_user_text(&self) -> String {
+        strip_stamp(&last_user_text(&self.body)).to_string()
+    }
+
+    /// `last_user_text` exactly as sent, stamp included.
+    pub fn last_user_text_raw(&self) -> String {
         last_user_text(&self.body)
     }
 
@@ -76,6 +83,19 @@ impl RecordedJson {
 
 /// Both formats keep `messages: [{role, content}]` where content is a string or an array
 /// of typed parts, and both call a text part `{"type":"text","text":..}`.
+/// `text` without a leading `[Www YYYY-MM-DD HH:MM] ` stamp.
+pub fn strip_stamp(text: &str) -> &str {
+    let bytes = text.as_bytes();
+    let stamp_len = "[Sun 2026-11-22 09:30] ".len();
+    let shaped = bytes.len() >= stamp_len
+        && bytes[0] == b'['
+        && bytes[4] == b' '
+        && bytes[stamp_len - 2] == b']'
+        && bytes[stamp_len - 1] == b' '
+        && bytes[5..9].iter().all(u8::is_ascii_digit);
+    if shaped { &text[stamp_len..] } else { text }
+}
+
 pub(crate) fn last_user_text(body: &Value) -> String {
     let Some(messages) = body["messages"].as_array() else {
         return String::new();
@@ -132,6 +152,8 @@ mod tests {
     #[test]
     fn nothing_gives_empty() {
         assert_eq!(last_user_text(&json!({})), "");
+        assert_eq!(strip_stamp("[Sun 2026-11-22 09:30] hi"), "hi");
+        assert_eq!(strip_stamp("[not a stamp] hi"), "[not a stamp] hi");
         assert_eq!(last_user_text(&json!({"messages": []})), "");
     }
 }

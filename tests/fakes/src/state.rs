@@ -128,10 +128,12 @@ impl Shared {
     /// Takes the next step (or the echo default) and numbers the turn.
     pub(crate) fn begin_turn(&self, format: Format, body: &Value, raw: &Bytes) -> (Step, Turn) {
         let mut inner = self.lock();
-        let step = inner
-            .queue
-            .pop_front()
-            .unwrap_or_else(|| Step::text(format!("echo: {}", recorded::last_user_text(body))));
+        let step = inner.queue.pop_front().unwrap_or_else(|| {
+            Step::text(format!(
+                "echo: {}",
+                recorded::strip_stamp(&recorded::last_user_text(body))
+            ))
+        });
         let calls = match step.innermost() {
             Step::ToolCalls { calls, .. } => calls.len() as u64,
             _ => 0,

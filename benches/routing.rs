@@ -1,0 +1,112 @@
+//! `cargo bench --bench routing`: a scripted 20-turn mixed conversation in one session
+//! against the fake model, in-process. Prints the share of turns the router sent to
+//! the light chain, the input tokens sent per turn, and the share of input tokens the
+//! (fake) provider reported as cache hits. Measures and prints; asserts nothing.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use pincer_channels::{OutboundBody, Terminal};
+use pincer_fakes::FakeModel;
+use tokio_util::sync::CancellationToken;
+
+/// The conversation: chat, questions with code, long requests, follow-ups.
+fn script() -> Vec<String> {
+    let code = "```python\ndef total(items):\n    return sum(i.price for i in items)\n```";
+    let long = "I am planning a two-week trip through Portugal in May with my partner. We like hiking, seafood and small towns, we do not want to drive more than three hours a day, and we would like a mix of coast and inland. ".repeat(3);
+    let mut turns: Vec<String> = vec![
+        "hi".into(),
+        "what's the capital of Portugal?".into(),
+        "thanks!".into(),
+        format!("why does this return 0 for my cart?\n{code}"),
+        "ok, and how would I add tax?".into(),
+        long.clone(),
+        "shorter please".into(),
+        "what about Porto?".into(),
+        format!("review this:\n{code}\nis it idiomatic?"),
+        "cool".into(),
+    ];
+    let more: Vec<String> = turns.iter().map(|t| format!("{t} (again)")).collect();
+    turns.extend(more);
+    turns
+}
+
+fn main() -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("routing: cannot start the tokio runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(bench()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("routing: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn bench() -> anyhow::Result<()> {
+    let fake = FakeModel::start().await;
+    let dir = tempfile::tempdir().context("cannot create a temporary home")?;
+    let home = pincer::Home::resolve(Some(dir.path().to_path_buf()), None);
+    let toml = format!(
+        "version = 1\n[router]\nlight = [\"fake/light\"]\nheavy = [\"fake/heavy\"]\n\n[providers.fake]\nkind = \"openai\"\nbase_url = \"{}\"\n",
+        fake.openai_base()
+    );
+    let config = pincer_config::load_str(&toml, &home.config_file, &home.security_file, &[])?;
+    let shutdown = CancellationToken::new();
+    let mut running = pincer::start(
+        &home,
+        &config,
+        &pincer_config::Secrets::default(),
+        &[],
+        shutdown.clone(),
+    )?;
+    let terminal = Terminal::new(false);
+    let turns = script();
+    for text in &turns {
+        running.inbound.send(terminal.message(text.clone())).await?;
+        loop {
+            let message = tokio::time::timeout(Duration::from_secs(30), running.outbound.recv())
+                .await
+                .context("a turn took over 30 s")?
+                .context("the core stopped")?;
+            match message.body {
+                OutboundBody::TurnEnd => break,
+                OutboundBody::Error(err) => bail!("a turn failed: {err}"),
+                _ => {}
+            }
+        }
+    }
+    let requests = fake.requests();
+    let light = requests.iter().filter(|r| r.model() == "light").count();
+    let (usage, _) = running.agent.store.usage_since(0).await?;
+    let input = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
+    println!(
+        "| measure ({} turns, one conversation) | result |",
+        turns.len()
+    );
+    println!("| --- | --- |");
+    println!(
+        "| turns routed light | {light} of {} ({:.0}%) |",
+        requests.len(),
+        100.0 * light as f64 / requests.len() as f64
+    );
+    println!(
+        "| input tokens sent per turn (mean) | {:.0} |",
+        input as f64 / requests.len() as f64
+    );
+    println!(
+        "| input tokens reported as cache hits | {:.0}% |",
+        100.0 * usage.cache_read_tokens as f64 / input.max(1) as f64
+    );
+    shutdown.cancel();
+    Ok(())
+}

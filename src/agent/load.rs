@@ -1,0 +1,68 @@
+//! The transcript as the model will see it: repaired after a crash, the compacted
+//! part replaced by its summary, each user message stamped with when it was said,
+//! and messages still waiting in the queue left out.
+
+use super::Agent;
+use super::history;
+use crate::dispatch::queue::Queued;
+use crate::provider::{ChatMessage, Part};
+use crate::store::{self, StoreError};
+
+/// Heads the summary of the compacted part of a conversation.
+pub const SUMMARY_HEADING: &str = "[Summary of our earlier conversation]";
+
+impl Agent {
+    /// Open user messages in the transcript count as answered by this turn. Messages
+    /// stored after this turn's newest one are left out while unanswered: they are
+    /// still on their way through the queue and join at a checkpoint or a later turn.
+    pub(super) async fn load(
+        &self,
+        session_id: i64,
+        first: &Queued,
+        answered: &mut Vec<i64>,
+    ) -> Result<Vec<ChatMessage>, StoreError> {
+        self.store.repair(session_id).await?;
+        let meta = self.store.session_meta(session_id).await?;
+        let newest = first.message_ids.iter().copied().max().unwrap_or(i64::MAX);
+        let mut stored = self.store.history(session_id).await?;
+        stored.retain(|m| {
+            m.role != store::Role::User || m.status == store::Status::Done || m.id <= newest
+        });
+        for message in &stored {
+            if message.role == store::Role::User
+                && message.status != store::Status::Done
+                && !answered.contains(&message.id)
+            {
+                answered.push(message.id);
+            }
+        }
+        let mut messages = Vec::new();
+        if let (Some(summary), Some(upto)) = (meta.summary, meta.summary_upto) {
+            // Open messages are never summarised away, whatever their position.
+            stored.retain(|m| {
+                m.position > upto
+                    || (m.role == store::Role::User && m.status != store::Status::Done)
+            });
+            history::push_user(
+                &mut messages,
+                Part::Text {
+                    text: format!("{SUMMARY_HEADING}\n{summary}"),
+                },
+            );
+        }
+        let stamp = |ms: i64| self.stamp(ms);
+        for message in history::to_chat(&stored, &stamp) {
+            match message.role {
+                crate::provider::Role::User => {
+                    for part in message.parts {
+                        history::push_user(&mut messages, part);
+                    }
+                }
+                crate::provider::Role::Assistant => {
+                    history::push_assistant(&mut messages, message.parts)
+                }
+            }
+        }
+        Ok(messages)
+    }
+}

@@ -1,0 +1,114 @@
+//! Which chain answers a turn: a `/model` pin if the session has one (a pinned model
+//! never falls back to another), else the router's score against `router.threshold`.
+//! A light turn may move to the heavy chain — when the light model calls `escalate`,
+//! when the light chain fails, or when it answers with nothing — never by reading
+//! phrases in its reply.
+
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::Agent;
+use crate::models::Pin;
+use crate::provider::{Chain, ChatMessage, ToolSpec};
+use crate::router::{self, Tier};
+
+/// The tool a light model calls to hand a turn to the heavy chain.
+pub const ESCALATE: &str = "escalate";
+
+pub struct Route {
+    pub chain: Arc<Chain>,
+    pub tier: Tier,
+    /// Pinned by `/model`: no escalation, no fallback beyond the pin.
+    pub pinned: bool,
+}
+
+impl Route {
+    /// Whether this turn may still move to the heavy chain.
+    pub fn can_escalate(&self, agent: &Agent) -> bool {
+        self.tier == Tier::Light && !self.pinned && agent.models.can_escalate()
+    }
+
+    /// Move to the heavy chain. Returns false when there is none to move to.
+    pub fn escalate(&mut self, agent: &Agent, why: &str) -> bool {
+        if !self.can_escalate(agent) {
+            return false;
+        }
+        let Some((tier, chain)) = agent.models.tier(Tier::Heavy) else {
+            return false;
+        };
+        tracing::info!(reason = why, "escalating the turn to the heavy chain");
+        self.tier = tier;
+        self.chain = chain;
+        true
+    }
+}
+
+pub fn escalate_spec() -> ToolSpec {
+    ToolSpec {
+        name: ESCALATE.into(),
+        description: "Hand this turn to a stronger model. Call it when the task is beyond you (hard reasoning, long code, careful writing); say why.".into(),
+        input_schema: json!({"type": "object", "properties": {"reason": {"type": "string"}}, "required": ["reason"]}),
+    }
+}
+
+impl Agent {
+    pub(super) async fn route(
+        &self,
+        session_id: i64,
+        messages: &[ChatMessage],
+        attachment: bool,
+    ) -> Result<Route, String> {
+        let pin = self
+            .store
+            .session_meta(session_id)
+            .await
+            .map_err(|e| e.to_string())?
+            .pin
+            .map(|p| Pin::parse(&p));
+        let no_model = || {
+            "no model is configured: add models to [router] light/heavy in config.toml, or run `pincer onboard`".to_string()
+        };
+        match pin {
+            Some(Pin::Model(label)) => {
+                let chain = self
+                    .models
+                    .pinned(&label)
+                    .map_err(|e| format!("the pinned model {e}; change it with /model"))?;
+                tracing::info!(model = %label, "turn routed to the pinned model");
+                Ok(Route {
+                    chain,
+                    tier: Tier::Heavy,
+                    pinned: true,
+                })
+            }
+            Some(Pin::Tier(wanted)) => {
+                let (tier, chain) = self.models.tier(wanted).ok_or_else(no_model)?;
+                tracing::info!(tier = tier.as_str(), "turn routed to the pinned tier");
+                Ok(Route {
+                    chain,
+                    tier,
+                    pinned: true,
+                })
+            }
+            None => {
+                let score = router::score(messages, attachment);
+                let wanted = router::tier(score.value, self.models.threshold);
+                let (tier, chain) = self.models.tier(wanted).ok_or_else(no_model)?;
+                tracing::info!(
+                    score = score.value,
+                    tokens = score.tokens,
+                    recent_tool_calls = score.recent_tool_calls,
+                    depth = score.depth,
+                    tier = tier.as_str(),
+                    "turn routed"
+                );
+                Ok(Route {
+                    chain,
+                    tier,
+                    pinned: false,
+                })
+            }
+        }
+    }
+}

@@ -1,0 +1,424 @@
+//! One turn: load the conversation, route it, then loop — checkpoint, gates, model
+//! call, tools — until the model answers without tools or something ends the turn.
+
+use std::time::Instant;
+
+use super::outcome::{Budget, Ended};
+use super::reply::Reply;
+use super::route::{ESCALATE, Route, escalate_spec};
+use super::{Agent, CANCELLED, SKIPPED, TurnReport, history, prompt};
+use crate::dispatch::queue::{Queued, SessionQueue, StopReason, TurnControl};
+use crate::provider::{
+    ChatMessage, ChatRequest, ErrorKind, Part, StopReason as ModelStop, StreamEvent,
+};
+use crate::store::{self, now_ms};
+use crate::tools::ToolContext;
+
+/// How often a reply cut by the output limit is continued.
+const MAX_CONTINUATIONS: u32 = 3;
+const CONTINUE: &str = "Continue exactly where you stopped.";
+
+/// One turn's state.
+struct Turn<'a> {
+    agent: &'a Agent,
+    session_id: i64,
+    first: &'a Queued,
+    queue: &'a SessionQueue,
+    control: &'a TurnControl,
+    reply: Reply,
+    messages: Vec<ChatMessage>,
+    /// Stored user messages this turn answers.
+    answered: Vec<i64>,
+    route: Route,
+    started: Instant,
+    deadline: tokio::time::Instant,
+    iterations: u32,
+    cost: f64,
+    continuations: u32,
+    /// Reply text of the current assistant message, across output-limit continuations.
+    text: String,
+    /// Compaction was already tried for a too-long context.
+    compacted: bool,
+}
+
+pub(super) async fn run(
+    agent: &Agent,
+    session_id: i64,
+    first: Queued,
+    queue: &SessionQueue,
+    control: &TurnControl,
+) -> TurnReport {
+    let mut reply = Reply::new(
+        agent.outbound.clone(),
+        first.target.clone(),
+        first.reply_to.clone(),
+    );
+    reply.start().await;
+    let mut answered = first.message_ids.clone();
+    let prepared = match agent.load(session_id, &first, &mut answered).await {
+        Ok(messages) => match agent.route(session_id, &messages, first.attachment).await {
+            Ok(route) => Ok((messages, route)),
+            Err(err) => Err(err),
+        },
+        Err(err) => Err(err.to_string()),
+    };
+    let (ended, answered, mut reply) = match prepared {
+        Ok((messages, route)) => {
+            let mut turn = Turn {
+                agent,
+                session_id,
+                first: &first,
+                queue,
+                control,
+                reply,
+                messages,
+                answered,
+                route,
+                started: Instant::now(),
+                deadline: tokio::time::Instant::now() + agent.limits.max_turn,
+                iterations: 0,
+                cost: 0.0,
+                continuations: 0,
+                text: String::new(),
+                compacted: false,
+            };
+            let ended = turn.run().await;
+            (ended, turn.answered, turn.reply)
+        }
+        Err(err) => (Ended::Failed(err), answered, reply),
+    };
+    if let Some(notice) = ended.notice() {
+        match ended {
+            // A turn that could not finish is a failure to scripts (`chat -m` exits 1).
+            Ended::Failed(_) | Ended::Budget(_) => reply.error(notice).await,
+            _ => reply.notice(notice).await,
+        }
+    }
+    reply.end().await;
+    TurnReport { ended, answered }
+}
+
+impl Turn<'_> {
+    async fn run(&mut self) -> Ended {
+        loop {
+            // Checkpoint: loop start.
+            if let Err(err) = self.steer_in().await {
+                return Ended::Failed(err.to_string());
+            }
+            if let Some(ended) = self.gate().await {
+                return ended;
+            }
+            self.iterations += 1;
+            let (response, label) = match self.call_model().await {
+                Ok(Some(ok)) => ok,
+                Ok(None) => continue, // moved to another chain or compacted: try again
+                Err(ended) => return ended,
+            };
+            let cost = self.agent.prices.cost(&label, response.usage);
+            self.cost += cost;
+            if let Err(err) = self
+                .agent
+                .store
+                .record_usage(self.session_id, &label, response.usage, cost)
+                .await
+            {
+                tracing::warn!("usage not recorded: {err}");
+            }
+            let parts: Vec<Part> = response
+                .parts
+                .into_iter()
+                .filter(|p| !matches!(p, Part::Text { text } if text.is_empty()))
+                .collect();
+            if parts.is_empty()
+                && self
+                    .route
+                    .escalate(self.agent, "the light model gave an empty answer")
+            {
+                continue;
+            }
+            if !parts.is_empty()
+                && let Err(err) = self
+                    .agent
+                    .store
+                    .append(self.session_id, store::Role::Assistant, parts.clone())
+                    .await
+            {
+                return Ended::Failed(err.to_string());
+            }
+            let calls: Vec<(String, String, serde_json::Value)> = parts
+                .iter()
+                .filter_map(|p| match p {
+                    Part::ToolCall {
+                        id,
+                        name,
+                        arguments,
+                    } => Some((id.clone(), name.clone(), arguments.clone())),
+                    _ => None,
+                })
+                .collect();
+            for part in &parts {
+                if let Part::Text { text } = part {
+                    self.text.push_str(text);
+                }
+            }
+            history::push_assistant(&mut self.messages, parts);
+            if calls.is_empty() {
+                if response.stop == ModelStop::MaxTokens && self.continuations < MAX_CONTINUATIONS {
+                    self.continuations += 1;
+                    history::push_user(
+                        &mut self.messages,
+                        Part::Text {
+                            text: CONTINUE.into(),
+                        },
+                    );
+                    continue;
+                }
+                self.reply
+                    .finished_text(std::mem::take(&mut self.text))
+                    .await;
+                // Checkpoints: after a reply without tool calls, and before finishing.
+                if self.queue.steering_pending() {
+                    continue;
+                }
+                return Ended::Finished;
+            }
+            self.reply
+                .finished_text(std::mem::take(&mut self.text))
+                .await;
+            self.continuations = 0;
+            if let Some(ended) = self.run_tools(calls).await {
+                return ended;
+            }
+        }
+    }
+
+    /// One model call. `Ok(None)`: nothing to use, but the turn may go on (it moved to
+    /// the heavy chain, or compacted a too-long context); try again.
+    async fn call_model(
+        &mut self,
+    ) -> Result<Option<(crate::provider::ChatResponse, String)>, Ended> {
+        let request = self.request();
+        let chain = std::sync::Arc::clone(&self.route.chain);
+        // What the user has already seen of this reply, kept if the call is cut short.
+        let mut shown = String::new();
+        let reply = &mut self.reply;
+        let mut on_event = |event: StreamEvent<'_>| match event {
+            StreamEvent::Text(text) => {
+                shown.push_str(text);
+                reply.delta(text);
+            }
+            StreamEvent::Restart => {
+                shown.clear();
+                reply.retract();
+            }
+            _ => {}
+        };
+        let result = tokio::select! {
+            biased;
+            _ = self.control.token().cancelled() => None,
+            _ = tokio::time::sleep_until(self.deadline) => {
+                self.keep_shown(shown).await;
+                return Err(Ended::Budget(Budget::Time(self.started.elapsed().as_secs())));
+            }
+            result = chain.stream(request, &mut on_event) => Some(result),
+        };
+        let Some(result) = result else {
+            self.keep_shown(shown).await;
+            return Err(stopped(self.control));
+        };
+        match result {
+            Ok(ok) => Ok(Some(ok)),
+            Err(err) if err.kind == ErrorKind::ContextTooLong && !self.compacted => {
+                self.compacted = true;
+                match self.agent.compact(self.session_id).await {
+                    Ok(Some(_)) => {
+                        let mut answered = Vec::new();
+                        self.messages = self
+                            .agent
+                            .load(self.session_id, self.first, &mut answered)
+                            .await
+                            .map_err(|e| Ended::Failed(e.to_string()))?;
+                        Ok(None)
+                    }
+                    _ => Err(Ended::Failed(err.to_string())),
+                }
+            }
+            Err(err) => {
+                if shown.is_empty() && self.route.escalate(self.agent, "the light chain failed") {
+                    return Ok(None);
+                }
+                Err(Ended::Failed(err.to_string()))
+            }
+        }
+    }
+
+    fn request(&self) -> ChatRequest {
+        let agent = self.agent;
+        let target = &self.first.target;
+        let chat = match target.channel.as_str() {
+            "terminal" => "a direct chat with your owner".to_string(),
+            _ => match &target.thread_id {
+                Some(thread) => format!("chat {} (topic {thread})", target.chat_id),
+                None => format!("chat {}", target.chat_id),
+            },
+        };
+        let mut tools = agent.tools.specs().to_vec();
+        if self.route.can_escalate(agent) {
+            tools.push(escalate_spec());
+            tools.sort_by(|a, b| a.name.cmp(&b.name));
+        }
+        let system = prompt::build(
+            &agent.memory,
+            &agent.workspace,
+            !tools.is_empty(),
+            &prompt::Context {
+                channel: &target.channel,
+                chat: &chat,
+                timezone: agent.timezone,
+            },
+        );
+        ChatRequest {
+            model: String::new(),
+            system_stable: system.stable,
+            system_volatile: system.volatile,
+            messages: self.messages.clone(),
+            tools,
+            max_tokens: agent.limits.max_tokens,
+        }
+    }
+
+    /// Store the part of a reply the user saw before the turn was cut short.
+    async fn keep_shown(&self, shown: String) {
+        if shown.trim().is_empty() {
+            return;
+        }
+        let part = Part::Text { text: shown };
+        if let Err(err) = self
+            .agent
+            .store
+            .append(self.session_id, store::Role::Assistant, vec![part])
+            .await
+        {
+            tracing::warn!("the partial reply was not stored: {err}");
+        }
+    }
+
+    /// Budget gates, checked at the top of every iteration.
+    async fn gate(&self) -> Option<Ended> {
+        let limits = &self.agent.limits;
+        if self.control.token().is_cancelled() {
+            return Some(stopped(self.control));
+        }
+        if self.iterations >= limits.max_iterations {
+            return Some(Ended::Budget(Budget::Iterations(self.iterations)));
+        }
+        if self.cost >= limits.max_turn_cost_usd {
+            return Some(Ended::Budget(Budget::TurnCost {
+                spent: self.cost,
+                limit: limits.max_turn_cost_usd,
+            }));
+        }
+        if self.started.elapsed() >= limits.max_turn {
+            return Some(Ended::Budget(Budget::Time(
+                self.started.elapsed().as_secs(),
+            )));
+        }
+        match self
+            .agent
+            .store
+            .cost_since(self.agent.start_of_day_ms())
+            .await
+        {
+            Ok(spent) if spent >= limits.max_day_cost_usd => Some(Ended::Budget(Budget::DayCost {
+                spent,
+                limit: limits.max_day_cost_usd,
+            })),
+            Ok(_) => None,
+            Err(err) => Some(Ended::Failed(err.to_string())),
+        }
+    }
+
+    /// Deliver steered messages into the running conversation (and move them to this
+    /// point of the stored transcript).
+    async fn steer_in(&mut self) -> Result<(), store::StoreError> {
+        for item in self.queue.take_steering() {
+            tracing::info!("steering a queued message into the running turn");
+            self.agent
+                .store
+                .take(
+                    self.session_id,
+                    item.message_ids.clone(),
+                    store::Status::Active,
+                )
+                .await?;
+            self.answered.extend(item.message_ids);
+            let text = format!("{} {}", self.agent.stamp(now_ms()), item.text);
+            history::push_user(&mut self.messages, Part::Text { text });
+        }
+        Ok(())
+    }
+
+    /// Run one reply's tool calls in order, each result stored as it completes.
+    async fn run_tools(
+        &mut self,
+        calls: Vec<(String, String, serde_json::Value)>,
+    ) -> Option<Ended> {
+        let ctx = ToolContext {
+            workspace: self.agent.workspace.clone(),
+        };
+        let mut ended = None;
+        let mut escalate = false;
+        for (id, name, arguments) in calls {
+            let (content, is_error) = if ended.is_some() {
+                (CANCELLED.to_string(), true)
+            } else if self.queue.steering_pending() {
+                // Checkpoint: before each tool call (after the previous result).
+                (SKIPPED.to_string(), true)
+            } else if name == ESCALATE {
+                escalate = true;
+                (
+                    "Escalated: a stronger model takes over this turn.".to_string(),
+                    false,
+                )
+            } else {
+                tracing::info!(tool = %name, "tool call");
+                tokio::select! {
+                    biased;
+                    _ = self.control.token().cancelled() => {
+                        ended = Some(stopped(self.control));
+                        (CANCELLED.to_string(), true)
+                    }
+                    _ = tokio::time::sleep_until(self.deadline) => {
+                        ended = Some(Ended::Budget(Budget::Time(self.agent.limits.max_turn.as_secs())));
+                        (CANCELLED.to_string(), true)
+                    }
+                    outcome = self.agent.tools.call(&name, arguments, &ctx) => (outcome.content, outcome.is_error),
+                }
+            };
+            let result = Part::ToolResult {
+                call_id: id,
+                name,
+                content,
+                is_error,
+            };
+            if let Err(err) = self
+                .agent
+                .store
+                .append(self.session_id, store::Role::Tool, vec![result.clone()])
+                .await
+            {
+                ended.get_or_insert(Ended::Failed(err.to_string()));
+            }
+            history::push_user(&mut self.messages, result);
+        }
+        if escalate {
+            self.route
+                .escalate(self.agent, "the light model asked for it");
+        }
+        ended
+    }
+}
+
+fn stopped(control: &TurnControl) -> Ended {
+    Ended::Stopped(control.reason().unwrap_or(StopReason::User))
+}

@@ -1,0 +1,81 @@
+//! Per-session settings kept beside the transcript: the pinned model (`/model`) and
+//! the compaction summary, plus the session's own usage.
+
+use rusqlite::params;
+
+use super::{Result, Store};
+use crate::provider::Usage;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionMeta {
+    pub pin: Option<String>,
+    pub summary: Option<String>,
+    /// Messages at or before this position are covered by `summary`.
+    pub summary_upto: Option<i64>,
+}
+
+impl Store {
+    pub async fn session_meta(&self, session_id: i64) -> Result<SessionMeta> {
+        self.run(move |conn| {
+            Ok(conn.query_row(
+                "SELECT pin, summary, summary_upto FROM sessions WHERE id = ?1",
+                [session_id],
+                |row| {
+                    Ok(SessionMeta {
+                        pin: row.get(0)?,
+                        summary: row.get(1)?,
+                        summary_upto: row.get(2)?,
+                    })
+                },
+            )?)
+        })
+        .await
+    }
+
+    pub async fn set_pin(&self, session_id: i64, pin: Option<String>) -> Result<()> {
+        self.run(move |conn| {
+            conn.execute(
+                "UPDATE sessions SET pin = ?2 WHERE id = ?1",
+                params![session_id, pin],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    pub async fn set_summary(&self, session_id: i64, summary: String, upto: i64) -> Result<()> {
+        self.run(move |conn| {
+            conn.execute(
+                "UPDATE sessions SET summary = ?2, summary_upto = ?3 WHERE id = ?1",
+                params![session_id, summary, upto],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Tokens and cost of one session.
+    pub async fn session_usage(&self, session_id: i64) -> Result<(Usage, f64)> {
+        self.run(move |conn| {
+            Ok(conn.query_row(
+                "SELECT COALESCE(SUM(input_tokens),0), COALESCE(SUM(output_tokens),0),
+                        COALESCE(SUM(cache_read_tokens),0), COALESCE(SUM(cache_write_tokens),0),
+                        COALESCE(SUM(cost_usd),0)
+                 FROM usage WHERE session_id = ?1",
+                [session_id],
+                |row| {
+                    Ok((
+                        Usage {
+                            input_tokens: row.get::<_, i64>(0)? as u64,
+                            output_tokens: row.get::<_, i64>(1)? as u64,
+                            cache_read_tokens: row.get::<_, i64>(2)? as u64,
+                            cache_write_tokens: row.get::<_, i64>(3)? as u64,
+                        },
+                        row.get(4)?,
+                    ))
+                },
+            )?)
+        })
+        .await
+    }
+}
