@@ -109,6 +109,8 @@ fn session_message(i: usize, text: &str) -> InboundMessage {
         addressed: true,
         received_at: SystemTime::now(),
         ack: None,
+        deliver_to: None,
+        done: None,
     }
 }
 

@@ -8,12 +8,13 @@ use std::time::Duration;
 use pincer_channels::{InboundMessage, OutboundMessage};
 use pincer_config::{Config, Secrets};
 use pincer_memory::Memory;
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::access::Gate;
 use crate::agent::{Agent, Limits};
+use crate::cron::{CronTool, SystemClock};
 use crate::dispatch::Dispatcher;
 use crate::home::Home;
 use crate::models::{Models, ModelsError};
@@ -55,6 +56,8 @@ pub struct Running {
     pub agent: Arc<Agent>,
     /// Ends once `shutdown` fired and the turns in flight finished or checkpointed.
     pub task: JoinHandle<()>,
+    /// Wakes the scheduler when the `cron` tool changed a job.
+    pub wake: Arc<Notify>,
 }
 
 /// Build the agent from configuration.
@@ -64,6 +67,7 @@ pub fn build_agent(
     secrets: &Secrets,
     env: &[(String, String)],
     outbound: mpsc::Sender<OutboundMessage>,
+    wake: Arc<Notify>,
 ) -> Result<Agent, StartError> {
     let timezone = config
         .agent
@@ -77,9 +81,14 @@ pub fn build_agent(
     })?;
     let store = Store::open(&home.db_file)?;
     Ok(Agent {
-        store,
+        store: store.clone(),
         models: Models::from_config(config, secrets, env)?,
-        tools: Registry::builtin(),
+        tools: Registry::with(vec![Arc::new(CronTool {
+            store: store.clone(),
+            wake,
+            timezone,
+            clock: Arc::new(SystemClock),
+        })]),
         memory: Memory::new(&workspace),
         prices: Prices::new(config.prices.clone()),
         limits: Limits {
@@ -104,7 +113,15 @@ pub fn start(
     shutdown: CancellationToken,
 ) -> Result<Running, StartError> {
     let (outbound_tx, outbound) = mpsc::channel(OUTBOUND_CAPACITY);
-    let agent = Arc::new(build_agent(home, config, secrets, env, outbound_tx)?);
+    let wake = Arc::new(Notify::new());
+    let agent = Arc::new(build_agent(
+        home,
+        config,
+        secrets,
+        env,
+        outbound_tx,
+        Arc::clone(&wake),
+    )?);
     let (inbound, inbound_rx) = mpsc::channel(INBOUND_CAPACITY);
     let dispatcher = Dispatcher::new(
         Arc::clone(&agent),
@@ -119,5 +136,6 @@ pub fn start(
         dispatcher,
         agent,
         task,
+        wake,
     })
 }

@@ -16,6 +16,7 @@
 //! - `tools`    — the tools the model may call, confined to the workspace
 //! - `store`    — SQLite sessions, messages, parts, usage; crash repair
 //! - `prices`   — what each call costs
+//! - `cron`     — scheduled jobs, the scheduler, the heartbeat, the `cron` tool
 //! - `cli`      — one module per subcommand (`src/main.rs` only parses and calls it)
 //!
 //! Message types and channel adapters live in `pincer-channels`, configuration in
@@ -27,6 +28,7 @@
 pub mod access;
 pub mod agent;
 pub mod cli;
+pub mod cron;
 pub mod dispatch;
 pub mod gateway;
 pub mod home;

@@ -55,6 +55,8 @@ fn message(chat: &str, n: usize, text: &str) -> InboundMessage {
         addressed: true,
         received_at: SystemTime::now(),
         ack: None,
+        deliver_to: None,
+        done: None,
     }
 }
 
@@ -223,7 +225,10 @@ async fn collect_merges_queued_messages_into_one_next_turn() {
     let texts = texts(&out);
     assert_eq!(texts[0], "first answer");
     // One turn answers both waiting messages, each with its own time stamp.
-    assert!(texts[1].starts_with("echo: two\n\n[") && texts[1].ends_with("] three"), "{texts:?}");
+    assert!(
+        texts[1].starts_with("echo: two\n\n[") && texts[1].ends_with("] three"),
+        "{texts:?}"
+    );
     assert_eq!(texts.len(), 2);
     assert_eq!(fake.requests().len(), 2);
     core.shutdown.cancel();
@@ -479,6 +484,8 @@ fn stranger(id: u32, text: &str) -> InboundMessage {
         addressed: true,
         received_at: SystemTime::now(),
         ack: None,
+        deliver_to: None,
+        done: None,
     }
 }
 

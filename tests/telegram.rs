@@ -459,3 +459,30 @@ async fn a_revoked_token_shows_as_down_in_status_and_the_gateway_keeps_running()
         "a bad token must not crash the gateway"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_made_in_a_chat_is_delivered_to_that_chat() {
+    let s = setup("", "owners = [\"telegram:42\"]").await;
+    let at = (chrono::Utc::now() + chrono::Duration::seconds(3))
+        .format("%Y-%m-%dT%H:%M:%S")
+        .to_string();
+    s.model.push(Step::tool_call("cron", serde_json::json!({"action": "add", "name": "tea", "at": at, "prompt": "remind me to drink tea"})));
+    s.model.push(Step::text("Done, I'll remind you."));
+    let _gateway = s.start();
+    s.telegram
+        .inject(Incoming::dm(42, "remind me to drink tea in a few seconds"));
+    s.wait_for_text(42, "I'll remind you").await;
+    // The run's prompt reaches the model and its answer comes back to this chat.
+    let reminder = s.wait_for_text(42, "remind me to drink tea").await;
+    assert!(
+        reminder.text.contains("Scheduled task"),
+        "{}",
+        reminder.text
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let list = s.home.run(&["cron", "list"]).stdout;
+    assert!(
+        list.contains("No scheduled jobs"),
+        "a one-shot job is gone after it ran: {list}"
+    );
+}

@@ -30,8 +30,8 @@ pub use channel::{
     MessageEditor, OutboundMedia, PlaceholderCapable, ReactionCapable, TypingCapable,
 };
 pub use message::{
-    Ack, ChatKind, InboundMessage, MediaKind, MediaRef, OutboundBody, OutboundMessage, Sender,
-    Target,
+    Ack, ChatKind, Done, InboundMessage, MediaKind, MediaRef, OutboundBody, OutboundMessage,
+    Sender, Target,
 };
 pub use registry::{ChannelHandle, ChannelInfo, Registry};
 pub use terminal::Terminal;

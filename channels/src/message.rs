@@ -64,7 +64,24 @@ impl Ack {
     }
 }
 
-/// One message from a person (or a synthetic one from cron, channel "system").
+/// Fired by the core when the turn that answered a message has ended, with its
+/// error if it failed (the scheduler records a job's run with it).
+#[derive(Debug)]
+pub struct Done(oneshot::Sender<Result<(), String>>);
+
+impl Done {
+    pub fn pair() -> (Done, oneshot::Receiver<Result<(), String>>) {
+        let (tx, rx) = oneshot::channel();
+        (Done(tx), rx)
+    }
+
+    pub fn fire(self, outcome: Result<(), String>) {
+        // Whoever waited may be gone (shutdown); the outcome is in the store anyway.
+        let _ = self.0.send(outcome);
+    }
+}
+
+/// One message from a person (or a synthetic one from cron, channel "cron").
 #[derive(Debug)]
 pub struct InboundMessage {
     /// The channel's registry name: "telegram", "terminal", ...
@@ -86,11 +103,17 @@ pub struct InboundMessage {
     pub addressed: bool,
     pub received_at: SystemTime,
     pub ack: Option<Ack>,
+    /// Where replies go when not back to this chat (a scheduled job's delivery target).
+    pub deliver_to: Option<Target>,
+    pub done: Option<Done>,
 }
 
 impl InboundMessage {
     /// Where a reply to this message goes.
     pub fn target(&self) -> Target {
+        if let Some(target) = &self.deliver_to {
+            return target.clone();
+        }
         Target {
             channel: self.channel.clone(),
             chat_id: self.chat_id.clone(),
@@ -99,8 +122,11 @@ impl InboundMessage {
     }
 
     /// The session key DESIGN.md fixes: `telegram:dm:42`, `telegram:group:-100123`,
-    /// `telegram:group:-100123:thread:7`, `terminal:dm:local`.
+    /// `telegram:group:-100123:thread:7`, `terminal:dm:local`, `cron:<job>:<run>`.
     pub fn session_key(&self) -> String {
+        if self.channel == "cron" {
+            return format!("cron:{}", self.chat_id); // cron:<job>:<run> or cron:shared:<name>
+        }
         let kind = match self.chat_kind {
             ChatKind::Dm => "dm",
             ChatKind::Group | ChatKind::Thread => "group",

@@ -62,6 +62,8 @@ impl Terminal {
             addressed: true,
             received_at: SystemTime::now(),
             ack: None,
+            deliver_to: None,
+            done: None,
         }
     }
 

@@ -197,7 +197,7 @@ fn an_unknown_key_with_no_near_match_lists_the_valid_ones() {
         panic!("{e:?}");
     };
     assert_eq!(suggestion, &None);
-    assert_eq!(valid, &["enabled", "every"]);
+    assert_eq!(valid, &["enabled", "every", "max_day_tokens"]);
     assert_eq!(
         location,
         &Location::File {

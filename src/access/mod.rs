@@ -1,5 +1,5 @@
 //! The gate in front of the model: who may talk to the assistant, exactly as
-//! DESIGN.md's access rules say. The terminal and cron are always admitted. In a DM:
+//! DESIGN.md's access rules say. The terminal and scheduled jobs are always admitted. In a DM:
 //! owners, `allow_from` and senders approved by pairing (per `dm_policy`). In a
 //! group: only allowed groups, and under `group_policy = "mention"` only messages
 //! that address the bot — the others are kept briefly as context. An unknown sender
@@ -71,7 +71,7 @@ impl Gate {
     }
 
     pub async fn check(&self, message: &InboundMessage) -> Result<Decision, StoreError> {
-        if matches!(message.channel.as_str(), "terminal" | "system") {
+        if matches!(message.channel.as_str(), "terminal" | "cron") {
             return Ok(Decision::Admit {
                 text: message.text.clone(),
             });

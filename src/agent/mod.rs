@@ -74,6 +74,8 @@ pub struct Agent {
 pub struct TurnReport {
     pub ended: Ended,
     pub answered: Vec<i64>,
+    /// Completion handles of messages steered into the turn.
+    pub done: Vec<pincer_channels::Done>,
 }
 
 impl Agent {

@@ -10,19 +10,27 @@ pub struct Reply {
     reply_to: Option<String>,
     /// Delta text the bus had no room for yet; sent ahead of the next piece.
     backlog: String,
+    /// A scheduled run: nobody watches it stream, so only finished messages go out,
+    /// and a heartbeat's "nothing to report" is not delivered at all.
+    quiet: bool,
 }
+
+/// What a heartbeat answers when nothing needs the owner.
+pub const HEARTBEAT_OK: &str = "HEARTBEAT_OK";
 
 impl Reply {
     pub fn new(
         tx: mpsc::Sender<OutboundMessage>,
         target: Target,
         reply_to: Option<String>,
+        quiet: bool,
     ) -> Self {
         Self {
             tx,
             target,
             reply_to,
             backlog: String::new(),
+            quiet,
         }
     }
 
@@ -36,6 +44,9 @@ impl Reply {
 
     /// Called from the stream callback, which cannot wait.
     pub fn delta(&mut self, text: &str) {
+        if self.quiet {
+            return;
+        }
         self.backlog.push_str(text);
         let body = OutboundBody::Delta(std::mem::take(&mut self.backlog));
         match self.tx.try_send(self.message(body)) {
@@ -69,13 +80,11 @@ impl Reply {
 
     /// A complete message whose text already went out as deltas.
     pub async fn finished_text(&mut self, text: String) {
-        if !text.trim().is_empty() {
-            self.send(OutboundBody::Text {
-                text,
-                streamed: true,
-            })
-            .await;
+        if text.trim().is_empty() || (self.quiet && text.trim() == HEARTBEAT_OK) {
+            return;
         }
+        let streamed = !self.quiet;
+        self.send(OutboundBody::Text { text, streamed }).await;
     }
 
     pub async fn notice(&mut self, text: String) {
@@ -87,7 +96,9 @@ impl Reply {
     }
 
     pub async fn start(&mut self) {
-        self.send(OutboundBody::TurnStart).await;
+        if !self.quiet {
+            self.send(OutboundBody::TurnStart).await;
+        }
     }
 
     pub async fn end(&mut self) {

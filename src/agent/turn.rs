@@ -39,6 +39,8 @@ struct Turn<'a> {
     text: String,
     /// Compaction was already tried for a too-long context.
     compacted: bool,
+    /// Completion handles of steered-in messages.
+    done: Vec<pincer_channels::Done>,
 }
 
 pub(super) async fn run(
@@ -52,6 +54,7 @@ pub(super) async fn run(
         agent.outbound.clone(),
         first.target.clone(),
         first.reply_to.clone(),
+        first.scheduled,
     );
     reply.start().await;
     let mut answered = first.message_ids.clone();
@@ -62,7 +65,7 @@ pub(super) async fn run(
         },
         Err(err) => Err(err.to_string()),
     };
-    let (ended, answered, mut reply) = match prepared {
+    let (ended, answered, mut reply, done) = match prepared {
         Ok((messages, route)) => {
             let mut turn = Turn {
                 agent,
@@ -81,11 +84,12 @@ pub(super) async fn run(
                 continuations: 0,
                 text: String::new(),
                 compacted: false,
+                done: Vec::new(),
             };
             let ended = turn.run().await;
-            (ended, turn.answered, turn.reply)
+            (ended, turn.answered, turn.reply, turn.done)
         }
-        Err(err) => (Ended::Failed(err), answered, reply),
+        Err(err) => (Ended::Failed(err), answered, reply, Vec::new()),
     };
     if let Some(notice) = ended.notice() {
         match ended {
@@ -95,7 +99,11 @@ pub(super) async fn run(
         }
     }
     reply.end().await;
-    TurnReport { ended, answered }
+    TurnReport {
+        ended,
+        answered,
+        done,
+    }
 }
 
 impl Turn<'_> {
@@ -341,8 +349,9 @@ impl Turn<'_> {
     /// Deliver steered messages into the running conversation (and move them to this
     /// point of the stored transcript).
     async fn steer_in(&mut self) -> Result<(), store::StoreError> {
-        for item in self.queue.take_steering() {
+        for mut item in self.queue.take_steering() {
             tracing::info!("steering a queued message into the running turn");
+            self.done.append(&mut item.done);
             self.agent
                 .store
                 .take(
@@ -365,6 +374,7 @@ impl Turn<'_> {
     ) -> Option<Ended> {
         let ctx = ToolContext {
             workspace: self.agent.workspace.clone(),
+            origin: Some(self.first.target.clone()),
         };
         let mut ended = None;
         let mut escalate = false;

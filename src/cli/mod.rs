@@ -2,6 +2,7 @@
 //! per subcommand. Errors reach the user as one line naming the fix, exit code 1.
 
 mod chat;
+mod cron;
 mod onboard;
 mod pairing;
 mod run;
@@ -56,6 +57,9 @@ pub enum Command {
     Pairing(pairing::Command),
     /// Gateway, channel health, today's usage and cost
     Status,
+    /// Scheduled jobs: list, add, remove, run, enable
+    #[command(subcommand)]
+    Cron(cron::Command),
 }
 
 pub fn main(cli: Cli) -> ExitCode {
@@ -85,6 +89,7 @@ pub fn main(cli: Cli) -> ExitCode {
             Command::Sessions(command) => sessions::run(&home, command).await,
             Command::Pairing(command) => pairing::run(&home, command).await,
             Command::Status => status::run(&home).await,
+            Command::Cron(command) => cron::run(&home, command).await,
         }
     });
     // Don't wait for blocked stdin readers or idle connections on the way out.

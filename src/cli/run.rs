@@ -8,13 +8,14 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use pincer_channels::Registry;
 use pincer_channels::telegram::{Telegram, TelegramSettings};
+use pincer_channels::{Registry, Target};
 use pincer_config::{Config, Secrets};
 use secrecy::ExposeSecret;
 use tokio_util::sync::CancellationToken;
 
 use super::{ensure_home, env_vars, load};
+use crate::cron::{Heartbeat, Schedule, Scheduler, SystemClock};
 use crate::home::Home;
 use crate::store::Store;
 
@@ -62,6 +63,16 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
         running.agent.store.clone(),
         shutdown.clone(),
     ));
+    let scheduler = Arc::new(Scheduler {
+        store: running.agent.store.clone(),
+        bus: running.inbound.clone(),
+        outbound: running.agent.outbound.clone(),
+        clock: Arc::new(SystemClock),
+        grace: Duration::from_secs(config.cron.grace_secs),
+        wake: Arc::clone(&running.wake),
+        heartbeat: heartbeat(home, &config)?,
+    });
+    let scheduling = tokio::spawn(scheduler.run(shutdown.clone()));
     running.dispatcher.recover(&registry.names()).await;
     tracing::info!(home = %home.dir.display(), channels = ?registry.names(), "pincer gateway running; stop it with Ctrl-C or SIGTERM");
 
@@ -71,6 +82,7 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
     for listener in listeners {
         let _ = listener.await;
     }
+    let _ = scheduling.await;
     let _ = running.task.await;
     // The agent holds the outbound bus; once it is gone the manager drains and ends.
     let store = running.agent.store.clone();
@@ -86,7 +98,7 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
 }
 
 /// Every enabled channel, built from config and secrets.
-fn channels(
+pub(super) fn channels(
     home: &Home,
     config: &Config,
     secrets: &Secrets,
@@ -118,6 +130,38 @@ fn channels(
         }
     }
     Ok(registry)
+}
+
+/// The heartbeat, when `heartbeat.enabled`: it reports to the first owner's chat.
+fn heartbeat(home: &Home, config: &Config) -> anyhow::Result<Option<Heartbeat>> {
+    if !config.heartbeat.enabled {
+        return Ok(None);
+    }
+    let Schedule::Every { secs } = Schedule::every(&config.heartbeat.every)
+        .map_err(|e| anyhow::anyhow!("heartbeat.every: {e}"))?
+    else {
+        return Ok(None);
+    };
+    let Some(target) = config.agent.owners.iter().find_map(|owner| {
+        let (channel, id) = owner.split_once(':')?;
+        Some(Target {
+            channel: channel.to_string(),
+            chat_id: id.to_string(),
+            thread_id: None,
+        })
+    }) else {
+        anyhow::bail!(
+            "heartbeat.enabled needs somewhere to report: name your chat in agent.owners, e.g. owners = [\"telegram:123456789\"]"
+        );
+    };
+    let timezone = config.agent.timezone.parse().unwrap_or(chrono_tz::UTC);
+    Ok(Some(Heartbeat::new(
+        Duration::from_secs(secs),
+        home.workspace(config),
+        target,
+        config.heartbeat.max_day_tokens,
+        timezone,
+    )))
 }
 
 /// Write each channel's health to the store every few seconds (its time says the

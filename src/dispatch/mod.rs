@@ -120,6 +120,8 @@ impl Dispatcher {
                 reply_to: None,
                 retry: message.status == Status::Active,
                 attachment: false,
+                scheduled: false,
+                done: Vec::new(),
             };
             self.enqueue(&message.key, item);
         }
@@ -197,6 +199,8 @@ impl Dispatcher {
             reply_to: Some(message.message_id),
             retry: false,
             attachment: !message.media.is_empty(),
+            scheduled: message.channel == "cron",
+            done: message.done.take().into_iter().collect(),
         };
         match self.enqueue(&key, item) {
             Pushed::Queued | Pushed::Folded => {}
@@ -256,7 +260,7 @@ impl Dispatcher {
         }
     }
 
-    async fn run_batch(&self, queue: &SessionQueue, batch: Queued) {
+    async fn run_batch(&self, queue: &SessionQueue, mut batch: Queued) {
         let store = &self.agent.store;
         let status = if batch.retry {
             Status::Retried
@@ -269,6 +273,7 @@ impl Dispatcher {
         {
             tracing::error!("cannot start a turn: {err}");
         }
+        let mut done = std::mem::take(&mut batch.done);
         let control = queue.begin_turn();
         let report = self
             .agent
@@ -279,6 +284,14 @@ impl Dispatcher {
             && let Err(err) = store.set_status(report.answered, Status::Done).await
         {
             tracing::error!("cannot mark messages answered: {err}");
+        }
+        done.extend(report.done);
+        let outcome = match &report.ended {
+            Ended::Finished => Ok(()),
+            other => Err(other.notice().unwrap_or_else(|| "stopped".to_string())),
+        };
+        for handle in done {
+            handle.fire(outcome.clone());
         }
     }
 

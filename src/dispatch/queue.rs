@@ -17,7 +17,7 @@ pub const MAX_QUEUED: usize = 16;
 pub const MAX_FOLDED_BYTES: usize = 16 * 1024;
 
 /// A stored user message waiting for its turn.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Queued {
     /// The session the messages were stored in (a /new after them does not move them).
     pub session_id: i64,
@@ -30,6 +30,11 @@ pub struct Queued {
     pub retry: bool,
     /// The message came with media (the router sends such turns to the heavy chain).
     pub attachment: bool,
+    /// A scheduled job's run: nobody watches it stream, and a heartbeat's "nothing to
+    /// report" is not delivered.
+    pub scheduled: bool,
+    /// Told when the turn that answers these messages ends.
+    pub done: Vec<pincer_channels::Done>,
 }
 
 /// Why a running turn was told to stop.
@@ -109,6 +114,7 @@ impl SessionQueue {
                     last.message_ids.extend(item.message_ids);
                     last.reply_to = item.reply_to;
                     last.attachment |= item.attachment;
+                    last.done.extend(item.done);
                     Pushed::Folded
                 }
                 _ => Pushed::Refused,
@@ -198,6 +204,8 @@ fn merge(mut into: Queued, next: Queued) -> Queued {
     into.message_ids.extend(next.message_ids);
     into.reply_to = next.reply_to;
     into.attachment |= next.attachment;
+    into.scheduled &= next.scheduled;
+    into.done.extend(next.done);
     into
 }
 
@@ -210,6 +218,8 @@ mod tests {
             session_id: 1,
             retry: false,
             attachment: false,
+            scheduled: false,
+            done: Vec::new(),
             message_ids: vec![n],
             text: format!("m{n}"),
             target: Target {

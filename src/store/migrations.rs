@@ -83,6 +83,38 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE sessions ADD COLUMN summary TEXT;
     ALTER TABLE sessions ADD COLUMN summary_upto INTEGER;
     CREATE INDEX usage_by_session ON usage(session_id);",
+    // 4: scheduled jobs and their runs. A run is identified by (job, scheduled slot),
+    // so a restart never fires the same slot twice.
+    "CREATE TABLE cron_jobs (
+        id              INTEGER PRIMARY KEY,
+        name            TEXT NOT NULL UNIQUE,
+        kind            TEXT NOT NULL,
+        expr            TEXT NOT NULL,
+        tz              TEXT NOT NULL,
+        prompt          TEXT NOT NULL,
+        deliver_channel TEXT,
+        deliver_chat    TEXT,
+        deliver_thread  TEXT,
+        session         TEXT,
+        enabled         INTEGER NOT NULL DEFAULT 1,
+        next_run        INTEGER,
+        last_run        INTEGER,
+        last_status     TEXT,
+        last_error      TEXT,
+        failures        INTEGER NOT NULL DEFAULT 0,
+        anchor          INTEGER NOT NULL,
+        created_at      INTEGER NOT NULL
+    );
+    CREATE TABLE cron_runs (
+        id          INTEGER PRIMARY KEY,
+        job_id      INTEGER NOT NULL REFERENCES cron_jobs(id) ON DELETE CASCADE,
+        slot        INTEGER NOT NULL,
+        status      TEXT NOT NULL,
+        started_at  INTEGER NOT NULL,
+        finished_at INTEGER,
+        error       TEXT,
+        UNIQUE (job_id, slot)
+    );",
 ];
 
 /// Bring the database up to the newest schema; each step commits on its own.

@@ -3,6 +3,7 @@
 //! tool results as they complete. Blocking rusqlite calls run on the blocking pool,
 //! one connection behind a mutex that is never held across an `.await`.
 
+mod cron;
 mod migrations;
 mod pairing;
 mod repair;
@@ -16,6 +17,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::provider::{Part, Usage};
 
+pub use cron::{Job, NewJob};
 pub use pairing::{Approved, PendingCode};
 pub use repair::INTERRUPTED;
 pub use session::SessionMeta;
@@ -37,6 +39,8 @@ pub enum StoreError {
     Worker(String),
     #[error("no session {0}; see `pincer sessions list`")]
     NoSession(String),
+    #[error("{0}")]
+    Conflict(String),
 }
 
 pub type Result<T> = std::result::Result<T, StoreError>;

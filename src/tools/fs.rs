@@ -223,6 +223,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ctx = ToolContext {
             workspace: dir.path().to_path_buf(),
+            origin: None,
         };
         (dir, ctx)
     }

@@ -33,6 +33,8 @@ impl ToolError {
 #[derive(Debug, Clone)]
 pub struct ToolContext {
     pub workspace: PathBuf,
+    /// The chat the turn answers (where a job made now delivers by default).
+    pub origin: Option<pincer_channels::Target>,
 }
 
 #[async_trait]
@@ -59,6 +61,13 @@ pub struct Outcome {
 impl Registry {
     pub fn builtin() -> Self {
         Self::new(fs::all())
+    }
+
+    /// The built-in tools plus `extra` (tools that need the store or the scheduler).
+    pub fn with(extra: Vec<Arc<dyn Tool>>) -> Self {
+        let mut tools = fs::all();
+        tools.extend(extra);
+        Self::new(tools)
     }
 
     pub fn new(mut tools: Vec<Arc<dyn Tool>>) -> Self {

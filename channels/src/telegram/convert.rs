@@ -80,6 +80,8 @@ pub fn inbound(message: &Message, me: &Me) -> Option<(InboundMessage, Vec<Attach
                 u64::try_from(message.date.timestamp()).unwrap_or_default(),
             ),
         ack: None,
+        deliver_to: None,
+        done: None,
     };
     Some((inbound, attachments))
 }

@@ -98,7 +98,10 @@ pub(crate) const ROOT: Node = Table(&[
         ]),
     ),
     ("cron", Table(&[("grace_secs", Leaf)])),
-    ("heartbeat", Table(&[("enabled", Leaf), ("every", Leaf)])),
+    (
+        "heartbeat",
+        Table(&[("enabled", Leaf), ("every", Leaf), ("max_day_tokens", Leaf)]),
+    ),
     ("memory", Table(&[("dream_schedule", Leaf)])),
     ("mcp", Table(&[("servers", Names(&MCP_SERVER))])),
 ]);

@@ -25,6 +25,8 @@ pub struct HeartbeatConfig {
     pub enabled: bool,
     /// Interval like `"30m"` (same syntax as `pincer cron add --every`).
     pub every: String,
+    /// Tokens heartbeat turns may use a day; past it they wait for tomorrow.
+    pub max_day_tokens: u64,
 }
 
 impl Default for HeartbeatConfig {
@@ -32,6 +34,7 @@ impl Default for HeartbeatConfig {
         Self {
             enabled: false,
             every: "30m".to_owned(),
+            max_day_tokens: 50_000,
         }
     }
 }

@@ -1,0 +1,136 @@
+//! The `cron` tool: the model creates, lists, removes and runs scheduled jobs when the
+//! owner asks in a chat. A job made in a chat delivers to that chat unless told
+//! otherwise. The arguments are the CLI's names.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use chrono_tz::Tz;
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+use super::Clock;
+use super::jobs::{JobRequest, create, describe};
+use crate::provider::ToolSpec;
+use crate::store::Store;
+use crate::tools::{Tool, ToolContext, ToolError};
+
+pub struct CronTool {
+    pub store: Store,
+    /// Wakes the scheduler (when it runs in this process) after a change.
+    pub wake: Arc<Notify>,
+    pub timezone: Tz,
+    pub clock: Arc<dyn Clock>,
+}
+
+fn text(args: &Value, key: &str) -> Option<String> {
+    args.get(key)
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .filter(|s| !s.trim().is_empty())
+}
+
+#[async_trait]
+impl Tool for CronTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "cron".into(),
+            description: "Schedule tasks: action add (name, one of cron \"30 8 * * 1-5\" / every \"30m\" / at \"2026-11-23T09:00\", optional tz, prompt: what to do then, optional deliver \"telegram:<chat>\"; defaults to this chat), list, remove (name), run (name: run now).".into(),
+            input_schema: json!({"type": "object", "properties": {
+                "action": {"type": "string", "enum": ["add", "list", "remove", "run"]},
+                "name": {"type": "string"},
+                "cron": {"type": "string", "description": "5-field cron: minute hour day month weekday"},
+                "every": {"type": "string", "description": "interval such as 30m, 2h, 1d"},
+                "at": {"type": "string", "description": "one-shot local time YYYY-MM-DDTHH:MM"},
+                "tz": {"type": "string", "description": "IANA time zone; default the assistant's"},
+                "prompt": {"type": "string"},
+                "deliver": {"type": "string", "description": "<channel>:<chat>; default this chat"}
+            }, "required": ["action"]}),
+        }
+    }
+
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
+        let action = text(&args, "action").unwrap_or_default();
+        let changed = match action.as_str() {
+            "add" => {
+                let request = JobRequest {
+                    name: text(&args, "name").unwrap_or_default(),
+                    cron: text(&args, "cron"),
+                    every: text(&args, "every"),
+                    at: text(&args, "at"),
+                    tz: text(&args, "tz"),
+                    prompt: text(&args, "prompt").unwrap_or_default(),
+                    deliver: text(&args, "deliver"),
+                    session: None,
+                };
+                let origin = ctx.origin.clone().filter(|t| t.channel != "terminal");
+                let job = create(
+                    &self.store,
+                    request,
+                    self.timezone,
+                    origin,
+                    self.clock.now(),
+                )
+                .await
+                .map_err(ToolError::new)?;
+                let note = if job.deliver.is_none() {
+                    " Results stay in the job's session (this chat is the terminal); pass deliver to send them to a chat."
+                } else {
+                    ""
+                };
+                format!("Scheduled: {}.{note}", describe(&job))
+            }
+            "list" => {
+                let jobs = self
+                    .store
+                    .jobs()
+                    .await
+                    .map_err(|e| ToolError::new(e.to_string()))?;
+                if jobs.is_empty() {
+                    return Ok("No scheduled jobs.".into());
+                }
+                return Ok(jobs.iter().map(describe).collect::<Vec<_>>().join("\n"));
+            }
+            "remove" | "run" => {
+                let name = text(&args, "name")
+                    .ok_or_else(|| ToolError::new("give the job's name (see action list)"))?;
+                let job = self
+                    .store
+                    .job(&name)
+                    .await
+                    .map_err(|e| ToolError::new(e.to_string()))?
+                    .ok_or_else(|| {
+                        ToolError::new(format!("no job named `{name}`; action list shows them"))
+                    })?;
+                if action == "remove" {
+                    self.store
+                        .remove_job(job.id)
+                        .await
+                        .map_err(|e| ToolError::new(e.to_string()))?;
+                    format!("Removed job {}.", job.name)
+                } else {
+                    let now = self.clock.now().timestamp_millis();
+                    self.store
+                        .set_next_run(job.id, Some(now))
+                        .await
+                        .map_err(|e| ToolError::new(e.to_string()))?;
+                    self.store
+                        .set_job_enabled(job.id, true)
+                        .await
+                        .map_err(|e| ToolError::new(e.to_string()))?;
+                    format!(
+                        "Job {} will run in a moment (when the gateway, `pincer run`, is running).",
+                        job.name
+                    )
+                }
+            }
+            other => {
+                return Err(ToolError::new(format!(
+                    "unknown action `{other}`; use add, list, remove or run"
+                )));
+            }
+        };
+        self.wake.notify_one();
+        Ok(changed)
+    }
+}
