@@ -140,3 +140,41 @@ pub fn apply(conn: &mut Connection) -> rusqlite::Result<()> {
 pub fn latest() -> usize {
     MIGRATIONS.len()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_database_from_the_first_release_upgrades_and_keeps_its_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pincer.db");
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(MIGRATIONS[0]).unwrap();
+            conn.pragma_update(None, "user_version", 1).unwrap();
+            conn.execute("INSERT INTO sessions (key, created_at, updated_at) VALUES ('terminal:dm:local', 1, 1)", []).unwrap();
+            conn.execute(
+                "INSERT INTO messages (session_id, role, status, position, created_at) VALUES (1, 'user', 'done', 1, 1)",
+                [],
+            )
+            .unwrap();
+        }
+        let mut conn = Connection::open(&path).unwrap();
+        apply(&mut conn).unwrap();
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version as usize, MIGRATIONS.len());
+        let (key, pin): (String, Option<String>) = conn
+            .query_row("SELECT key, pin FROM sessions WHERE id = 1", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        assert_eq!((key.as_str(), pin), ("terminal:dm:local", None));
+        let jobs: i64 = conn
+            .query_row("SELECT COUNT(*) FROM cron_jobs", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(jobs, 0);
+    }
+}
