@@ -375,27 +375,8 @@ impl Store {
 
     /// Token totals and cost since `since_ms`.
     pub async fn usage_since(&self, since_ms: i64) -> Result<(Usage, f64)> {
-        self.run(move |conn| {
-            Ok(conn.query_row(
-                "SELECT COALESCE(SUM(input_tokens),0), COALESCE(SUM(output_tokens),0),
-                        COALESCE(SUM(cache_read_tokens),0), COALESCE(SUM(cache_write_tokens),0),
-                        COALESCE(SUM(cost_usd),0)
-                 FROM usage WHERE created_at >= ?1",
-                [since_ms],
-                |row| {
-                    Ok((
-                        Usage {
-                            input_tokens: row.get::<_, i64>(0)? as u64,
-                            output_tokens: row.get::<_, i64>(1)? as u64,
-                            cache_read_tokens: row.get::<_, i64>(2)? as u64,
-                            cache_write_tokens: row.get::<_, i64>(3)? as u64,
-                        },
-                        row.get(4)?,
-                    ))
-                },
-            )?)
-        })
-        .await
+        self.run(move |conn| sum_usage(conn, "created_at >= ?1", since_ms))
+            .await
     }
 
     /// Every session, newest activity first.
@@ -447,6 +428,28 @@ impl Store {
         })
         .await
     }
+}
+
+/// Token totals and cost of the usage rows matching `filter` (with `?1` = `value`).
+fn sum_usage(conn: &Connection, filter: &str, value: i64) -> Result<(Usage, f64)> {
+    let sql = format!(
+        "SELECT COALESCE(SUM(input_tokens),0), COALESCE(SUM(output_tokens),0),
+                COALESCE(SUM(cache_read_tokens),0), COALESCE(SUM(cache_write_tokens),0),
+                COALESCE(SUM(cost_usd),0)
+         FROM usage WHERE {filter}"
+    );
+    Ok(conn.query_row(&sql, [value], |row| {
+        let tokens = |n: usize| row.get::<_, i64>(n).map(|v| v.max(0) as u64);
+        Ok((
+            Usage {
+                input_tokens: tokens(0)?,
+                output_tokens: tokens(1)?,
+                cache_read_tokens: tokens(2)?,
+                cache_write_tokens: tokens(3)?,
+            },
+            row.get(4)?,
+        ))
+    })?)
 }
 
 fn current_session(conn: &mut Connection, key: &str) -> Result<i64> {

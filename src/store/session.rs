@@ -56,26 +56,7 @@ impl Store {
 
     /// Tokens and cost of one session.
     pub async fn session_usage(&self, session_id: i64) -> Result<(Usage, f64)> {
-        self.run(move |conn| {
-            Ok(conn.query_row(
-                "SELECT COALESCE(SUM(input_tokens),0), COALESCE(SUM(output_tokens),0),
-                        COALESCE(SUM(cache_read_tokens),0), COALESCE(SUM(cache_write_tokens),0),
-                        COALESCE(SUM(cost_usd),0)
-                 FROM usage WHERE session_id = ?1",
-                [session_id],
-                |row| {
-                    Ok((
-                        Usage {
-                            input_tokens: row.get::<_, i64>(0)? as u64,
-                            output_tokens: row.get::<_, i64>(1)? as u64,
-                            cache_read_tokens: row.get::<_, i64>(2)? as u64,
-                            cache_write_tokens: row.get::<_, i64>(3)? as u64,
-                        },
-                        row.get(4)?,
-                    ))
-                },
-            )?)
-        })
-        .await
+        self.run(move |conn| super::sum_usage(conn, "session_id = ?1", session_id))
+            .await
     }
 }
