@@ -19,8 +19,9 @@ use crate::dispatch::Dispatcher;
 use crate::home::Home;
 use crate::models::{Models, ModelsError};
 use crate::prices::Prices;
+use crate::scrub::Scrubber;
 use crate::store::{Store, StoreError};
-use crate::tools::Registry;
+use crate::tools::{Guard, Permissions, Registry, SendMessage};
 
 /// Messages waiting between the adapters and the dispatcher.
 pub const INBOUND_CAPACITY: usize = 256;
@@ -39,6 +40,8 @@ pub enum StartError {
         "agent.timezone = \"{0}\" is not a time zone; use an IANA name such as \"Europe/Paris\" or \"UTC\""
     )]
     Timezone(String),
+    #[error("{0}")]
+    Permissions(String),
     #[error("cannot create the workspace {path}: {source}")]
     Workspace {
         path: std::path::PathBuf,
@@ -80,15 +83,27 @@ pub fn build_agent(
         source,
     })?;
     let store = Store::open(&home.db_file)?;
+    let permissions = &config.tools.permissions;
+    let permissions = Permissions::new(&permissions.allow, &permissions.ask, &permissions.deny)
+        .map_err(StartError::Permissions)?;
+    let scrubber = Arc::new(Scrubber::new(secret_values(config, secrets, env)));
+    crate::scrub::install(Scrubber::new(secret_values(config, secrets, env)));
     Ok(Agent {
+        guard: Guard {
+            permissions,
+            scrubber,
+        },
         store: store.clone(),
         models: Models::from_config(config, secrets, env)?,
-        tools: Registry::with(vec![Arc::new(CronTool {
-            store: store.clone(),
-            wake,
-            timezone,
-            clock: Arc::new(SystemClock),
-        })]),
+        tools: Registry::with(vec![
+            Arc::new(CronTool {
+                store: store.clone(),
+                wake,
+                timezone,
+                clock: Arc::new(SystemClock),
+            }),
+            SendMessage::new(outbound.clone(), &config.agent.owners),
+        ]),
         memory: Memory::new(&workspace),
         prices: Prices::new(config.prices.clone()),
         limits: Limits {
@@ -138,4 +153,48 @@ pub fn start(
         task,
         wake,
     })
+}
+
+/// Every secret value loaded at start, for the scrubber.
+fn secret_values(config: &Config, secrets: &Secrets, env: &[(String, String)]) -> Vec<String> {
+    use secrecy::ExposeSecret;
+    let mut values: Vec<String> = Vec::new();
+    for (name, provider) in &config.providers {
+        values.extend(
+            secrets
+                .provider_keys(name, provider.kind, env)
+                .iter()
+                .map(|k| k.expose_secret().to_string()),
+        );
+    }
+    for channel in ["telegram", "discord", "slack"] {
+        values.extend(
+            secrets
+                .channel_token(channel, env)
+                .map(|t| t.expose_secret().to_string()),
+        );
+    }
+    values.extend(
+        secrets
+            .slack_app_token(env)
+            .map(|t| t.expose_secret().to_string()),
+    );
+    values.extend(
+        secrets
+            .slack_signing_secret(env)
+            .map(|t| t.expose_secret().to_string()),
+    );
+    if let Some(search) = &secrets.tools.web_search {
+        values.push(search.api_key.expose_secret().to_string());
+    }
+    for server in secrets.mcp.values() {
+        values.extend(
+            server
+                .env
+                .values()
+                .chain(server.headers.values())
+                .map(|v| v.expose_secret().to_string()),
+        );
+    }
+    values
 }

@@ -16,6 +16,7 @@
 //! - `tools`    — the tools the model may call, confined to the workspace
 //! - `store`    — SQLite sessions, messages, parts, usage; crash repair
 //! - `prices`   — what each call costs
+//! - `scrub`    — the credential scrubber for replies, logs and tool results
 //! - `cron`     — scheduled jobs, the scheduler, the heartbeat, the `cron` tool
 //! - `cli`      — one module per subcommand (`src/main.rs` only parses and calls it)
 //!
@@ -36,6 +37,7 @@ pub mod models;
 pub mod prices;
 pub mod provider;
 pub mod router;
+pub mod scrub;
 pub mod store;
 pub mod tools;
 

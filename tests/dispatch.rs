@@ -317,7 +317,7 @@ async fn fifty_sessions_run_side_by_side_each_strictly_in_order() {
     const PER_SESSION: usize = 3;
     let fake = FakeModel::start().await;
     for _ in 0..SESSIONS * PER_SESSION {
-        fake.push(Step::text("ok").after_ms(200));
+        fake.push(Step::text("ok").after_ms(1000));
     }
     let mut core = start(&fake, "followup");
     for n in 1..=PER_SESSION {
@@ -343,7 +343,8 @@ async fn fifty_sessions_run_side_by_side_each_strictly_in_order() {
         assert_eq!(seen, want, "session s{s} out of order");
     }
     // Side by side: every session's first request reached the model before any
-    // session could have had its first (200 ms) answer and asked again.
+    // session could have had its first (1 s) answer and asked again. One session at a
+    // time, session 0's second message would have come second.
     let firsts: Vec<_> = requests
         .iter()
         .filter(|r| r.last_user_text().ends_with(" m1"))
@@ -356,12 +357,6 @@ async fn fifty_sessions_run_side_by_side_each_strictly_in_order() {
     assert!(
         first_second >= SESSIONS,
         "a second message ran before all first messages started"
-    );
-    let spread =
-        firsts.iter().map(|r| r.at).max().unwrap() - firsts.iter().map(|r| r.at).min().unwrap();
-    assert!(
-        spread < Duration::from_millis(200),
-        "sessions did not overlap: first requests spread over {spread:?}"
     );
     core.shutdown.cancel();
     core.running.task.await.unwrap();

@@ -36,7 +36,7 @@ use crate::dispatch::queue::{Queued, SessionQueue, TurnControl};
 use crate::models::Models;
 use crate::prices::Prices;
 use crate::store::Store;
-use crate::tools::Registry;
+use crate::tools::{Guard, Registry};
 
 pub use compact::Compacted;
 pub use outcome::{Budget, Ended};
@@ -62,6 +62,8 @@ pub struct Agent {
     pub store: Store,
     pub models: Models,
     pub tools: Registry,
+    /// Permission rules and the scrubber every tool call passes.
+    pub guard: Guard,
     pub memory: Memory,
     pub prices: Prices,
     pub limits: Limits,

@@ -2,7 +2,11 @@
 //! when the bus is momentarily full), finished messages, errors and the turn's end.
 
 use pincer_channels::{OutboundBody, OutboundMessage, Target};
+use std::sync::Arc;
+
 use tokio::sync::mpsc::{self, error::TrySendError};
+
+use crate::scrub::Scrubber;
 
 pub struct Reply {
     tx: mpsc::Sender<OutboundMessage>,
@@ -13,6 +17,8 @@ pub struct Reply {
     /// A scheduled run: nobody watches it stream, so only finished messages go out,
     /// and a heartbeat's "nothing to report" is not delivered at all.
     quiet: bool,
+    /// Every text leaving for a channel passes it.
+    scrubber: Arc<Scrubber>,
 }
 
 /// What a heartbeat answers when nothing needs the owner.
@@ -24,6 +30,7 @@ impl Reply {
         target: Target,
         reply_to: Option<String>,
         quiet: bool,
+        scrubber: Arc<Scrubber>,
     ) -> Self {
         Self {
             tx,
@@ -31,6 +38,7 @@ impl Reply {
             reply_to,
             backlog: String::new(),
             quiet,
+            scrubber,
         }
     }
 
@@ -47,7 +55,9 @@ impl Reply {
         if self.quiet {
             return;
         }
-        self.backlog.push_str(text);
+        // Best effort: a secret split across two deltas passes here, but the finished
+        // text, which replaces the streamed one where channels edit, is scrubbed whole.
+        self.backlog.push_str(&self.scrubber.scrub(text));
         let body = OutboundBody::Delta(std::mem::take(&mut self.backlog));
         match self.tx.try_send(self.message(body)) {
             Ok(()) => {}
@@ -70,6 +80,19 @@ impl Reply {
     }
 
     async fn send(&mut self, body: OutboundBody) {
+        let body = match body {
+            OutboundBody::Text { text, streamed } => OutboundBody::Text {
+                text: self.scrubber.scrub(&text).into_owned(),
+                streamed,
+            },
+            OutboundBody::Notice(text) => {
+                OutboundBody::Notice(self.scrubber.scrub(&text).into_owned())
+            }
+            OutboundBody::Error(text) => {
+                OutboundBody::Error(self.scrubber.scrub(&text).into_owned())
+            }
+            other => other,
+        };
         if !self.backlog.is_empty() {
             let backlog = OutboundBody::Delta(std::mem::take(&mut self.backlog));
             let _ = self.tx.send(self.message(backlog)).await;

@@ -55,6 +55,7 @@ pub(super) async fn run(
         first.target.clone(),
         first.reply_to.clone(),
         first.scheduled,
+        std::sync::Arc::clone(&agent.guard.scrubber),
     );
     reply.start().await;
     let mut answered = first.message_ids.clone();
@@ -367,7 +368,9 @@ impl Turn<'_> {
         Ok(())
     }
 
-    /// Run one reply's tool calls in order, each result stored as it completes.
+    /// Run one reply's tool calls. Consecutive read-only calls run side by side; any
+    /// other call runs alone. Results are stored and returned in the order the model
+    /// asked. Steering is checked before each group.
     async fn run_tools(
         &mut self,
         calls: Vec<(String, String, serde_json::Value)>,
@@ -376,50 +379,67 @@ impl Turn<'_> {
             workspace: self.agent.workspace.clone(),
             origin: Some(self.first.target.clone()),
         };
+        let tools = &self.agent.tools;
         let mut ended = None;
         let mut escalate = false;
-        for (id, name, arguments) in calls {
-            let (content, is_error) = if ended.is_some() {
-                (CANCELLED.to_string(), true)
+        let named: Vec<(&str, &serde_json::Value)> = calls
+            .iter()
+            .map(|(_, name, args)| (name.as_str(), args))
+            .collect();
+        for batch in tools.batches(&named) {
+            let group = &calls[batch];
+            let outcomes: Vec<(String, bool)> = if ended.is_some() {
+                group
+                    .iter()
+                    .map(|_| (CANCELLED.to_string(), true))
+                    .collect()
             } else if self.queue.steering_pending() {
                 // Checkpoint: before each tool call (after the previous result).
-                (SKIPPED.to_string(), true)
-            } else if name == ESCALATE {
+                group.iter().map(|_| (SKIPPED.to_string(), true)).collect()
+            } else if group.len() == 1 && group[0].1 == ESCALATE {
                 escalate = true;
-                (
+                vec![(
                     "Escalated: a stronger model takes over this turn.".to_string(),
                     false,
-                )
+                )]
             } else {
-                tracing::info!(tool = %name, "tool call");
+                for (_, name, _) in group {
+                    tracing::info!(tool = %name, "tool call");
+                }
+                let running =
+                    futures_util::future::join_all(group.iter().map(|(_, name, args)| {
+                        tools.execute(name, args.clone(), &ctx, &self.agent.guard)
+                    }));
                 tokio::select! {
                     biased;
                     _ = self.control.token().cancelled() => {
                         ended = Some(stopped(self.control));
-                        (CANCELLED.to_string(), true)
+                        group.iter().map(|_| (CANCELLED.to_string(), true)).collect()
                     }
                     _ = tokio::time::sleep_until(self.deadline) => {
                         ended = Some(Ended::Budget(Budget::Time(self.agent.limits.max_turn.as_secs())));
-                        (CANCELLED.to_string(), true)
+                        group.iter().map(|_| (CANCELLED.to_string(), true)).collect()
                     }
-                    outcome = self.agent.tools.call(&name, arguments, &ctx) => (outcome.content, outcome.is_error),
+                    outcomes = running => outcomes.into_iter().map(|o| (o.content, o.is_error)).collect(),
                 }
             };
-            let result = Part::ToolResult {
-                call_id: id,
-                name,
-                content,
-                is_error,
-            };
-            if let Err(err) = self
-                .agent
-                .store
-                .append(self.session_id, store::Role::Tool, vec![result.clone()])
-                .await
-            {
-                ended.get_or_insert(Ended::Failed(err.to_string()));
+            for ((id, name, _), (content, is_error)) in group.iter().zip(outcomes) {
+                let result = Part::ToolResult {
+                    call_id: id.clone(),
+                    name: name.clone(),
+                    content,
+                    is_error,
+                };
+                if let Err(err) = self
+                    .agent
+                    .store
+                    .append(self.session_id, store::Role::Tool, vec![result.clone()])
+                    .await
+                {
+                    ended.get_or_insert(Ended::Failed(err.to_string()));
+                }
+                history::push_user(&mut self.messages, result);
             }
-            history::push_user(&mut self.messages, result);
         }
         if escalate {
             self.route

@@ -112,7 +112,7 @@ fn init_logging(verbose: u8, json: bool, default_level: &str) {
     };
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(|| crate::scrub::ScrubbingStderr)
         .with_target(false);
     // A second init (tests calling main twice) keeps the first subscriber.
     let _ = if json {

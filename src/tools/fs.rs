@@ -299,7 +299,11 @@ mod tests {
         let (_dir, ctx) = ctx();
         let tools = Registry::builtin();
         let out = tools.call("read_file", json!({}), &ctx).await;
-        assert!(out.is_error && out.content.contains("`path`"));
+        assert!(
+            out.is_error && out.content.contains("missing required argument(s): path"),
+            "{}",
+            out.content
+        );
         let out = tools
             .call("read_file", json!({"path": "../../etc/passwd"}), &ctx)
             .await;
@@ -319,6 +323,17 @@ mod tests {
             .iter()
             .map(|s| s.name.clone())
             .collect();
-        assert_eq!(names, ["edit_file", "list_dir", "read_file", "write_file"]);
+        assert_eq!(
+            names,
+            [
+                "edit_file",
+                "glob",
+                "grep",
+                "list_dir",
+                "read_file",
+                "todo",
+                "write_file"
+            ]
+        );
     }
 }

@@ -1,9 +1,24 @@
-//! The tools the model can call, and the one place calls go through. This set
-//! is the workspace file tools; the full pipeline (permissions, hooks, budgets) grows
-//! here. Every call returns a result the model sees, errors included.
+//! The tools the model can call, and the one pipeline every call goes through:
+//! lookup (with aliases) → schema check → permission rules → the call → result budget
+//! → credential scrubber. Every call returns a result the model sees, errors included.
+//!
+//! - `fs`          — read_file, write_file, edit_file, list_dir
+//! - `search`      — glob, grep
+//! - `todo`        — the model's checklist
+//! - `send`        — send_message
+//! - `confine`     — workspace confinement of paths
+//! - `schema`      — argument checks against a tool's schema
+//! - `permissions` — allow / ask / deny rules from `[tools.permissions]`
+//! - `budget`      — oversized results saved to a file, previewed inline
 
+mod budget;
 mod confine;
 mod fs;
+pub mod permissions;
+mod schema;
+mod search;
+mod send;
+mod todo;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -14,6 +29,10 @@ use serde_json::Value;
 use crate::provider::ToolSpec;
 
 pub use confine::confine;
+pub use permissions::{Decision, Permissions};
+pub use send::SendMessage;
+
+use crate::scrub::Scrubber;
 
 /// The most a tool result may put into the conversation.
 pub const MAX_RESULT_BYTES: usize = 32 * 1024;
@@ -40,7 +59,14 @@ pub struct ToolContext {
 #[async_trait]
 pub trait Tool: Send + Sync {
     fn spec(&self) -> ToolSpec;
-    /// Run the call. `args` is the model's JSON input, not yet checked.
+    /// Whether this call only reads, so it may run beside other read-only calls.
+    /// Decided per call from its input; a tool that says nothing is treated as
+    /// writing (calls run alone).
+    fn read_only(&self, _args: &Value) -> bool {
+        false
+    }
+    /// Run the call. `args` is the model's JSON input, already checked against the
+    /// tool's schema.
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError>;
 }
 
@@ -58,14 +84,47 @@ pub struct Outcome {
     pub is_error: bool,
 }
 
+/// What every call passes besides the tool itself: the owner's permission rules and
+/// the scrubber for what goes back to the model.
+pub struct Guard {
+    pub permissions: Permissions,
+    pub scrubber: Arc<Scrubber>,
+}
+
+impl Default for Guard {
+    fn default() -> Self {
+        Self {
+            permissions: Permissions::default(),
+            scrubber: Arc::new(Scrubber::new(Vec::new())),
+        }
+    }
+}
+
+/// Other names models use for our tools.
+const ALIASES: &[(&str, &str)] = &[
+    ("bash", "exec"),
+    ("shell", "exec"),
+    ("run", "exec"),
+    ("read", "read_file"),
+    ("cat", "read_file"),
+    ("write", "write_file"),
+    ("edit", "edit_file"),
+    ("ls", "list_dir"),
+    ("fetch", "web_fetch"),
+    ("search", "web_search"),
+];
+
 impl Registry {
+    /// The tools that need nothing but the workspace.
     pub fn builtin() -> Self {
-        Self::new(fs::all())
+        Self::with(Vec::new())
     }
 
-    /// The built-in tools plus `extra` (tools that need the store or the scheduler).
+    /// The built-in tools plus `extra` (tools that need the store, the bus or config).
     pub fn with(extra: Vec<Arc<dyn Tool>>) -> Self {
         let mut tools = fs::all();
+        tools.extend(search::all());
+        tools.push(todo::tool());
         tools.extend(extra);
         Self::new(tools)
     }
@@ -80,57 +139,107 @@ impl Registry {
         &self.specs
     }
 
-    /// Look the tool up, run it, and cap what it returns.
+    /// The tool a model's name means (aliases included).
+    fn lookup(&self, name: &str) -> Option<(usize, &Arc<dyn Tool>)> {
+        let name = ALIASES
+            .iter()
+            .find(|(alias, _)| *alias == name)
+            .map_or(name, |(_, real)| real);
+        let index = self.specs.iter().position(|spec| spec.name == name)?;
+        Some((index, &self.tools[index]))
+    }
+
+    /// `execute` with no permission rules (tests).
+    #[cfg(test)]
     pub async fn call(&self, name: &str, args: Value, ctx: &ToolContext) -> Outcome {
-        let Some(index) = self.specs.iter().position(|spec| spec.name == name) else {
-            let known: Vec<&str> = self.specs.iter().map(|s| s.name.as_str()).collect();
-            return Outcome {
-                content: format!("unknown tool `{name}`; available: {}", known.join(", ")),
-                is_error: true,
-            };
+        self.execute(name, args, ctx, &Guard::default()).await
+    }
+
+    /// Whether this call may run beside other read-only calls.
+    pub fn read_only(&self, name: &str, args: &Value) -> bool {
+        self.lookup(name)
+            .is_some_and(|(_, tool)| tool.read_only(args))
+    }
+
+    /// Split a reply's calls into the batches that run together: consecutive
+    /// read-only calls share a batch; any other call is a batch of its own.
+    pub fn batches(&self, calls: &[(&str, &Value)]) -> Vec<std::ops::Range<usize>> {
+        let mut batches = Vec::new();
+        let mut start = 0;
+        while start < calls.len() {
+            let mut end = start + 1;
+            if self.read_only(calls[start].0, calls[start].1) {
+                while end < calls.len() && self.read_only(calls[end].0, calls[end].1) {
+                    end += 1;
+                }
+            }
+            batches.push(start..end);
+            start = end;
+        }
+        batches
+    }
+
+    /// The pipeline every call goes through: lookup → schema → permission → call →
+    /// result budget → scrub. Every failure is an error result the model can act on.
+    pub async fn execute(
+        &self,
+        name: &str,
+        args: Value,
+        ctx: &ToolContext,
+        guard: &Guard,
+    ) -> Outcome {
+        let failed = |content: String| Outcome {
+            content: guard.scrubber.scrub(&content).into_owned(),
+            is_error: true,
         };
+        let Some((index, tool)) = self.lookup(name) else {
+            let known: Vec<&str> = self.specs.iter().map(|s| s.name.as_str()).collect();
+            return failed(format!(
+                "unknown tool `{name}`; available: {}",
+                known.join(", ")
+            ));
+        };
+        let spec = &self.specs[index];
         let args = match args {
             // Arguments that were not valid JSON reach us as the raw string.
             Value::String(raw) => match serde_json::from_str(&raw) {
                 Ok(value) => value,
                 Err(err) => {
-                    return Outcome {
-                        content: format!(
-                            "the arguments are not valid JSON ({err}); send a JSON object"
-                        ),
-                        is_error: true,
-                    };
+                    return failed(format!(
+                        "the arguments are not valid JSON ({err}); send a JSON object"
+                    ));
                 }
             },
             other => other,
         };
-        match self.tools[index].call(args, ctx).await {
-            Ok(content) => Outcome {
-                content: cap(content),
-                is_error: false,
-            },
-            Err(err) => Outcome {
-                content: err.0,
-                is_error: true,
-            },
+        if let Err(problem) = schema::validate(&spec.input_schema, &args) {
+            return failed(format!(
+                "invalid arguments for {}: {problem}; fix them and call again",
+                spec.name
+            ));
+        }
+        match guard.permissions.decide(&spec.name, &args) {
+            Decision::Allow => {}
+            Decision::Deny(reason) => return failed(reason),
+            Decision::Ask => {
+                return failed(format!(
+                    "{} needs the owner's approval under [tools.permissions] ask, and approvals cannot be given here yet; the owner can allow it in config.toml",
+                    spec.name
+                ));
+            }
+        }
+        match tool.call(args, ctx).await {
+            Ok(content) => {
+                let content =
+                    budget::fit(&spec.name, guard.scrubber.scrub(&content).into_owned(), ctx).await;
+                Outcome {
+                    content,
+                    is_error: false,
+                }
+            }
+            Err(err) => failed(err.0),
         }
     }
-}
-
-fn cap(mut content: String) -> String {
-    if content.len() <= MAX_RESULT_BYTES {
-        return content;
-    }
-    let mut end = MAX_RESULT_BYTES;
-    while !content.is_char_boundary(end) {
-        end -= 1;
-    }
-    let total = content.len();
-    content.truncate(end);
-    content.push_str(&format!(
-        "\n[output cut at {end} of {total} bytes; ask for a smaller range]"
-    ));
-    content
 }
 
 /// Read a required string argument.

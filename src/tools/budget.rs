@@ -1,0 +1,82 @@
+//! The result budget: a tool result over `MAX_RESULT_BYTES` is saved whole to a file
+//! in the workspace (`tool-output/`, not tracked by the memory repository), and the
+//! model gets its head and tail with the path to read the rest.
+
+use super::{MAX_RESULT_BYTES, ToolContext};
+use crate::store::now_ms;
+
+/// How much of the head and of the tail an oversized result keeps inline.
+const HEAD: usize = 8 * 1024;
+const TAIL: usize = 2 * 1024;
+
+pub async fn fit(tool: &str, content: String, ctx: &ToolContext) -> String {
+    if content.len() <= MAX_RESULT_BYTES {
+        return content;
+    }
+    let dir = ctx.workspace.join("tool-output");
+    let name = format!("{tool}-{}.txt", now_ms());
+    let saved = match tokio::fs::create_dir_all(&dir).await {
+        Ok(()) => tokio::fs::write(dir.join(&name), &content).await,
+        Err(err) => Err(err),
+    };
+    let head = cut_at(&content, HEAD, true);
+    let tail = cut_at(&content, TAIL, false);
+    let note = match saved {
+        Ok(()) => format!(
+            "[{} bytes in all; the full output is in tool-output/{name} — read_file it with offset/limit]",
+            content.len()
+        ),
+        Err(err) => format!(
+            "[{} bytes in all; the rest could not be saved: {err}]",
+            content.len()
+        ),
+    };
+    format!("{head}\n[…]\n{tail}\n{note}")
+}
+
+/// The first (or last) `n` bytes, on a character boundary.
+fn cut_at(text: &str, n: usize, head: bool) -> &str {
+    if head {
+        let mut end = n.min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        &text[..end]
+    } else {
+        let mut start = text.len().saturating_sub(n);
+        while !text.is_char_boundary(start) {
+            start += 1;
+        }
+        &text[start..]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn oversized_results_are_saved_and_previewed() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext {
+            workspace: dir.path().to_path_buf(),
+            origin: None,
+        };
+        let big = format!("START{}END", "é".repeat(40_000));
+        let shown = fit("grep", big.clone(), &ctx).await;
+        assert!(
+            shown.len() < MAX_RESULT_BYTES && shown.starts_with("START") && shown.contains("END")
+        );
+        let saved: Vec<_> = std::fs::read_dir(dir.path().join("tool-output"))
+            .unwrap()
+            .collect();
+        assert_eq!(saved.len(), 1);
+        let path = saved[0].as_ref().unwrap().path();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), big);
+        assert!(shown.contains(&format!(
+            "tool-output/{}",
+            path.file_name().unwrap().to_string_lossy()
+        )));
+        assert_eq!(fit("x", "small".into(), &ctx).await, "small");
+    }
+}

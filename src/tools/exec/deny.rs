@@ -1,0 +1,183 @@
+//! The deny groups of `exec`: their names, what each refuses, and `check`, which parses
+//! a command and runs every switched-on group over every segment, nested commands
+//! included. Anything that cannot be parsed is refused while any group is on.
+//!
+//! This is a tripwire against obvious mistakes and prompt-injected commands, not a
+//! sandbox: a script file the command runs is not read, and a determined author can
+//! always write something the groups do not recognise.
+
+use std::fmt;
+
+use super::command::{self, Stage};
+use super::parse::{self, Unparsable};
+use super::rules;
+
+/// Every deny group: name and one line on what it refuses. All are on by default.
+pub const GROUPS: &[(&str, &str)] = &[
+    (
+        "destructive",
+        "deleting or overwriting the whole file system, a home or system directory, or a disk: `rm -rf /`, `mkfs`, `dd of=/dev/sda`",
+    ),
+    (
+        "exfiltration",
+        "sending files or command output to another host: `curl -d @file`, `curl -T`, `scp`/`rsync` to a remote, `nc host < file`",
+    ),
+    (
+        "reverse_shell",
+        "handing a shell to a remote host: `/dev/tcp/…`, `nc -e`, `socat … exec:`, socket-and-shell one-liners",
+    ),
+    (
+        "remote_script",
+        "running a downloaded script unseen: `curl … | sh`",
+    ),
+    (
+        "privilege",
+        "becoming root or another user: `sudo`, `su`, `doas`, setuid bits, `chown root`, editing /etc/sudoers",
+    ),
+    (
+        "packages",
+        "installing or removing system-wide packages: `apt install`, `brew install`, `pip install`, `npm install -g`, `cargo install`",
+    ),
+    (
+        "persistence",
+        "making something run later or at start-up: `crontab`, `at`, `systemctl enable`, shell start-up files, authorized_keys",
+    ),
+    (
+        "env_dump",
+        "printing the environment or secret-looking variables: `env`, `printenv`, `set`, `/proc/*/environ`, `echo $API_KEY`",
+    ),
+    (
+        "secrets_read",
+        "touching credential files: `~/.ssh`, `.security.yml`, `/etc/shadow`, `~/.aws/credentials`, `~/.netrc`",
+    ),
+    (
+        "system",
+        "stopping or reconfiguring the machine: `shutdown`, `reboot`, `kill -9 1`, `killall`, `mount`, `sysctl -w`, `iptables`, `modprobe`",
+    ),
+    (
+        "network_listen",
+        "opening a port or a tunnel: `nc -l`, `python -m http.server`, `ssh -R`/`-L`, `ngrok`",
+    ),
+    (
+        "mining",
+        "running a cryptocurrency miner: `xmrig`, `stratum+tcp://` pools",
+    ),
+];
+
+/// Why a command was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Denied {
+    /// A switched-on group matched one segment.
+    Group {
+        group: &'static str,
+        /// The segment as written.
+        segment: String,
+        /// What the segment would do, as a verb phrase ("deletes the whole file system").
+        reason: String,
+    },
+    /// The command could not be parsed, so it could not be checked.
+    Unparsable { reason: String },
+}
+
+impl fmt::Display for Denied {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Group {
+                group,
+                segment,
+                reason,
+            } => write!(
+                f,
+                "refused by the `{group}` deny group: `{segment}` {reason} (switch the group off in [tools.exec] deny_groups if you really mean it)"
+            ),
+            Self::Unparsable { reason } => write!(
+                f,
+                "refused: the command cannot be checked for dangerous operations ({reason}); simplify the command (no heredocs, eval, or programs named by variables) or split it into several calls"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Denied {}
+
+/// One segment being checked, with the rest of its pipeline.
+pub struct Ctx<'s, 'a> {
+    pub stages: &'s [Stage<'a>],
+    pub at: usize,
+}
+
+impl<'a> Ctx<'_, 'a> {
+    pub fn stage(&self) -> &Stage<'a> {
+        &self.stages[self.at]
+    }
+
+    /// Whether this segment reads the output of the one before it (`a | this`).
+    pub fn piped_in(&self) -> bool {
+        self.at > 0
+    }
+}
+
+/// Check `command` against the groups `denies` switches on.
+pub fn check(command: &str, denies: &dyn Fn(&str) -> bool) -> Result<(), Denied> {
+    let on: Vec<&str> = GROUPS
+        .iter()
+        .map(|(name, _)| *name)
+        .filter(|name| denies(name))
+        .collect();
+    if on.is_empty() {
+        return Ok(());
+    }
+    check_at(command, &on, 0)
+}
+
+fn unparsable(err: Unparsable) -> Denied {
+    Denied::Unparsable { reason: err.0 }
+}
+
+fn check_at(command: &str, on: &[&str], depth: usize) -> Result<(), Denied> {
+    let pipelines = parse::parse(command, depth).map_err(unparsable)?;
+    for pipeline in &pipelines {
+        let stages = pipeline
+            .iter()
+            .map(command::stage)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(unparsable)?;
+        for at in 0..stages.len() {
+            let ctx = Ctx {
+                stages: &stages,
+                at,
+            };
+            for &(group, rule) in rules::RULES {
+                if !on.contains(&group) {
+                    continue;
+                }
+                if let Some(reason) = rule(&ctx) {
+                    return Err(Denied::Group {
+                        group,
+                        segment: stages[at].seg.text.clone(),
+                        reason,
+                    });
+                }
+            }
+            for nested in stages[at].nested.iter().chain(&echoed_script(&ctx)) {
+                check_at(nested, on, depth + 1)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The text of `echo 'cmd' | sh`, which the shell runs as a command.
+fn echoed_script(ctx: &Ctx) -> Option<String> {
+    let reads = ctx
+        .stage()
+        .invocations
+        .iter()
+        .any(|inv| inv.reads_script_from_stdin());
+    let before = ctx.stages.get(ctx.at.checked_sub(1)?)?.invocations.last()?;
+    if !reads || !before.is(&["echo", "printf"]) {
+        return None;
+    }
+    let words: Vec<&str> = before.operands().iter().map(|w| w.text.as_str()).collect();
+    Some(words.join(" ").replace("\\n", "\n"))
+}

@@ -1,0 +1,148 @@
+//! The `exec` tool: run a shell command in the workspace, with a timeout, an output
+//! cap and an environment without secrets, after the deny groups have checked it.
+//!
+//! - `parse`   — splits the command into segments (`&&`, `||`, `;`, `|`, subshells,
+//!   substitutions); what it cannot follow is refused
+//! - `command` — the programs a segment runs, seeing through `sudo`, `env`, `sh -c` …
+//! - `paths`   — what a path stands for (the root, a disk, a credentials file …)
+//! - `rules/`  — one rule per deny group
+//! - `deny`    — the group list and `check`
+//! - `run`     — the process: `/bin/sh -c`, fresh environment, process group, capture
+//!
+//! A refused command and a command that cannot start are tool errors; a command that
+//! runs and fails is not (its exit code is in the result).
+
+mod command;
+mod deny;
+mod parse;
+mod paths;
+mod rules;
+mod run;
+#[cfg(test)]
+mod tests;
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolError};
+use crate::provider::ToolSpec;
+
+pub use deny::{Denied, GROUPS, check};
+
+/// How long a command may run when the model names no timeout.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+/// The longest timeout the model may ask for.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(600);
+/// The most output (stdout and stderr together) a result carries.
+pub const MAX_OUTPUT: usize = 16 * 1024;
+
+/// The deny groups switched on, fixed when the tool is built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DenyPolicy {
+    on: Vec<&'static str>,
+}
+
+impl DenyPolicy {
+    /// The groups of [`GROUPS`] that `denies` says are on.
+    pub fn new(denies: impl Fn(&str) -> bool) -> Self {
+        let on = GROUPS
+            .iter()
+            .map(|(name, _)| *name)
+            .filter(|name| denies(name))
+            .collect();
+        Self { on }
+    }
+
+    pub fn denies(&self, group: &str) -> bool {
+        self.on.contains(&group)
+    }
+
+    /// Whether `command` may run.
+    pub fn check(&self, command: &str) -> Result<(), Denied> {
+        check(command, &|group| self.denies(group))
+    }
+}
+
+/// The `exec` tool.
+#[derive(Debug, Clone)]
+pub struct ExecTool {
+    /// Which deny groups refuse commands (from `[tools.exec] deny_groups`).
+    deny: DenyPolicy,
+    /// Used when the call names no `timeout_secs`.
+    default_timeout: Duration,
+    /// The cap on `timeout_secs`, so one call cannot hold a turn for hours.
+    max_timeout: Duration,
+    /// The cap on the output put into the conversation.
+    max_output: usize,
+}
+
+impl ExecTool {
+    /// `denies(group)` says whether that deny group is on; it is asked once per group,
+    /// now (pass `|g| config.tools.exec.deny_groups.denies(g)`).
+    pub fn new(denies: impl Fn(&str) -> bool) -> Self {
+        Self {
+            deny: DenyPolicy::new(denies),
+            default_timeout: DEFAULT_TIMEOUT,
+            max_timeout: MAX_TIMEOUT,
+            max_output: MAX_OUTPUT,
+        }
+    }
+
+    fn timeout(&self, args: &Value) -> Result<Duration, ToolError> {
+        match args.get("timeout_secs") {
+            None | Some(Value::Null) => Ok(self.default_timeout),
+            Some(value) => value
+                .as_u64()
+                .map(|secs| Duration::from_secs(secs.max(1)).min(self.max_timeout))
+                .ok_or_else(|| {
+                    ToolError::new("`timeout_secs` must be a whole number of seconds (1 to 600)")
+                }),
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for ExecTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "exec".into(),
+            description: format!(
+                "Run a shell command with /bin/sh -c. The working directory is the workspace (also $HOME). \
+                 Returns the exit code, stdout and stderr; output over {} KiB is cut in the middle. \
+                 The command gets no stdin and a clean environment (no API keys), and is killed with \
+                 its background jobs after timeout_secs (default {}, max {}). Dangerous commands \
+                 (deleting the system, sudo, installing system packages, sending files out, reverse \
+                 shells, reading credentials …) are refused, and so is what cannot be checked: \
+                 heredocs, eval, function definitions, programs named by variables.",
+                self.max_output / 1024,
+                self.default_timeout.as_secs(),
+                self.max_timeout.as_secs(),
+            ),
+            input_schema: json!({"type": "object", "properties": {
+                "command": {"type": "string", "description": "the shell command"},
+                "timeout_secs": {"type": "integer", "minimum": 1, "maximum": self.max_timeout.as_secs()}
+            }, "required": ["command"]}),
+        }
+    }
+
+    fn read_only(&self, _args: &Value) -> bool {
+        false
+    }
+
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
+        let command = args
+            .get("command")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ToolError::new("missing string argument `command`"))?;
+        if command.trim().is_empty() {
+            return Err(ToolError::new("`command` is empty; give a shell command to run"));
+        }
+        let timeout = self.timeout(&args)?;
+        self.deny
+            .check(command)
+            .map_err(|denied| ToolError::new(denied.to_string()))?;
+        run::run(command, &ctx.workspace, timeout, self.max_output).await
+    }
+}

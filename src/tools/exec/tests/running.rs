@@ -1,0 +1,1 @@
+//! The tool runs commands as promised.

@@ -1,0 +1,156 @@
+//! Checking a call's arguments against its tool's JSON schema before it runs: the
+//! subset our tools use (object, required, property types, enums, minimum). The error
+//! goes back to the model, worded so it can fix the call and retry.
+
+use serde_json::Value;
+
+pub fn validate(schema: &Value, args: &Value) -> Result<(), String> {
+    let Some(object) = args.as_object() else {
+        return Err(format!(
+            "the arguments must be a JSON object, got {}",
+            kind(args)
+        ));
+    };
+    let properties = schema.get("properties").and_then(Value::as_object);
+    if let Some(required) = schema.get("required").and_then(Value::as_array) {
+        let missing: Vec<&str> = required
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|name| object.get(*name).is_none_or(Value::is_null))
+            .collect();
+        if !missing.is_empty() {
+            return Err(format!(
+                "missing required argument(s): {}",
+                missing.join(", ")
+            ));
+        }
+    }
+    let Some(properties) = properties else {
+        return Ok(());
+    };
+    for (name, value) in object {
+        let Some(spec) = properties.get(name) else {
+            let known: Vec<&str> = properties.keys().map(String::as_str).collect();
+            return Err(format!(
+                "unknown argument `{name}`; this tool takes: {}",
+                known.join(", ")
+            ));
+        };
+        if value.is_null() {
+            continue;
+        }
+        check_value(name, spec, value)?;
+    }
+    Ok(())
+}
+
+fn check_value(name: &str, spec: &Value, value: &Value) -> Result<(), String> {
+    if let Some(expected) = spec.get("type").and_then(Value::as_str) {
+        let ok = match expected {
+            "string" => value.is_string(),
+            "integer" => value.is_i64() || value.is_u64(),
+            "number" => value.is_number(),
+            "boolean" => value.is_boolean(),
+            "array" => value.is_array(),
+            "object" => value.is_object(),
+            _ => true,
+        };
+        if !ok {
+            return Err(format!(
+                "`{name}` must be {} {expected}, got {}",
+                article(expected),
+                kind(value)
+            ));
+        }
+    }
+    if let Some(options) = spec.get("enum").and_then(Value::as_array)
+        && !options.contains(value)
+    {
+        let listed: Vec<String> = options.iter().map(Value::to_string).collect();
+        return Err(format!(
+            "`{name}` must be one of {}, got {value}",
+            listed.join(", ")
+        ));
+    }
+    if let (Some(minimum), Some(n)) = (spec.get("minimum").and_then(Value::as_f64), value.as_f64())
+        && n < minimum
+    {
+        return Err(format!("`{name}` must be at least {minimum}, got {n}"));
+    }
+    if let (Some(items), Some(array)) = (spec.get("items"), value.as_array()) {
+        for (n, item) in array.iter().enumerate() {
+            check_value(&format!("{name}[{n}]"), items, item)?;
+        }
+    }
+    Ok(())
+}
+
+fn article(word: &str) -> &'static str {
+    if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_f64() => "a number",
+        Value::Number(_) => "an integer",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn arguments_are_checked_with_errors_the_model_can_act_on() {
+        let schema = json!({"type": "object", "properties": {
+            "path": {"type": "string"}, "limit": {"type": "integer", "minimum": 1},
+            "mode": {"type": "string", "enum": ["a", "b"]}, "items": {"type": "array", "items": {"type": "string"}}
+        }, "required": ["path"]});
+        assert!(validate(&schema, &json!({"path": "x", "limit": 3})).is_ok());
+        assert!(
+            validate(&schema, &json!({}))
+                .unwrap_err()
+                .contains("missing required argument(s): path")
+        );
+        assert!(
+            validate(&schema, &json!({"path": 3}))
+                .unwrap_err()
+                .contains("`path` must be a string, got an integer")
+        );
+        assert!(
+            validate(&schema, &json!({"path": "x", "limit": 0}))
+                .unwrap_err()
+                .contains("at least 1")
+        );
+        assert!(
+            validate(&schema, &json!({"path": "x", "mode": "c"}))
+                .unwrap_err()
+                .contains("one of")
+        );
+        assert!(
+            validate(&schema, &json!({"path": "x", "nope": 1}))
+                .unwrap_err()
+                .contains("unknown argument `nope`")
+        );
+        assert!(
+            validate(&schema, &json!({"path": "x", "items": ["a", 2]}))
+                .unwrap_err()
+                .contains("items[1]")
+        );
+        assert!(
+            validate(&schema, &json!("x"))
+                .unwrap_err()
+                .contains("JSON object")
+        );
+    }
+}

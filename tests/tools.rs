@@ -1,0 +1,263 @@
+//! The tool pipeline end to end: a scripted fake model drives tools through the real
+//! binary (permission rules, schema errors, the result budget, the scrubber) and, for
+//! timing, through the core in-process with a slow tool of our own.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use common::TestHome;
+use pincer::tools::{Registry, Tool, ToolContext, ToolError};
+use pincer_fakes::{FakeModel, Step};
+use serde_json::{Value, json};
+
+fn tool_results(fake: &FakeModel, request: usize) -> Vec<String> {
+    fake.requests()[request].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn denied_calls_and_bad_arguments_come_back_to_the_model_with_the_reason() {
+    let fake = FakeModel::start().await;
+    let home = TestHome::new();
+    home.write_config(&common::openai_config(
+        &fake,
+        "[tools.permissions]\ndeny = [\"write_file(secrets/*)\"]\nask = [\"edit_file\"]\n",
+    ));
+    fake.push(Step::tool_calls([
+        (
+            "write_file",
+            json!({"path": "secrets/x.txt", "content": "no"}),
+        ),
+        ("write_file", json!({"path": "ok.txt"})),
+        (
+            "edit_file",
+            json!({"path": "ok.txt", "old_text": "a", "new_text": "b"}),
+        ),
+        ("read", json!({"path": "missing.txt"})),
+    ]));
+    fake.push(Step::text("done"));
+    let run = home.run(&["chat", "-m", "try things"]);
+    assert!(run.ok(), "{run:?}");
+    let results = tool_results(&fake, 1);
+    assert!(
+        results[0].contains("refused by the owner's rule `write_file(secrets/*)`"),
+        "{}",
+        results[0]
+    );
+    assert!(
+        results[1].contains("missing required argument(s): content"),
+        "{}",
+        results[1]
+    );
+    assert!(
+        results[2].contains("needs the owner's approval"),
+        "{}",
+        results[2]
+    );
+    assert!(
+        results[3].contains("no such file"),
+        "an alias reaches read_file: {}",
+        results[3]
+    );
+    assert!(!home.workspace().join("secrets/x.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_in_a_tool_result_or_a_reply_never_reaches_the_model_the_chat_or_the_log() {
+    let fake = FakeModel::start().await;
+    let home = TestHome::openai(&fake);
+    let key = "sk-live-very-secret-value-123456";
+    home.write_secrets(&format!("providers:\n  fake:\n    api_key: \"{key}\"\n"));
+    std::fs::create_dir_all(home.workspace()).unwrap();
+    std::fs::write(
+        home.workspace().join("leak.txt"),
+        format!("the key is {key}\nand a github token ghp_abcdefghijklmnopqrstuvwxyz0123456789\n"),
+    )
+    .unwrap();
+    fake.push(Step::tool_call("read_file", json!({"path": "leak.txt"})));
+    fake.push(Step::text(format!("Here it is: {key}")));
+    let run = home.run(&["-vv", "chat", "-m", "show me leak.txt"]);
+    assert!(run.ok(), "{run:?}");
+    let results = tool_results(&fake, 1).join("\n");
+    assert!(
+        !results.contains(key) && !results.contains("ghp_abc"),
+        "{results}"
+    );
+    assert!(results.contains("[REDACTED]"));
+    assert_eq!(run.stdout, "Here it is: [REDACTED]\n");
+    assert!(!run.stderr.contains(key), "the log must not carry the key");
+    assert!(
+        !home.transcript().contains("ghp_abc"),
+        "the stored tool result is scrubbed too"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_result_is_saved_and_previewed() {
+    let fake = FakeModel::start().await;
+    let home = TestHome::openai(&fake);
+    std::fs::create_dir_all(home.workspace()).unwrap();
+    let big: String = (0..5000)
+        .map(|n| format!("line {n} of a long file\n"))
+        .collect();
+    std::fs::write(home.workspace().join("big.txt"), &big).unwrap();
+    fake.push(Step::tool_call("read_file", json!({"path": "big.txt"})));
+    fake.push(Step::text("read it"));
+    assert!(home.run(&["chat", "-m", "read big.txt"]).ok());
+    let result = &tool_results(&fake, 1)[0];
+    assert!(
+        result.len() < 32 * 1024,
+        "{} bytes went to the model",
+        result.len()
+    );
+    assert!(
+        result.contains("tool-output/read_file-"),
+        "{}",
+        &result[result.len() - 300..]
+    );
+    let saved: Vec<_> = std::fs::read_dir(home.workspace().join("tool-output"))
+        .unwrap()
+        .collect();
+    assert_eq!(saved.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn glob_grep_and_todo_work_on_the_workspace() {
+    let fake = FakeModel::start().await;
+    let home = TestHome::openai(&fake);
+    std::fs::create_dir_all(home.workspace().join("notes")).unwrap();
+    std::fs::write(home.workspace().join("notes/a.md"), "buy milk\ncall mum\n").unwrap();
+    std::fs::write(
+        home.workspace().join("notes/b.txt"),
+        "milk is in the fridge\n",
+    )
+    .unwrap();
+    fake.push(Step::tool_calls([
+        ("glob", json!({"pattern": "**/*.md"})),
+        ("grep", json!({"pattern": "milk"})),
+        (
+            "todo",
+            json!({"items": [{"text": "find milk", "done": true}, {"text": "buy more"}]}),
+        ),
+    ]));
+    fake.push(Step::text("ok"));
+    assert!(home.run(&["chat", "-m", "look"]).ok());
+    let results = tool_results(&fake, 1);
+    assert_eq!(results[0], "notes/a.md");
+    assert!(
+        results[1].contains("notes/a.md:1: buy milk")
+            && results[1].contains("notes/b.txt:1: milk is in the fridge"),
+        "{}",
+        results[1]
+    );
+    assert!(
+        results[2].contains("☑ find milk") && results[2].contains("1 of 2 done"),
+        "{}",
+        results[2]
+    );
+}
+
+/// When each slow call ran: (tool, start, end).
+type Spans = Arc<Mutex<Vec<(&'static str, Instant, Instant)>>>;
+
+/// A tool that takes a while and records when it ran.
+struct Slow {
+    name: &'static str,
+    read_only: bool,
+    spans: Spans,
+}
+
+#[async_trait]
+impl Tool for Slow {
+    fn spec(&self) -> pincer::provider::ToolSpec {
+        pincer::provider::ToolSpec {
+            name: self.name.into(),
+            description: "slow".into(),
+            input_schema: json!({"type": "object"}),
+        }
+    }
+    fn read_only(&self, _args: &Value) -> bool {
+        self.read_only
+    }
+    async fn call(&self, _args: Value, _ctx: &ToolContext) -> Result<String, ToolError> {
+        let start = Instant::now();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        self.spans
+            .lock()
+            .unwrap()
+            .push((self.name, start, Instant::now()));
+        Ok(format!("{} done", self.name))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_calls_overlap_a_write_waits_and_results_keep_their_order() {
+    let spans: Spans = Arc::new(Mutex::new(Vec::new()));
+    let slow = |name, read_only| -> Arc<dyn Tool> {
+        Arc::new(Slow {
+            name,
+            read_only,
+            spans: Arc::clone(&spans),
+        })
+    };
+    let registry = Registry::new(vec![
+        slow("look_a", true),
+        slow("look_b", true),
+        slow("change", false),
+        slow("look_c", true),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolContext {
+        workspace: dir.path().to_path_buf(),
+        origin: None,
+    };
+    let guard = pincer::tools::Guard::default();
+    let calls = ["look_a", "look_b", "change", "look_c"];
+    let args = json!({});
+    let named: Vec<(&str, &Value)> = calls.iter().map(|name| (*name, &args)).collect();
+    let batches = registry.batches(&named);
+    assert_eq!(batches, [0..2, 2..3, 3..4]);
+    let mut outcomes = Vec::new();
+    for batch in batches {
+        let group = futures_util::future::join_all(
+            calls[batch]
+                .iter()
+                .map(|name| registry.execute(name, json!({}), &ctx, &guard)),
+        )
+        .await;
+        outcomes.extend(group);
+    }
+    let contents: Vec<&str> = outcomes.iter().map(|o| o.content.as_str()).collect();
+    assert_eq!(
+        contents,
+        ["look_a done", "look_b done", "change done", "look_c done"]
+    );
+    let spans = spans.lock().unwrap().clone();
+    let span = |name: &str| {
+        spans
+            .iter()
+            .find(|(n, ..)| *n == name)
+            .map(|(_, s, e)| (*s, *e))
+            .unwrap()
+    };
+    let (a, b, change, c) = (
+        span("look_a"),
+        span("look_b"),
+        span("change"),
+        span("look_c"),
+    );
+    assert!(a.0 < b.1 && b.0 < a.1, "the two reads overlap");
+    assert!(
+        change.0 >= a.1.max(b.1),
+        "the write starts after the reads end"
+    );
+    assert!(c.0 >= change.1, "and the next read waits for the write");
+}
