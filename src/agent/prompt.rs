@@ -49,6 +49,17 @@ pub fn build(
             &format!("{TOOL_RULES}\nWorkspace: {}", workspace.display()),
         );
     }
+    let skills = crate::tools::skills::list(workspace);
+    if !skills.is_empty() {
+        let listed: Vec<String> = skills
+            .iter()
+            .map(|s| format!("- {}: {}", s.name, s.description))
+            .collect();
+        section(
+            "Skills (load one with the skill tool before following it)",
+            &listed.join("\n"),
+        );
+    }
     if let Ok(Some(profile)) = memory.user_profile() {
         section("About your owner", &profile);
     }

@@ -331,6 +331,7 @@ mod tests {
                 "grep",
                 "list_dir",
                 "read_file",
+                "skill",
                 "todo",
                 "write_file"
             ]

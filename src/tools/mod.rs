@@ -6,6 +6,7 @@
 //! - `search`      — glob, grep
 //! - `todo`        — the model's checklist
 //! - `send`        — send_message
+//! - `skills`      — workspace skills: listed in the prompt, loaded by `skill`
 //! - `confine`     — workspace confinement of paths
 //! - `schema`      — argument checks against a tool's schema
 //! - `permissions` — allow / ask / deny rules from `[tools.permissions]`
@@ -18,6 +19,7 @@ pub mod permissions;
 mod schema;
 mod search;
 mod send;
+pub mod skills;
 mod todo;
 
 use std::path::PathBuf;
@@ -125,6 +127,7 @@ impl Registry {
         let mut tools = fs::all();
         tools.extend(search::all());
         tools.push(todo::tool());
+        tools.push(skills::tool());
         tools.extend(extra);
         Self::new(tools)
     }

@@ -88,7 +88,8 @@ impl WebFetch {
             return read(response, &url).await;
         }
         Err(ToolError::new(format!(
-            "gave up after {MAX_REDIRECTS} redirects (last one to {url}); fetch the final address directly"
+            "gave up after {MAX_REDIRECTS} redirects (the next pointed to {url}); \
+             the page may loop, or fetch its final address directly"
         )))
     }
 

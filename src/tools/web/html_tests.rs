@@ -46,24 +46,35 @@ fn table_cells_are_separated() {
 
 #[test]
 fn a_page_with_main_shows_only_main() {
-    let p = page(
+    let story = "Words of the story. ".repeat(12);
+    let p = page(&format!(
         "<body><nav><a href='/x'>Menu</a></nav><header>Site name</header>\
-         <main><h2>Story</h2><p>Words<span aria-hidden='true'>icon</span>.</p>\
+         <main><h2>Story</h2><p>{story}<span aria-hidden='true'>icon</span></p>\
          <div hidden><div>secret</div></div><p>More <button>Share</button>words.</p>\
-         </main><footer>(c) 2026</footer></body>",
+         </main><footer>(c) 2026</footer></body>"
+    ));
+    assert_eq!(
+        p.text,
+        format!("## Story\n\n{}\n\nMore words.", story.trim())
     );
-    assert_eq!(p.text, "## Story\n\nWords.\n\nMore words.");
     assert!(p.links.is_empty());
 }
 
 #[test]
 fn articles_are_read_when_there_is_no_main() {
-    let filler = "Long enough to be the content. ".repeat(10);
+    let one = "One long enough to be content. ".repeat(4);
+    let two = "Two long enough to be content. ".repeat(4);
     let p = page(&format!(
-        "<div>chrome</div><article><p>One</p></article><aside>ad</aside>\
-         <article><p>Two</p></article>",
-    );
-    assert_eq!(p.text, "One\n\nTwo");
+        "<div>chrome</div><article><p>{one}</p></article><aside>ad</aside>\
+         <article><p>{two}</p></article>"
+    ));
+    assert_eq!(p.text, format!("{}\n\n{}", one.trim(), two.trim()));
+}
+
+#[test]
+fn a_nearly_empty_main_is_not_taken_for_the_content() {
+    let p = page("<main><p>Skip</p></main><div><p>The real text.</p></div>");
+    assert_eq!(p.text, "Skip\n\nThe real text.");
 }
 
 #[test]

@@ -1,0 +1,165 @@
+//! Skills: `workspace/skills/<name>/SKILL.md`, each with a frontmatter `name` and
+//! `description`. Only the names and descriptions go into the system prompt; the body
+//! is loaded when the model asks for it with the `skill` tool.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolError, string_arg};
+use crate::provider::ToolSpec;
+
+/// The most skills listed in the prompt.
+const MAX_SKILLS: usize = 50;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skill {
+    pub name: String,
+    pub description: String,
+    pub path: PathBuf,
+}
+
+/// The skills in a workspace, by name. A SKILL.md without a description is skipped
+/// with a warning (the model could not know when to use it).
+pub fn list(workspace: &Path) -> Vec<Skill> {
+    let Ok(entries) = std::fs::read_dir(workspace.join("skills")) else {
+        return Vec::new();
+    };
+    let mut skills: Vec<Skill> = entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let path = entry.path().join("SKILL.md");
+            let text = std::fs::read_to_string(&path).ok()?;
+            let (name, description) = frontmatter(&text);
+            let name = name.unwrap_or_else(|| entry.file_name().to_string_lossy().into_owned());
+            match description {
+                Some(description) => Some(Skill {
+                    name,
+                    description,
+                    path,
+                }),
+                None => {
+                    tracing::warn!(
+                        "{} has no `description:` in its frontmatter; skipped",
+                        path.display()
+                    );
+                    None
+                }
+            }
+        })
+        .collect();
+    skills.sort_by(|a, b| a.name.cmp(&b.name));
+    skills.truncate(MAX_SKILLS);
+    skills
+}
+
+/// `name` and `description` from a leading `---` block.
+fn frontmatter(text: &str) -> (Option<String>, Option<String>) {
+    let mut lines = text.lines();
+    if lines.next().map(str::trim) != Some("---") {
+        return (None, None);
+    }
+    let (mut name, mut description) = (None, None);
+    for line in lines {
+        if line.trim() == "---" {
+            break;
+        }
+        if let Some((key, value)) = line.split_once(':') {
+            let value = value.trim().trim_matches('"').to_string();
+            match key.trim() {
+                "name" if !value.is_empty() => name = Some(value),
+                "description" if !value.is_empty() => description = Some(value),
+                _ => {}
+            }
+        }
+    }
+    (name, description)
+}
+
+/// The body of a SKILL.md, without its frontmatter.
+fn body(text: &str) -> &str {
+    let Some(rest) = text.strip_prefix("---") else {
+        return text;
+    };
+    match rest.find("\n---") {
+        Some(end) => rest[end + 4..].trim_start_matches(['\r', '\n']),
+        None => text,
+    }
+}
+
+pub fn tool() -> Arc<dyn Tool> {
+    Arc::new(SkillTool)
+}
+
+struct SkillTool;
+
+#[async_trait]
+impl Tool for SkillTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "skill".into(),
+            description:
+                "Load the instructions of one of the skills listed in the system prompt, by name."
+                    .into(),
+            input_schema: json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
+        }
+    }
+
+    fn read_only(&self, _args: &Value) -> bool {
+        true
+    }
+
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
+        let name = string_arg(&args, "name")?;
+        let skills = list(&ctx.workspace);
+        let Some(skill) = skills.iter().find(|s| s.name == name) else {
+            let known: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
+            return Err(ToolError::new(format!(
+                "no skill `{name}`; the skills are: {}",
+                known.join(", ")
+            )));
+        };
+        let text = tokio::fs::read_to_string(&skill.path)
+            .await
+            .map_err(|e| ToolError::new(format!("cannot read the skill `{name}`: {e}")))?;
+        Ok(body(&text).to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn skills_are_listed_by_frontmatter_and_loaded_on_demand() {
+        let dir = tempfile::tempdir().unwrap();
+        let skill = dir.path().join("skills/standup");
+        std::fs::create_dir_all(&skill).unwrap();
+        std::fs::write(skill.join("SKILL.md"), "---\nname: standup\ndescription: Write the daily standup note\n---\nAsk what was done yesterday.\n").unwrap();
+        let nameless = dir.path().join("skills/broken");
+        std::fs::create_dir_all(&nameless).unwrap();
+        std::fs::write(nameless.join("SKILL.md"), "no frontmatter here").unwrap();
+        let skills = list(dir.path());
+        assert_eq!(skills.len(), 1);
+        assert_eq!(
+            (skills[0].name.as_str(), skills[0].description.as_str()),
+            ("standup", "Write the daily standup note")
+        );
+        let ctx = ToolContext {
+            workspace: dir.path().to_path_buf(),
+            origin: None,
+        };
+        let loaded = SkillTool
+            .call(json!({"name": "standup"}), &ctx)
+            .await
+            .unwrap();
+        assert_eq!(loaded, "Ask what was done yesterday.\n");
+        let missing = SkillTool
+            .call(json!({"name": "nope"}), &ctx)
+            .await
+            .unwrap_err();
+        assert!(missing.0.contains("standup"));
+    }
+}
