@@ -21,6 +21,7 @@ use crate::models::{Models, ModelsError};
 use crate::prices::Prices;
 use crate::scrub::Scrubber;
 use crate::store::{Store, StoreError};
+use crate::tools::web::{FetchPolicy, SearchSettings, WebFetch, WebSearch};
 use crate::tools::{Guard, Permissions, Registry, SendMessage};
 
 /// Messages waiting between the adapters and the dispatcher.
@@ -92,6 +93,8 @@ pub fn build_agent(
         guard: Guard {
             permissions,
             scrubber,
+            approvers: Default::default(),
+            grants: Some(store.clone()),
         },
         store: store.clone(),
         models: Models::from_config(config, secrets, env)?,
@@ -103,6 +106,13 @@ pub fn build_agent(
                 clock: Arc::new(SystemClock),
             }),
             SendMessage::new(outbound.clone(), &config.agent.owners),
+            Arc::new(WebFetch::new(FetchPolicy::default())),
+            Arc::new(WebSearch::new(SearchSettings {
+                backend: config.tools.web_search.backend.clone(),
+                url: config.tools.web_search.url.clone(),
+                api_key: secrets.tools.web_search.as_ref().map(|s| s.api_key.clone()),
+                base_url_override: None,
+            })),
         ]),
         memory: Memory::new(&workspace),
         prices: Prices::new(config.prices.clone()),

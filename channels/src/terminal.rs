@@ -25,6 +25,9 @@ pub struct Terminal {
     /// Makes platform message ids unique across runs (the store dedupes on them).
     run_id: u128,
     next_id: AtomicU64,
+    /// A question waiting for the user's next line (a tool approval); that line goes
+    /// here instead of onto the bus.
+    pending: std::sync::Mutex<Option<tokio::sync::oneshot::Sender<String>>>,
 }
 
 impl Terminal {
@@ -38,6 +41,7 @@ impl Terminal {
             turn_done: Notify::new(),
             run_id,
             next_id: AtomicU64::new(1),
+            pending: std::sync::Mutex::new(None),
         }
     }
 
@@ -80,6 +84,27 @@ impl Terminal {
         self.turn_done.notify_one();
     }
 
+    /// Ask the user a question and wait (at most `wait`) for the line they type next.
+    /// `None` when nobody answered in time.
+    pub async fn ask(&self, question: &str, wait: std::time::Duration) -> Option<String> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        if let Ok(mut pending) = self.pending.lock() {
+            *pending = Some(tx);
+        }
+        let mut out = tokio::io::stdout();
+        // If the question cannot be shown, the wait times out and the answer is no.
+        let _ = out.write_all(question.as_bytes()).await;
+        let _ = out.flush().await;
+        let answer = tokio::time::timeout(wait, rx)
+            .await
+            .ok()
+            .and_then(Result::ok);
+        if let Ok(mut pending) = self.pending.lock() {
+            pending.take();
+        }
+        answer
+    }
+
     /// Write a streamed piece of a reply as it arrives.
     pub async fn write_delta(&self, text: &str) -> Result<(), ChannelError> {
         let mut out = tokio::io::stdout();
@@ -117,6 +142,12 @@ impl Channel for Terminal {
                 }
             };
             let text = line.trim();
+            let waiting = self.pending.lock().ok().and_then(|mut p| p.take());
+            if let Some(answer) = waiting {
+                // The line answers a question; if the asker gave up, it is dropped.
+                let _ = answer.send(text.to_string());
+                continue;
+            }
             if text.is_empty() {
                 continue;
             }

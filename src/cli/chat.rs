@@ -49,6 +49,17 @@ pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
     let shutdown = CancellationToken::new();
     let mut running = crate::start(home, &config, &secrets, &env, shutdown.clone())?;
     let terminal = Arc::new(Terminal::new(!interactive));
+    // Approvals are asked y/n only where someone can answer: a real terminal.
+    if interactive && std::io::stdout().is_terminal() {
+        let approver = Arc::new(crate::tools::approval::TerminalApprover(Arc::clone(
+            &terminal,
+        )));
+        running
+            .agent
+            .guard
+            .approvers
+            .register(pincer_channels::terminal::CHANNEL, approver);
+    }
     let ok = match args.message {
         Some(text) => {
             running.inbound.send(terminal.message(text)).await?;

@@ -115,6 +115,13 @@ const MIGRATIONS: &[&str] = &[
         error       TEXT,
         UNIQUE (job_id, slot)
     );",
+    // 5: "always" answers to tool approvals: the tool and the argument it covered.
+    "CREATE TABLE tool_grants (
+        tool       TEXT NOT NULL,
+        subject    TEXT NOT NULL,
+        granted_at INTEGER NOT NULL,
+        PRIMARY KEY (tool, subject)
+    );",
 ];
 
 /// Bring the database up to the newest schema; each step commits on its own.

@@ -12,6 +12,7 @@
 //! - `permissions` — allow / ask / deny rules from `[tools.permissions]`
 //! - `budget`      — oversized results saved to a file, previewed inline
 
+pub mod approval;
 mod budget;
 mod confine;
 mod fs;
@@ -21,6 +22,7 @@ mod search;
 mod send;
 pub mod skills;
 mod todo;
+pub mod web;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -35,6 +37,8 @@ pub use permissions::{Decision, Permissions};
 pub use send::SendMessage;
 
 use crate::scrub::Scrubber;
+use crate::store::Store;
+use approval::{Approval, Approvers};
 
 /// The most a tool result may put into the conversation.
 pub const MAX_RESULT_BYTES: usize = 32 * 1024;
@@ -91,6 +95,10 @@ pub struct Outcome {
 pub struct Guard {
     pub permissions: Permissions,
     pub scrubber: Arc<Scrubber>,
+    /// Who can answer "ask", per channel.
+    pub approvers: Approvers,
+    /// Where "always" answers are kept; none means they are not remembered.
+    pub grants: Option<Store>,
 }
 
 impl Default for Guard {
@@ -98,6 +106,49 @@ impl Default for Guard {
         Self {
             permissions: Permissions::default(),
             scrubber: Arc::new(Scrubber::new(Vec::new())),
+            approvers: Approvers::default(),
+            grants: None,
+        }
+    }
+}
+
+impl Guard {
+    /// Resolve an "ask": a stored "always", else the owner's answer where someone can
+    /// be asked. `Err` carries the reason for the model.
+    async fn ask(&self, tool: &str, args: &Value, ctx: &ToolContext) -> Result<(), String> {
+        let subject = permissions::subject(tool, args);
+        if let Some(store) = &self.grants
+            && store.is_granted(tool, &subject).await.unwrap_or(false)
+        {
+            return Ok(());
+        }
+        let approver = ctx
+            .origin
+            .as_ref()
+            .and_then(|o| self.approvers.get(&o.channel));
+        let Some(approver) = approver else {
+            return Err(format!(
+                "{tool} needs the owner's approval ([tools.permissions] ask), and nobody can be asked here; the owner can allow it in config.toml"
+            ));
+        };
+        let shown: String = subject.chars().take(200).collect();
+        let request = approval::Request {
+            tool: tool.to_string(),
+            subject: shown,
+        };
+        match approver.approve(&request).await {
+            Approval::Once => Ok(()),
+            Approval::Always => {
+                if let Some(store) = &self.grants
+                    && let Err(err) = store.grant(tool, &subject).await
+                {
+                    tracing::warn!("the \"always\" answer was not stored: {err}");
+                }
+                Ok(())
+            }
+            Approval::Deny => Err(format!(
+                "the owner did not approve this {tool} call; do not retry it, ask them or try another way"
+            )),
         }
     }
 }
@@ -225,10 +276,9 @@ impl Registry {
             Decision::Allow => {}
             Decision::Deny(reason) => return failed(reason),
             Decision::Ask => {
-                return failed(format!(
-                    "{} needs the owner's approval under [tools.permissions] ask, and approvals cannot be given here yet; the owner can allow it in config.toml",
-                    spec.name
-                ));
+                if let Err(reason) = guard.ask(&spec.name, &args, ctx).await {
+                    return failed(reason);
+                }
             }
         }
         match tool.call(args, ctx).await {

@@ -109,7 +109,7 @@ fn rule(text: &str) -> Result<Rule, String> {
 }
 
 /// The argument a rule's pattern is matched against.
-fn subject(tool: &str, args: &Value) -> String {
+pub fn subject(tool: &str, args: &Value) -> String {
     let key = match tool {
         "exec" => "command",
         "web_fetch" => "url",
