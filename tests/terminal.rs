@@ -10,29 +10,31 @@ use common::{TestHome, WAIT};
 use pincer_fakes::{FakeModel, Step};
 use serde_json::json;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_line_typed_mid_reply_steers_the_turn_in_the_real_binary() {
-    if Command::new("script").arg("--version").output().is_err() {
-        panic!("this test needs `script` from util-linux (apt-get install util-linux)");
-    }
-    let fake = FakeModel::start().await;
-    let home = TestHome::openai(&fake);
-    fake.push(Step::tool_calls([("list_dir", json!({"path": "."}))]).after_ms(500));
-    fake.push(Step::text("Steered answer."));
+/// `pincer chat` on a pty made by util-linux `script`, so it sees a real terminal.
+fn repl(home: &TestHome) -> std::process::Child {
     let pincer = home
         .command(&["chat"])
         .get_program()
         .to_string_lossy()
         .into_owned();
     let line = format!("{pincer} --home {} chat", home.path().display());
-    let mut child = Command::new("script")
+    Command::new("script")
         .args(["-qfec", &line, "/dev/null"])
         .env_remove("OPENAI_API_KEY")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
+        .expect("this test needs `script` from util-linux (apt-get install util-linux)")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_typed_mid_reply_steers_the_turn_in_the_real_binary() {
+    let fake = FakeModel::start().await;
+    let home = TestHome::openai(&fake);
+    fake.push(Step::tool_calls([("list_dir", json!({"path": "."}))]).after_ms(500));
+    fake.push(Step::text("Steered answer."));
+    let mut child = repl(&home);
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(b"list my files\n").unwrap();
     stdin.flush().unwrap();
@@ -111,19 +113,7 @@ async fn the_terminal_asks_before_a_call_the_owner_wants_to_approve() {
         write("c.txt"),
         Step::text("again"),
     ]);
-    let pincer = home
-        .command(&["chat"])
-        .get_program()
-        .to_string_lossy()
-        .into_owned();
-    let line = format!("{pincer} --home {} chat", home.path().display());
-    let mut child = Command::new("script")
-        .args(["-qfec", &line, "/dev/null"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = repl(&home);
     let screen = screen_of(&mut child);
     let mut stdin = child.stdin.take().unwrap();
     let mut say = |text: &str| {

@@ -137,7 +137,9 @@ impl Tool for ExecTool {
             .and_then(Value::as_str)
             .ok_or_else(|| ToolError::new("missing string argument `command`"))?;
         if command.trim().is_empty() {
-            return Err(ToolError::new("`command` is empty; give a shell command to run"));
+            return Err(ToolError::new(
+                "`command` is empty; give a shell command to run",
+            ));
         }
         let timeout = self.timeout(&args)?;
         self.deny

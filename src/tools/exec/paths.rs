@@ -4,13 +4,37 @@
 
 /// Top-level directories whose loss breaks the system.
 const SYSTEM_DIRS: &[&str] = &[
-    "bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "opt", "proc",
-    "root", "run", "sbin", "snap", "srv", "sys", "usr", "var", "mnt", "media", "Users",
-    "System", "Applications", "Library", "Volumes", "private",
+    "bin",
+    "boot",
+    "dev",
+    "etc",
+    "home",
+    "lib",
+    "lib32",
+    "lib64",
+    "libx32",
+    "opt",
+    "proc",
+    "root",
+    "run",
+    "sbin",
+    "snap",
+    "srv",
+    "sys",
+    "usr",
+    "var",
+    "mnt",
+    "media",
+    "Users",
+    "System",
+    "Applications",
+    "Library",
+    "Volumes",
+    "private",
 ];
 
-/// `$HOME` and `${HOME}` as `~`; repeated slashes folded; trailing `/`, `/.` and `/*`
-/// dropped (`/` itself stays `/`).
+/// `$HOME` and `${HOME}` as `~`; empty and `.` parts dropped, `a/..` folded, trailing
+/// `/*` dropped (`/*` is `/`).
 pub fn normalize(path: &str) -> String {
     let mut path = path.to_string();
     for home in ["${HOME}", "$HOME"] {
@@ -18,22 +42,24 @@ pub fn normalize(path: &str) -> String {
             path = format!("~{rest}");
         }
     }
-    while path.contains("//") {
-        path = path.replace("//", "/");
-    }
-    loop {
-        let trimmed = ["/*", "/.", "/"]
-            .iter()
-            .find_map(|end| path.strip_suffix(end).filter(|rest| !rest.is_empty()));
-        match trimmed {
-            Some(rest) => path = rest.to_string(),
-            None => break,
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/').filter(|p| !p.is_empty() && *p != ".") {
+        match parts.last() {
+            Some(last) if part == ".." && *last != ".." => {
+                parts.pop();
+            }
+            _ => parts.push(part),
         }
     }
-    if path == "/*" || path == "/." {
-        path = "/".into();
+    while parts.last() == Some(&"*") {
+        parts.pop();
     }
-    path
+    let joined = parts.join("/");
+    if path.starts_with('/') {
+        format!("/{joined}")
+    } else {
+        joined
+    }
 }
 
 /// What deleting `path` (recursively) would take with it, if it is a protected place.
@@ -69,6 +95,9 @@ fn protected_exact(path: &str) -> Option<String> {
     if path == "/" {
         return Some("the whole file system".into());
     }
+    if path.split('/').all(|part| part == "..") && !path.is_empty() {
+        return Some("the folders above the working directory (the workspace)".into());
+    }
     if path.starts_with('~') && !path.contains('/') {
         return Some("a home directory".into());
     }
@@ -86,18 +115,25 @@ pub fn block_device(path: &str) -> bool {
         return false;
     };
     const DISKS: &[&str] = &[
-        "sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "rdisk", "md", "dm-", "mapper/",
-        "loop", "nbd",
+        "sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "rdisk", "md", "dm-", "mapper/", "loop",
+        "nbd",
     ];
     DISKS.iter().any(|disk| name.starts_with(disk))
 }
 
 /// Which credentials `path` holds, if it is a well-known secrets file.
 pub fn secret(path: &str) -> Option<&'static str> {
+    let path = normalize(path);
+    let path = path.as_str();
     let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
     let name = parts.last().copied().unwrap_or_default();
     let within = |dirs: &[&str]| parts.windows(dirs.len()).any(|w| w == dirs);
-    if path.starts_with("/etc/") && matches!(name, "shadow" | "gshadow" | "shadow-" | "gshadow-" | "master.passwd") {
+    if path.starts_with("/etc/")
+        && matches!(
+            name,
+            "shadow" | "gshadow" | "shadow-" | "gshadow-" | "master.passwd"
+        )
+    {
         return Some("password hashes");
     }
     let key_file = matches!(
@@ -110,10 +146,10 @@ pub fn secret(path: &str) -> Option<&'static str> {
     if name == ".security.yml" || name == "pincer.db" {
         return Some("Pincer's secrets");
     }
-    if let Some(i) = parts.iter().position(|p| *p == ".pincer") {
-        if parts.get(i + 1).is_none_or(|next| *next != "workspace") {
-            return Some("Pincer's secrets");
-        }
+    if let Some(i) = parts.iter().position(|p| *p == ".pincer")
+        && parts.get(i + 1).is_none_or(|next| *next != "workspace")
+    {
+        return Some("Pincer's secrets");
     }
     const STORES: &[(&[&str], &str)] = &[
         (&[".gnupg"], "GPG keys"),
@@ -141,37 +177,78 @@ pub fn secret(path: &str) -> Option<&'static str> {
 /// A file or folder whose contents run at log-in, at boot or on a schedule.
 pub fn startup(path: &str) -> bool {
     const RC_FILES: &[&str] = &[
-        ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
-        ".zprofile", ".zshenv", ".zlogin", ".xprofile", ".xinitrc", ".xsessionrc",
-        "config.fish", "authorized_keys", "authorized_keys2", "rc.local", "crontab",
+        ".bashrc",
+        ".bash_profile",
+        ".bash_login",
+        ".bash_logout",
+        ".profile",
+        ".zshrc",
+        ".zprofile",
+        ".zshenv",
+        ".zlogin",
+        ".xprofile",
+        ".xinitrc",
+        ".xsessionrc",
+        "config.fish",
+        "authorized_keys",
+        "authorized_keys2",
+        "rc.local",
+        "crontab",
     ];
     const DIRS: &[&str] = &[
-        "/etc/profile", "/etc/bash.bashrc", "/etc/environment", "/etc/init.d", "/etc/cron",
-        "/etc/anacrontab", "/var/spool/cron", "/etc/systemd", "/lib/systemd", "/usr/lib/systemd",
-        "/etc/update-motd.d", "/Library/LaunchAgents", "/Library/LaunchDaemons", "/etc/xdg/autostart",
+        "/etc/profile",
+        "/etc/bash.bashrc",
+        "/etc/environment",
+        "/etc/init.d",
+        "/etc/cron",
+        "/etc/anacrontab",
+        "/var/spool/cron",
+        "/etc/systemd",
+        "/lib/systemd",
+        "/usr/lib/systemd",
+        "/etc/update-motd.d",
+        "/Library/LaunchAgents",
+        "/Library/LaunchDaemons",
+        "/etc/xdg/autostart",
     ];
     let name = path.rsplit('/').next().unwrap_or_default();
     RC_FILES.contains(&name)
         || DIRS.iter().any(|dir| path.starts_with(dir))
-        || [".config/systemd/", ".config/autostart/", "Library/LaunchAgents/"]
-            .iter()
-            .any(|dir| path.contains(dir))
+        || [
+            ".config/systemd/",
+            ".config/autostart/",
+            "Library/LaunchAgents/",
+        ]
+        .iter()
+        .any(|dir| path.contains(dir))
 }
 
 /// A file that decides who may become whom (`/etc/sudoers`, `/etc/passwd`).
 pub fn privilege_file(path: &str) -> bool {
     const FILES: &[&str] = &[
-        "/etc/sudoers", "/etc/passwd", "/etc/shadow", "/etc/group", "/etc/gshadow",
-        "/etc/doas.conf", "/etc/ld.so.preload", "/etc/pam.d",
+        "/etc/sudoers",
+        "/etc/passwd",
+        "/etc/shadow",
+        "/etc/group",
+        "/etc/gshadow",
+        "/etc/doas.conf",
+        "/etc/ld.so.preload",
+        "/etc/pam.d",
     ];
     FILES.iter().any(|file| path.starts_with(file))
 }
 
 /// Where the kernel and system configuration live (`/etc`, `/boot`, `/proc/sys`, `/sys`).
 pub fn system_config(path: &str) -> bool {
-    ["/etc/", "/boot/", "/proc/sys", "/proc/sysrq-trigger", "/sys/"]
-        .iter()
-        .any(|dir| path.starts_with(dir))
+    [
+        "/etc/",
+        "/boot/",
+        "/proc/sys",
+        "/proc/sysrq-trigger",
+        "/sys/",
+    ]
+    .iter()
+    .any(|dir| path.starts_with(dir))
 }
 
 /// `[user@]host:path` or `scheme://…`, as in scp and rsync arguments.

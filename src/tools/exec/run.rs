@@ -30,7 +30,10 @@ pub fn build_env(
     workspace: &Path,
 ) -> Vec<(&'static str, OsString)> {
     let mut env = vec![
-        ("PATH", lookup("PATH").unwrap_or_else(|| DEFAULT_PATH.into())),
+        (
+            "PATH",
+            lookup("PATH").unwrap_or_else(|| DEFAULT_PATH.into()),
+        ),
         ("HOME", workspace.as_os_str().to_owned()),
         ("LANG", "C.UTF-8".into()),
         ("LC_ALL", "C.UTF-8".into()),
@@ -102,7 +105,11 @@ pub async fn run(
     };
     let status = match status {
         Some(Ok(status)) => Some(status),
-        Some(Err(err)) => return Err(ToolError::new(format!("cannot wait for the command: {err}"))),
+        Some(Err(err)) => {
+            return Err(ToolError::new(format!(
+                "cannot wait for the command: {err}"
+            )));
+        }
         None => None,
     };
     Ok(report(status, timeout, &out, &err, max_output))
@@ -156,7 +163,7 @@ impl Drop for Group {
 }
 
 /// One stream's output: the first and last `keep / 2` bytes, and how much there was.
-struct Capture {
+pub struct Capture {
     head: Vec<u8>,
     tail: VecDeque<u8>,
     total: usize,
@@ -164,7 +171,7 @@ struct Capture {
 }
 
 impl Capture {
-    fn new(keep: usize) -> Self {
+    pub fn new(keep: usize) -> Self {
         Self {
             head: Vec::new(),
             tail: VecDeque::new(),
@@ -173,7 +180,7 @@ impl Capture {
         }
     }
 
-    fn push(&mut self, bytes: &[u8]) {
+    pub fn push(&mut self, bytes: &[u8]) {
         self.total += bytes.len();
         let room = (self.keep / 2).saturating_sub(self.head.len());
         let (to_head, rest) = bytes.split_at(room.min(bytes.len()));
@@ -186,7 +193,7 @@ impl Capture {
     }
 
     /// The text in at most `budget` bytes, the middle replaced by a note when cut.
-    fn render(&self, budget: usize) -> String {
+    pub fn render(&self, budget: usize) -> String {
         let tail: Vec<u8> = self.tail.iter().copied().collect();
         let kept = self.head.len() + tail.len();
         if self.total == kept && kept <= budget {
@@ -217,7 +224,7 @@ fn is_continuation(byte: u8) -> bool {
 
 /// How many bytes each stream may show: both whole if they fit, else the smaller one
 /// whole when it is under half, else half each.
-fn budgets(out: usize, err: usize, max: usize) -> (usize, usize) {
+pub fn budgets(out: usize, err: usize, max: usize) -> (usize, usize) {
     let half = max / 2;
     if out + err <= max {
         (out, err)

@@ -21,12 +21,23 @@ pub fn destructive(ctx: &Ctx) -> Option<String> {
 fn destroys(inv: &Invocation) -> Option<String> {
     let ops = inv.operands();
     let protected = |skip_last: bool| {
-        let end = if skip_last { ops.len().saturating_sub(1) } else { ops.len() };
+        let end = if skip_last {
+            ops.len().saturating_sub(1)
+        } else {
+            ops.len()
+        };
         ops[..end].iter().find_map(|w| paths::protected(&w.text))
     };
     let program = inv.program;
     if program.starts_with("mkfs")
-        || inv.is(&["mke2fs", "mkswap", "mkntfs", "mkdosfs", "wipefs", "blkdiscard"])
+        || inv.is(&[
+            "mke2fs",
+            "mkswap",
+            "mkntfs",
+            "mkdosfs",
+            "wipefs",
+            "blkdiscard",
+        ])
     {
         return Some("formats or wipes a disk".into());
     }
@@ -88,7 +99,8 @@ fn setuid(mode: &str) -> bool {
     if octal {
         return mode.starts_with(['2', '3', '4', '5', '6', '7']);
     }
-    mode.split(',').any(|part| part.contains('+') && part.contains('s'))
+    mode.split(',')
+        .any(|part| part.contains('+') && part.contains('s'))
 }
 
 /// `root`, `0`, `root:root`, `:root`, `wheel`.
@@ -112,31 +124,63 @@ pub fn packages(ctx: &Ctx) -> Option<String> {
         .invocations
         .iter()
         .find(|inv| installs(inv))
-        .map(|inv| format!("changes installed packages (`{} {}`)", inv.program, inv.verb()))
+        .map(|inv| {
+            format!(
+                "changes installed packages (`{} {}`)",
+                inv.program,
+                inv.verb()
+            )
+        })
 }
 
 fn installs(inv: &Invocation) -> bool {
     let verb = inv.verb();
     let verb_in = |verbs: &[&str]| verbs.contains(&verb);
     let program = inv.program;
-    let pip = program.strip_prefix("pip").is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'));
+    let pip = program
+        .strip_prefix("pip")
+        .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'));
     let global = inv.flag("g", &["--global"]);
     match program {
         _ if pip => verb_in(&["install", "uninstall"]),
         "apt" | "apt-get" | "aptitude" => verb_in(&[
-            "install", "reinstall", "remove", "purge", "upgrade", "dist-upgrade", "full-upgrade",
+            "install",
+            "reinstall",
+            "remove",
+            "purge",
+            "upgrade",
+            "dist-upgrade",
+            "full-upgrade",
             "autoremove",
         ]),
         "dpkg" => inv.flag("iPr", &["--install", "--remove", "--purge", "--unpack"]),
         "rpm" => inv.flag("iUFe", &["--install", "--upgrade", "--freshen", "--erase"]),
         "yum" | "dnf" | "microdnf" | "tdnf" | "zypper" => verb_in(&[
-            "install", "reinstall", "remove", "erase", "update", "upgrade", "downgrade", "in",
-            "rm", "up", "dup", "groupinstall", "localinstall",
+            "install",
+            "reinstall",
+            "remove",
+            "erase",
+            "update",
+            "upgrade",
+            "downgrade",
+            "in",
+            "rm",
+            "up",
+            "dup",
+            "groupinstall",
+            "localinstall",
         ]),
         "apk" => verb_in(&["add", "del", "upgrade", "fix"]),
         "pacman" | "yay" | "paru" => inv.args.iter().any(|a| pacman_changes(&a.text)),
         "brew" | "port" => verb_in(&[
-            "install", "reinstall", "upgrade", "uninstall", "remove", "rm", "tap", "link",
+            "install",
+            "reinstall",
+            "upgrade",
+            "uninstall",
+            "remove",
+            "rm",
+            "tap",
+            "link",
         ]),
         "snap" | "flatpak" => verb_in(&["install", "remove", "uninstall", "refresh", "update"]),
         "nix-env" => inv.flag("ieu", &["--install", "--uninstall", "--upgrade"]),
@@ -147,9 +191,22 @@ fn installs(inv: &Invocation) -> bool {
         "uv" => {
             let ops = inv.operands();
             let words: Vec<&str> = ops.iter().take(2).map(|w| w.text.as_str()).collect();
-            words == ["tool", "install"] || (words == ["pip", "install"] && inv.flag("", &["--system"]))
+            words == ["tool", "install"]
+                || (words == ["pip", "install"] && inv.flag("", &["--system"]))
         }
-        "npm" | "pnpm" | "bun" => global && verb_in(&["install", "i", "add", "update", "uninstall", "remove", "rm", "link"]),
+        "npm" | "pnpm" | "bun" => {
+            global
+                && verb_in(&[
+                    "install",
+                    "i",
+                    "add",
+                    "update",
+                    "uninstall",
+                    "remove",
+                    "rm",
+                    "link",
+                ])
+        }
         "yarn" => verb == "global",
         "cargo" | "go" => verb == "install",
         "gem" => verb_in(&["install", "uninstall", "update"]),
@@ -193,20 +250,49 @@ pub fn persistence(ctx: &Ctx) -> Option<String> {
         }
     }
     let (path, _) = first_match(&written(stage), |p| paths::startup(p).then_some(()))?;
-    Some(format!("changes `{path}`, which runs at log-in, start-up or on a schedule"))
+    Some(format!(
+        "changes `{path}`, which runs at log-in, start-up or on a schedule"
+    ))
 }
 
 /// systemctl verbs that make a service run now or at boot.
 const SERVICE_STARTS: &[&str] = &[
-    "enable", "reenable", "start", "restart", "try-restart", "reload", "reload-or-restart",
-    "link", "edit", "preset", "daemon-reload", "add-wants", "add-requires", "set-default",
-    "revert", "unmask", "force-reload",
+    "enable",
+    "reenable",
+    "start",
+    "restart",
+    "try-restart",
+    "reload",
+    "reload-or-restart",
+    "link",
+    "edit",
+    "preset",
+    "daemon-reload",
+    "add-wants",
+    "add-requires",
+    "set-default",
+    "revert",
+    "unmask",
+    "force-reload",
 ];
 
 /// systemctl verbs that stop services or the machine.
 const SERVICE_STOPS: &[&str] = &[
-    "stop", "disable", "mask", "kill", "isolate", "reboot", "poweroff", "halt", "suspend",
-    "hibernate", "hybrid-sleep", "kexec", "rescue", "emergency", "default",
+    "stop",
+    "disable",
+    "mask",
+    "kill",
+    "isolate",
+    "reboot",
+    "poweroff",
+    "halt",
+    "suspend",
+    "hibernate",
+    "hybrid-sleep",
+    "kexec",
+    "rescue",
+    "emergency",
+    "default",
 ];
 
 /// `service NAME ACTION`.
@@ -249,7 +335,10 @@ fn reconfigures(inv: &Invocation) -> Option<&'static str> {
             Some("changes kernel settings")
         }
         "iptables" | "ip6tables" => (!inv.flag("LS", &["--list", "--list-rules"])
-            || inv.flag("AIDRFXPNZE", &["--append", "--insert", "--delete", "--flush"]))
+            || inv.flag(
+                "AIDRFXPNZE",
+                &["--append", "--insert", "--delete", "--flush"],
+            ))
         .then_some("changes the firewall"),
         "nft" if verb != "list" => Some("changes the firewall"),
         "ufw" if verb != "status" => Some("changes the firewall"),

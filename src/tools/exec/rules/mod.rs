@@ -69,7 +69,7 @@ fn written<'a>(stage: &Stage<'a>) -> Vec<&'a str> {
                 let target = inv.values(Some('t'), &["--target-directory"]);
                 paths.extend(target.iter().map(|(v, _)| *v));
                 if ops.len() >= 2 {
-                    paths.extend(texts.last());
+                    paths.extend(ops.last().map(|w| w.text.as_str()));
                 }
             }
             "dd" => paths.extend(texts.filter_map(|t| t.strip_prefix("of="))),

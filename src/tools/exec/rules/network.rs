@@ -4,8 +4,8 @@
 use super::super::command::{Invocation, Stage};
 use super::super::deny::Ctx;
 use super::super::paths;
-use super::{all_words, reads_file};
 use super::secrets::secret_name;
+use super::{all_words, reads_file};
 
 const NETCATS: &[&str] = &["nc", "ncat", "netcat"];
 
@@ -21,7 +21,9 @@ pub fn exfiltration(ctx: &Ctx) -> Option<String> {
             "scp" | "rsync" | "sftp" | "rclone" if copies_out(inv, paths::remote) => {
                 Some("copies files to another host".into())
             }
-            "aws" | "gsutil" if copies_out(inv, |p| p.starts_with("s3://") || p.starts_with("gs://")) => {
+            "aws" | "gsutil"
+                if copies_out(inv, |p| p.starts_with("s3://") || p.starts_with("gs://")) =>
+            {
                 Some("copies files to cloud storage".into())
             }
             p if NETCATS.contains(&p) && fed && !inv.flag("lz", &["--listen"]) => {
@@ -43,7 +45,10 @@ pub fn exfiltration(ctx: &Ctx) -> Option<String> {
 }
 
 fn curl_sends(inv: &Invocation) -> Option<String> {
-    let data = inv.values(Some('d'), &["--data", "--data-binary", "--data-ascii", "--json"]);
+    let data = inv.values(
+        Some('d'),
+        &["--data", "--data-binary", "--data-ascii", "--json"],
+    );
     let encoded = inv.values(None, &["--data-urlencode"]);
     for (value, word) in data.iter().chain(&encoded) {
         // `@file`, and `name@file` for --data-urlencode.
@@ -62,7 +67,10 @@ fn curl_sends(inv: &Invocation) -> Option<String> {
         }
     }
     let forms = inv.values(Some('F'), &["--form"]);
-    if forms.iter().any(|(v, _)| v.contains("=@") || v.contains("=<")) {
+    if forms
+        .iter()
+        .any(|(v, _)| v.contains("=@") || v.contains("=<"))
+    {
         return Some("uploads a file in a form".into());
     }
     let uploads = inv.values(Some('T'), &["--upload-file"]);
@@ -94,12 +102,16 @@ fn socat_has(inv: &Invocation, kinds: &[&str]) -> bool {
     let ops = inv.operands();
     let network = ops.iter().any(|w| {
         let t = w.text.to_ascii_lowercase();
-        ["tcp", "udp", "ssl:", "openssl"].iter().any(|k| t.starts_with(k))
+        ["tcp", "udp", "ssl:", "openssl"]
+            .iter()
+            .any(|k| t.starts_with(k))
     });
     network
         && ops.iter().any(|w| {
             let t = w.text.to_ascii_lowercase();
-            kinds.iter().any(|k| t.starts_with(k) || t.contains(&format!(",{k}")))
+            kinds
+                .iter()
+                .any(|k| t.starts_with(k) || t.contains(&format!(",{k}")))
         })
 }
 
@@ -114,7 +126,9 @@ pub fn reverse_shell(ctx: &Ctx) -> Option<String> {
         let hands_shell = match inv.program {
             p if NETCATS.contains(&p) => inv.flag("ec", &["--exec", "--sh-exec", "--lua-exec"]),
             "socat" => socat_has(inv, &["exec:", "system:"]),
-            _ => interpreter_code(inv).iter().any(|code| socket_and_shell(code)),
+            _ => interpreter_code(inv)
+                .iter()
+                .any(|code| socket_and_shell(code)),
         };
         if hands_shell {
             return Some("gives a remote host a shell".into());
@@ -141,7 +155,11 @@ fn interpreter_code<'a>(inv: &Invocation<'a>) -> Vec<&'a str> {
         "php" => 'r',
         _ => return Vec::new(),
     };
-    let mut code: Vec<&str> = inv.values(Some(short), &["--eval"]).iter().map(|v| v.0).collect();
+    let mut code: Vec<&str> = inv
+        .values(Some(short), &["--eval"])
+        .iter()
+        .map(|v| v.0)
+        .collect();
     if inv.program == "perl" {
         code.extend(inv.values(Some('E'), &[]).iter().map(|v| v.0));
     }
@@ -151,20 +169,43 @@ fn interpreter_code<'a>(inv: &Invocation<'a>) -> Vec<&'a str> {
 /// Code that opens a socket and starts a shell or a process.
 fn socket_and_shell(code: &str) -> bool {
     let code = code.to_ascii_lowercase();
-    let socket = ["socket", "fsockopen", "net.connect", "tcpsocket", "require('net')", "require(\"net\")"];
+    let socket = [
+        "socket",
+        "fsockopen",
+        "net.connect",
+        "tcpsocket",
+        "require('net')",
+        "require(\"net\")",
+    ];
     let shell = [
-        "subprocess", "pty", "dup2", "/bin/sh", "/bin/bash", "exec", "spawn", "child_process",
-        "system", "popen", "proc_open", "passthru",
+        "subprocess",
+        "pty",
+        "dup2",
+        "/bin/sh",
+        "/bin/bash",
+        "exec",
+        "spawn",
+        "child_process",
+        "system",
+        "popen",
+        "proc_open",
+        "passthru",
     ];
     socket.iter().any(|s| code.contains(s)) && shell.iter().any(|s| code.contains(s))
 }
 
 /// `curl … | sh`, `wget -O- … | bash`, `curl … | sudo python3`.
 pub fn remote_script(ctx: &Ctx) -> Option<String> {
-    let runs_stdin = ctx.stage().invocations.iter().any(|i| i.reads_script_from_stdin());
-    let downloads = ctx.stages[..ctx.at]
+    let runs_stdin = ctx
+        .stage()
+        .invocations
         .iter()
-        .any(|s| s.invocations.iter().any(|i| i.is(&["curl", "wget", "fetch", "http", "xh", "aria2c"])));
+        .any(|i| i.reads_script_from_stdin());
+    let downloads = ctx.stages[..ctx.at].iter().any(|s| {
+        s.invocations
+            .iter()
+            .any(|i| i.is(&["curl", "wget", "fetch", "http", "xh", "aria2c"]))
+    });
     (runs_stdin && downloads).then(|| {
         "runs a downloaded script without anyone reading it (save it to a file and read it first)"
             .into()
@@ -178,14 +219,30 @@ pub fn network_listen(ctx: &Ctx) -> Option<String> {
             p if NETCATS.contains(&p) && inv.flag("l", &["--listen"]) => {
                 Some("listens for connections on a port")
             }
-            "socat" if socat_has(inv, &["tcp-listen", "tcp4-listen", "tcp6-listen", "udp-listen", "openssl-listen"]) => {
+            "socat"
+                if socat_has(
+                    inv,
+                    &[
+                        "tcp-listen",
+                        "tcp4-listen",
+                        "tcp6-listen",
+                        "udp-listen",
+                        "openssl-listen",
+                    ],
+                ) =>
+            {
                 Some("listens for connections on a port")
             }
             "http.server" | "SimpleHTTPServer" | "http-server" | "httpd" => {
                 Some("serves files on a port")
             }
             "php" if inv.flag("S", &[]) => Some("serves files on a port"),
-            "ruby" if inv.values(Some('e'), &[]).iter().any(|(c, _)| *c == "httpd") => {
+            "ruby"
+                if inv
+                    .values(Some('e'), &[])
+                    .iter()
+                    .any(|(c, _)| *c == "httpd") =>
+            {
                 Some("serves files on a port")
             }
             "openssl" if inv.verb() == "s_server" => Some("listens for connections on a port"),
@@ -193,9 +250,8 @@ pub fn network_listen(ctx: &Ctx) -> Option<String> {
                 Some("listens for connections on a port")
             }
             "ssh" if ssh_forwards(inv) => Some("opens an SSH tunnel"),
-            "ngrok" | "cloudflared" | "lt" | "localtunnel" | "bore" | "frpc" | "frps" | "chisel" => {
-                Some("opens a tunnel from the internet")
-            }
+            "ngrok" | "cloudflared" | "lt" | "localtunnel" | "bore" | "frpc" | "frps"
+            | "chisel" => Some("opens a tunnel from the internet"),
             _ => None,
         };
         if let Some(reason) = reason {
@@ -209,7 +265,9 @@ fn ssh_forwards(inv: &Invocation) -> bool {
     let options = inv.values(Some('o'), &[]);
     let forward_option = options.iter().any(|(v, _)| {
         let v = v.to_ascii_lowercase();
-        ["remoteforward", "localforward", "dynamicforward"].iter().any(|o| v.starts_with(o))
+        ["remoteforward", "localforward", "dynamicforward"]
+            .iter()
+            .any(|o| v.starts_with(o))
     });
     forward_option || inv.flag("RLDw", &[])
 }
@@ -217,12 +275,30 @@ fn ssh_forwards(inv: &Invocation) -> bool {
 /// `xmrig`, `minerd`, `cpuminer`, `stratum+tcp://` pools.
 pub fn mining(ctx: &Ctx) -> Option<String> {
     const MINERS: &[&str] = &[
-        "xmrig", "xmr-stak", "minerd", "cpuminer", "cpuminer-opt", "cgminer", "bfgminer",
-        "ethminer", "t-rex", "nbminer", "lolminer", "phoenixminer", "nanominer", "gminer",
-        "teamredminer", "srbminer", "nheqminer",
+        "xmrig",
+        "xmr-stak",
+        "minerd",
+        "cpuminer",
+        "cpuminer-opt",
+        "cgminer",
+        "bfgminer",
+        "ethminer",
+        "t-rex",
+        "nbminer",
+        "lolminer",
+        "phoenixminer",
+        "nanominer",
+        "gminer",
+        "teamredminer",
+        "srbminer",
+        "nheqminer",
     ];
     let stage = ctx.stage();
-    if let Some(inv) = stage.invocations.iter().find(|i| MINERS.contains(&i.program.to_ascii_lowercase().as_str())) {
+    if let Some(inv) = stage
+        .invocations
+        .iter()
+        .find(|i| MINERS.contains(&i.program.to_ascii_lowercase().as_str()))
+    {
         return Some(format!("runs the cryptocurrency miner `{}`", inv.program));
     }
     all_words(stage)

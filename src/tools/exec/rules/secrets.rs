@@ -10,8 +10,18 @@ use super::all_words;
 /// Whether a variable name looks like it holds a secret (`OPENAI_API_KEY`, `GH_TOKEN`).
 pub fn secret_name(name: &str) -> bool {
     const WORDS: &[&str] = &[
-        "KEY", "KEYS", "TOKEN", "TOKENS", "SECRET", "SECRETS", "PASSWORD", "PASSWD", "PASS",
-        "CREDENTIAL", "CREDENTIALS", "PAT",
+        "KEY",
+        "KEYS",
+        "TOKEN",
+        "TOKENS",
+        "SECRET",
+        "SECRETS",
+        "PASSWORD",
+        "PASSWD",
+        "PASS",
+        "CREDENTIAL",
+        "CREDENTIALS",
+        "PAT",
     ];
     const ENDINGS: &[&str] = &["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD"];
     name.to_ascii_uppercase()
@@ -22,7 +32,12 @@ pub fn secret_name(name: &str) -> bool {
 /// `env`, `printenv`, `set`, `export -p`, `/proc/*/environ`, `ps e`, `echo $API_KEY`.
 pub fn env_dump(ctx: &Ctx) -> Option<String> {
     let stage = ctx.stage();
-    for inv in &stage.invocations {
+    for (i, inv) in stage.invocations.iter().enumerate() {
+        // `env CMD` runs CMD, the next invocation; only a bare `env` prints.
+        let bare_env = inv.program == "env" && i + 1 == stage.invocations.len();
+        if bare_env && !inv.flag("S", &["--split-string"]) {
+            return Some("prints the environment".into());
+        }
         if let Some(reason) = dumps(inv) {
             return Some(reason);
         }
@@ -36,8 +51,6 @@ fn dumps(inv: &Invocation) -> Option<String> {
     let ops = inv.operands();
     let dump = || Some("prints the environment".into());
     match inv.program {
-        // `env CMD` runs CMD and is checked as CMD; only a bare `env` prints.
-        "env" if ops.iter().all(|w| w.text.contains('=')) => dump(),
         "printenv" if ops.is_empty() => dump(),
         "printenv" => ops
             .iter()
@@ -46,7 +59,11 @@ fn dumps(inv: &Invocation) -> Option<String> {
         "set" | "export" | "declare" | "typeset" | "readonly" if inv.args.is_empty() => dump(),
         "export" | "declare" | "typeset" if ops.is_empty() && inv.flag("px", &[]) => dump(),
         "compgen" if inv.flag("ve", &[]) => dump(),
-        "ps" if inv.args.iter().any(|a| !a.text.starts_with('-') && a.text.contains('e')) => {
+        "ps" if inv
+            .args
+            .iter()
+            .any(|a| !a.text.starts_with('-') && a.text.contains('e')) =>
+        {
             Some("prints the environment of running processes".into())
         }
         "echo" | "printf" | "print" | "logger" | "tee" | "cat" | "write" | "wall" => inv

@@ -5,7 +5,7 @@
 mod parsing;
 mod running;
 
-use super::{DenyPolicy, Denied, GROUPS, check};
+use super::{Denied, DenyPolicy, GROUPS, check};
 
 /// The group that refuses `command` with every group on; "unparsable" when it cannot
 /// be checked; None when it may run.
@@ -300,7 +300,11 @@ const CASES: &[(&str, &[&str], &[&str])] = &[
             "minerd --url=stratum+tcp://pool.example.com:3333",
             "./run --pool stratum+tcp://pool.example.com:4444",
         ],
-        &["echo stratum", "./minesweeper", "cargo run --bin miner-stats"],
+        &[
+            "echo stratum",
+            "./minesweeper",
+            "cargo run --bin miner-stats",
+        ],
     ),
 ];
 
@@ -308,7 +312,10 @@ const CASES: &[(&str, &[&str], &[&str])] = &[
 fn every_group_has_cases_both_ways() {
     let named: Vec<&str> = CASES.iter().map(|(group, _, _)| *group).collect();
     let groups: Vec<&str> = GROUPS.iter().map(|(name, _)| *name).collect();
-    assert_eq!(named, groups, "CASES must list every group, in GROUPS order");
+    assert_eq!(
+        named, groups,
+        "CASES must list every group, in GROUPS order"
+    );
     for (group, blocked, allowed) in CASES {
         assert!(!blocked.is_empty() && !allowed.is_empty(), "{group}");
     }
@@ -373,9 +380,11 @@ fn the_refusal_names_group_segment_and_fix() {
     let err = check("ls && rm -rf /", &|_| true).map_err(|d| d.to_string());
     assert_eq!(
         err,
-        Err("refused by the `destructive` deny group: `rm -rf /` deletes the whole file system \
+        Err(
+            "refused by the `destructive` deny group: `rm -rf /` deletes the whole file system \
              (switch the group off in [tools.exec] deny_groups if you really mean it)"
-            .to_string())
+                .to_string()
+        )
     );
     let err = check("cat <<EOF\nhi\nEOF", &|_| true).map_err(|d| d.to_string());
     assert!(err.is_err_and(|e| e.contains("heredocs") && e.contains("simplify the command")));

@@ -51,7 +51,7 @@ fn substitutions_and_shell_strings_are_checked_inside() {
         "bash -c 'rm -rf /'",
         "sh -c \"ls && rm -rf /\"",
         "bash -lc 'rm -rf ~'",
-        "sudo sh -c 'rm -rf /'",
+        "nohup sh -c 'rm -rf /'",
         "sh -c 'sh -c \"rm -rf /\"'",
         "echo 'rm -rf /' | sh",
         "trap 'rm -rf /' EXIT",
@@ -190,13 +190,8 @@ fn a_redirect_onto_a_group_is_checked() {
 fn nesting_is_bounded() {
     let deep = format!("{}ls{}", "(".repeat(40), ")".repeat(40));
     assert_eq!(refused_by(&deep), Some("unparsable"));
-    let mut nested = "ls".to_string();
-    for _ in 0..20 {
-        nested = format!("sh -c {}", shell_quote(&nested));
-    }
+    // Every `watch` hands the rest to a shell as a command string.
+    let nested = format!("{}ls", "watch ".repeat(20));
     assert_eq!(refused_by(&nested), Some("unparsable"));
-}
-
-fn shell_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
+    assert_eq!(refused_by(&format!("{}ls", "watch ".repeat(5))), None);
 }
