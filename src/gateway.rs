@@ -17,10 +17,12 @@ use crate::agent::{Agent, Limits};
 use crate::cron::{CronTool, SystemClock};
 use crate::dispatch::Dispatcher;
 use crate::home::Home;
+use crate::mcp::{McpManager, McpServerConfig};
 use crate::models::{Models, ModelsError};
 use crate::prices::Prices;
 use crate::scrub::Scrubber;
 use crate::store::{Store, StoreError};
+use crate::tools::exec::ExecTool;
 use crate::tools::web::{FetchPolicy, SearchSettings, WebFetch, WebSearch};
 use crate::tools::{Guard, Permissions, Registry, SendMessage};
 
@@ -84,6 +86,18 @@ pub fn build_agent(
         source,
     })?;
     let store = Store::open(&home.db_file)?;
+    if let pincer_config::DenyGroups::Some(names) = &config.tools.exec.deny_groups {
+        let known: Vec<&str> = crate::tools::exec::GROUPS
+            .iter()
+            .map(|(name, _)| *name)
+            .collect();
+        if let Some(unknown) = names.iter().find(|n| !known.contains(&n.as_str())) {
+            return Err(StartError::Permissions(format!(
+                "tools.exec.deny_groups names `{unknown}`, which is not a group; the groups are: {}",
+                known.join(", ")
+            )));
+        }
+    }
     let permissions = &config.tools.permissions;
     let permissions = Permissions::new(&permissions.allow, &permissions.ask, &permissions.deny)
         .map_err(StartError::Permissions)?;
@@ -106,6 +120,9 @@ pub fn build_agent(
                 clock: Arc::new(SystemClock),
             }),
             SendMessage::new(outbound.clone(), &config.agent.owners),
+            Arc::new(ExecTool::new(|group| {
+                config.tools.exec.deny_groups.denies(group)
+            })),
             Arc::new(WebFetch::new(FetchPolicy::default())),
             Arc::new(WebSearch::new(SearchSettings {
                 backend: config.tools.web_search.backend.clone(),
@@ -113,7 +130,11 @@ pub fn build_agent(
                 api_key: secrets.tools.web_search.as_ref().map(|s| s.api_key.clone()),
                 base_url_override: None,
             })),
-        ]),
+        ])
+        .with_mcp(McpManager::start(
+            mcp_servers(config, secrets),
+            workspace.clone(),
+        )),
         memory: Memory::new(&workspace),
         prices: Prices::new(config.prices.clone()),
         limits: Limits {
@@ -207,4 +228,36 @@ fn secret_values(config: &Config, secrets: &Secrets, env: &[(String, String)]) -
         );
     }
     values
+}
+
+/// `[mcp.servers.*]` with their secrets from `.security.yml`.
+fn mcp_servers(config: &Config, secrets: &Secrets) -> Vec<McpServerConfig> {
+    use secrecy::ExposeSecret;
+    config
+        .mcp
+        .servers
+        .iter()
+        .map(|(name, server)| {
+            let secret = secrets.mcp.get(name);
+            let pairs = |map: Option<
+                &std::collections::BTreeMap<String, secrecy::SecretString>,
+            >|
+             -> Vec<(String, String)> {
+                map.map(|m| {
+                    m.iter()
+                        .map(|(k, v)| (k.clone(), v.expose_secret().to_string()))
+                        .collect()
+                })
+                .unwrap_or_default()
+            };
+            McpServerConfig {
+                name: name.clone(),
+                command: server.command.clone(),
+                args: server.args.clone(),
+                url: server.url.clone(),
+                env: pairs(secret.map(|s| &s.env)),
+                headers: pairs(secret.map(|s| &s.headers)),
+            }
+        })
+        .collect()
 }

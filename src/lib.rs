@@ -14,6 +14,7 @@
 //! - `router`   — the cheap-first score that picks light or heavy per turn
 //! - `provider` — OpenAI-compatible and Anthropic streaming clients, retry/fallback
 //! - `tools`    — the tools the model may call, confined to the workspace
+//! - `mcp`      — MCP servers' tools, connected in the background
 //! - `store`    — SQLite sessions, messages, parts, usage; crash repair
 //! - `prices`   — what each call costs
 //! - `scrub`    — the credential scrubber for replies, logs and tool results
@@ -33,6 +34,7 @@ pub mod cron;
 pub mod dispatch;
 pub mod gateway;
 pub mod home;
+pub mod mcp;
 pub mod models;
 pub mod prices;
 pub mod provider;

@@ -261,3 +261,106 @@ async fn read_only_calls_overlap_a_write_waits_and_results_keep_their_order() {
     );
     assert!(c.0 >= change.1, "and the next read waits for the write");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_servers_tools_are_offered_and_called_through_the_pipeline() {
+    let fake = FakeModel::start().await;
+    let home = TestHome::new();
+    let server = common::fake_mcp();
+    home.write_config(&common::openai_config(
+        &fake,
+        &format!("[mcp.servers.calc]\ncommand = \"{server}\"\n"),
+    ));
+    // Give the server a moment to connect in the background before the model answers.
+    fake.push(Step::tool_call("mcp__calc__add", json!({"a": 2, "b": 3})).after_ms(1500));
+    fake.push(Step::text("2 + 3 = 5"));
+    let run = home.run(&["chat", "-m", "add 2 and 3 with the calculator"]);
+    assert!(run.ok(), "{run:?}");
+    assert_eq!(run.stdout, "2 + 3 = 5\n");
+    assert_eq!(tool_results(&fake, 1), ["5"]);
+    // The second request offers the MCP tools after the built-ins.
+    let names: Vec<String> = fake.requests()[1].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect();
+    let first_mcp = names
+        .iter()
+        .position(|n| n.starts_with("mcp__calc__"))
+        .expect("MCP tools offered");
+    assert!(
+        names[first_mcp..].iter().all(|n| n.starts_with("mcp__")),
+        "{names:?}"
+    );
+    assert!(names.contains(&"mcp__calc__echo".to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_runs_in_the_workspace_and_its_deny_groups_can_be_switched() {
+    let fake = FakeModel::start().await;
+    let home = TestHome::openai(&fake);
+    fake.push(Step::tool_calls([
+        ("exec", json!({"command": "echo hello && pwd"})),
+        ("exec", json!({"command": "echo ok; rm -rf /"})),
+        ("exec", json!({"command": "sudo ls"})),
+    ]));
+    fake.push(Step::text("done"));
+    assert!(home.run(&["chat", "-m", "run things"]).ok());
+    let results = tool_results(&fake, 1);
+    assert!(
+        results[0].contains("exit code 0") && results[0].contains("hello"),
+        "{}",
+        results[0]
+    );
+    let workspace = home.workspace().canonicalize().unwrap();
+    assert!(
+        results[0].contains(&workspace.display().to_string()),
+        "runs in the workspace: {}",
+        results[0]
+    );
+    assert!(
+        results[1].contains("`destructive` deny group"),
+        "{}",
+        results[1]
+    );
+    assert!(
+        results[2].contains("`privilege` deny group"),
+        "{}",
+        results[2]
+    );
+
+    // With the privilege group switched off (only destructive stays on), sudo is let through
+    // to the shell (and fails there for its own reasons), while rm -rf / is still refused.
+    home.write_config(&common::openai_config(
+        &fake,
+        "[tools.exec]\ndeny_groups = [\"destructive\"]\n",
+    ));
+    fake.push(Step::tool_calls([
+        ("exec", json!({"command": "sudo -n true"})),
+        ("exec", json!({"command": "rm -rf /"})),
+    ]));
+    fake.push(Step::text("done"));
+    assert!(home.run(&["chat", "-m", "again"]).ok());
+    let results = tool_results(&fake, 3);
+    let last_two = &results[results.len() - 2..];
+    assert!(last_two[0].contains("exit code"), "{}", last_two[0]);
+    assert!(
+        last_two[1].contains("`destructive` deny group"),
+        "{}",
+        last_two[1]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_deny_group_is_refused_at_start_with_the_list() {
+    let fake = FakeModel::start().await;
+    let home = TestHome::new();
+    home.write_config(&common::openai_config(
+        &fake,
+        "[tools.exec]\ndeny_groups = [\"net\"]\n",
+    ));
+    home.run(&["chat", "-m", "hi"])
+        .fails_with(&["`net`", "destructive", "reverse_shell"]);
+    assert!(fake.requests().is_empty());
+}

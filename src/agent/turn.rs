@@ -271,10 +271,14 @@ impl Turn<'_> {
                 None => format!("chat {}", target.chat_id),
             },
         };
-        let mut tools = agent.tools.specs().to_vec();
+        let mut tools = agent.tools.offered();
         if self.route.can_escalate(agent) {
-            tools.push(escalate_spec());
-            tools.sort_by(|a, b| a.name.cmp(&b.name));
+            // Among the built-ins, in name order; MCP tools stay after them.
+            let at = tools
+                .iter()
+                .position(|t| t.name.starts_with("mcp__") || t.name.as_str() > ESCALATE)
+                .unwrap_or(tools.len());
+            tools.insert(at, escalate_spec());
         }
         let system = prompt::build(
             &agent.memory,

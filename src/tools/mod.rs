@@ -5,6 +5,8 @@
 //! - `fs`          — read_file, write_file, edit_file, list_dir
 //! - `search`      — glob, grep
 //! - `todo`        — the model's checklist
+//! - `exec`        — shell commands in the workspace, checked against deny groups
+//! - `web`         — web_fetch (SSRF-guarded) and web_search
 //! - `send`        — send_message
 //! - `skills`      — workspace skills: listed in the prompt, loaded by `skill`
 //! - `confine`     — workspace confinement of paths
@@ -15,6 +17,7 @@
 pub mod approval;
 mod budget;
 mod confine;
+pub mod exec;
 mod fs;
 pub mod permissions;
 mod schema;
@@ -36,6 +39,7 @@ pub use confine::confine;
 pub use permissions::{Decision, Permissions};
 pub use send::SendMessage;
 
+use crate::mcp::McpManager;
 use crate::scrub::Scrubber;
 use crate::store::Store;
 use approval::{Approval, Approvers};
@@ -81,6 +85,8 @@ pub trait Tool: Send + Sync {
 pub struct Registry {
     tools: Vec<Arc<dyn Tool>>,
     specs: Vec<ToolSpec>,
+    /// MCP servers' tools, offered after the built-ins while their server is up.
+    mcp: Option<Arc<McpManager>>,
 }
 
 /// A finished call: what goes back to the model.
@@ -186,7 +192,11 @@ impl Registry {
     pub fn new(mut tools: Vec<Arc<dyn Tool>>) -> Self {
         tools.sort_by_key(|tool| tool.spec().name);
         let specs = tools.iter().map(|tool| tool.spec()).collect();
-        Self { tools, specs }
+        Self {
+            tools,
+            specs,
+            mcp: None,
+        }
     }
 
     pub fn specs(&self) -> &[ToolSpec] {
@@ -194,13 +204,37 @@ impl Registry {
     }
 
     /// The tool a model's name means (aliases included).
-    fn lookup(&self, name: &str) -> Option<(usize, &Arc<dyn Tool>)> {
+    fn lookup(&self, name: &str) -> Option<(ToolSpec, Arc<dyn Tool>)> {
         let name = ALIASES
             .iter()
             .find(|(alias, _)| *alias == name)
             .map_or(name, |(_, real)| real);
-        let index = self.specs.iter().position(|spec| spec.name == name)?;
-        Some((index, &self.tools[index]))
+        if let Some(index) = self.specs.iter().position(|spec| spec.name == name) {
+            return Some((self.specs[index].clone(), Arc::clone(&self.tools[index])));
+        }
+        let tool = self
+            .mcp
+            .as_ref()?
+            .tools()
+            .into_iter()
+            .find(|t| t.spec().name == name)?;
+        Some((tool.spec(), tool))
+    }
+
+    /// Offer the tools of these MCP servers too.
+    pub fn with_mcp(mut self, mcp: Arc<McpManager>) -> Self {
+        self.mcp = Some(mcp);
+        self
+    }
+
+    /// Everything the model is offered: the built-ins, then the MCP tools of servers
+    /// that are up, each group sorted by name (so the prompt prefix is stable).
+    pub fn offered(&self) -> Vec<ToolSpec> {
+        let mut specs = self.specs.clone();
+        if let Some(mcp) = &self.mcp {
+            specs.extend(mcp.tools().iter().map(|tool| tool.spec()));
+        }
+        specs
     }
 
     /// `execute` with no permission rules (tests).
@@ -246,14 +280,14 @@ impl Registry {
             content: guard.scrubber.scrub(&content).into_owned(),
             is_error: true,
         };
-        let Some((index, tool)) = self.lookup(name) else {
-            let known: Vec<&str> = self.specs.iter().map(|s| s.name.as_str()).collect();
+        let Some((spec, tool)) = self.lookup(name) else {
+            let offered = self.offered();
+            let known: Vec<&str> = offered.iter().map(|s| s.name.as_str()).collect();
             return failed(format!(
                 "unknown tool `{name}`; available: {}",
                 known.join(", ")
             ));
         };
-        let spec = &self.specs[index];
         let args = match args {
             // Arguments that were not valid JSON reach us as the raw string.
             Value::String(raw) => match serde_json::from_str(&raw) {

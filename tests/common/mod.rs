@@ -164,3 +164,15 @@ pub fn set_mode(path: &Path, mode: u32) {
 }
 
 pub const WAIT: Duration = Duration::from_secs(10);
+
+/// The fake MCP server binary (`pincer-fakes`' `fake-mcp`), built beside `pincer` by
+/// `cargo test --workspace`.
+pub fn fake_mcp() -> String {
+    let path = Path::new(env!("CARGO_BIN_EXE_pincer")).with_file_name("fake-mcp");
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo build -p pincer-fakes --bin fake-mcp` (cargo test --workspace builds it)",
+        path.display()
+    );
+    path.display().to_string()
+}

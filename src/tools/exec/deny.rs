@@ -10,6 +10,7 @@ use std::fmt;
 
 use super::command::{self, Stage};
 use super::parse::{self, Unparsable};
+use super::paths;
 use super::rules;
 
 /// Every deny group: name and one line on what it refuses. All are on by default.
@@ -104,6 +105,8 @@ impl std::error::Error for Denied {}
 pub struct Ctx<'s, 'a> {
     pub stages: &'s [Stage<'a>],
     pub at: usize,
+    /// The protected place an earlier `cd` moved into ("the whole file system").
+    pub cd: Option<&'s str>,
 }
 
 impl<'a> Ctx<'_, 'a> {
@@ -136,6 +139,7 @@ fn unparsable(err: Unparsable) -> Denied {
 
 fn check_at(command: &str, on: &[&str], depth: usize) -> Result<(), Denied> {
     let pipelines = parse::parse(command, depth).map_err(unparsable)?;
+    let mut cd: Option<String> = None;
     for pipeline in &pipelines {
         let stages = pipeline
             .iter()
@@ -146,6 +150,7 @@ fn check_at(command: &str, on: &[&str], depth: usize) -> Result<(), Denied> {
             let ctx = Ctx {
                 stages: &stages,
                 at,
+                cd: cd.as_deref(),
             };
             for &(group, rule) in rules::RULES {
                 if !on.contains(&group) {
@@ -159,25 +164,67 @@ fn check_at(command: &str, on: &[&str], depth: usize) -> Result<(), Denied> {
                     });
                 }
             }
-            for nested in stages[at].nested.iter().chain(&echoed_script(&ctx)) {
+            let piped = piped_script(&ctx).map_err(unparsable)?;
+            for nested in stages[at].nested.iter().chain(&piped) {
                 check_at(nested, on, depth + 1)?;
             }
+            for literal in &stages[at].embedded {
+                match check_at(literal, on, depth + 1) {
+                    Err(denied @ Denied::Group { .. }) => return Err(denied),
+                    // Most literals in code are not commands.
+                    Ok(()) | Err(Denied::Unparsable { .. }) => {}
+                }
+            }
+        }
+        if let Some(moved) = moved_into(&stages) {
+            cd = moved;
         }
     }
     Ok(())
 }
 
-/// The text of `echo 'cmd' | sh`, which the shell runs as a command.
-fn echoed_script(ctx: &Ctx) -> Option<String> {
+/// After `cd DIR`: the protected place DIR is, or None for any other place.
+fn moved_into(stages: &[Stage]) -> Option<Option<String>> {
+    let cd = stages
+        .iter()
+        .flat_map(|s| &s.invocations)
+        .find(|inv| inv.is(&["cd", "pushd"]))?;
+    let target = cd.operands().first().map_or("~", |w| w.text.as_str());
+    Some(paths::protected(target))
+}
+
+/// What a shell reading commands from a pipe will run: the text of `echo 'cmd' | sh`
+/// (checked like any command). A file (`cat run.sh | sh`) is like `sh run.sh`, and a
+/// download is the `remote_script` group's; any other source cannot be checked.
+fn piped_script(ctx: &Ctx) -> Result<Option<String>, Unparsable> {
     let reads = ctx
         .stage()
         .invocations
         .iter()
         .any(|inv| inv.reads_script_from_stdin());
-    let before = ctx.stages.get(ctx.at.checked_sub(1)?)?.invocations.last()?;
-    if !reads || !before.is(&["echo", "printf"]) {
-        return None;
+    let Some(before) = ctx.at.checked_sub(1).map(|i| &ctx.stages[i]) else {
+        return Ok(None);
+    };
+    if !reads {
+        return Ok(None);
     }
-    let words: Vec<&str> = before.operands().iter().map(|w| w.text.as_str()).collect();
-    Some(words.join(" ").replace("\\n", "\n"))
+    let Some(source) = before.invocations.last() else {
+        return Err(Unparsable("a shell runs commands read from a pipe".into()));
+    };
+    let mut args: Vec<&str> = source.args.iter().map(|w| w.text.as_str()).collect();
+    match source.program {
+        "echo" => {
+            let options = args
+                .iter()
+                .take_while(|a| matches!(**a, "-n" | "-e" | "-E" | "-ne" | "-en"));
+            let skip = options.count();
+            args.drain(..skip);
+            Ok(Some(args.join(" ").replace("\\n", "\n")))
+        }
+        "printf" => Ok(Some(args.join(" ").replace("\\n", "\n"))),
+        "cat" | "curl" | "wget" | "fetch" => Ok(None),
+        other => Err(Unparsable(format!(
+            "a shell runs commands piped from `{other}`"
+        ))),
+    }
 }

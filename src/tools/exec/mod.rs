@@ -1,13 +1,13 @@
 //! The `exec` tool: run a shell command in the workspace, with a timeout, an output
 //! cap and an environment without secrets, after the deny groups have checked it.
 //!
-//! - `parse`   — splits the command into segments (`&&`, `||`, `;`, `|`, subshells,
+//! - `parse/`    — splits the command into segments (`&&`, `||`, `;`, `|`, subshells,
 //!   substitutions); what it cannot follow is refused
-//! - `command` — the programs a segment runs, seeing through `sudo`, `env`, `sh -c` …
-//! - `paths`   — what a path stands for (the root, a disk, a credentials file …)
-//! - `rules/`  — one rule per deny group
-//! - `deny`    — the group list and `check`
-//! - `run`     — the process: `/bin/sh -c`, fresh environment, process group, capture
+//! - `command/`  — the programs a segment runs, seeing through `sudo`, `env`, `sh -c` …
+//! - `paths`     — what a path stands for (the root, a disk, a credentials file …)
+//! - `rules/`    — one rule per deny group
+//! - `deny`      — the group list and `check`
+//! - `run`       — the process: `/bin/sh -c`, fresh environment, process group, capture
 //!
 //! A refused command and a command that cannot start are tool errors; a command that
 //! runs and fails is not (its exit code is in the result).

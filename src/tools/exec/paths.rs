@@ -154,12 +154,12 @@ pub fn secret(path: &str) -> Option<&'static str> {
     const STORES: &[(&[&str], &str)] = &[
         (&[".gnupg"], "GPG keys"),
         (&[".password-store"], "the password store"),
-        (&[".aws", "credentials"], "AWS credentials"),
+        (&[".aws"], "AWS credentials"),
         (&[".config", "gcloud"], "Google Cloud credentials"),
         (&[".azure"], "Azure credentials"),
-        (&[".kube", "config"], "Kubernetes credentials"),
+        (&[".kube"], "Kubernetes credentials"),
         (&[".docker", "config.json"], "Docker registry credentials"),
-        (&[".config", "gh", "hosts.yml"], "the GitHub CLI token"),
+        (&[".config", "gh"], "the GitHub CLI token"),
         (&[".cargo", "credentials.toml"], "the crates.io token"),
         (&[".cargo", "credentials"], "the crates.io token"),
     ];

@@ -244,7 +244,9 @@ fn report(
     err: &Capture,
     max_output: usize,
 ) -> String {
+    let silent = out.total == 0 && err.total == 0;
     let mut text = match status {
+        None if silent => format!("timed out after {}s with no output", timeout.as_secs()),
         None => format!("timed out after {}s; partial output:", timeout.as_secs()),
         Some(status) => match status.code() {
             Some(code) => format!("exit code {code}"),
@@ -259,7 +261,7 @@ fn report(
             text.push_str(&format!("\n--- {name} ---\n{body}"));
         }
     }
-    if out.total == 0 && err.total == 0 {
+    if silent && status.is_some() {
         text.push_str("\n(no output)");
     }
     text

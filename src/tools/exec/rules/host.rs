@@ -1,5 +1,5 @@
 //! Rules for the groups that guard the machine itself: `destructive`, `privilege`,
-//! `packages`, `persistence` and `system`.
+//! `persistence` and `system`.
 
 use super::super::command::Invocation;
 use super::super::deny::Ctx;
@@ -10,7 +10,7 @@ use super::{first_match, written};
 pub fn destructive(ctx: &Ctx) -> Option<String> {
     let stage = ctx.stage();
     for inv in &stage.invocations {
-        if let Some(reason) = destroys(inv) {
+        if let Some(reason) = destroys(inv, ctx.cd) {
             return Some(reason);
         }
     }
@@ -18,7 +18,8 @@ pub fn destructive(ctx: &Ctx) -> Option<String> {
     Some(format!("writes straight onto the disk device `{path}`"))
 }
 
-fn destroys(inv: &Invocation) -> Option<String> {
+/// `cd`: the protected place the command is in, if any (`cd / && rm -rf *`).
+fn destroys(inv: &Invocation, cd: Option<&str>) -> Option<String> {
     let ops = inv.operands();
     let protected = |skip_last: bool| {
         let end = if skip_last {
@@ -45,9 +46,15 @@ fn destroys(inv: &Invocation) -> Option<String> {
         "rm" if inv.flag("", &["--no-preserve-root"]) => {
             Some("deletes the whole file system (`--no-preserve-root`)".into())
         }
-        "rm" if inv.flag("rR", &["--recursive"]) => {
-            protected(false).map(|what| format!("deletes {what}"))
-        }
+        "rm" if inv.flag("rR", &["--recursive"]) => protected(false)
+            .map(|what| format!("deletes {what}"))
+            .or_else(|| {
+                let here = ops.iter().any(|w| {
+                    !w.text.starts_with(['/', '~', '$']) && paths::normalize(&w.text).is_empty()
+                });
+                cd.filter(|_| here)
+                    .map(|what| format!("deletes everything in {what}"))
+            }),
         "fdisk" | "sfdisk" | "cfdisk" | "parted" | "gdisk" | "sgdisk"
             if !inv.flag("l", &["--list"]) && ops.iter().any(|w| paths::block_device(&w.text)) =>
         {
@@ -59,11 +66,24 @@ fn destroys(inv: &Invocation) -> Option<String> {
         "chmod" | "chown" | "chgrp" if inv.flag("R", &["--recursive"]) => protected(false)
             .map(|what| format!("changes the owner or permissions of everything in {what}")),
         "mv" => protected(true).map(|what| format!("moves {what} away")),
-        "find" if inv.args.iter().any(|a| a.text == "-delete") => {
-            protected(false).map(|what| format!("deletes {what}"))
-        }
+        "find" if deletes_found(inv) => protected(false).map(|what| format!("deletes {what}")),
         _ => None,
     }
+}
+
+/// `find … -delete`, `find … -exec rm …`.
+fn deletes_found(inv: &Invocation) -> bool {
+    inv.args.windows(2).any(|pair| {
+        let runs = matches!(
+            pair[0].text.as_str(),
+            "-exec" | "-execdir" | "-ok" | "-okdir"
+        );
+        let deleter = matches!(
+            pair[1].text.rsplit('/').next(),
+            Some("rm" | "shred" | "unlink")
+        );
+        runs && deleter
+    }) || inv.args.iter().any(|a| a.text == "-delete")
 }
 
 /// `sudo`, `su`, `doas`, setuid bits, `chown root`, editing /etc/sudoers.
@@ -99,8 +119,10 @@ fn setuid(mode: &str) -> bool {
     if octal {
         return mode.starts_with(['2', '3', '4', '5', '6', '7']);
     }
-    mode.split(',')
-        .any(|part| part.contains('+') && part.contains('s'))
+    mode.split(',').any(|part| {
+        part.split_once(['+', '='])
+            .is_some_and(|(_, perms)| perms.contains('s'))
+    })
 }
 
 /// `root`, `0`, `root:root`, `:root`, `wheel`.
@@ -116,115 +138,6 @@ fn docker_host_access(inv: &Invocation) -> bool {
         .iter()
         .any(|(v, _)| v.starts_with("/:") || v.contains("source=/,") || v.contains("src=/,"));
     mounts_root || inv.flag("", &["--privileged", "--pid=host"])
-}
-
-/// `apt install`, `pip install`, `npm install -g`, `cargo install`, `brew install`.
-pub fn packages(ctx: &Ctx) -> Option<String> {
-    ctx.stage()
-        .invocations
-        .iter()
-        .find(|inv| installs(inv))
-        .map(|inv| {
-            format!(
-                "changes installed packages (`{} {}`)",
-                inv.program,
-                inv.verb()
-            )
-        })
-}
-
-fn installs(inv: &Invocation) -> bool {
-    let verb = inv.verb();
-    let verb_in = |verbs: &[&str]| verbs.contains(&verb);
-    let program = inv.program;
-    let pip = program
-        .strip_prefix("pip")
-        .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'));
-    let global = inv.flag("g", &["--global"]);
-    match program {
-        _ if pip => verb_in(&["install", "uninstall"]),
-        "apt" | "apt-get" | "aptitude" => verb_in(&[
-            "install",
-            "reinstall",
-            "remove",
-            "purge",
-            "upgrade",
-            "dist-upgrade",
-            "full-upgrade",
-            "autoremove",
-        ]),
-        "dpkg" => inv.flag("iPr", &["--install", "--remove", "--purge", "--unpack"]),
-        "rpm" => inv.flag("iUFe", &["--install", "--upgrade", "--freshen", "--erase"]),
-        "yum" | "dnf" | "microdnf" | "tdnf" | "zypper" => verb_in(&[
-            "install",
-            "reinstall",
-            "remove",
-            "erase",
-            "update",
-            "upgrade",
-            "downgrade",
-            "in",
-            "rm",
-            "up",
-            "dup",
-            "groupinstall",
-            "localinstall",
-        ]),
-        "apk" => verb_in(&["add", "del", "upgrade", "fix"]),
-        "pacman" | "yay" | "paru" => inv.args.iter().any(|a| pacman_changes(&a.text)),
-        "brew" | "port" => verb_in(&[
-            "install",
-            "reinstall",
-            "upgrade",
-            "uninstall",
-            "remove",
-            "rm",
-            "tap",
-            "link",
-        ]),
-        "snap" | "flatpak" => verb_in(&["install", "remove", "uninstall", "refresh", "update"]),
-        "nix-env" => inv.flag("ieu", &["--install", "--uninstall", "--upgrade"]),
-        "nix" => verb == "profile",
-        "emerge" | "xbps-install" => !inv.flag("sp", &["--search", "--pretend", "--info"]),
-        "pkg" => verb_in(&["install", "delete", "remove", "upgrade"]),
-        "pipx" => verb_in(&["install", "uninstall", "inject", "upgrade", "reinstall"]),
-        "uv" => {
-            let ops = inv.operands();
-            let words: Vec<&str> = ops.iter().take(2).map(|w| w.text.as_str()).collect();
-            words == ["tool", "install"]
-                || (words == ["pip", "install"] && inv.flag("", &["--system"]))
-        }
-        "npm" | "pnpm" | "bun" => {
-            global
-                && verb_in(&[
-                    "install",
-                    "i",
-                    "add",
-                    "update",
-                    "uninstall",
-                    "remove",
-                    "rm",
-                    "link",
-                ])
-        }
-        "yarn" => verb == "global",
-        "cargo" | "go" => verb == "install",
-        "gem" => verb_in(&["install", "uninstall", "update"]),
-        "composer" => verb == "global",
-        _ => false,
-    }
-}
-
-/// `-S`, `-Syu`, `-U`, `-R` change packages; `-Ss`, `-Si`, `-Sl` only look.
-fn pacman_changes(arg: &str) -> bool {
-    let Some(ops) = arg.strip_prefix('-').filter(|o| !o.starts_with('-')) else {
-        return false;
-    };
-    match ops.split_at_checked(1) {
-        Some(("R" | "U", _)) => true,
-        Some(("S", rest)) => !rest.chars().any(|c| "silgp".contains(c)),
-        _ => false,
-    }
 }
 
 /// `crontab`, `at`, `systemctl enable`, shell start-up files, authorized_keys.

@@ -2,12 +2,14 @@
 //! that the group refuses, or nothing. Rules read the parsed words only; they never
 //! run anything or look at the disk.
 //!
-//! - `host`    — destructive, privilege, packages, persistence, system
-//! - `network` — exfiltration, reverse_shell, remote_script, network_listen, mining
-//! - `secrets` — env_dump, secrets_read
+//! - `host`     — destructive, privilege, persistence, system
+//! - `packages` — packages
+//! - `network`  — exfiltration, reverse_shell, remote_script, network_listen, mining
+//! - `secrets`  — env_dump, secrets_read
 
 mod host;
 mod network;
+mod packages;
 mod secrets;
 
 use super::command::Stage;
@@ -24,7 +26,7 @@ pub const RULES: &[(&str, Rule)] = &[
     ("reverse_shell", network::reverse_shell),
     ("remote_script", network::remote_script),
     ("privilege", host::privilege),
-    ("packages", host::packages),
+    ("packages", packages::packages),
     ("persistence", host::persistence),
     ("env_dump", secrets::env_dump),
     ("secrets_read", secrets::secrets_read),

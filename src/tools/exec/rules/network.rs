@@ -126,9 +126,7 @@ pub fn reverse_shell(ctx: &Ctx) -> Option<String> {
         let hands_shell = match inv.program {
             p if NETCATS.contains(&p) => inv.flag("ec", &["--exec", "--sh-exec", "--lua-exec"]),
             "socat" => socat_has(inv, &["exec:", "system:"]),
-            _ => interpreter_code(inv)
-                .iter()
-                .any(|code| socket_and_shell(code)),
+            _ => inv.inline_code().iter().any(|code| socket_and_shell(code)),
         };
         if hands_shell {
             return Some("gives a remote host a shell".into());
@@ -145,25 +143,6 @@ fn network_tool(inv: &Invocation) -> bool {
     NETCATS.contains(&inv.program)
         || inv.is(&["socat", "telnet"])
         || (inv.program == "openssl" && inv.verb() == "s_client")
-}
-
-/// Code given on the command line: `python -c`, `perl -e`, `ruby -e`, `node -e`, `php -r`.
-fn interpreter_code<'a>(inv: &Invocation<'a>) -> Vec<&'a str> {
-    let short = match inv.program {
-        p if p.starts_with("python") || p.starts_with("pypy") => 'c',
-        "perl" | "ruby" | "node" | "lua" | "deno" => 'e',
-        "php" => 'r',
-        _ => return Vec::new(),
-    };
-    let mut code: Vec<&str> = inv
-        .values(Some(short), &["--eval"])
-        .iter()
-        .map(|v| v.0)
-        .collect();
-    if inv.program == "perl" {
-        code.extend(inv.values(Some('E'), &[]).iter().map(|v| v.0));
-    }
-    code
 }
 
 /// Code that opens a socket and starts a shell or a process.

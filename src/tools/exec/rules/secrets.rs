@@ -59,10 +59,10 @@ fn dumps(inv: &Invocation) -> Option<String> {
         "set" | "export" | "declare" | "typeset" | "readonly" if inv.args.is_empty() => dump(),
         "export" | "declare" | "typeset" if ops.is_empty() && inv.flag("px", &[]) => dump(),
         "compgen" if inv.flag("ve", &[]) => dump(),
-        "ps" if inv
-            .args
-            .iter()
-            .any(|a| !a.text.starts_with('-') && a.text.contains('e')) =>
+        // BSD-style `ps e`, `ps auxe`, `ps eww`: the first argument, letters only.
+        "ps" if inv.args.first().is_some_and(|a| {
+            a.text.contains('e') && a.text.chars().all(|c| c.is_ascii_alphabetic())
+        }) =>
         {
             Some("prints the environment of running processes".into())
         }

@@ -147,6 +147,25 @@ async fn background_jobs_do_not_outlive_the_command() {
     assert_gone(pid.trim()).await;
 }
 
+#[tokio::test]
+async fn a_silent_timeout_says_so() {
+    let (result, _ws) = exec(json!({"command": "sleep 30", "timeout_secs": 1})).await;
+    assert_eq!(result.unwrap(), "timed out after 1s with no output");
+}
+
+#[tokio::test]
+async fn dropping_the_call_kills_the_command() {
+    let workspace = Workspace::new();
+    let tool = ExecTool::new(|_| true);
+    let args = json!({"command": "sleep 30 & echo $! > child.pid; wait"});
+    let ctx = workspace.ctx();
+    let call = tool.call(args, &ctx);
+    let dropped = tokio::time::timeout(Duration::from_millis(500), call).await;
+    assert!(dropped.is_err(), "the call should still be running");
+    let pid = std::fs::read_to_string(workspace.0.join("child.pid")).unwrap();
+    assert_gone(pid.trim()).await;
+}
+
 /// The process is gone (or a zombie waiting for its new parent to reap it).
 async fn assert_gone(pid: &str) {
     if !cfg!(target_os = "linux") {

@@ -1,0 +1,168 @@
+//! Opening one MCP connection: spawn the server's process (or reach its HTTP URL), run
+//! the MCP handshake with the rmcp client and list its tools.
+//!
+//! A child process gets a clean environment — PATH, HOME and LANG from Pincer's, plus
+//! the server's configured `env` — so Pincer's own secrets never reach it; it runs in
+//! the workspace and is killed when its connection is dropped. This file must not
+//! retry: the manager decides when to try again.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::Tool as McpTool;
+use rmcp::service::{RoleClient, RunningService, serve_client};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use super::McpServerConfig;
+
+/// A live MCP client session.
+pub(super) type Client = RunningService<RoleClient, ()>;
+
+/// How long the handshake plus the tool listing may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The variables of Pincer's environment a server inherits.
+const INHERITED_ENV: [&str; 3] = ["PATH", "HOME", "LANG"];
+
+/// A connected server and the tools it offered.
+pub(super) struct Connection {
+    pub client: Client,
+    pub tools: Vec<McpTool>,
+}
+
+/// The last line a child server wrote to stderr, to explain why it failed.
+#[derive(Clone, Default)]
+pub(super) struct StderrTail(Arc<Mutex<String>>);
+
+impl StderrTail {
+    fn set(&self, line: &str) {
+        if let Ok(mut last) = self.0.lock() {
+            *last = line.chars().take(300).collect();
+        }
+    }
+
+    /// `reason`, followed by the server's last stderr line if it wrote one.
+    pub fn explain(&self, reason: String) -> String {
+        let last = self.0.lock().map(|l| l.clone()).unwrap_or_default();
+        if last.is_empty() {
+            reason
+        } else {
+            format!("{reason} (its stderr said: {last})")
+        }
+    }
+}
+
+/// Connect to `config` and list its tools; the error is a reason worded for the user.
+pub(super) async fn connect(
+    config: &McpServerConfig,
+    workspace: &Path,
+    stderr: &StderrTail,
+) -> Result<Connection, String> {
+    let client = match (&config.command, &config.url) {
+        (Some(command), None) => {
+            let transport = spawn(config, command, workspace, stderr)?;
+            handshake(serve_client((), transport)).await?
+        }
+        (None, Some(url)) => {
+            // rmcp builds its HTTP client with rustls and no crypto provider of its
+            // own, and panics if none is installed: install ring (the one `main`
+            // installs) unless one already is — then this returns Err, which is fine.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            let transport = StreamableHttpClientTransport::from_config(http_config(config, url)?);
+            handshake(serve_client((), transport)).await?
+        }
+        _ => {
+            return Err(format!(
+                "set exactly one of `command` and `url` for MCP server {} in config.toml",
+                config.name
+            ));
+        }
+    };
+    let tools = match tokio::time::timeout(CONNECT_TIMEOUT, client.list_all_tools()).await {
+        Ok(Ok(tools)) => tools,
+        Ok(Err(e)) => return Err(format!("tools/list failed: {e}")),
+        Err(_) => return Err(format!("tools/list gave no answer in {CONNECT_TIMEOUT:?}")),
+    };
+    Ok(Connection { client, tools })
+}
+
+async fn handshake<E: std::fmt::Display>(
+    serving: impl Future<Output = Result<Client, E>>,
+) -> Result<Client, String> {
+    match tokio::time::timeout(CONNECT_TIMEOUT, serving).await {
+        Ok(Ok(client)) => Ok(client),
+        Ok(Err(e)) => Err(format!("MCP handshake failed: {e}")),
+        Err(_) => Err(format!(
+            "MCP handshake gave no answer in {CONNECT_TIMEOUT:?}"
+        )),
+    }
+}
+
+/// Start the server's process with a clean environment, in the workspace.
+fn spawn(
+    config: &McpServerConfig,
+    command: &str,
+    workspace: &Path,
+    stderr: &StderrTail,
+) -> Result<TokioChildProcess, String> {
+    let mut cmd = tokio::process::Command::new(command);
+    cmd.args(&config.args)
+        .current_dir(workspace)
+        .env_clear()
+        .kill_on_drop(true);
+    for key in INHERITED_ENV {
+        if let Some(value) = std::env::var_os(key) {
+            cmd.env(key, value);
+        }
+    }
+    cmd.envs(config.env.iter().map(|(k, v)| (k, v)));
+    let (transport, child_stderr) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| {
+            format!(
+                "cannot start `{command}`: {e}; check the command of MCP server {} in config.toml",
+                config.name
+            )
+        })?;
+    if let Some(child_stderr) = child_stderr {
+        tokio::spawn(drain_stderr(
+            config.name.clone(),
+            child_stderr,
+            stderr.clone(),
+        ));
+    }
+    Ok(transport)
+}
+
+/// Read the child's stderr to the end (so it never blocks on a full pipe), logging
+/// each line and keeping the last one.
+async fn drain_stderr(server: String, child_stderr: tokio::process::ChildStderr, tail: StderrTail) {
+    let mut lines = BufReader::new(child_stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        tracing::debug!(mcp_server = %server, "stderr: {line}");
+        if !line.trim().is_empty() {
+            tail.set(line.trim());
+        }
+    }
+}
+
+/// The HTTP transport's settings: the URL and the configured headers.
+fn http_config(
+    config: &McpServerConfig,
+    url: &str,
+) -> Result<StreamableHttpClientTransportConfig, String> {
+    let mut headers = HashMap::new();
+    for (name, value) in &config.headers {
+        let bad = || format!("header `{name}` of MCP server {} is not valid", config.name);
+        let name = http::HeaderName::try_from(name.as_str()).map_err(|_| bad())?;
+        let value = http::HeaderValue::try_from(value.as_str()).map_err(|_| bad())?;
+        headers.insert(name, value);
+    }
+    Ok(StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(headers))
+}

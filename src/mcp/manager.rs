@@ -1,0 +1,236 @@
+//! [`McpManager`]: keeps every configured MCP server connected, each in its own
+//! background task, and offers the tools of the servers that are ready.
+//!
+//! A server's task connects, lists its tools, then waits for the connection to end;
+//! a failure or a disconnect marks the server failed with its reason and schedules a
+//! retry after an exponential backoff. Tasks never touch each other, so one broken
+//! server cannot hold up or break the rest. This file must not talk MCP itself
+//! (`connect` and `tool` do).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use rmcp::model::Tool as RemoteTool;
+use rmcp::service::{Peer, QuitReason, RoleClient};
+use tokio::task::AbortHandle;
+
+use super::connect::{StderrTail, connect};
+use super::tool::McpTool;
+use super::{Backoff, McpServerConfig};
+use crate::tools::{Tool, ToolError};
+
+/// A connection that lasted this long counts as healthy: the next failure starts the
+/// backoff from `first` again.
+const HEALTHY_AFTER: Duration = Duration::from_secs(60);
+
+/// The configured MCP servers and their connections.
+pub struct McpManager {
+    /// One per configured server, in config order.
+    servers: Vec<Arc<Server>>,
+    /// The servers' supervisor tasks, stopped when the manager is dropped (which
+    /// drops their connections and so kills their child processes).
+    tasks: Vec<AbortHandle>,
+}
+
+/// One server's name and current state, shared by its task and its tools.
+pub(super) struct Server {
+    name: String,
+    state: Mutex<State>,
+}
+
+enum State {
+    Connecting,
+    Ready {
+        /// The live session, cloned for each call.
+        peer: Peer<RoleClient>,
+        tools: Vec<RemoteTool>,
+    },
+    Failed {
+        reason: String,
+        retry_at: Instant,
+    },
+}
+
+impl McpManager {
+    /// Start connecting every server in the background, retrying failures after
+    /// 1 s, 2 s, 4 s … up to 5 minutes. Returns at once; must be called inside a
+    /// tokio runtime.
+    pub fn start(servers: Vec<McpServerConfig>, workspace: PathBuf) -> Arc<Self> {
+        Self::start_with(servers, workspace, Backoff::default())
+    }
+
+    /// [`McpManager::start`] with a chosen backoff (tests use short ones).
+    pub fn start_with(
+        servers: Vec<McpServerConfig>,
+        workspace: PathBuf,
+        backoff: Backoff,
+    ) -> Arc<Self> {
+        let mut manager = Self {
+            servers: Vec::new(),
+            tasks: Vec::new(),
+        };
+        for config in servers {
+            let server = Arc::new(Server {
+                name: config.name.clone(),
+                state: Mutex::new(State::Connecting),
+            });
+            let task = tokio::spawn(supervise(
+                server.clone(),
+                config,
+                workspace.clone(),
+                backoff,
+            ));
+            manager.servers.push(server);
+            manager.tasks.push(task.abort_handle());
+        }
+        Arc::new(manager)
+    }
+
+    /// Each server and its state in words: `connecting`, `ready, 3 tools`, or
+    /// `failed: <reason>, retrying in 8s`. In config order.
+    pub fn status(&self) -> Vec<(String, String)> {
+        let now = Instant::now();
+        self.servers
+            .iter()
+            .map(|server| {
+                let words = match &*server.lock() {
+                    State::Connecting => "connecting".to_string(),
+                    State::Ready { tools, .. } if tools.len() == 1 => "ready, 1 tool".into(),
+                    State::Ready { tools, .. } => format!("ready, {} tools", tools.len()),
+                    State::Failed { reason, retry_at } => {
+                        let wait = retry_at.saturating_duration_since(now);
+                        let secs = wait.as_millis().div_ceil(1000);
+                        format!("failed: {reason}, retrying in {secs}s")
+                    }
+                };
+                (server.name.clone(), words)
+            })
+            .collect()
+    }
+
+    /// The tools of the servers ready right now, sorted by name. A server still
+    /// connecting adds its tools to a later call. Of two tools whose sanitised names
+    /// collide, the first server's (in config order) is kept.
+    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        let mut by_name: BTreeMap<String, Arc<dyn Tool>> = BTreeMap::new();
+        for server in &self.servers {
+            let remote = match &*server.lock() {
+                State::Ready { tools, .. } => tools.clone(),
+                _ => continue,
+            };
+            for tool in &remote {
+                let tool = McpTool::new(server.clone(), tool);
+                let name = tool.spec().name;
+                if by_name.contains_key(&name) {
+                    tracing::warn!(mcp_server = %server.name, tool = %name, "duplicate MCP tool name; skipped");
+                    continue;
+                }
+                by_name.insert(name, Arc::new(tool));
+            }
+        }
+        by_name.into_values().collect()
+    }
+
+    /// Wait until no server is still connecting, or `within` has passed. For commands
+    /// that show the servers (and tests); a turn should not wait.
+    pub async fn settle(&self, within: Duration) {
+        let deadline = Instant::now() + within;
+        while Instant::now() < deadline
+            && self
+                .servers
+                .iter()
+                .any(|s| matches!(*s.lock(), State::Connecting))
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+impl Drop for McpManager {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+impl Server {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The live session, or why there is none (worded for the model and the user).
+    pub fn peer(&self) -> Result<Peer<RoleClient>, ToolError> {
+        match &*self.lock() {
+            State::Ready { peer, .. } => Ok(peer.clone()),
+            State::Connecting => Err(ToolError::new(format!(
+                "MCP server {} is not available (still connecting); try again shortly",
+                self.name
+            ))),
+            State::Failed { reason, .. } => Err(ToolError::new(format!(
+                "MCP server {} is not available ({reason}); it is being retried",
+                self.name
+            ))),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave `State` half-written (every
+        // write is one assignment), so a poisoned lock is still usable.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn set(&self, state: State) {
+        *self.lock() = state;
+    }
+}
+
+/// Keep one server connected for as long as the manager lives.
+async fn supervise(
+    server: Arc<Server>,
+    config: McpServerConfig,
+    workspace: PathBuf,
+    backoff: Backoff,
+) {
+    let mut failures = 0u32;
+    loop {
+        server.set(State::Connecting);
+        let stderr = StderrTail::default();
+        let reason = match connect(&config, &workspace, &stderr).await {
+            Ok(connection) => {
+                let connected_at = Instant::now();
+                tracing::info!(mcp_server = %config.name, tools = connection.tools.len(), "MCP server ready");
+                server.set(State::Ready {
+                    peer: connection.client.peer().clone(),
+                    tools: connection.tools,
+                });
+                let quit = connection.client.waiting().await;
+                if connected_at.elapsed() >= HEALTHY_AFTER {
+                    failures = 0;
+                }
+                match quit {
+                    Ok(QuitReason::Closed) => "the server closed the connection".to_string(),
+                    Ok(QuitReason::Cancelled) => "the connection was cancelled".to_string(),
+                    Ok(QuitReason::JoinError(e)) | Err(e) => {
+                        format!("the connection task failed: {e}")
+                    }
+                    Ok(other) => format!("the connection ended ({other:?})"),
+                }
+            }
+            Err(reason) => reason,
+        };
+        // Give the stderr reader a moment to catch the server's last words.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let reason = stderr.explain(reason);
+        failures = failures.saturating_add(1);
+        let delay = backoff.delay(failures);
+        tracing::warn!(mcp_server = %config.name, %reason, retry_in = ?delay, "MCP server failed");
+        server.set(State::Failed {
+            reason,
+            retry_at: Instant::now() + delay,
+        });
+        tokio::time::sleep(delay).await;
+    }
+}

@@ -1,0 +1,88 @@
+//! MCP (Model Context Protocol) client: the tools of external MCP servers, offered to
+//! the model as `mcp__<server>__<tool>`.
+//!
+//! Servers are configured in config.toml (a stdio command, or a streamable HTTP URL);
+//! their secrets come from `.security.yml` (`mcp.<name>.env`). Connecting never blocks
+//! start-up: every server is connected in its own background task, in parallel, and
+//! retried with exponential backoff when it fails or dies. A failing server is marked
+//! failed with its reason and leaves the others alone.
+//!
+//! MCP output is data, never executed: a call returns the server's text to the model
+//! and nothing else happens with it.
+//!
+//! # Layout
+//! - `manager` — [`McpManager`]: one supervisor task per server, its state, `status`, `tools`
+//! - `connect` — starts one connection (child process or HTTP) and lists its tools
+//! - `tool`    — the [`crate::tools::Tool`] adapter for one MCP tool; names, results
+//!
+//! This module must not read config files or secrets itself: the caller passes
+//! [`McpServerConfig`]s in.
+
+mod connect;
+mod manager;
+mod tool;
+
+use std::time::Duration;
+
+pub use manager::McpManager;
+pub use tool::tool_name;
+
+/// One MCP server, as configured.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct McpServerConfig {
+    /// The server's name in config; the middle part of its tools' names.
+    pub name: String,
+    /// A program to run, speaking MCP over stdin/stdout. Exactly one of `command` and
+    /// `url` is set.
+    pub command: Option<String>,
+    /// Arguments for `command`.
+    pub args: Vec<String>,
+    /// A streamable HTTP endpoint.
+    pub url: Option<String>,
+    /// Extra environment for `command` (secrets from `.security.yml` `mcp.<name>.env`).
+    /// The child sees only these plus PATH, HOME and LANG, never Pincer's own secrets.
+    pub env: Vec<(String, String)>,
+    /// HTTP headers sent with every request to `url` (e.g. `Authorization`).
+    pub headers: Vec<(String, String)>,
+}
+
+/// How long to wait before reconnecting a failed server: `first`, doubling on each
+/// failure in a row, never more than `max`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backoff {
+    pub first: Duration,
+    pub max: Duration,
+}
+
+impl Default for Backoff {
+    /// 1 s, 2 s, 4 s … capped at 5 minutes.
+    fn default() -> Self {
+        Self {
+            first: Duration::from_secs(1),
+            max: Duration::from_secs(300),
+        }
+    }
+}
+
+impl Backoff {
+    /// The delay after `failures` failures in a row (the first failure is 1).
+    pub fn delay(&self, failures: u32) -> Duration {
+        let doublings = failures.saturating_sub(1).min(31);
+        self.first
+            .checked_mul(1u32 << doublings)
+            .map_or(self.max, |d| d.min(self.max))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_from_one_second_up_to_five_minutes() {
+        let b = Backoff::default();
+        let secs: Vec<u64> = (1..=11).map(|n| b.delay(n).as_secs()).collect();
+        assert_eq!(secs, [1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300]);
+        assert_eq!(b.delay(1000), Duration::from_secs(300));
+    }
+}
