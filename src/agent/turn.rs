@@ -272,6 +272,10 @@ impl Turn<'_> {
             },
         };
         let mut tools = agent.tools.offered();
+        // The skill tool is only worth its tokens when there are skills to load.
+        if crate::tools::skills::list(&agent.workspace).is_empty() {
+            tools.retain(|t| t.name != "skill");
+        }
         if self.route.can_escalate(agent) {
             // Among the built-ins, in name order; MCP tools stay after them.
             let at = tools

@@ -35,16 +35,16 @@ impl Tool for CronTool {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "cron".into(),
-            description: "Schedule tasks: action add (name, one of cron \"30 8 * * 1-5\" / every \"30m\" / at \"2026-11-23T09:00\", optional tz, prompt: what to do then, optional deliver \"telegram:<chat>\"; defaults to this chat), list, remove (name), run (name: run now).".into(),
+            description: "Scheduled tasks. add: name, one of cron (5 fields, e.g. \"30 8 * * 1-5\") / every (\"30m\") / at (\"2026-11-23T09:00\"), optional tz, prompt (what to do then); results go to this chat unless deliver (\"telegram:<chat>\"). Also list, remove (name), run (name).".into(),
             input_schema: json!({"type": "object", "properties": {
                 "action": {"type": "string", "enum": ["add", "list", "remove", "run"]},
                 "name": {"type": "string"},
-                "cron": {"type": "string", "description": "5-field cron: minute hour day month weekday"},
-                "every": {"type": "string", "description": "interval such as 30m, 2h, 1d"},
-                "at": {"type": "string", "description": "one-shot local time YYYY-MM-DDTHH:MM"},
-                "tz": {"type": "string", "description": "IANA time zone; default the assistant's"},
+                "cron": {"type": "string"},
+                "every": {"type": "string"},
+                "at": {"type": "string"},
+                "tz": {"type": "string"},
                 "prompt": {"type": "string"},
-                "deliver": {"type": "string", "description": "<channel>:<chat>; default this chat"}
+                "deliver": {"type": "string"}
             }, "required": ["action"]}),
         }
     }

@@ -39,11 +39,11 @@ impl Tool for SendMessage {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "send_message".into(),
-            description: "Send a message now: to this chat by default, or to one of the owner's chats (channel + chat). Your normal reply is sent anyway; use this for extra messages or to reach the owner elsewhere.".into(),
+            description: "Send an extra message now, to this chat or to one of the owner's chats (channel + chat). Your reply is sent anyway.".into(),
             input_schema: json!({"type": "object", "properties": {
                 "text": {"type": "string"},
-                "channel": {"type": "string", "description": "e.g. telegram; default this chat's"},
-                "chat": {"type": "string", "description": "chat id; default this chat"}
+                "channel": {"type": "string"},
+                "chat": {"type": "string"}
             }, "required": ["text"]}),
         }
     }

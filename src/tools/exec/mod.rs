@@ -109,19 +109,13 @@ impl Tool for ExecTool {
         ToolSpec {
             name: "exec".into(),
             description: format!(
-                "Run a shell command with /bin/sh -c. The working directory is the workspace (also $HOME). \
-                 Returns the exit code, stdout and stderr; output over {} KiB is cut in the middle. \
-                 The command gets no stdin and a clean environment (no API keys), and is killed with \
-                 its background jobs after timeout_secs (default {}, max {}). Dangerous commands \
-                 (deleting the system, sudo, installing system packages, sending files out, reverse \
-                 shells, reading credentials …) are refused, and so is what cannot be checked: \
-                 heredocs, eval, function definitions, programs named by variables.",
-                self.max_output / 1024,
+                "Run a shell command (sh -c) in the workspace; returns exit code, stdout, stderr. \
+                 No stdin, no API keys in the environment, killed after timeout_secs (default {}). \
+                 Dangerous or uncheckable commands (sudo, rm -rf /, heredocs, eval …) are refused.",
                 self.default_timeout.as_secs(),
-                self.max_timeout.as_secs(),
             ),
             input_schema: json!({"type": "object", "properties": {
-                "command": {"type": "string", "description": "the shell command"},
+                "command": {"type": "string"},
                 "timeout_secs": {"type": "integer", "minimum": 1, "maximum": self.max_timeout.as_secs()}
             }, "required": ["command"]}),
         }
