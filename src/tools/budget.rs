@@ -1,16 +1,17 @@
-//! The result budget: a tool result over `MAX_RESULT_BYTES` is saved whole to a file
+//! The result budget: a tool result over its tool's cap (`MAX_RESULT_BYTES` unless the
+//! tool says otherwise) is saved whole to a file
 //! in the workspace (`tool-output/`, not tracked by the memory repository), and the
 //! model gets its head and tail with the path to read the rest.
 
-use super::{MAX_RESULT_BYTES, ToolContext};
+use super::ToolContext;
 use crate::store::now_ms;
 
 /// How much of the head and of the tail an oversized result keeps inline.
 const HEAD: usize = 8 * 1024;
 const TAIL: usize = 2 * 1024;
 
-pub async fn fit(tool: &str, content: String, ctx: &ToolContext) -> String {
-    if content.len() <= MAX_RESULT_BYTES {
+pub async fn fit(tool: &str, content: String, cap: usize, ctx: &ToolContext) -> String {
+    if content.len() <= cap {
         return content;
     }
     let dir = ctx.workspace.join("tool-output");
@@ -19,8 +20,8 @@ pub async fn fit(tool: &str, content: String, ctx: &ToolContext) -> String {
         Ok(()) => tokio::fs::write(dir.join(&name), &content).await,
         Err(err) => Err(err),
     };
-    let head = cut_at(&content, HEAD, true);
-    let tail = cut_at(&content, TAIL, false);
+    let head = cut_at(&content, HEAD.min(cap * 4 / 5), true);
+    let tail = cut_at(&content, TAIL.min(cap / 5), false);
     let note = match saved {
         Ok(()) => format!(
             "[{} bytes in all; the full output is in tool-output/{name} — read_file it with offset/limit]",
@@ -54,6 +55,7 @@ fn cut_at(text: &str, n: usize, head: bool) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::MAX_RESULT_BYTES;
 
     #[tokio::test]
     async fn oversized_results_are_saved_and_previewed() {
@@ -63,7 +65,7 @@ mod tests {
             origin: None,
         };
         let big = format!("START{}END", "é".repeat(40_000));
-        let shown = fit("grep", big.clone(), &ctx).await;
+        let shown = fit("grep", big.clone(), MAX_RESULT_BYTES, &ctx).await;
         assert!(
             shown.len() < MAX_RESULT_BYTES && shown.starts_with("START") && shown.contains("END")
         );
@@ -77,6 +79,14 @@ mod tests {
             "tool-output/{}",
             path.file_name().unwrap().to_string_lossy()
         )));
-        assert_eq!(fit("x", "small".into(), &ctx).await, "small");
+        assert_eq!(
+            fit("x", "small".into(), MAX_RESULT_BYTES, &ctx).await,
+            "small"
+        );
+        let tight = fit("x", "y".repeat(1000), 100, &ctx).await;
+        assert!(
+            tight.starts_with(&"y".repeat(80)) && !tight.starts_with(&"y".repeat(81)),
+            "{tight}"
+        );
     }
 }

@@ -75,6 +75,11 @@ pub trait Tool: Send + Sync {
     fn read_only(&self, _args: &Value) -> bool {
         false
     }
+    /// The most of a result that goes into the conversation; the rest is saved to a
+    /// file in the workspace and the model is told where.
+    fn max_result_bytes(&self) -> usize {
+        MAX_RESULT_BYTES
+    }
     /// Run the call. `args` is the model's JSON input, already checked against the
     /// tool's schema.
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError>;
@@ -317,8 +322,13 @@ impl Registry {
         }
         match tool.call(args, ctx).await {
             Ok(content) => {
-                let content =
-                    budget::fit(&spec.name, guard.scrubber.scrub(&content).into_owned(), ctx).await;
+                let content = budget::fit(
+                    &spec.name,
+                    guard.scrubber.scrub(&content).into_owned(),
+                    tool.max_result_bytes(),
+                    ctx,
+                )
+                .await;
                 Outcome {
                     content,
                     is_error: false,
