@@ -187,3 +187,36 @@ fn telegram_enabled_without_a_token_names_both_places() {
     let run = home.run(&["run"]);
     run.fails_with(&[".security.yml", "TELEGRAM_BOT_TOKEN", "channels.telegram"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_shows_each_mcp_servers_state_while_the_gateway_runs() {
+    let fake = pincer_fakes::FakeModel::start().await;
+    let home = common::TestHome::new();
+    let server = common::fake_mcp();
+    home.write_config(&common::openai_config(
+        &fake,
+        &format!("[mcp.servers.calc]\ncommand = \"{server}\"\n[mcp.servers.broken]\ncommand = \"/nonexistent/mcp\"\n"),
+    ));
+    let mut child = home
+        .command(&["run"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        let status = home.run(&["status"]).stdout;
+        if status.contains("mcp:calc") && status.contains("ready") && status.contains("mcp:broken")
+        {
+            break status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "status never showed the servers: {status}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    };
+    assert!(status.contains("failed"), "{status}");
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -17,7 +17,6 @@ use tokio_util::sync::CancellationToken;
 use super::{ensure_home, env_vars, load};
 use crate::cron::{Heartbeat, Schedule, Scheduler, SystemClock};
 use crate::home::Home;
-use crate::store::Store;
 
 /// How often channel health is written for `pincer status`.
 const HEALTH_EVERY: Duration = Duration::from_secs(5);
@@ -60,7 +59,7 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
     ));
     let health = tokio::spawn(record_health(
         Arc::clone(&registry),
-        running.agent.store.clone(),
+        Arc::clone(&running.agent),
         shutdown.clone(),
     ));
     let scheduler = Arc::new(Scheduler {
@@ -86,12 +85,24 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
     let _ = running.task.await;
     // The agent holds the outbound bus; once it is gone the manager drains and ends.
     let store = running.agent.store.clone();
+    let servers: Vec<String> = running
+        .agent
+        .tools
+        .mcp_status()
+        .into_iter()
+        .map(|(name, _)| format!("mcp:{name}"))
+        .collect();
     drop(running.agent);
     drop(running.dispatcher);
     let _ = delivery.await;
     let _ = health.await;
-    for name in registry.names() {
-        let _ = store.set_health(name, "stopped").await;
+    for name in registry
+        .names()
+        .into_iter()
+        .map(str::to_string)
+        .chain(servers)
+    {
+        let _ = store.set_health(&name, "stopped").await;
     }
     tracing::info!("stopped");
     Ok(ExitCode::SUCCESS)
@@ -166,14 +177,24 @@ fn heartbeat(home: &Home, config: &Config) -> anyhow::Result<Option<Heartbeat>> 
 
 /// Write each channel's health to the store every few seconds (its time says the
 /// gateway is alive).
-async fn record_health(registry: Arc<Registry>, store: Store, shutdown: CancellationToken) {
+async fn record_health(
+    registry: Arc<Registry>,
+    agent: Arc<crate::agent::Agent>,
+    shutdown: CancellationToken,
+) {
+    let store = agent.store.clone();
     loop {
-        for handle in registry.handles() {
-            if let Err(err) = store
-                .set_health(handle.name(), &handle.health().to_string())
-                .await
-            {
-                tracing::warn!("cannot record channel health: {err}");
+        let channels = registry
+            .handles()
+            .map(|h| (h.name().to_string(), h.health().to_string()));
+        let servers = agent
+            .tools
+            .mcp_status()
+            .into_iter()
+            .map(|(name, state)| (format!("mcp:{name}"), state));
+        for (name, state) in channels.chain(servers).collect::<Vec<_>>() {
+            if let Err(err) = store.set_health(&name, &state).await {
+                tracing::warn!("cannot record health: {err}");
             }
         }
         tokio::select! {

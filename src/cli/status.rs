@@ -19,7 +19,7 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
     let store = Store::open(&home.db_file)?;
     let health = store.health().await?;
     if health.is_empty() {
-        println!("Channels: none has run yet");
+        println!("Channels and MCP servers: none has run yet");
     }
     for (channel, state, at) in health {
         let age = (now_ms() - at).max(0) / 1000;

@@ -226,6 +226,11 @@ impl Registry {
         Some((tool.spec(), tool))
     }
 
+    /// Each MCP server's state ("ready, 3 tools", "failed: …, retrying in 8s").
+    pub fn mcp_status(&self) -> Vec<(String, String)> {
+        self.mcp.as_ref().map(|m| m.status()).unwrap_or_default()
+    }
+
     /// Offer the tools of these MCP servers too.
     pub fn with_mcp(mut self, mcp: Arc<McpManager>) -> Self {
         self.mcp = Some(mcp);
