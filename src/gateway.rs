@@ -102,7 +102,7 @@ pub fn build_agent(
     let permissions = Permissions::new(&permissions.allow, &permissions.ask, &permissions.deny)
         .map_err(StartError::Permissions)?;
     let scrubber = Arc::new(Scrubber::new(secret_values(config, secrets, env)));
-    crate::scrub::install(Scrubber::new(secret_values(config, secrets, env)));
+    crate::scrub::install(Arc::clone(&scrubber));
     Ok(Agent {
         guard: Guard {
             permissions,

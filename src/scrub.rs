@@ -4,7 +4,7 @@
 //! start become `[REDACTED]`.
 
 use std::borrow::Cow;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use regex::Regex;
 
@@ -58,9 +58,9 @@ impl Scrubber {
 }
 
 /// The process-wide scrubber the log writer uses, set once secrets are loaded.
-static GLOBAL: OnceLock<Scrubber> = OnceLock::new();
+static GLOBAL: OnceLock<Arc<Scrubber>> = OnceLock::new();
 
-pub fn install(scrubber: Scrubber) {
+pub fn install(scrubber: Arc<Scrubber>) {
     // A second install (tests starting the core twice) keeps the first.
     let _ = GLOBAL.set(scrubber);
 }
