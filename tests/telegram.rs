@@ -186,22 +186,25 @@ async fn a_long_reply_with_code_arrives_as_ordered_chunks_within_the_limit() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn pairing_lets_a_stranger_in_only_after_the_owner_approves() {
-    let s = setup("dm_policy = \"pairing\"", "").await;
-    let _gateway = s.start();
-    s.telegram.inject(Incoming::dm(7, "hello, who are you?"));
-    let reply = s.wait_for_text(7, "pairing code").await;
-    let code = reply
-        .text
-        .split_whitespace()
+/// The pairing code in a reply: the word of 8 upper-case letters and digits.
+fn pairing_code(text: &str) -> String {
+    text.split_whitespace()
         .find(|w| {
             w.len() == 8
                 && w.chars()
                     .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
         })
         .expect("a code word")
-        .to_string();
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pairing_lets_a_stranger_in_only_after_the_owner_approves() {
+    let s = setup("dm_policy = \"pairing\"", "").await;
+    let _gateway = s.start();
+    s.telegram.inject(Incoming::dm(7, "hello, who are you?"));
+    let reply = s.wait_for_text(7, "pairing code").await;
+    let code = pairing_code(&reply.text);
     assert!(!code.contains(['0', 'O', '1', 'I']));
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
@@ -230,16 +233,7 @@ async fn pairing_lets_a_stranger_in_only_after_the_owner_approves() {
     // User 7 was approved first, so owns the channel: they approve the next stranger in chat.
     s.telegram.inject(Incoming::dm(8, "me too"));
     let reply = s.wait_for_text(8, "pairing code").await;
-    let code8 = reply
-        .text
-        .split_whitespace()
-        .find(|w| {
-            w.len() == 8
-                && w.chars()
-                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
-        })
-        .unwrap()
-        .to_string();
+    let code8 = pairing_code(&reply.text);
     s.telegram
         .inject(Incoming::dm(8, "let me in").from(8, "Eve", None));
     s.telegram
