@@ -9,13 +9,16 @@ use pincer_channels::{OutboundMedia, Target};
 use pincer_fakes::telegram::FakeTelegram;
 
 fn adapter(fake: &FakeTelegram, inbox: &std::path::Path) -> Arc<Telegram> {
-    Telegram::new(TelegramSettings {
-        token: fake.token().to_string(),
-        api_url: fake.api_url(),
-        inbox: inbox.to_path_buf(),
-        media_max_bytes: 1024 * 1024,
-        poll_timeout_secs: 1,
-    })
+    Telegram::new(
+        TelegramSettings {
+            token: fake.token().to_string(),
+            api_url: fake.api_url(),
+            inbox: inbox.to_path_buf(),
+            media_max_bytes: 1024 * 1024,
+            poll_timeout_secs: 1,
+        },
+        Default::default(),
+    )
     .unwrap()
 }
 
@@ -105,13 +108,16 @@ async fn placeholders_are_edited_in_place_and_reactions_land() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bad_api_url_is_refused_with_the_setting_named() {
-    let err = Telegram::new(TelegramSettings {
-        token: "1:x".into(),
-        api_url: "not a url".into(),
-        inbox: std::env::temp_dir(),
-        media_max_bytes: 1,
-        poll_timeout_secs: 1,
-    })
+    let err = Telegram::new(
+        TelegramSettings {
+            token: "1:x".into(),
+            api_url: "not a url".into(),
+            inbox: std::env::temp_dir(),
+            media_max_bytes: 1,
+            poll_timeout_secs: 1,
+        },
+        Default::default(),
+    )
     .err()
     .expect("refused");
     assert!(err.message.contains("channels.telegram.api_url"), "{err}");

@@ -115,15 +115,27 @@ pub trait ReactionCapable: Send + Sync {
     ) -> Result<(), ChannelError>;
 }
 
-/// Asks a yes/no question with buttons; the answer comes back as an inbound message.
+/// Asks the owner to approve a tool call with three buttons (Allow once / Always /
+/// Deny), each carrying `approval::button_data(request_id, choice)`. The adapter
+/// hands a press to the shared `approval::PendingApprovals` it was built with, which
+/// decides whether the presser may answer; the adapter shows them `Answered::toast`.
 #[async_trait]
 pub trait ApprovalPrompter: Send + Sync {
+    /// Send the question; returns the platform's id of the message.
     async fn ask(
         &self,
         target: &Target,
         question: &str,
         request_id: &str,
     ) -> Result<String, ChannelError>;
+
+    /// Replace an answered (or expired) question with `text` and remove its buttons.
+    async fn settle(
+        &self,
+        target: &Target,
+        message_id: &str,
+        text: &str,
+    ) -> Result<(), ChannelError>;
 }
 
 /// How a channel's connection is doing.

@@ -4,6 +4,7 @@
 //! model.
 //!
 //! ## Layout
+//! - `approval` — questions asked with buttons, and who may answer them
 //! - `message`  — `InboundMessage` / `OutboundMessage` and their typed parts
 //! - `channel`  — the `Channel` trait every adapter implements, the capability traits
 //!   (typing, editing, placeholders, media, reactions, approvals, health), `ChannelError`
@@ -16,6 +17,7 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod approval;
 pub mod channel;
 pub mod manager;
 pub mod message;

@@ -153,7 +153,13 @@ async fn run_now(
     job: crate::store::Job,
 ) -> anyhow::Result<ExitCode> {
     let env = env_vars();
-    let registry = Arc::new(super::run::channels(home, config, secrets, &env)?);
+    let registry = Arc::new(super::run::channels(
+        home,
+        config,
+        secrets,
+        &env,
+        &Default::default(),
+    )?);
     let shutdown = CancellationToken::new();
     let mut running = crate::start(home, config, secrets, &env, shutdown.clone())?;
     // Print what the run says, and hand it on to the channels for delivery.

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use pincer_channels::approval::PendingApprovals;
 use pincer_channels::telegram::{Telegram, TelegramSettings};
 use pincer_channels::{Registry, Target};
 use pincer_config::{Config, Secrets};
@@ -29,7 +30,8 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
     let _lock = home.lock_gateway().map_err(anyhow::Error::msg)?;
     let env = env_vars();
     pincer_config::check_channels(&config, &secrets, &home.security_file, &env)?;
-    let registry = Arc::new(channels(home, &config, &secrets, &env)?);
+    let approvals = Arc::new(PendingApprovals::default());
+    let registry = Arc::new(channels(home, &config, &secrets, &env, &approvals)?);
     if registry.is_empty() {
         tracing::warn!(
             "no chat channel is enabled, so nobody can reach the assistant through the gateway yet; enable one in {} (e.g. [channels.telegram] enabled = true, token in {}), or talk to it now with `pincer chat`",
@@ -114,6 +116,7 @@ pub(super) fn channels(
     config: &Config,
     secrets: &Secrets,
     env: &[(String, String)],
+    approvals: &Arc<PendingApprovals>,
 ) -> anyhow::Result<Registry> {
     let mut registry = Registry::default();
     for access in config.channels.all() {
@@ -125,13 +128,16 @@ pub(super) fn channels(
                 let Some(token) = secrets.channel_token("telegram", env) else {
                     anyhow::bail!("channels.telegram is enabled but has no bot token"); // check_channels said more
                 };
-                let telegram = Telegram::new(TelegramSettings {
-                    token: token.expose_secret().to_string(),
-                    api_url: access.api_url.to_string(),
-                    inbox: home.workspace(config).join("inbox"),
-                    media_max_bytes: access.media_max_mb.saturating_mul(1024 * 1024),
-                    poll_timeout_secs: TELEGRAM_POLL_SECS,
-                })?;
+                let telegram = Telegram::new(
+                    TelegramSettings {
+                        token: token.expose_secret().to_string(),
+                        api_url: access.api_url.to_string(),
+                        inbox: home.workspace(config).join("inbox"),
+                        media_max_bytes: access.media_max_mb.saturating_mul(1024 * 1024),
+                        poll_timeout_secs: TELEGRAM_POLL_SECS,
+                    },
+                    Arc::clone(approvals),
+                )?;
                 registry.insert(telegram.handle());
             }
             name => anyhow::bail!(

@@ -16,6 +16,7 @@ use std::time::Duration;
 use teloxide::Bot;
 use tokio::sync::OnceCell;
 
+use crate::approval::PendingApprovals;
 use crate::channel::{ChannelError, Health, HealthChecker};
 use crate::registry::{ChannelHandle, ChannelInfo};
 use crate::render::telegram::telegram_chunks;
@@ -43,10 +44,15 @@ pub struct Telegram {
     /// Learned from getMe at start-up.
     me: OnceCell<Me>,
     health: Mutex<Health>,
+    /// Where approval button presses are answered.
+    approvals: Arc<PendingApprovals>,
 }
 
 impl Telegram {
-    pub fn new(settings: TelegramSettings) -> Result<Arc<Self>, ChannelError> {
+    pub fn new(
+        settings: TelegramSettings,
+        approvals: Arc<PendingApprovals>,
+    ) -> Result<Arc<Self>, ChannelError> {
         let url = reqwest::Url::parse(settings.api_url.trim_end_matches('/')).map_err(|err| {
             ChannelError::permanent(format!(
                 "channels.telegram.api_url = \"{}\" is not a URL: {err}",
@@ -59,6 +65,7 @@ impl Telegram {
             settings,
             me: OnceCell::new(),
             health: Mutex::new(Health::Starting),
+            approvals,
         }))
     }
 

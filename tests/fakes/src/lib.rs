@@ -29,6 +29,7 @@
 //! - `openai`, `anthropic` — each provider's bytes: chunks/events, errors, objects
 //! - `sse`      — SSE event text and a body played from frames (pauses, hang, abort)
 //! - `tokens`   — plausible usage numbers, including imitated prompt caching
+//! - `platform` — `FakePlatform`, what every fake chat platform offers the conformance suite
 //! - `telegram` — `FakeTelegram`: the fake Bot API server, a module folder of its own
 //!
 //! ## Behaviour worth knowing
@@ -63,6 +64,7 @@ mod anthropic;
 mod control;
 mod model;
 mod openai;
+pub mod platform;
 mod recorded;
 mod reply;
 mod server;
