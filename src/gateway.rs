@@ -109,6 +109,7 @@ pub fn build_agent(
             scrubber,
             approvers: Default::default(),
             grants: Some(store.clone()),
+            hooks: crate::tools::hooks::Hooks::new(&config.tools.hooks),
         },
         store: store.clone(),
         models: Models::from_config(config, secrets, env)?,

@@ -77,6 +77,7 @@ impl Telegram {
         handle.placeholder = Some(Arc::clone(self) as _);
         handle.media = Some(Arc::clone(self) as _);
         handle.reactions = Some(Arc::clone(self) as _);
+        handle.approvals = Some(Arc::clone(self) as _);
         handle.health = Some(Arc::clone(self) as _);
         handle
     }
