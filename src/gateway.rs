@@ -188,7 +188,11 @@ pub fn start(
 }
 
 /// Every secret value loaded at start, for the scrubber.
-fn secret_values(config: &Config, secrets: &Secrets, env: &[(String, String)]) -> Vec<String> {
+pub(crate) fn secret_values(
+    config: &Config,
+    secrets: &Secrets,
+    env: &[(String, String)],
+) -> Vec<String> {
     use secrecy::ExposeSecret;
     let mut values: Vec<String> = Vec::new();
     for (name, provider) in &config.providers {

@@ -482,7 +482,8 @@ async fn a_job_made_in_a_chat_is_delivered_to_that_chat() {
 }
 
 /// Config that makes `write_file` need the owner's yes, with a short wait.
-const ASK_WRITES: &str = "\n[tools.permissions]\nask = [\"write_file\"]\napproval_timeout_secs = 3\n";
+const ASK_WRITES: &str =
+    "\n[tools.permissions]\nask = [\"write_file\"]\napproval_timeout_secs = 3\n";
 
 fn write_step(name: &str) -> Step {
     Step::tool_call(
@@ -510,21 +511,29 @@ async fn a_risky_call_waits_for_the_owners_button_and_strangers_cannot_press_it(
     assert_eq!(buttons, ["Allow once", "Always", "Deny"]);
 
     // Another member of the group presses: told no, and nothing runs.
-    s.telegram.press(-1001, 7, ":once").expect("buttons on screen");
+    s.telegram
+        .press(-1001, 7, ":once")
+        .expect("buttons on screen");
     let toast = s
         .telegram
         .wait_for_call("answerCallbackQuery", WAIT)
         .await
         .expect("the press is answered");
     assert!(
-        toast.param("text").as_str().unwrap().contains("Only the owner"),
+        toast
+            .param("text")
+            .as_str()
+            .unwrap()
+            .contains("Only the owner"),
         "{:?}",
         toast.params
     );
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!s.home.workspace().join("plan.md").exists());
 
-    s.telegram.press(-1001, 42, ":once").expect("still on screen");
+    s.telegram
+        .press(-1001, 42, ":once")
+        .expect("still on screen");
     s.wait_for_text(-1001, "Plan saved.").await;
     assert!(s.home.workspace().join("plan.md").exists());
     // The question now says what happened, and its buttons are gone.
@@ -574,8 +583,12 @@ async fn deny_always_and_silence_each_reach_the_waiting_call() {
     s.telegram.inject(Incoming::dm(42, "write late.md"));
     s.wait_for_text(42, "Allow write_file `late.md`?").await;
     s.wait_for_text(42, "No answer, so I left it.").await;
-    s.wait_for_text(42, "No answer — write_file `late.md` was not run").await;
+    s.wait_for_text(42, "No answer — write_file `late.md` was not run")
+        .await;
     assert!(!s.home.workspace().join("late.md").exists());
     // A press after the timeout is told the question is closed.
-    assert!(s.telegram.press(42, 42, ":once").is_none(), "buttons removed");
+    assert!(
+        s.telegram.press(42, 42, ":once").is_none(),
+        "buttons removed"
+    );
 }

@@ -390,7 +390,10 @@ command = "sed -n 's/.*\"result\":\"\\([^\"]*\\)\".*/\\1/p' | sed 's/hunter2/[hi
         ("exec", json!({"command": "git push origin main"})),
         ("exec", json!({"command": "echo fine"})),
         ("read_file", json!({"path": "notes.txt"})),
-        ("edit_file", json!({"path": "notes.txt", "old_text": "x", "new_text": "x"})),
+        (
+            "edit_file",
+            json!({"path": "notes.txt", "old_text": "x", "new_text": "x"}),
+        ),
     ]));
     fake.push(Step::text("done"));
     let run = home.run(&["chat", "-m", "try the hooks"]);
@@ -410,5 +413,8 @@ command = "sed -n 's/.*\"result\":\"\\([^\"]*\\)\".*/\\1/p' | sed 's/hunter2/[hi
         results[3]
     );
     let seen = std::fs::read_to_string(home.workspace().join("hook-calls.jsonl")).unwrap();
-    assert!(seen.contains(r#""tool":"exec""#) && seen.contains(r#""tool":"read_file""#), "{seen}");
+    assert!(
+        seen.contains(r#""tool":"exec""#) && seen.contains(r#""tool":"read_file""#),
+        "{seen}"
+    );
 }
