@@ -19,7 +19,7 @@ use super::{BOT_ID, BOT_USERNAME, TOKEN, listener, methods};
 /// A fake Telegram Bot API server for one bot (id 999, `@pincer_test_bot`).
 pub struct FakeTelegram {
     addr: SocketAddr,
-    shared: Arc<Shared>,
+    pub(super) shared: Arc<Shared>,
     /// Asks the accept loop for outages.
     listener: listener::Control,
     /// Set to `true` on drop: the accept loop stops and drops every connection.
