@@ -1,5 +1,5 @@
 //! Sending through Telegram: text as Telegram HTML (and again as plain text when
-//! Telegram rejects the markup), placeholders and in-place edits, typing, files,
+//! Telegram rejects the markup), in-place edits, typing, files,
 //! reactions, approval questions with buttons.
 
 use async_trait::async_trait;
@@ -18,8 +18,8 @@ use super::Telegram;
 use super::errors::channel_error;
 use crate::approval::{Choice, button_data};
 use crate::channel::{
-    ApprovalPrompter, ChannelError, MediaSender, MessageEditor, OutboundMedia, PlaceholderCapable,
-    ReactionCapable, TypingCapable,
+    ApprovalPrompter, ChannelError, MediaSender, MessageEditor, OutboundMedia, ReactionCapable,
+    TypingCapable,
 };
 use crate::message::Target;
 use crate::render::telegram::to_telegram_html;
@@ -90,20 +90,6 @@ impl TypingCapable for Telegram {
             request.message_thread_id = Some(thread);
         }
         request.await.map(|_| ()).map_err(|e| channel_error(&e))
-    }
-}
-
-#[async_trait]
-impl PlaceholderCapable for Telegram {
-    async fn placeholder(&self, target: &Target) -> Result<String, ChannelError> {
-        let mut request = self.bot.send_message(chat(target)?, "…");
-        if let Some(thread) = thread(target) {
-            request = request.message_thread_id(thread);
-        }
-        request
-            .await
-            .map(|sent| sent.id.0.to_string())
-            .map_err(|e| channel_error(&e))
     }
 }
 
