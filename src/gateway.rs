@@ -112,7 +112,10 @@ pub fn build_agent(
         },
         store: store.clone(),
         models: Models::from_config(config, secrets, env)?,
-        tools: Registry::with(vec![
+        tools: Registry::with(
+            [
+                crate::memory::tool::tools(timezone),
+                vec![
             Arc::new(CronTool {
                 store: store.clone(),
                 wake,
@@ -130,7 +133,10 @@ pub fn build_agent(
                 api_key: secrets.tools.web_search.as_ref().map(|s| s.api_key.clone()),
                 base_url_override: None,
             })),
-        ])
+                ],
+            ]
+            .concat(),
+        )
         .with_mcp(McpManager::start(
             mcp_servers(config, secrets),
             workspace.clone(),
@@ -147,6 +153,7 @@ pub fn build_agent(
         workspace,
         timezone,
         outbound,
+        dream_max_tokens: config.memory.dream_max_tokens,
     })
 }
 

@@ -3,6 +3,7 @@
 
 mod chat;
 mod cron;
+mod memory;
 mod onboard;
 mod pairing;
 mod run;
@@ -60,6 +61,9 @@ pub enum Command {
     /// Scheduled jobs: list, add, remove, run, enable
     #[command(subcommand)]
     Cron(cron::Command),
+    /// Memory: show, search, dream, log, restore
+    #[command(subcommand)]
+    Memory(memory::Command),
 }
 
 pub fn main(cli: Cli) -> ExitCode {
@@ -90,6 +94,7 @@ pub fn main(cli: Cli) -> ExitCode {
             Command::Pairing(command) => pairing::run(&home, command).await,
             Command::Status => status::run(&home).await,
             Command::Cron(command) => cron::run(&home, command).await,
+            Command::Memory(command) => memory::run(&home, command).await,
         }
     });
     // Don't wait for blocked stdin readers or idle connections on the way out.

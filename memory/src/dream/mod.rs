@@ -41,6 +41,8 @@ pub struct FileView {
     pub text: String,
     /// Changed by the owner since the last dream (not by the assistant's own writes).
     pub hand_edited: bool,
+    /// Shown to the model. A file left out (over the dream's token cap) is not changed.
+    pub shown: bool,
 }
 
 /// A dream in progress: holds the lock until finished or dropped.
@@ -91,9 +93,18 @@ impl Memory {
             .unwrap_or_default())
     }
 
-    /// Start a dream. `max_log_bytes` caps how much of the logs it reads (the rest
-    /// waits for the next dream).
-    pub fn prepare_dream(&self, max_log_bytes: usize) -> Result<Prepared, MemoryError> {
+    /// Put the memory files back as they were at `rev`, as a new commit (edits not yet
+    /// committed are committed first). Waits for no dream: refused while one runs.
+    pub fn restore(&self, rev: &str) -> Result<Option<Commit>, MemoryError> {
+        let _lock = self.lock()?;
+        let repo = self.repo()?;
+        journal::recover(self.root(), repo.head()?.as_deref())?;
+        repo.restore(rev)
+    }
+
+    /// The dream lock: one dream (or restore) at a time per workspace, released when
+    /// the file is dropped or the process dies.
+    fn lock(&self) -> Result<File, MemoryError> {
         let root = self.root();
         let lock_path = root.join(crate::STATE_DIR).join("dream.lock");
         let failed = |source| MemoryError::Write {
@@ -112,6 +123,14 @@ impl Memory {
             Err(std::fs::TryLockError::WouldBlock) => return Err(MemoryError::Busy),
             Err(std::fs::TryLockError::Error(source)) => return Err(failed(source)),
         }
+        Ok(lock)
+    }
+
+    /// Start a dream. `max_log_bytes` caps how much of the logs it reads (the rest
+    /// waits for the next dream).
+    pub fn prepare_dream(&self, max_log_bytes: usize) -> Result<Prepared, MemoryError> {
+        let root = self.root();
+        let lock = self.lock()?;
         let repo = self.repo()?;
         let rolled_back = journal::recover(root, repo.head()?.as_deref())?;
         let entries = self.entries()?;
@@ -155,6 +174,7 @@ impl Memory {
                 path,
                 text,
                 hand_edited,
+                shown: true,
             });
         }
         Ok(views)
@@ -216,6 +236,13 @@ impl Memory {
                 }
             };
             let path = change.path().to_string();
+            if seen.get(path.as_str()).is_some_and(|f| !f.shown) {
+                outcome.refused.push(format!(
+                    "{}: the file was not shown to this dream (over its token cap)",
+                    label.trim()
+                ));
+                continue;
+            }
             let before = seen.get(path.as_str()).map(|f| f.text.clone());
             if read(&path) != before {
                 outcome.skipped.push(format!(
