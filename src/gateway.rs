@@ -116,23 +116,23 @@ pub fn build_agent(
             [
                 crate::memory::tool::tools(timezone),
                 vec![
-            Arc::new(CronTool {
-                store: store.clone(),
-                wake,
-                timezone,
-                clock: Arc::new(SystemClock),
-            }),
-            SendMessage::new(outbound.clone(), &config.agent.owners),
-            Arc::new(ExecTool::new(|group| {
-                config.tools.exec.deny_groups.denies(group)
-            })),
-            Arc::new(WebFetch::new(FetchPolicy::default())),
-            Arc::new(WebSearch::new(SearchSettings {
-                backend: config.tools.web_search.backend.clone(),
-                url: config.tools.web_search.url.clone(),
-                api_key: secrets.tools.web_search.as_ref().map(|s| s.api_key.clone()),
-                base_url_override: None,
-            })),
+                    Arc::new(CronTool {
+                        store: store.clone(),
+                        wake,
+                        timezone,
+                        clock: Arc::new(SystemClock),
+                    }),
+                    SendMessage::new(outbound.clone(), &config.agent.owners),
+                    Arc::new(ExecTool::new(|group| {
+                        config.tools.exec.deny_groups.denies(group)
+                    })),
+                    Arc::new(WebFetch::new(FetchPolicy::default())),
+                    Arc::new(WebSearch::new(SearchSettings {
+                        backend: config.tools.web_search.backend.clone(),
+                        url: config.tools.web_search.url.clone(),
+                        api_key: secrets.tools.web_search.as_ref().map(|s| s.api_key.clone()),
+                        base_url_override: None,
+                    })),
                 ],
             ]
             .concat(),

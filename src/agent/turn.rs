@@ -113,8 +113,9 @@ pub(super) async fn run(
             _ => reply.notice(notice).await,
         }
     }
-    reply.end().await;
+    // Logged before the turn ends, so whoever waits for the end finds it in the log.
     agent.log_turn(&first.sender, &heard, &said).await;
+    reply.end().await;
     TurnReport {
         ended,
         answered,

@@ -66,7 +66,9 @@ pub async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
             }
             for hit in hits {
                 match hit.kind {
-                    HitKind::Memory => println!("{}: {} — {}", hit.path, hit.description, hit.snippet),
+                    HitKind::Memory => {
+                        println!("{}: {} — {}", hit.path, hit.description, hit.snippet)
+                    }
                     HitKind::Log => println!("{}: {}", hit.path, hit.snippet),
                 }
             }

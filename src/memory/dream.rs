@@ -156,12 +156,11 @@ impl Agent {
         let rolled_back = prepared.rolled_back.clone();
         let memory = self.memory.clone();
         let today = now.date();
-        let outcome = tokio::task::spawn_blocking(move || {
-            memory.finish_dream(prepared, &ops, today, next)
-        })
-        .await
-        .map_err(blocking_err)?
-        .map_err(|e| e.to_string())?;
+        let outcome =
+            tokio::task::spawn_blocking(move || memory.finish_dream(prepared, &ops, today, next))
+                .await
+                .map_err(blocking_err)?
+                .map_err(|e| e.to_string())?;
         tracing::info!(
             applied = outcome.applied.len(),
             refused = outcome.refused.len(),
@@ -229,7 +228,11 @@ fn material(
                 .single()
                 .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
                 .unwrap_or_default();
-            let line = format!("[{}] {when} {who}: {}\n", message.key, body.replace('\n', " "));
+            let line = format!(
+                "[{}] {when} {who}: {}\n",
+                message.key,
+                body.replace('\n', " ")
+            );
             if text.len() + line.len() > budget {
                 break;
             }
@@ -243,7 +246,8 @@ fn material(
 fn tool_spec() -> ToolSpec {
     ToolSpec {
         name: TOOL.into(),
-        description: "Apply these changes to the memory files (an empty list changes nothing).".into(),
+        description: "Apply these changes to the memory files (an empty list changes nothing)."
+            .into(),
         input_schema: json!({"type": "object", "properties": {
             "operations": {"type": "array", "items": {"type": "object", "properties": {
                 "op": {"type": "string", "enum": ["create", "update", "delete", "index"]},
@@ -271,8 +275,9 @@ fn operations(parts: &[Part]) -> Result<Vec<Op>, String> {
             "the model did not call apply_memory_operations; memory is unchanged and the next dream reads the same material",
         )?;
     let arguments = match arguments {
-        Value::String(raw) => serde_json::from_str(&raw)
-            .map_err(|e| format!("the dream's operations are not valid JSON ({e}); memory is unchanged"))?,
+        Value::String(raw) => serde_json::from_str(&raw).map_err(|e| {
+            format!("the dream's operations are not valid JSON ({e}); memory is unchanged")
+        })?,
         other => other,
     };
     let list = arguments

@@ -68,7 +68,9 @@ impl DreamSchedule {
                     Err(err) => tracing::warn!("the dream failed: {err}"),
                 },
             }
-            next = self.schedule.next_after(self.clock.now(), self.timezone, now);
+            next = self
+                .schedule
+                .next_after(self.clock.now(), self.timezone, now);
         }
     }
 }

@@ -131,11 +131,7 @@ fn run(
             }
             let mut out = format!(
                 "{} {}.",
-                if written.created {
-                    "Saved"
-                } else {
-                    "Updated"
-                },
+                if written.created { "Saved" } else { "Updated" },
                 written.entry.path()
             );
             for (from, to) in &written.dates {
@@ -167,11 +163,12 @@ fn run(
                         .map(|a| format!(" ({a})"))
                         .unwrap_or_default();
                     match hit.kind {
-                        HitKind::Memory => format!(
-                            "- {}{age}: {} — {}",
-                            hit.path, hit.description, hit.snippet
-                        ),
-                        HitKind::Log => format!("- {} (log of {}): {}", hit.path, hit.name, hit.snippet),
+                        HitKind::Memory => {
+                            format!("- {}{age}: {} — {}", hit.path, hit.description, hit.snippet)
+                        }
+                        HitKind::Log => {
+                            format!("- {} (log of {}): {}", hit.path, hit.name, hit.snippet)
+                        }
                     }
                 })
                 .collect();
