@@ -219,8 +219,8 @@ fn the_first_unknown_key_in_the_file_is_reported() {
 #[test]
 fn a_misspelt_memory_key_is_named_with_the_right_one() {
     has(
-        &err("[memory]\ndream_max_token = 9000\n"),
-        &["memory.dream_max_token", "dream_max_tokens"],
+        &err("[memory]\ndream_max_tokns = 9000\n"),
+        &["memory.dream_max_tokns", "did you mean `dream_max_tokens`"],
     );
 }
 
