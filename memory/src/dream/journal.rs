@@ -53,7 +53,10 @@ pub fn recover(root: &Path, head: Option<&str>) -> Result<Vec<String>, MemoryErr
     if journal.head.as_deref() == head {
         for file in &journal.files {
             let full = root.join(&file.path);
-            let now = atomic::read(&full)?;
+            // What cannot be read (a folder in its place) is not the dream's to undo.
+            let Ok(now) = atomic::read(&full) else {
+                continue;
+            };
             // Only a file still exactly as the dream left it is rolled back: anything
             // else was changed since by someone else, and their version wins.
             if now == file.after && now != file.before {

@@ -301,10 +301,11 @@ impl Memory {
             .collect();
         if !files.is_empty() {
             let repo = self.repo()?;
+            let head = repo.head()?;
             journal::write(
                 root,
                 &journal::Journal {
-                    head: repo.head()?,
+                    head: head.clone(),
                     files: files.clone(),
                 },
             )?;
@@ -312,9 +313,18 @@ impl Memory {
                 if stop == Stop::AfterWrites(n) {
                     return Ok(outcome);
                 }
-                match &file.after {
-                    Some(text) => atomic::write(&root.join(&file.path), text)?,
-                    None => atomic::remove(&root.join(&file.path))?,
+                let written = match &file.after {
+                    Some(text) => atomic::write(&root.join(&file.path), text),
+                    None => atomic::remove(&root.join(&file.path)),
+                };
+                if let Err(err) = written {
+                    // Disk full, permissions: put back what was written, so the error's
+                    // "nothing was changed" holds. What cannot be put back now is put
+                    // back by the next dream, from the journal.
+                    if let Err(undo) = journal::recover(root, head.as_deref()) {
+                        tracing::error!("cannot roll the dream back yet: {undo}");
+                    }
+                    return Err(err);
                 }
                 outcome.applied.push(format!(
                     "{} {}",

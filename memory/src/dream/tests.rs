@@ -176,3 +176,56 @@ fn a_crash_mid_dream_is_rolled_back_and_the_next_dream_completes() {
     assert!(outcome.commit.is_some());
     assert!(memory.repo().unwrap().changed().unwrap().is_empty());
 }
+
+#[test]
+fn the_index_is_repaired_from_the_files_when_they_disagree() {
+    let (dir, memory) = setup();
+    memory
+        .write("tea", "user", "likes tea", "Green.", today())
+        .unwrap();
+    memory
+        .write("dog", "user", "has a dog", "Rex.", today())
+        .unwrap();
+    // By hand: one file deleted, one written without an index line.
+    std::fs::remove_file(dir.path().join("memory/tea.md")).unwrap();
+    std::fs::write(dir.path().join("memory/cat.md"), "A cat called Miso.\n").unwrap();
+    let prepared = memory.prepare_dream(100_000).unwrap();
+    assert!(prepared.repaired_index);
+    let index = memory.index_text().unwrap().unwrap();
+    assert!(!index.contains("tea.md"), "{index}");
+    assert!(index.contains("(memory/dog.md) — has a dog"), "{index}");
+    assert!(
+        index.contains("[cat](memory/cat.md) — A cat called Miso."),
+        "{index}"
+    );
+}
+
+#[test]
+fn a_write_that_fails_part_way_puts_back_what_was_written() {
+    let (dir, memory) = setup();
+    // A folder where the dream will write a file: the third write fails.
+    std::fs::create_dir_all(dir.path().join("memory/zz.md")).unwrap();
+    let prepared = memory.prepare_dream(100_000).unwrap();
+    let ops = [
+        op(r#"{"op":"update","path":"USER.md","content":"Ana, Porto."}"#),
+        op(
+            r#"{"op":"create","path":"memory/zz.md","type":"user","description":"zz","content":"zz"}"#,
+        ),
+    ];
+    let err = memory
+        .finish_dream(prepared, &ops, today(), next())
+        .unwrap_err();
+    assert!(err.to_string().contains("cannot write"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("USER.md")).unwrap(),
+        "Ana, lives in Lisbon.\n",
+        "the file written before the failure is put back"
+    );
+    assert!(!dir.path().join("MEMORY.md").exists());
+    assert!(!journal::path(dir.path()).exists());
+    assert_eq!(
+        memory.dream_cursor().unwrap(),
+        Cursor::default(),
+        "the cursor did not move"
+    );
+}
