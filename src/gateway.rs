@@ -18,6 +18,7 @@ use crate::cron::{CronTool, SystemClock};
 use crate::dispatch::Dispatcher;
 use crate::home::Home;
 use crate::mcp::{McpManager, McpServerConfig};
+use crate::memory::tool as memory;
 use crate::models::{Models, ModelsError};
 use crate::prices::Prices;
 use crate::scrub::Scrubber;
@@ -112,31 +113,29 @@ pub fn build_agent(
         },
         store: store.clone(),
         models: Models::from_config(config, secrets, env)?,
-        tools: Registry::with(
-            [
-                crate::memory::tool::tools(timezone),
-                vec![
-                    Arc::new(CronTool {
-                        store: store.clone(),
-                        wake,
-                        timezone,
-                        clock: Arc::new(SystemClock),
-                    }),
-                    SendMessage::new(outbound.clone(), &config.agent.owners),
-                    Arc::new(ExecTool::new(|group| {
-                        config.tools.exec.deny_groups.denies(group)
-                    })),
-                    Arc::new(WebFetch::new(FetchPolicy::default())),
-                    Arc::new(WebSearch::new(SearchSettings {
-                        backend: config.tools.web_search.backend.clone(),
-                        url: config.tools.web_search.url.clone(),
-                        api_key: secrets.tools.web_search.as_ref().map(|s| s.api_key.clone()),
-                        base_url_override: None,
-                    })),
-                ],
-            ]
-            .concat(),
-        )
+        tools: Registry::with(vec![
+            Arc::new(CronTool {
+                store: store.clone(),
+                wake,
+                timezone,
+                clock: Arc::new(SystemClock),
+            }),
+            SendMessage::new(outbound.clone(), &config.agent.owners),
+            Arc::new(ExecTool::new(|group| {
+                config.tools.exec.deny_groups.denies(group)
+            })),
+            Arc::new(WebFetch::new(FetchPolicy::default())),
+            Arc::new(WebSearch::new(SearchSettings {
+                backend: config.tools.web_search.backend.clone(),
+                url: config.tools.web_search.url.clone(),
+                api_key: secrets.tools.web_search.as_ref().map(|s| s.api_key.clone()),
+                base_url_override: None,
+            })),
+            memory::tool(memory::Action::Write, timezone),
+            memory::tool(memory::Action::Search, timezone),
+            memory::tool(memory::Action::Read, timezone),
+            memory::tool(memory::Action::Forget, timezone),
+        ])
         .with_mcp(McpManager::start(
             mcp_servers(config, secrets),
             workspace.clone(),

@@ -13,30 +13,14 @@ use serde_json::{Value, json};
 use crate::provider::ToolSpec;
 use crate::tools::{Tool, ToolContext, ToolError};
 
-/// The four memory tools, dating what they store in `timezone`.
-pub fn tools(timezone: Tz) -> Vec<Arc<dyn Tool>> {
-    vec![
-        Arc::new(MemoryTool {
-            action: Action::Write,
-            timezone,
-        }),
-        Arc::new(MemoryTool {
-            action: Action::Search,
-            timezone,
-        }),
-        Arc::new(MemoryTool {
-            action: Action::Read,
-            timezone,
-        }),
-        Arc::new(MemoryTool {
-            action: Action::Forget,
-            timezone,
-        }),
-    ]
+/// One of the four memory tools, dating what it stores in `timezone`.
+pub fn tool(action: Action, timezone: Tz) -> Arc<dyn Tool> {
+    Arc::new(MemoryTool { action, timezone })
 }
 
-#[derive(Clone, Copy)]
-enum Action {
+/// Which memory tool.
+#[derive(Debug, Clone, Copy)]
+pub enum Action {
     Write,
     Search,
     Read,
