@@ -90,6 +90,8 @@ impl Telegram {
             ("model", "Show or pin the model"),
             ("usage", "Tokens and cost"),
             ("compact", "Summarise the older conversation"),
+            ("memory", "What I remember (the index)"),
+            ("dream", "Tidy my memory now"),
             ("help", "What I can do"),
         ]
         .map(|(name, about)| BotCommand::new(name, about));
