@@ -17,8 +17,8 @@ pub mod slack;
 pub mod split;
 pub mod telegram;
 
-pub use split::{char_len, split, utf16_len};
 pub use slack::{slack_chunks, to_slack_mrkdwn};
+pub use split::{char_len, split, utf16_len};
 pub use telegram::{TelegramChunk, telegram_chunks, to_telegram_html};
 
 /// Telegram's message length limit, in UTF-16 code units of the text as sent.

@@ -24,7 +24,13 @@ pub fn to_slack_mrkdwn(markdown: &str) -> String {
 /// Splits a markdown reply into chunks whose mrkdwn fits Slack's limit, in order (the
 /// markdown of each; render it with [`to_slack_mrkdwn`] to send).
 pub fn slack_chunks(markdown: &str) -> Vec<String> {
-    split_rendered(markdown, SLACK_LIMIT, MIN_LIMIT, &char_len, &to_slack_mrkdwn)
+    split_rendered(
+        markdown,
+        SLACK_LIMIT,
+        MIN_LIMIT,
+        &char_len,
+        &to_slack_mrkdwn,
+    )
 }
 
 #[cfg(test)]
@@ -43,7 +49,11 @@ mod tests {
         assert!(chunks.len() > 2);
         for chunk in &chunks {
             let rendered = to_slack_mrkdwn(chunk);
-            assert!(char_len(&rendered) <= SLACK_LIMIT, "{}", char_len(&rendered));
+            assert!(
+                char_len(&rendered) <= SLACK_LIMIT,
+                "{}",
+                char_len(&rendered)
+            );
             assert!(rendered.starts_with("Point *"), "{rendered}");
         }
         let words: Vec<String> = chunks.iter().map(|c| c.to_string()).collect();
