@@ -202,6 +202,16 @@ impl FakeSlack {
             .collect()
     }
 
+    /// Waits until the bot showed `n` ephemeral messages; returns them.
+    pub async fn wait_for_ephemerals(&self, n: usize) -> Vec<Posted> {
+        self.shared
+            .wait_until(Duration::from_secs(10), |inner| {
+                inner.messages.iter().filter(|m| m.ephemeral).count() >= n
+            })
+            .await;
+        self.ephemerals()
+    }
+
     pub async fn wait_for_posted(&self, n: usize, timeout: Duration) -> Vec<Posted> {
         self.shared
             .wait_until(timeout, |inner| {
