@@ -284,8 +284,9 @@ async fn approval_buttons_answer_the_owner_and_refuse_anyone_else() {
     let refusal = fake.wait_for_ephemerals(1).await;
     assert_eq!(refusal[0].text, "Only the owner can answer this.");
     assert_eq!(refusal[0].user, "U9");
-    // The owner presses: the waiting call gets the answer.
-    assert!(fake.press("D7", "U7", "once"));
+    // The owner presses (through the conformance suite's contract): the waiting call
+    // gets the answer.
+    assert!(pincer_fakes::platform::FakePlatform::press(&fake, "D7", 7, "once").await);
     let choice = tokio::time::timeout(WAIT, answer).await.unwrap().unwrap();
     assert_eq!(choice, Choice::Once);
     let toasts = fake.wait_for_ephemerals(2).await;

@@ -385,6 +385,15 @@ mod tests {
     }
 
     #[test]
+    fn a_registered_slash_command_is_a_command_message() {
+        let payload = serde_json::json!({"command":"/model","text":"heavy","channel_id":"D1","user_id":"U1","user_name":"ann","trigger_id":"t1"});
+        let incoming = slash_command(&payload, &me()).unwrap();
+        assert_eq!(incoming.inbound.text, "/model heavy");
+        assert_eq!(incoming.inbound.chat_kind, ChatKind::Dm);
+        assert!(incoming.inbound.addressed);
+    }
+
+    #[test]
     fn bots_edits_and_our_own_messages_are_ignored() {
         let me = me();
         for json in [

@@ -82,6 +82,7 @@ impl Writer {
 
     /// Writes raw mrkdwn, first paying any owed newlines.
     fn raw(&mut self, text: &str) {
+        self.item_open = false;
         let buffer = self.buffer();
         if !buffer.text.is_empty() {
             for _ in 0..buffer.pending {
@@ -133,11 +134,8 @@ impl Writer {
 
     fn start(&mut self, tag: Tag) {
         match tag {
-            Tag::Paragraph | Tag::HtmlBlock => {
-                if !self.starts_item() {
-                    self.block();
-                }
-            }
+            // A paragraph right after a list marker continues the item's line.
+            Tag::Paragraph | Tag::HtmlBlock if !self.starts_item() => self.block(),
             Tag::Heading { .. } => {
                 self.block();
                 self.raw("*");
@@ -286,6 +284,11 @@ mod tests {
             render("Run:\n\n```sh\necho \"<hi>\" && ls\n```\n\nDone."),
             "Run:\n\n```\necho \"&lt;hi&gt;\" &amp;&amp; ls\n```\n\nDone."
         );
+    }
+
+    #[test]
+    fn loose_list_items_keep_their_text_on_the_marker_line() {
+        assert_eq!(render("- one\n\n- two\n\nAfter."), "• one\n• two\n\nAfter.");
     }
 
     #[test]
