@@ -12,6 +12,7 @@
 //! - `manager`  — delivery shared by every channel: split, pace, retry, stream, typing
 //! - `render`   — splitting markdown to a platform's limit, platform markup
 //! - `telegram` — the Telegram adapter (teloxide, long polling; feature `telegram`)
+//! - `slack`    — the Slack adapter (slack-morphism, Socket Mode or Events API; feature `slack`)
 //! - `terminal` — the local terminal adapter (stdin/stdout)
 
 #![forbid(unsafe_code)]
@@ -23,6 +24,8 @@ pub mod manager;
 pub mod message;
 pub mod registry;
 pub mod render;
+#[cfg(feature = "slack")]
+pub mod slack;
 #[cfg(feature = "telegram")]
 pub mod telegram;
 pub mod terminal;

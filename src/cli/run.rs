@@ -152,6 +152,8 @@ pub(super) fn channels(
                 )?;
                 registry.insert(telegram.handle());
             }
+            #[cfg(feature = "slack")]
+            "slack" => registry.insert(slack(home, config, secrets, env, approvals)?),
             name => anyhow::bail!(
                 "channels.{name} is enabled, but this version of pincer has no {name} adapter yet; set channels.{name}.enabled = false in {}",
                 home.config_file.display()
@@ -185,6 +187,52 @@ fn register_approvers(
                 .register(handle.name(), Arc::new(approver));
         }
     }
+}
+
+/// The Slack adapter from `[channels.slack]` and its secrets (check_channels has made
+/// sure the mode's token or secret is there).
+#[cfg(feature = "slack")]
+fn slack(
+    home: &Home,
+    config: &Config,
+    secrets: &Secrets,
+    env: &[(String, String)],
+    approvals: &Arc<PendingApprovals>,
+) -> anyhow::Result<pincer_channels::ChannelHandle> {
+    use pincer_channels::slack::{Slack, SlackMode, SlackSettings};
+    let section = &config.channels.slack;
+    let access = section.access();
+    let reveal = |s: Option<secrecy::SecretString>| s.map(|s| s.expose_secret().to_string());
+    let Some(bot_token) = reveal(secrets.channel_token("slack", env)) else {
+        anyhow::bail!("channels.slack is enabled but has no bot token"); // check_channels said more
+    };
+    let listen = match &section.listen {
+        Some(addr) => Some(addr.parse().map_err(|e| {
+            anyhow::anyhow!("channels.slack.listen = \"{addr}\" is not an address: {e}")
+        })?),
+        None => None,
+    };
+    let mode = match section.mode {
+        pincer_config::SlackMode::Socket => SlackMode::Socket,
+        pincer_config::SlackMode::Events => SlackMode::Events,
+    };
+    let slack = Slack::new(
+        SlackSettings {
+            bot_token,
+            app_token: reveal(secrets.slack_app_token(env)),
+            signing_secret: reveal(secrets.slack_signing_secret(env)),
+            api_url: access.api_url.to_string(),
+            mode,
+            listen: listen.or_else(|| {
+                (mode == SlackMode::Events)
+                    .then(|| std::net::SocketAddr::from(([127, 0, 0, 1], 8787)))
+            }),
+            inbox: home.workspace(config).join("inbox"),
+            media_max_bytes: access.media_max_mb.saturating_mul(1024 * 1024),
+        },
+        Arc::clone(approvals),
+    )?;
+    Ok(slack.handle())
 }
 
 /// The heartbeat, when `heartbeat.enabled`: it reports to the first owner's chat.

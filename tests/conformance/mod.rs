@@ -195,7 +195,9 @@ pub async fn a_reply_streams_by_edits_with_typing_shown<P: FakePlatform>(platfor
     let chat = h.platform.dm(OWNER, "count slowly").await;
     let reply = h.wait_shown(&chat, "twelve").await;
     assert!(reply.edits >= 1, "the reply was not streamed: {reply:?}");
-    assert!(h.platform.typing(&chat) >= 1, "no typing shown");
+    if let Some(typing) = h.platform.typing(&chat) {
+        assert!(typing >= 1, "no typing shown");
+    }
 }
 
 pub async fn a_thread_reply_stays_in_its_thread<P: FakePlatform>(platform: P) {

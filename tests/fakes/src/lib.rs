@@ -1,7 +1,8 @@
 //! # pincer-fakes
 //!
-//! Fake servers for Pincer's tests and benchmarks: a model server (below) and a Telegram
-//! Bot API server (`telegram`, documented there).
+//! Fake servers for Pincer's tests and benchmarks: a model server (below), a Telegram
+//! Bot API server (`telegram`) and a Slack Web API + Socket Mode server (`slack`), each
+//! documented in its module.
 //!
 //! The fake model server speaks both the OpenAI
 //! chat-completions API (`POST /v1/chat/completions`) and the Anthropic Messages API
@@ -31,6 +32,7 @@
 //! - `tokens`   — plausible usage numbers, including imitated prompt caching
 //! - `platform` — `FakePlatform`, what every fake chat platform offers the conformance suite
 //! - `telegram` — `FakeTelegram`: the fake Bot API server, a module folder of its own
+//! - `slack`    — `FakeSlack`: the fake Web API and Socket Mode server, ditto
 //!
 //! ## Behaviour worth knowing
 //! - Steps are consumed FIFO, one per chat request that passes the checks, whichever
@@ -68,6 +70,7 @@ pub mod platform;
 mod recorded;
 mod reply;
 mod server;
+pub mod slack;
 mod sse;
 mod state;
 mod step;

@@ -61,8 +61,9 @@ pub trait FakePlatform: Send + Sync {
     /// What the bot shows now, in the order it was sent.
     fn shown(&self) -> Vec<Shown>;
 
-    /// How many typing indications were sent to `chat`.
-    fn typing(&self, chat: &str) -> usize;
+    /// How many typing indications were sent to `chat`; `None` where bots cannot show
+    /// one (Slack).
+    fn typing(&self, chat: &str) -> Option<usize>;
 
     /// Cut the bot's connection for `outage`; events that happen meanwhile reach the
     /// bot when it reconnects (as the real platform replays or redelivers them).

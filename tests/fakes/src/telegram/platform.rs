@@ -101,11 +101,12 @@ impl FakePlatform for FakeTelegram {
         })
     }
 
-    fn typing(&self, chat: &str) -> usize {
-        self.calls_of("sendChatAction")
-            .iter()
-            .filter(|c| c.param_i64("chat_id").map(|id| id.to_string()).as_deref() == Some(chat))
-            .count()
+    fn typing(&self, chat: &str) -> Option<usize> {
+        let calls = self.calls_of("sendChatAction");
+        let to_chat = |c: &&crate::telegram::Call| {
+            c.param_i64("chat_id").map(|id| id.to_string()).as_deref() == Some(chat)
+        };
+        Some(calls.iter().filter(to_chat).count())
     }
 
     async fn disconnect(&self, outage: Duration) {

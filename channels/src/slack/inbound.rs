@@ -1,0 +1,313 @@
+//! From a Slack event to the bus. The socket (or the Events API listener) hands each
+//! event to `accept`, which drops what was seen already (a mention arrives twice, Slack
+//! redelivers unacknowledged envelopes) and queues the rest; one forwarder task takes
+//! them in order, looks up the sender's name, downloads files, and puts the message on
+//! the bus. `acknowledge_when` says when the envelope may be acknowledged: once the core
+//! has stored the message, or after `ACK_WITHIN` at the latest — never later, since
+//! Slack wants an answer within 3 s, and never waiting for the model.
+
+use std::collections::{HashSet, VecDeque};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use slack_morphism::prelude::*;
+use tokio::sync::{mpsc, oneshot};
+
+use super::Slack;
+use super::convert::{self, Attachment, CHANNEL, Incoming};
+use crate::channel::InboundSender;
+use crate::message::{Ack, InboundMessage, MediaRef};
+
+/// The longest an envelope waits for its message to be stored before it is acked.
+pub const ACK_WITHIN: Duration = Duration::from_secs(2);
+/// Events waiting for the forwarder.
+const QUEUE: usize = 1024;
+/// How many (channel, ts) pairs are remembered for dedupe.
+const REMEMBER: usize = 4096;
+
+/// Recently seen messages, oldest first.
+#[derive(Default)]
+pub struct Recent {
+    keys: HashSet<(String, String)>,
+    order: VecDeque<(String, String)>,
+}
+
+impl Recent {
+    /// True the first time `key` is seen.
+    fn insert(&mut self, key: &(String, String)) -> bool {
+        if !self.keys.insert(key.clone()) {
+            return false;
+        }
+        self.order.push_back(key.clone());
+        if self.order.len() > REMEMBER
+            && let Some(old) = self.order.pop_front()
+        {
+            self.keys.remove(&old);
+        }
+        true
+    }
+
+    fn forget(&mut self, key: &(String, String)) {
+        self.keys.remove(key);
+        self.order.retain(|k| k != key);
+    }
+}
+
+/// One event on its way to the bus; `stored` says whether the core kept it.
+pub struct Delivery {
+    incoming: Incoming,
+    stored: oneshot::Sender<bool>,
+}
+
+/// The queue the socket or listener feeds, and the forwarder task that drains it.
+pub fn queue() -> (mpsc::Sender<Delivery>, mpsc::Receiver<Delivery>) {
+    mpsc::channel(QUEUE)
+}
+
+/// Whether to acknowledge: true once stored (or after `ACK_WITHIN`, or when there was
+/// nothing to deliver); false when the core could not store it, so Slack sends it again.
+pub async fn acknowledge_when(stored: Option<oneshot::Receiver<bool>>) -> bool {
+    let Some(stored) = stored else {
+        return true;
+    };
+    match tokio::time::timeout(ACK_WITHIN, stored).await {
+        Ok(Ok(stored)) => stored,
+        Ok(Err(_)) => false, // the forwarder stopped (shutdown): let Slack redeliver
+        Err(_) => {
+            tracing::debug!(
+                channel = CHANNEL,
+                "acknowledging before the message was stored (Slack's 3 s limit)"
+            );
+            true
+        }
+    }
+}
+
+impl Slack {
+    /// Turn an `event_callback` payload into a queued delivery. `None` when there is
+    /// nothing to deliver (another kind of event, a bot, a duplicate).
+    pub(super) fn accept(
+        &self,
+        payload: &serde_json::Value,
+        queue: &mpsc::Sender<Delivery>,
+    ) -> Option<oneshot::Receiver<bool>> {
+        let me = self.me.get()?;
+        let callback: SlackPushEventCallback = match serde_json::from_value(payload.clone()) {
+            Ok(callback) => callback,
+            Err(err) => {
+                // It will never parse better: acknowledge and move on.
+                tracing::warn!(
+                    channel = CHANNEL,
+                    "an event Pincer cannot read was skipped: {err}"
+                );
+                return None;
+            }
+        };
+        let parent = payload["event"]["parent_user_id"].as_str();
+        let incoming = convert::inbound(&callback.event, parent, me)?;
+        self.accept_incoming(incoming, queue)
+    }
+
+    /// Queue a converted message unless it was seen already.
+    pub(super) fn accept_incoming(
+        &self,
+        incoming: Incoming,
+        queue: &mpsc::Sender<Delivery>,
+    ) -> Option<oneshot::Receiver<bool>> {
+        let first = self
+            .seen
+            .lock()
+            .map(|mut seen| seen.insert(&incoming.key))
+            .unwrap_or(true);
+        if !first {
+            return None;
+        }
+        let (stored, answer) = oneshot::channel();
+        let key = incoming.key.clone();
+        if queue.try_send(Delivery { incoming, stored }).is_err() {
+            tracing::warn!(
+                channel = CHANNEL,
+                "too many messages waiting; Slack will send this one again"
+            );
+            self.forget(&key);
+            let (refused, answer) = oneshot::channel();
+            let _ = refused.send(false);
+            return Some(answer);
+        }
+        Some(answer)
+    }
+
+    fn forget(&self, key: &(String, String)) {
+        if let Ok(mut seen) = self.seen.lock() {
+            seen.forget(key);
+        }
+    }
+
+    /// Drain the queue onto the bus, in order, until the bus or the queue closes.
+    pub(super) async fn forward(&self, mut queue: mpsc::Receiver<Delivery>, bus: InboundSender) {
+        while let Some(Delivery { incoming, stored }) = queue.recv().await {
+            let Incoming {
+                mut inbound,
+                attachments,
+                key,
+            } = incoming;
+            inbound.sender.display_name = self.display_name(&inbound.sender.raw_id).await;
+            self.fetch(&mut inbound, attachments).await;
+            let (ack, was_stored) = Ack::pair();
+            inbound.ack = Some(ack);
+            if bus.send(inbound).await.is_err() {
+                return; // the core is gone
+            }
+            let ok = was_stored.await.is_ok();
+            if !ok {
+                // Not stored: forget it, so Slack's redelivery is taken.
+                self.forget(&key);
+            }
+            let _ = stored.send(ok); // the acker may have given up waiting
+        }
+    }
+
+    /// The sender's display name (users.info, cached); their id when Slack won't say.
+    async fn display_name(&self, user: &str) -> String {
+        if let Some(name) = self.names.lock().ok().and_then(|n| n.get(user).cloned()) {
+            return name;
+        }
+        let request = SlackApiUsersInfoRequest::new(SlackUserId(user.to_string()));
+        let name = match self.session().users_info(&request).await {
+            Ok(info) => {
+                let profile = info.user.profile.as_ref();
+                [
+                    profile.and_then(|p| p.display_name.clone()),
+                    profile.and_then(|p| p.real_name.clone()),
+                    info.user.real_name.clone(),
+                    info.user.name.clone(),
+                ]
+                .into_iter()
+                .flatten()
+                .find(|n| !n.trim().is_empty())
+                .unwrap_or_else(|| user.to_string())
+            }
+            Err(err) => {
+                tracing::debug!(
+                    channel = CHANNEL,
+                    "users.info failed (is the users:read scope missing?): {err}"
+                );
+                return user.to_string();
+            }
+        };
+        if let Ok(mut names) = self.names.lock() {
+            names.insert(user.to_string(), name.clone());
+        }
+        name
+    }
+
+    /// Download attachments into the inbox (within the size cap) and tell the model
+    /// where they are.
+    async fn fetch(&self, inbound: &mut InboundMessage, attachments: Vec<Attachment>) {
+        for attachment in attachments {
+            let path = match self.download(&inbound.chat_id, &attachment).await {
+                Ok(path) => {
+                    inbound
+                        .text
+                        .push_str(&format!("\n[attached: {}]", path.display()));
+                    Some(path)
+                }
+                Err(Skipped::TooBig) => {
+                    inbound.text.push_str(&format!(
+                        "\n[{} not downloaded: larger than channels.slack.media_max_mb]",
+                        attachment.file_name
+                    ));
+                    None
+                }
+                Err(Skipped::Failed(err)) => {
+                    tracing::warn!(channel = CHANNEL, "attachment not downloaded: {err}");
+                    inbound.text.push_str(&format!(
+                        "\n[{} could not be downloaded]",
+                        attachment.file_name
+                    ));
+                    None
+                }
+            };
+            inbound.media.push(MediaRef {
+                kind: attachment.kind,
+                path,
+                mime: attachment.mime,
+                file_name: Some(attachment.file_name),
+                size_bytes: None,
+            });
+        }
+    }
+
+    async fn download(&self, chat_id: &str, attachment: &Attachment) -> Result<PathBuf, Skipped> {
+        let failed = |e: String| Skipped::Failed(e);
+        let mut response = self
+            .http
+            .get(&attachment.url)
+            .bearer_auth(&self.settings.bot_token)
+            .send()
+            .await
+            .map_err(|e| failed(format!("cannot fetch the file: {}", e.without_url())))?;
+        if !response.status().is_success() {
+            return Err(failed(format!("Slack answered {}", response.status())));
+        }
+        let cap = self.settings.media_max_bytes;
+        if response.content_length().is_some_and(|len| len > cap) {
+            return Err(Skipped::TooBig);
+        }
+        let mut bytes = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| failed(format!("the download broke off: {}", e.without_url())))?
+        {
+            bytes.extend_from_slice(&chunk);
+            if bytes.len() as u64 > cap {
+                return Err(Skipped::TooBig);
+            }
+        }
+        let dir = self.settings.inbox.join(CHANNEL);
+        tokio::fs::create_dir_all(&dir)
+            .await
+            .map_err(|e| failed(format!("cannot create {}: {e}", dir.display())))?;
+        let safe_name: String = attachment
+            .file_name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let path = dir.join(format!("{chat_id}-{safe_name}"));
+        tokio::fs::write(&path, &bytes)
+            .await
+            .map_err(|e| failed(format!("cannot write {}: {e}", path.display())))?;
+        Ok(path)
+    }
+}
+
+enum Skipped {
+    TooBig,
+    Failed(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recent_remembers_a_bounded_number_of_keys() {
+        let mut recent = Recent::default();
+        let key = |n: usize| ("C1".to_string(), n.to_string());
+        assert!(recent.insert(&key(0)));
+        assert!(!recent.insert(&key(0)));
+        recent.forget(&key(0));
+        assert!(recent.insert(&key(0)));
+        for n in 1..=REMEMBER {
+            recent.insert(&key(n));
+        }
+        assert!(recent.insert(&key(0)), "the oldest key was forgotten");
+    }
+}

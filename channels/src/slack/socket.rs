@@ -1,0 +1,251 @@
+//! The Socket Mode connection. `apps.connections.open` (app token) gives a one-time
+//! WebSocket URL, used verbatim (so `ws://` works against a local fake). Slack says
+//! `hello` (the channel is up), sends envelopes — `events_api`, `interactive`,
+//! `slash_commands` — that must each be acknowledged with their `envelope_id` within
+//! 3 s, and `disconnect` when it wants us to reconnect. A dropped socket, a `disconnect`
+//! or 90 s of silence ends the connection; the loop reconnects (at once when asked,
+//! with backoff after failures) and reports each step as the channel's health. A
+//! rejected token is `Down` with the setting to fix. Envelopes not acknowledged when a
+//! connection ends are sent again by Slack on the next one; dedupe makes that harmless.
+
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use slack_morphism::prelude::*;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_util::sync::CancellationToken;
+
+use super::Slack;
+use super::convert::{self, CHANNEL};
+use super::errors::{Token, channel_error};
+use super::inbound::{self, Delivery, acknowledge_when};
+use crate::channel::{ChannelError, Health, InboundSender};
+
+const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// A rejected token is retried rarely: someone has to fix it.
+const TOKEN_BACKOFF: Duration = Duration::from_secs(300);
+const PING_EVERY: Duration = Duration::from_secs(20);
+/// No frame (not even a pong) for this long: the connection is dead.
+const SILENCE: Duration = Duration::from_secs(60);
+/// A connection that lasted this long was healthy: reconnect without backoff.
+const STABLE: Duration = Duration::from_secs(30);
+
+/// Why a connection ended.
+enum Ended {
+    Shutdown,
+    /// Reconnect; `asked` when Slack said so (no backoff then).
+    Reconnect {
+        why: String,
+        asked: bool,
+    },
+}
+
+impl Slack {
+    pub(super) async fn listen_socket(
+        &self,
+        bus: InboundSender,
+        shutdown: CancellationToken,
+    ) -> Result<(), ChannelError> {
+        let (queue, queued) = inbound::queue();
+        let (presses, pressed) = mpsc::channel::<Value>(64);
+        tokio::select! {
+            () = self.forward(queued, bus) => Ok(()), // the core is gone
+            () = self.answer_presses(pressed) => Ok(()),
+            result = self.connect_loop(&queue, &presses, &shutdown) => result,
+        }
+    }
+
+    async fn connect_loop(
+        &self,
+        queue: &mpsc::Sender<Delivery>,
+        presses: &mpsc::Sender<Value>,
+        shutdown: &CancellationToken,
+    ) -> Result<(), ChannelError> {
+        let mut backoff = FIRST_BACKOFF;
+        loop {
+            if shutdown.is_cancelled() {
+                return Ok(());
+            }
+            let started = Instant::now();
+            let outcome = match self.setup().await {
+                Ok(_) => self.connect_once(queue, presses, shutdown).await,
+                Err(err) => Err(err),
+            };
+            let wait = match outcome {
+                Ok(Ended::Shutdown) => return Ok(()),
+                Ok(Ended::Reconnect { why, asked }) => {
+                    self.set_health(Health::Degraded(format!("reconnecting: {why}")));
+                    if asked || started.elapsed() >= STABLE {
+                        backoff = FIRST_BACKOFF;
+                        Duration::ZERO
+                    } else {
+                        let wait = backoff;
+                        backoff = (backoff * 2).min(MAX_BACKOFF);
+                        wait
+                    }
+                }
+                Err(err) if err.retryable => {
+                    self.set_health(Health::Degraded(format!("reconnecting: {}", err.message)));
+                    let wait = err.retry_after.unwrap_or(backoff);
+                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                    wait
+                }
+                Err(err) => {
+                    self.set_health(Health::Down(err.message));
+                    TOKEN_BACKOFF
+                }
+            };
+            tokio::select! {
+                () = shutdown.cancelled() => return Ok(()),
+                () = tokio::time::sleep(wait) => {}
+            }
+        }
+    }
+
+    /// One connection, from `apps.connections.open` until it ends.
+    async fn connect_once(
+        &self,
+        queue: &mpsc::Sender<Delivery>,
+        presses: &mpsc::Sender<Value>,
+        shutdown: &CancellationToken,
+    ) -> Result<Ended, ChannelError> {
+        let app_token =
+            SlackApiToken::new(self.settings.app_token.clone().unwrap_or_default().into());
+        let opened = self
+            .client
+            .open_session(&app_token)
+            .apps_connections_open(&SlackApiAppsConnectionOpenRequest::new())
+            .await
+            .map_err(|e| channel_error(&e, Token::App))?;
+        let (socket, _) = tokio_tungstenite::connect_async(opened.url.0.as_str())
+            .await
+            .map_err(|e| {
+                ChannelError::transient(format!("cannot open the Socket Mode connection: {e}"))
+            })?;
+        let (mut write, mut read) = socket.split();
+        // Acknowledgements come from tasks that wait for the store; they go out here.
+        let (frames, mut outgoing) = mpsc::unbounded_channel::<String>();
+        let mut ping = tokio::time::interval(PING_EVERY);
+        ping.tick().await; // the first tick is immediate
+        let mut last_heard = Instant::now();
+        loop {
+            tokio::select! {
+                () = shutdown.cancelled() => {
+                    let _ = write.send(Message::Close(None)).await; // going away regardless
+                    return Ok(Ended::Shutdown);
+                }
+                frame = read.next() => {
+                    last_heard = Instant::now();
+                    let dropped = |why: String| Ok(Ended::Reconnect { why, asked: false });
+                    match frame {
+                        Some(Ok(Message::Text(text))) => {
+                            if let Some(ended) = self.on_frame(text.as_str(), queue, presses, &frames) {
+                                let _ = write.send(Message::Close(None)).await;
+                                return Ok(ended);
+                            }
+                        }
+                        Some(Ok(Message::Close(_))) => return dropped("Slack closed the connection".into()),
+                        Some(Ok(_)) => {} // pings are answered by tungstenite; pongs only count as life
+                        Some(Err(err)) => return dropped(format!("the connection dropped ({err})")),
+                        None => return dropped("the connection dropped".into()),
+                    }
+                }
+                Some(frame) = outgoing.recv() => {
+                    if let Err(err) = write.send(Message::Text(frame.into())).await {
+                        return Ok(Ended::Reconnect { why: format!("the connection dropped ({err})"), asked: false });
+                    }
+                }
+                _ = ping.tick() => {
+                    if last_heard.elapsed() > SILENCE {
+                        return Ok(Ended::Reconnect { why: format!("no word from Slack for {} s", SILENCE.as_secs()), asked: false });
+                    }
+                    // A failed ping shows up as a read error next.
+                    let _ = write.send(Message::Ping(Vec::new().into())).await;
+                }
+            }
+        }
+    }
+
+    /// One text frame. Returns how the connection ends, if it should.
+    fn on_frame(
+        &self,
+        text: &str,
+        queue: &mpsc::Sender<Delivery>,
+        presses: &mpsc::Sender<Value>,
+        frames: &mpsc::UnboundedSender<String>,
+    ) -> Option<Ended> {
+        let Ok(frame) = serde_json::from_str::<Value>(text) else {
+            tracing::warn!(
+                channel = CHANNEL,
+                "Slack sent a frame that is not JSON; ignored"
+            );
+            return None;
+        };
+        let envelope = frame["envelope_id"].as_str().map(str::to_string);
+        let ack = move |frames: &mpsc::UnboundedSender<String>| {
+            if let Some(id) = &envelope {
+                // The connection may be gone; Slack then sends the envelope again.
+                let _ = frames.send(json!({ "envelope_id": id }).to_string());
+            }
+        };
+        match frame["type"].as_str().unwrap_or_default() {
+            "hello" => self.set_health(Health::Up),
+            "disconnect" => {
+                let reason = frame["reason"].as_str().unwrap_or("no reason given");
+                return Some(Ended::Reconnect {
+                    why: format!("Slack asked to reconnect ({reason})"),
+                    asked: true,
+                });
+            }
+            "events_api" => {
+                let payload = &frame["payload"];
+                let stored = match payload["type"].as_str() {
+                    Some("event_callback") => self.accept(payload, queue),
+                    _ => None,
+                };
+                let frames = frames.clone();
+                tokio::spawn(async move {
+                    if acknowledge_when(stored).await {
+                        ack(&frames);
+                    }
+                });
+            }
+            "slash_commands" => {
+                let stored = self
+                    .me
+                    .get()
+                    .and_then(|me| convert::slash_command(&frame["payload"], me))
+                    .and_then(|incoming| self.accept_incoming(incoming, queue));
+                let frames = frames.clone();
+                tokio::spawn(async move {
+                    if acknowledge_when(stored).await {
+                        ack(&frames);
+                    }
+                });
+            }
+            "interactive" => {
+                // Button presses are answered at once; the toast follows.
+                ack(frames);
+                if presses.try_send(frame["payload"].clone()).is_err() {
+                    tracing::warn!(
+                        channel = CHANNEL,
+                        "a button press was dropped (too many at once)"
+                    );
+                }
+            }
+            other => {
+                tracing::debug!(
+                    channel = CHANNEL,
+                    kind = other,
+                    "unhandled Socket Mode frame"
+                );
+                ack(frames);
+            }
+        }
+        None
+    }
+}

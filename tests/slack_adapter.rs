@@ -1,0 +1,481 @@
+//! The Slack adapter driven directly against the fake Slack: what reaches the bus (dedupe,
+//! gating facts, threads, files), acknowledgements and redelivery across reconnects,
+//! health, approval buttons, the Events API listener, and sending. (Conversations
+//! through the whole binary are in tests/slack.rs.)
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use pincer_channels::approval::{Choice, PendingApprovals, button_data};
+use pincer_channels::slack::{Slack, SlackMode, SlackSettings};
+use pincer_channels::{ChatKind, Health, InboundMessage, OutboundMedia, Target};
+use pincer_fakes::slack::{FakeSlack, Incoming, Signing, SlackFault};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+struct Running {
+    slack: Arc<Slack>,
+    bus: mpsc::Receiver<InboundMessage>,
+    stop: CancellationToken,
+    approvals: Arc<PendingApprovals>,
+    _inbox: tempfile::TempDir,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+fn settings(fake: &FakeSlack, inbox: &std::path::Path) -> SlackSettings {
+    SlackSettings {
+        bot_token: fake.bot_token().into(),
+        app_token: Some(fake.app_token().into()),
+        signing_secret: None,
+        api_url: fake.api_url(),
+        mode: SlackMode::Socket,
+        listen: None,
+        inbox: inbox.to_path_buf(),
+        media_max_bytes: 1024,
+    }
+}
+
+fn start_with(settings: impl FnOnce(SlackSettings) -> SlackSettings, fake: &FakeSlack) -> Running {
+    let inbox = tempfile::tempdir().unwrap();
+    let approvals = Arc::new(PendingApprovals::default());
+    let slack = Slack::new(
+        settings(self::settings(fake, inbox.path())),
+        Arc::clone(&approvals),
+    )
+    .unwrap();
+    let (tx, bus) = mpsc::channel(16);
+    let stop = CancellationToken::new();
+    let listener: Arc<dyn pincer_channels::Channel> = Arc::clone(&slack) as _;
+    let token = stop.clone();
+    tokio::spawn(async move {
+        if let Err(err) = listener.listen(tx, token).await {
+            panic!("listen failed: {err}");
+        }
+    });
+    Running {
+        slack,
+        bus,
+        stop,
+        approvals,
+        _inbox: inbox,
+    }
+}
+
+impl Running {
+    /// The next message on the bus, acknowledged as the core would once stored.
+    async fn next(&mut self) -> InboundMessage {
+        let mut message = tokio::time::timeout(WAIT, self.bus.recv())
+            .await
+            .expect("a message on the bus in time")
+            .expect("the bus is open");
+        if let Some(ack) = message.ack.take() {
+            ack.fire();
+        }
+        message
+    }
+
+    async fn nothing_more(&mut self, wait: Duration) {
+        if let Ok(Some(extra)) = tokio::time::timeout(wait, self.bus.recv()).await {
+            panic!("unexpected message on the bus: {:?}", extra.text);
+        }
+    }
+
+    async fn wait_health(&self, check: impl Fn(&Health) -> bool) -> Health {
+        let handle = self.slack.handle();
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let health = handle.health();
+            if check(&health) || tokio::time::Instant::now() > deadline {
+                return health;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+fn dm(user: &str) -> Target {
+    Target {
+        channel: "slack".into(),
+        chat_id: format!("D{}", user.trim_start_matches('U')),
+        thread_id: None,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mention_arriving_twice_reaches_the_bus_once_and_bots_and_edits_never() {
+    let fake = FakeSlack::start().await;
+    fake.set_name("U7", "Ann");
+    let mut run = start_with(|s| s, &fake);
+    fake.inject(Incoming::channel("C1", 7, "lunch anyone?"));
+    fake.inject(Incoming::channel("C1", 7, "what do you think?").mentioning_bot());
+    fake.inject(Incoming::channel("C1", 8, "beep").from_bot());
+    fake.inject(Incoming::channel("C1", 7, "lunch anyone??").edited());
+    fake.inject(Incoming::dm(7, "hello in private"));
+
+    let plain = run.next().await;
+    assert_eq!((plain.chat_kind, plain.addressed), (ChatKind::Group, false));
+    assert_eq!(
+        plain.sender.display_name, "Ann",
+        "names come from users.info"
+    );
+    let mention = run.next().await;
+    assert!(mention.addressed);
+    assert_eq!(
+        mention.text, "what do you think?",
+        "the leading mention is dropped"
+    );
+    assert_eq!(mention.sender.canonical, "slack:U7");
+    let private = run.next().await;
+    assert_eq!(
+        (private.chat_kind, private.chat_id.as_str()),
+        (ChatKind::Dm, "D7")
+    );
+    run.nothing_more(Duration::from_millis(500)).await;
+    // Every envelope was acknowledged, the duplicate and the ignored ones too.
+    let deliveries = fake.wait_for_acks(6, WAIT).await;
+    assert!(
+        deliveries.iter().all(|d| d.acked_at.is_some()),
+        "{deliveries:#?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thread_is_its_own_session_and_replies_go_into_it() {
+    let fake = FakeSlack::start().await;
+    let mut run = start_with(|s| s, &fake);
+    let parent = fake.existing_message("C1", "UBOT", "a question from the bot");
+    fake.inject(
+        Incoming::channel("C1", 7, "answering you")
+            .in_thread(&parent)
+            .under_bot_message(),
+    );
+    let reply = run.next().await;
+    assert_eq!(reply.chat_kind, ChatKind::Thread);
+    assert_eq!(reply.thread_id.as_deref(), Some(parent.as_str()));
+    assert!(
+        reply.addressed,
+        "a reply under the bot's message addresses it"
+    );
+    assert_eq!(
+        reply.session_key(),
+        format!("slack:group:C1:thread:{parent}")
+    );
+    let target = reply.target();
+    run.slack
+        .handle()
+        .channel
+        .send(&target, "**noted**")
+        .await
+        .unwrap();
+    let sent = fake.wait_for_text("C1", "noted", WAIT).await.unwrap();
+    assert_eq!(sent.thread_ts.as_deref(), Some(parent.as_str()));
+    assert_eq!(sent.text, "*noted*", "markdown goes out as mrkdwn");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unacknowledged_envelopes_come_back_after_a_dropped_socket_and_a_disconnect() {
+    let fake = FakeSlack::start().await;
+    let mut run = start_with(|s| s, &fake);
+    assert!(fake.wait_for_connection(1, WAIT).await);
+    assert_eq!(run.wait_health(|h| *h == Health::Up).await, Health::Up);
+
+    // Slack asks to reconnect: the adapter opens a new connection at once.
+    assert!(fake.ask_to_reconnect("refresh_requested"));
+    assert!(
+        fake.wait_for_connection(2, WAIT).await,
+        "reconnected after disconnect"
+    );
+    fake.inject(Incoming::dm(7, "after the refresh"));
+    assert_eq!(run.next().await.text, "after the refresh");
+
+    // A message the core is slow to store is not acked before the socket drops...
+    fake.inject(Incoming::dm(7, "in flight"));
+    let mut held = tokio::time::timeout(WAIT, run.bus.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(fake.drop_socket());
+    let degraded = run.wait_health(|h| matches!(h, Health::Degraded(_))).await;
+    assert!(degraded.to_string().contains("reconnecting"), "{degraded}");
+    assert!(
+        fake.wait_for_connection(3, WAIT).await,
+        "reconnected after a drop"
+    );
+    assert_eq!(run.wait_health(|h| *h == Health::Up).await, Health::Up);
+    // ...so Slack sends it again on the new connection, and the adapter does not pass it
+    // on twice; once stored, the redelivery is acknowledged.
+    held.ack.take().unwrap().fire();
+    let deliveries = fake.wait_for_acks(3, WAIT).await;
+    let in_flight = deliveries
+        .iter()
+        .find(|d| d.payload["event"]["text"] == "in flight")
+        .unwrap();
+    assert_eq!(in_flight.retry_attempt, 1, "{in_flight:#?}");
+    assert!(in_flight.acked_at.is_some());
+    run.nothing_more(Duration::from_millis(500)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_token_is_down_and_names_the_fix() {
+    let fake = FakeSlack::start().await;
+    fake.fail_next(
+        "apps.connections.open",
+        SlackFault::Error("invalid_auth".into()),
+    );
+    let run = start_with(|s| s, &fake);
+    let health = run.wait_health(|h| matches!(h, Health::Down(_))).await;
+    let text = health.to_string();
+    assert!(
+        text.starts_with("down: Slack rejected the app token"),
+        "{text}"
+    );
+    assert!(
+        text.contains("SLACK_APP_TOKEN") && text.contains("channels.slack.app_token"),
+        "{text}"
+    );
+
+    let fake = FakeSlack::start().await;
+    fake.reject_tokens(true);
+    let run = start_with(|s| s, &fake);
+    let text = run
+        .wait_health(|h| matches!(h, Health::Down(_)))
+        .await
+        .to_string();
+    assert!(
+        text.contains("bot token") && text.contains("SLACK_BOT_TOKEN"),
+        "{text}"
+    );
+    assert_eq!(fake.connections(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approval_buttons_answer_the_owner_and_refuse_anyone_else() {
+    let fake = FakeSlack::start().await;
+    let run = start_with(|s| s, &fake);
+    assert!(fake.wait_for_connection(1, WAIT).await);
+    let handle = run.slack.handle();
+    let prompter = handle
+        .approvals
+        .clone()
+        .expect("Slack shows approval buttons");
+    let (id, answer) = run.approvals.open(vec!["slack:U7".into()]);
+    let target = dm("U7");
+    let ts = prompter
+        .ask(&target, "Run `rm -rf build`?", &id)
+        .await
+        .unwrap();
+    let question = fake.posted().into_iter().find(|m| m.ts == ts).unwrap();
+    let values: Vec<String> = question
+        .buttons()
+        .map(|b| b["value"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(values, Choice::ALL.map(|c| button_data(&id, c)));
+
+    // Someone else presses: refused, and told so privately.
+    assert!(fake.press("D7", "U9", "always"));
+    let refusal = fake.wait_for_ephemerals(1).await;
+    assert_eq!(refusal[0].text, "Only the owner can answer this.");
+    assert_eq!(refusal[0].user, "U9");
+    // The owner presses (through the conformance suite's contract): the waiting call
+    // gets the answer.
+    assert!(pincer_fakes::platform::FakePlatform::press(&fake, "D7", 7, "once").await);
+    let choice = tokio::time::timeout(WAIT, answer).await.unwrap().unwrap();
+    assert_eq!(choice, Choice::Once);
+    let toasts = fake.wait_for_ephemerals(2).await;
+    assert_eq!(toasts[1].text, "✅ Allowed once");
+    // Settling replaces the question and removes the buttons.
+    prompter
+        .settle(&target, &ts, "✅ Allowed once: `rm -rf build`")
+        .await
+        .unwrap();
+    let settled = fake.posted().into_iter().find(|m| m.ts == ts).unwrap();
+    assert!(!settled.has_buttons(), "{settled:#?}");
+    assert!(settled.text.starts_with("✅ Allowed once"));
+    // Presses are acknowledged at once.
+    let presses: Vec<_> = fake
+        .deliveries()
+        .into_iter()
+        .filter(|d| d.kind == "interactive")
+        .collect();
+    assert_eq!(presses.len(), 2);
+    assert!(
+        presses
+            .iter()
+            .all(|d| d.ack_latency().is_some_and(|t| t < Duration::from_secs(1)))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_come_in_within_the_cap_and_go_out_by_upload_url() {
+    let fake = FakeSlack::start().await;
+    let mut run = start_with(|s| s, &fake);
+    fake.inject(Incoming::dm(7, "look").with_file(
+        "notes.txt",
+        "text/plain",
+        b"hello file".to_vec(),
+    ));
+    fake.inject(Incoming::dm(7, "too big").with_file(
+        "big.bin",
+        "application/octet-stream",
+        vec![0; 4096],
+    ));
+    let small = run.next().await;
+    let path = small.media[0].path.clone().expect("downloaded");
+    assert_eq!(std::fs::read(&path).unwrap(), b"hello file");
+    assert!(small.text.contains("[attached:"), "{}", small.text);
+    let big = run.next().await;
+    assert!(big.media[0].path.is_none());
+    assert!(
+        big.text.contains("larger than channels.slack.media_max_mb"),
+        "{}",
+        big.text
+    );
+
+    let report = run._inbox.path().join("report.pdf");
+    std::fs::write(&report, b"%PDF-1.4 fake").unwrap();
+    let mut target = dm("U7");
+    target.thread_id = Some("1700000000.000101".into());
+    let media = run.slack.handle().media.clone().unwrap();
+    let id = media
+        .send_media(
+            &target,
+            &OutboundMedia {
+                path: report,
+                caption: Some("the **report**".into()),
+                as_photo: false,
+            },
+        )
+        .await
+        .unwrap();
+    let upload = fake
+        .uploads()
+        .into_iter()
+        .find(|u| u.file_id == id)
+        .unwrap();
+    assert!(upload.completed);
+    assert_eq!(upload.bytes, b"%PDF-1.4 fake");
+    assert_eq!(upload.channel.as_deref(), Some("D7"));
+    assert_eq!(upload.thread_ts.as_deref(), Some("1700000000.000101"));
+    assert_eq!(upload.comment.as_deref(), Some("the *report*"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_are_edited_in_place_and_rate_limits_say_when_to_retry() {
+    let fake = FakeSlack::start().await;
+    let run = start_with(|s| s, &fake);
+    let handle = run.slack.handle();
+    let target = dm("U7");
+    let id = handle.channel.send(&target, "so far").await.unwrap();
+    handle
+        .editor
+        .clone()
+        .unwrap()
+        .edit(&target, &id, "half")
+        .await
+        .unwrap();
+    handle
+        .editor
+        .clone()
+        .unwrap()
+        .edit(&target, &id, "half and **done**")
+        .await
+        .unwrap();
+    let message = fake.posted().into_iter().find(|m| m.ts == id).unwrap();
+    assert_eq!(message.history, ["so far", "half", "half and *done*"]);
+    handle
+        .reactions
+        .clone()
+        .unwrap()
+        .react(&target, &id, "👍")
+        .await
+        .unwrap();
+    assert_eq!(fake.reactions()[0].2, "thumbsup");
+
+    fake.fail_next(
+        "chat.postMessage",
+        SlackFault::RateLimited { retry_after: 3 },
+    );
+    let err = handle.channel.send(&target, "hi").await.unwrap_err();
+    assert!(err.retryable);
+    assert_eq!(err.retry_after, Some(Duration::from_secs(3)));
+    fake.fail_next(
+        "chat.postMessage",
+        SlackFault::Error("channel_not_found".into()),
+    );
+    let err = handle.channel.send(&target, "hi").await.unwrap_err();
+    assert!(
+        !err.retryable && err.message.contains("invite the bot"),
+        "{err}"
+    );
+}
+
+fn free_port() -> SocketAddr {
+    let socket = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    socket.local_addr().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_events_api_takes_only_correctly_signed_fresh_requests() {
+    let fake = FakeSlack::start().await;
+    let listen = free_port();
+    let mut run = start_with(
+        |s| SlackSettings {
+            mode: SlackMode::Events,
+            app_token: None,
+            signing_secret: Some(fake.signing_secret().into()),
+            listen: Some(listen),
+            ..s
+        },
+        &fake,
+    );
+    run.wait_health(|h| *h == Health::Up).await;
+    let check = fake.url_verification(listen, "abc123", Signing::Good).await;
+    assert_eq!(check.status, 200);
+    assert!(
+        check.body.contains("\"challenge\":\"abc123\""),
+        "{}",
+        check.body
+    );
+
+    for signing in [Signing::BadSignature, Signing::Stale, Signing::Missing] {
+        let answers = fake
+            .post_events(listen, Incoming::dm(7, "forged"), signing)
+            .await;
+        assert_eq!(answers[0].status, 401, "{signing:?}: {answers:?}");
+    }
+    assert_eq!(
+        fake.url_verification(listen, "x", Signing::BadSignature)
+            .await
+            .status,
+        401
+    );
+    run.nothing_more(Duration::from_millis(300)).await;
+
+    let bus = tokio::spawn(async move {
+        let message = run.next().await;
+        (message, run)
+    });
+    let answers = fake
+        .post_events(
+            listen,
+            Incoming::channel("C1", 7, "hi there").mentioning_bot(),
+            Signing::Good,
+        )
+        .await;
+    assert_eq!(
+        answers.iter().map(|a| a.status).collect::<Vec<_>>(),
+        [200, 200]
+    );
+    let (message, mut run) = bus.await.unwrap();
+    assert_eq!(message.text, "hi there");
+    assert!(message.addressed);
+    run.nothing_more(Duration::from_millis(300)).await;
+}
