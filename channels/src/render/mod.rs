@@ -8,11 +8,14 @@
 //! - `cuts`           — where a markdown text may be cut (code fences, ranked cut points)
 //! - `telegram`       — chunks of a reply that fit Telegram's limit, as HTML and as plain
 //! - `telegram/html`  — the markdown → Telegram HTML writer (what maps to what)
+//! - `discord`        — chunks of a reply that fit Discord's limit (Discord renders markdown)
 
 mod cuts;
+pub mod discord;
 pub mod split;
 pub mod telegram;
 
+pub use discord::discord_chunks;
 pub use split::{char_len, split, utf16_len};
 pub use telegram::{TelegramChunk, telegram_chunks, to_telegram_html};
 
