@@ -140,6 +140,22 @@ pub(super) fn channels(
                 )?;
                 registry.insert(telegram.handle());
             }
+            #[cfg(feature = "discord")]
+            "discord" => {
+                let Some(token) = secrets.channel_token("discord", env) else {
+                    anyhow::bail!("channels.discord is enabled but has no bot token"); // check_channels said more
+                };
+                let discord = pincer_channels::discord::Discord::new(
+                    pincer_channels::discord::DiscordSettings {
+                        token: token.expose_secret().to_string(),
+                        api_url: access.api_url.to_string(),
+                        inbox: home.workspace(config).join("inbox"),
+                        media_max_bytes: access.media_max_mb.saturating_mul(1024 * 1024),
+                    },
+                    Arc::clone(approvals),
+                )?;
+                registry.insert(discord.handle());
+            }
             name => anyhow::bail!(
                 "channels.{name} is enabled, but this version of pincer has no {name} adapter yet; set channels.{name}.enabled = false in {}",
                 home.config_file.display()

@@ -31,6 +31,7 @@
 //! - `tokens`   — plausible usage numbers, including imitated prompt caching
 //! - `platform` — `FakePlatform`, what every fake chat platform offers the conformance suite
 //! - `telegram` — `FakeTelegram`: the fake Bot API server, a module folder of its own
+//! - `discord`  — `FakeDiscord`: the fake REST API and gateway, a module folder of its own
 //!
 //! ## Behaviour worth knowing
 //! - Steps are consumed FIFO, one per chat request that passes the checks, whichever
@@ -62,6 +63,7 @@
 
 mod anthropic;
 mod control;
+pub mod discord;
 mod model;
 mod openai;
 pub mod platform;
