@@ -70,7 +70,11 @@ impl Running {
         assert!(self.fake.wait_connected(WAIT).await, "never connected");
         let deadline = tokio::time::Instant::now() + WAIT;
         while self.discord.health() != Health::Up {
-            assert!(tokio::time::Instant::now() < deadline, "{}", self.discord.health());
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{}",
+                self.discord.health()
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
@@ -105,15 +109,22 @@ async fn dms_mentions_and_threads_arrive_as_their_kinds() {
     let dm = r.next().await;
     assert_eq!(dm.chat_kind, ChatKind::Dm);
     assert_eq!(dm.chat_id, objects::dm_channel(42).to_string());
-    assert_eq!(dm.sender.canonical, format!("discord:{}", objects::user_id(42)));
+    assert_eq!(
+        dm.sender.canonical,
+        format!("discord:{}", objects::user_id(42))
+    );
     assert!(dm.addressed);
 
     r.fake.inject(Incoming::channel(1, 42, "just chatting"));
     let plain = r.next().await;
     assert_eq!(plain.chat_kind, ChatKind::Group);
-    assert!(!plain.addressed, "an unmentioned channel message is not addressed");
+    assert!(
+        !plain.addressed,
+        "an unmentioned channel message is not addressed"
+    );
 
-    r.fake.inject(Incoming::channel(1, 42, "what now?").mentioning_bot());
+    r.fake
+        .inject(Incoming::channel(1, 42, "what now?").mentioning_bot());
     let mentioned = r.next().await;
     assert!(mentioned.addressed);
     assert_eq!(mentioned.text, "@pincer_test_bot what now?");
@@ -126,7 +137,8 @@ async fn dms_mentions_and_threads_arrive_as_their_kinds() {
         .send(&target(objects::text_channel(1), None), "I said this")
         .await
         .unwrap();
-    r.fake.inject(Incoming::channel(1, 43, "about that").replying_to(said.parse().unwrap()));
+    r.fake
+        .inject(Incoming::channel(1, 43, "about that").replying_to(said.parse().unwrap()));
     let reply = r.next().await;
     assert!(reply.addressed, "a reply to the bot is addressed");
     assert_eq!(reply.reply_to.as_deref(), Some(said.as_str()));
@@ -135,7 +147,10 @@ async fn dms_mentions_and_threads_arrive_as_their_kinds() {
     let threaded = r.next().await;
     assert_eq!(threaded.chat_kind, ChatKind::Thread);
     assert_eq!(threaded.chat_id, objects::text_channel(1).to_string());
-    assert_eq!(threaded.thread_id, Some(objects::thread_channel(1).to_string()));
+    assert_eq!(
+        threaded.thread_id,
+        Some(objects::thread_channel(1).to_string())
+    );
     // The bot's own messages (echoed by Discord) never come back as inbound.
     r.quiet().await;
 }
@@ -164,7 +179,10 @@ async fn a_dropped_socket_resumes_and_replays_exactly_what_was_missed() {
     assert_eq!(r.next().await.text, "while away");
     r.fake.send_reconnect(); // op 7: resume again
     r.fake.inject(Incoming::dm(42, "after op 7"));
-    assert!(r.fake.wait_for_resumes(2, WAIT).await, "no RESUME after op 7");
+    assert!(
+        r.fake.wait_for_resumes(2, WAIT).await,
+        "no RESUME after op 7"
+    );
     assert_eq!(r.next().await.text, "after op 7");
     r.quiet().await;
     assert_eq!(r.fake.identifies(), 1, "resumed, never re-identified");
@@ -194,7 +212,11 @@ async fn approval_buttons_answer_the_owner_and_refuse_others() {
     r.connected().await;
     let owner = format!("discord:{}", objects::user_id(42));
     let (request, answer) = r.approvals.open(vec![owner]);
-    let prompter = r.discord.handle().approvals.expect("Discord asks with buttons");
+    let prompter = r
+        .discord
+        .handle()
+        .approvals
+        .expect("Discord asks with buttons");
     let dm = target(objects::dm_channel(42), None);
     let id = prompter
         .ask(&dm, "Allow write_file `ok.md`?", &request)
@@ -219,18 +241,31 @@ async fn approval_buttons_answer_the_owner_and_refuse_others() {
     r.fake.press(channel, question.id, 7, &expected[0]).unwrap();
     let answers = r.fake.wait_for_answers(1, WAIT).await;
     assert_eq!(answers[0].body["type"], 4);
-    assert_eq!(answers[0].body["data"]["content"], "Only the owner can answer this.");
+    assert_eq!(
+        answers[0].body["data"]["content"],
+        "Only the owner can answer this."
+    );
     assert_eq!(answers[0].body["data"]["flags"], 64, "ephemeral");
     // The owner's press answers the waiting call.
-    r.fake.press(channel, question.id, 42, &expected[1]).unwrap();
+    r.fake
+        .press(channel, question.id, 42, &expected[1])
+        .unwrap();
     let answers = r.fake.wait_for_answers(2, WAIT).await;
     assert_eq!(answers[1].body["data"]["content"], Choice::Always.outcome());
     assert_eq!(
         tokio::time::timeout(WAIT, answer).await.unwrap().unwrap(),
         Choice::Always
     );
-    prompter.settle(&dm, &id, Choice::Always.outcome()).await.unwrap();
-    let settled = r.fake.bot_messages().into_iter().find(|m| m.id == question.id).unwrap();
+    prompter
+        .settle(&dm, &id, Choice::Always.outcome())
+        .await
+        .unwrap();
+    let settled = r
+        .fake
+        .bot_messages()
+        .into_iter()
+        .find(|m| m.id == question.id)
+        .unwrap();
     assert_eq!(settled.content(), Choice::Always.outcome());
     assert!(!settled.has_buttons(), "buttons removed");
     r.quiet().await;
@@ -248,7 +283,11 @@ async fn a_revoked_token_is_down_with_the_fix_named() {
             assert!(!why.contains(r.fake.token()), "the token leaked: {why}");
             break;
         }
-        assert!(tokio::time::Instant::now() < deadline, "{}", r.discord.health());
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{}",
+            r.discord.health()
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -258,7 +297,10 @@ async fn rest_errors_carry_retry_after_and_retryability() {
     let r = Running::start().await;
     let channel = r.discord.handle().channel;
     let dm = target(objects::dm_channel(42), None);
-    r.fake.fail_next("create_message", Fault::TooManyRequests { retry_after: 1.5 });
+    r.fake.fail_next(
+        "create_message",
+        Fault::TooManyRequests { retry_after: 1.5 },
+    );
     let err = channel.send(&dm, "hi").await.unwrap_err();
     assert!(err.retryable);
     assert_eq!(err.retry_after, Some(Duration::from_millis(1500)));
@@ -275,7 +317,11 @@ async fn rest_errors_carry_retry_after_and_retryability() {
 async fn attachments_come_in_to_the_inbox_and_go_out_with_captions() {
     let mut r = Running::start().await;
     r.connected().await;
-    r.fake.inject(Incoming::dm(42, "look").with_file("cat.png", "image/png", vec![0x89, b'P', b'N', b'G']));
+    r.fake.inject(Incoming::dm(42, "look").with_file(
+        "cat.png",
+        "image/png",
+        vec![0x89, b'P', b'N', b'G'],
+    ));
     let got = r.next().await;
     assert_eq!(got.media.len(), 1);
     assert_eq!(got.media[0].kind, MediaKind::Photo);
@@ -292,11 +338,21 @@ async fn attachments_come_in_to_the_inbox_and_go_out_with_captions() {
         .media
         .clone()
         .unwrap()
-        .send_media(&thread, &OutboundMedia { path: report, caption: Some("the report".into()), as_photo: false })
+        .send_media(
+            &thread,
+            &OutboundMedia {
+                path: report,
+                caption: Some("the report".into()),
+                as_photo: false,
+            },
+        )
         .await
         .unwrap();
     let call = r.fake.calls_of("create_message").pop().unwrap();
-    assert_eq!(call.path, format!("/api/v10/channels/{}/messages", objects::thread_channel(1)));
+    assert_eq!(
+        call.path,
+        format!("/api/v10/channels/{}/messages", objects::thread_channel(1))
+    );
     assert_eq!(call.body["content"], "the report");
     assert_eq!(call.body["files"][0]["file_name"], "report.pdf");
     assert_eq!(call.body["files"][0]["size"], 8);
@@ -307,10 +363,34 @@ async fn placeholders_are_edited_in_place_with_typing_and_reactions() {
     let r = Running::start().await;
     let handle = r.discord.handle();
     let thread = target(objects::text_channel(1), Some(objects::thread_channel(1)));
-    let id = handle.placeholder.clone().unwrap().placeholder(&thread).await.unwrap();
-    handle.editor.clone().unwrap().edit(&thread, &id, "**done**").await.unwrap();
-    handle.typing.clone().unwrap().typing(&thread).await.unwrap();
-    handle.reactions.clone().unwrap().react(&thread, &id, "👍").await.unwrap();
+    let id = handle
+        .placeholder
+        .clone()
+        .unwrap()
+        .placeholder(&thread)
+        .await
+        .unwrap();
+    handle
+        .editor
+        .clone()
+        .unwrap()
+        .edit(&thread, &id, "**done**")
+        .await
+        .unwrap();
+    handle
+        .typing
+        .clone()
+        .unwrap()
+        .typing(&thread)
+        .await
+        .unwrap();
+    handle
+        .reactions
+        .clone()
+        .unwrap()
+        .react(&thread, &id, "👍")
+        .await
+        .unwrap();
     let shown = r.fake.bot_messages();
     assert_eq!(shown.len(), 1);
     assert_eq!(shown[0].content(), "**done**");

@@ -77,7 +77,11 @@ impl ApprovalPrompter for Discord {
 
 /// A button was pressed: answer the question if it is one of ours, and the interaction
 /// in any case.
-pub(super) async fn pressed(rest: &Rest, approvals: &PendingApprovals, press: &ComponentInteraction) {
+pub(super) async fn pressed(
+    rest: &Rest,
+    approvals: &PendingApprovals,
+    press: &ComponentInteraction,
+) {
     let answer = match approval::parse_button(&press.data.custom_id) {
         Some((request_id, choice)) => {
             let presser = format!("{}:{}", super::CHANNEL, press.user.id.get());
@@ -93,6 +97,9 @@ pub(super) async fn pressed(rest: &Rest, approvals: &PendingApprovals, press: &C
     };
     let path = format!("/interactions/{}/{}/callback", press.id.get(), press.token);
     if let Err(err) = rest.json(Method::POST, &path, &answer).await {
-        tracing::warn!(channel = super::CHANNEL, "could not answer a button press: {err}");
+        tracing::warn!(
+            channel = super::CHANNEL,
+            "could not answer a button press: {err}"
+        );
     }
 }

@@ -58,7 +58,10 @@ pub fn inbound(
     if message.author.bot || message.author.id.get() == me.id {
         return None;
     }
-    if !matches!(message.kind, MessageType::Regular | MessageType::InlineReply) {
+    if !matches!(
+        message.kind,
+        MessageType::Regular | MessageType::InlineReply
+    ) {
         return None; // joins, pins, thread-created notices and the like
     }
     let text = readable(message, me);
@@ -122,9 +125,14 @@ fn readable(message: &Message, me: &Me) -> String {
         let name = if user.id.get() == me.id {
             me.username.clone()
         } else {
-            user.global_name.clone().unwrap_or_else(|| user.name.clone())
+            user.global_name
+                .clone()
+                .unwrap_or_else(|| user.name.clone())
         };
-        for form in [format!("<@{}>", user.id.get()), format!("<@!{}>", user.id.get())] {
+        for form in [
+            format!("<@{}>", user.id.get()),
+            format!("<@!{}>", user.id.get()),
+        ] {
             text = text.replace(&form, &format!("@{name}"));
         }
     }
@@ -140,7 +148,10 @@ fn attachments(message: &Message) -> Vec<Attachment> {
         .iter()
         .map(|a| {
             let mime = a.content_type.clone();
-            let major = mime.as_deref().and_then(|m| m.split('/').next()).unwrap_or("");
+            let major = mime
+                .as_deref()
+                .and_then(|m| m.split('/').next())
+                .unwrap_or("");
             let kind = match major {
                 _ if voice => MediaKind::Voice,
                 "image" => MediaKind::Photo,
@@ -209,7 +220,9 @@ mod tests {
 
     #[test]
     fn a_reply_to_the_bot_addresses_it_and_threads_are_sessions() {
-        let replied = message(json!({"id": "1000", "author": user(999, "pincer", true), "content": "earlier"}));
+        let replied = message(
+            json!({"id": "1000", "author": user(999, "pincer", true), "content": "earlier"}),
+        );
         let msg = message(json!({
             "guild_id": "7", "content": "and then?", "type": 19,
             "message_reference": {"message_id": "1000", "channel_id": "600"},

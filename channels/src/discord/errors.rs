@@ -87,13 +87,21 @@ mod tests {
     #[test]
     fn statuses_are_classified() {
         assert!(!from_response(401, None, b"{}").retryable);
-        assert!(from_response(401, None, b"{}").message.contains("DISCORD_BOT_TOKEN"));
-        assert!(from_response(502, None, b"").retryable);
-        assert!(!from_response(403, None, br#"{"message":"Missing Access","code":50001}"#).retryable);
         assert!(
-            !gateway(&serenity::Error::Gateway(GatewayError::DisallowedGatewayIntents))
+            from_response(401, None, b"{}")
                 .message
-                .is_empty()
+                .contains("DISCORD_BOT_TOKEN")
+        );
+        assert!(from_response(502, None, b"").retryable);
+        assert!(
+            !from_response(403, None, br#"{"message":"Missing Access","code":50001}"#).retryable
+        );
+        assert!(
+            !gateway(&serenity::Error::Gateway(
+                GatewayError::DisallowedGatewayIntents
+            ))
+            .message
+            .is_empty()
         );
     }
 }

@@ -22,12 +22,12 @@ use serenity::prelude::GatewayIntents;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::Discord;
 use super::convert::{self, Attachment, CHANNEL, Me, Place};
 use super::errors;
 use super::handler::{Event, Handler};
 use super::order::Reorder;
 use super::rest::snowflake;
-use super::Discord;
 use crate::channel::{Channel, ChannelError, Health, InboundSender};
 use crate::message::{InboundMessage, MediaRef, Target};
 
@@ -207,7 +207,11 @@ impl Discord {
                 }
             };
             if !messages.is_empty() {
-                tracing::info!(channel = CHANNEL, count = messages.len(), "fetched messages missed while disconnected");
+                tracing::info!(
+                    channel = CHANNEL,
+                    count = messages.len(),
+                    "fetched messages missed while disconnected"
+                );
             }
             for message in messages {
                 forwarder.take(Box::new(message));
@@ -265,7 +269,9 @@ impl Discord {
             } else {
                 match self.download(&inbound.message_id, &attachment).await {
                     Ok(path) => {
-                        inbound.text.push_str(&format!("\n[attached: {}]", path.display()));
+                        inbound
+                            .text
+                            .push_str(&format!("\n[attached: {}]", path.display()));
                         Some(path)
                     }
                     Err(err) => {

@@ -38,8 +38,8 @@ use crate::channel::{ChannelError, Health, HealthChecker};
 use crate::registry::{ChannelHandle, ChannelInfo};
 use crate::render::discord_chunks;
 
-pub use convert::{CHANNEL, Me};
 use convert::Place;
+pub use convert::{CHANNEL, Me};
 use rest::Rest;
 
 /// What the Discord adapter needs from configuration.
@@ -93,7 +93,6 @@ impl Discord {
         handle.health = Some(Arc::clone(self) as _);
         handle
     }
-
 }
 
 /// The channel's health, set from the listen loop and from serenity's event tasks, and

@@ -89,7 +89,10 @@ mod tests {
         let mut r = Reorder::new(HOLD);
         assert!(r.push(1, 20, "second", t0));
         assert!(r.push(1, 10, "first", t0 + Duration::from_millis(2)));
-        assert!(r.ready(t0 + Duration::from_millis(10)).is_empty(), "still waiting");
+        assert!(
+            r.ready(t0 + Duration::from_millis(10)).is_empty(),
+            "still waiting"
+        );
         assert_eq!(r.ready(t0 + HOLD), vec!["first", "second"]);
         assert!(r.next_due().is_none());
     }
@@ -102,7 +105,10 @@ mod tests {
         r.push(2, 5, "b", t0 + Duration::from_millis(30));
         assert_eq!(r.ready(t0 + HOLD), vec!["a"]);
         assert_eq!(r.next_due(), Some(t0 + Duration::from_millis(30) + HOLD));
-        assert!(!r.push(1, 10, "a again", t0 + HOLD), "a replayed id is dropped");
+        assert!(
+            !r.push(1, 10, "a again", t0 + HOLD),
+            "a replayed id is dropped"
+        );
         assert_eq!(r.ready(t0 + Duration::from_millis(80)), vec!["b"]);
     }
 

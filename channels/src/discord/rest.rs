@@ -44,7 +44,9 @@ impl Rest {
         let client = reqwest::Client::builder()
             .timeout(TIMEOUT)
             .build()
-            .map_err(|err| ChannelError::permanent(format!("cannot build an HTTP client: {err}")))?;
+            .map_err(|err| {
+                ChannelError::permanent(format!("cannot build an HTTP client: {err}"))
+            })?;
         let token = token.trim();
         let token = token.strip_prefix("Bot ").unwrap_or(token);
         Ok(Self {
@@ -140,8 +142,9 @@ async fn execute(request: RequestBuilder) -> Result<Value, ChannelError> {
     if body.is_empty() {
         return Ok(Value::Null);
     }
-    serde_json::from_slice(&body)
-        .map_err(|e| ChannelError::transient(format!("Discord sent a reply Pincer could not read: {e}")))
+    serde_json::from_slice(&body).map_err(|e| {
+        ChannelError::transient(format!("Discord sent a reply Pincer could not read: {e}"))
+    })
 }
 
 /// A snowflake from a JSON string (Discord sends ids as strings).

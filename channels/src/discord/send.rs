@@ -52,7 +52,11 @@ fn text_body(text: &str) -> Value {
 }
 
 impl Discord {
-    pub(super) async fn send_text(&self, target: &Target, text: &str) -> Result<String, ChannelError> {
+    pub(super) async fn send_text(
+        &self,
+        target: &Target,
+        text: &str,
+    ) -> Result<String, ChannelError> {
         post_message(&self.rest, target, text_body(text)).await
     }
 }
@@ -115,7 +119,11 @@ impl MediaSender for Discord {
 #[async_trait]
 impl ReactionCapable for Discord {
     async fn react(&self, target: &Target, id: &str, emoji: &str) -> Result<(), ChannelError> {
-        let path = format!("{}/reactions/{}/@me", message_path(target, id)?, percent(emoji));
+        let path = format!(
+            "{}/reactions/{}/@me",
+            message_path(target, id)?,
+            percent(emoji)
+        );
         self.rest.empty(Method::PUT, &path).await.map(|_| ())
     }
 }
@@ -145,7 +153,10 @@ mod tests {
             thread_id: Some("600".into()),
         };
         assert_eq!(channel(&target).unwrap(), 600);
-        assert_eq!(message_path(&target, "7").unwrap(), "/channels/600/messages/7");
+        assert_eq!(
+            message_path(&target, "7").unwrap(),
+            "/channels/600/messages/7"
+        );
         assert_eq!(percent("👍"), "%F0%9F%91%8D");
     }
 }

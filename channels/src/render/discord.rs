@@ -18,7 +18,10 @@ mod tests {
     fn long_replies_fit_and_code_blocks_stay_balanced() {
         let mut text = String::new();
         for n in 0..30 {
-            text.push_str(&format!("Paragraph {n} with 猫 and 🦀. {}\n\n", "word ".repeat(40)));
+            text.push_str(&format!(
+                "Paragraph {n} with 猫 and 🦀. {}\n\n",
+                "word ".repeat(40)
+            ));
             text.push_str(&format!("```rust\n{}```\n\n", "let x = 1;\n".repeat(15)));
         }
         let chunks = discord_chunks(&text);

@@ -74,7 +74,8 @@ impl FakeDiscord {
     /// Queues `msg` as a MESSAGE_CREATE dispatch; returns its message id.
     pub fn inject(&self, msg: Incoming) -> u64 {
         let base = self.api_url();
-        self.shared.update(|inner| incoming::inject(inner, &base, msg))
+        self.shared
+            .update(|inner| incoming::inject(inner, &base, msg))
     }
 
     /// Test user `user` presses the button `custom_id` on message `message` of
@@ -103,8 +104,14 @@ impl FakeDiscord {
 
     /// The calls of one route (`create_message`, `typing`, … see `Call::route`).
     pub fn calls_of(&self, route: &str) -> Vec<Call> {
-        self.shared
-            .read(|inner| inner.calls.iter().filter(|c| c.route == route).cloned().collect())
+        self.shared.read(|inner| {
+            inner
+                .calls
+                .iter()
+                .filter(|c| c.route == route)
+                .cloned()
+                .collect()
+        })
     }
 
     /// Waits until `route` was called `n` times or `timeout` passes; returns its calls.
@@ -128,8 +135,14 @@ impl FakeDiscord {
     }
 
     /// Waits until a bot message in `channel` contains `needle`.
-    pub async fn wait_for_bot_text(&self, channel: u64, needle: &str, timeout: Duration) -> Option<Stored> {
-        let found = |m: &&Stored| m.from_bot && m.channel == channel && m.content().contains(needle);
+    pub async fn wait_for_bot_text(
+        &self,
+        channel: u64,
+        needle: &str,
+        timeout: Duration,
+    ) -> Option<Stored> {
+        let found =
+            |m: &&Stored| m.from_bot && m.channel == channel && m.content().contains(needle);
         self.shared
             .wait_until(timeout, |inner| inner.messages.iter().any(|m| found(&m)))
             .await;
@@ -204,7 +217,9 @@ impl FakeDiscord {
     pub async fn wait_connected(&self, timeout: Duration) -> bool {
         self.shared
             .wait_until(timeout, |inner| {
-                inner.gateway.live > 0 && inner.gateway.session.is_some() && !inner.gateway.is_down()
+                inner.gateway.live > 0
+                    && inner.gateway.session.is_some()
+                    && !inner.gateway.is_down()
             })
             .await
     }
@@ -219,7 +234,10 @@ impl FakeDiscord {
     /// Typing indications sent to channel `channel`.
     pub fn typing_in(&self, channel: u64) -> usize {
         let path = format!("/api/v10/channels/{channel}/typing");
-        self.calls_of("typing").iter().filter(|c| c.path == path).count()
+        self.calls_of("typing")
+            .iter()
+            .filter(|c| c.path == path)
+            .count()
     }
 }
 

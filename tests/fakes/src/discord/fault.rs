@@ -29,7 +29,11 @@ impl Fault {
                     .ok()
                     .filter(StatusCode::is_server_error)
                     .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-                (code, Json(json!({"message": "Internal Server Error", "code": 0}))).into_response()
+                (
+                    code,
+                    Json(json!({"message": "Internal Server Error", "code": 0})),
+                )
+                    .into_response()
             }
             Fault::Unauthorized => unauthorized(),
             Fault::Forbidden => error(403, "Missing Access", 50001),

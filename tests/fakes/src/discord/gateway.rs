@@ -17,10 +17,10 @@ use axum::response::{IntoResponse, Response};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 
+use super::TOKEN;
 use super::objects;
 use super::server::App;
 use super::state::{Inner, Kick, Session};
-use super::TOKEN;
 
 /// The heartbeat interval HELLO asks for.
 pub(crate) const HEARTBEAT_MS: u64 = 2000;
@@ -109,7 +109,11 @@ fn text(value: &Value) -> Message {
 fn pending(inner: &Inner, place: &Option<Place>, kick: u64) -> (Vec<Value>, Option<Kick>, bool) {
     let gateway = &inner.gateway;
     if gateway.kick != kick {
-        return (Vec::new(), Some(gateway.kick_kind.unwrap_or(Kick::Drop)), false);
+        return (
+            Vec::new(),
+            Some(gateway.kick_kind.unwrap_or(Kick::Drop)),
+            false,
+        );
     }
     let Some(place) = place else {
         return (Vec::new(), None, false);
@@ -139,14 +143,20 @@ fn handle(inner: &mut Inner, app: &App, payload: &Value, place: &mut Option<Plac
             gateway.sessions += 1;
             let id = format!("fake-session-{}", gateway.sessions);
             let first = gateway.session.is_none();
-            gateway.session = Some(Session { id: id.clone(), events: Vec::new() });
+            gateway.session = Some(Session {
+                id: id.clone(),
+                events: Vec::new(),
+            });
             gateway.dispatch("READY", objects::ready(&id, &app.gateway_url()));
             if first {
                 for (t, d) in std::mem::take(&mut gateway.backlog) {
                     gateway.dispatch(&t, d);
                 }
             }
-            *place = Some(Place { session: id, cursor: 0 });
+            *place = Some(Place {
+                session: id,
+                cursor: 0,
+            });
             Reply::Send(Vec::new())
         }
         Some(6) => {
@@ -164,7 +174,10 @@ fn handle(inner: &mut Inner, app: &App, payload: &Value, place: &mut Option<Plac
             let id = session.id.clone();
             gateway.resumes += 1;
             gateway.dispatch("RESUMED", json!({}));
-            *place = Some(Place { session: id, cursor: seq });
+            *place = Some(Place {
+                session: id,
+                cursor: seq,
+            });
             Reply::Send(Vec::new())
         }
         _ => Reply::Send(Vec::new()),

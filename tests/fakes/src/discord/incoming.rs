@@ -3,9 +3,9 @@
 
 use serde_json::Value;
 
+use super::BOT_ID;
 use super::objects::{self, Draft};
 use super::state::{Inner, Stored};
-use super::BOT_ID;
 
 /// Where a message is posted.
 #[derive(Debug, Clone, Copy)]
@@ -90,7 +90,13 @@ pub(crate) fn inject(inner: &mut Inner, base_url: &str, msg: Incoming) -> u64 {
     if let Some((name, mime, bytes)) = msg.file {
         let file_id = inner.snowflake();
         let path = format!("/attachments/{channel}/{file_id}/{name}");
-        attachments.push(objects::attachment(file_id, &name, &mime, bytes.len(), &format!("{base_url}{path}")));
+        attachments.push(objects::attachment(
+            file_id,
+            &name,
+            &mime,
+            bytes.len(),
+            &format!("{base_url}{path}"),
+        ));
         inner.files.insert(path, (bytes, mime));
     }
     let replied: Option<Value> = msg.reply_to.and_then(|r| {
@@ -108,7 +114,11 @@ pub(crate) fn inject(inner: &mut Inner, base_url: &str, msg: Incoming) -> u64 {
     let draft = Draft {
         author,
         content,
-        mentions: if msg.mention { vec![BOT_ID] } else { Vec::new() },
+        mentions: if msg.mention {
+            vec![BOT_ID]
+        } else {
+            Vec::new()
+        },
         attachments,
         components: serde_json::json!([]),
         replied,

@@ -27,10 +27,10 @@
 //! - `platform` — `FakePlatform` for the conformance suite
 //!
 //! ## Behaviour worth knowing
-//! - Ids: test user `n` is `1_000_000_000_000 + n`, their DM channel `2_000_000_000_000
-//!   + n`, guild text channel `g` is `3_000_000_000_000 + g` and its thread (type 11,
-//!   `parent_id` = the channel) `4_000_000_000_000 + g`. Messages, files and
-//!   interactions take increasing snowflakes from one counter.
+//! - Ids: test user `n` is `1_000_000_000_000 + n` and their DM channel
+//!   `2_000_000_000_000 + n`; guild text channel `g` is `3_000_000_000_000 + g` and its
+//!   thread (type 11, `parent_id` = the channel) `4_000_000_000_000 + g`. Messages,
+//!   files and interactions take increasing snowflakes from one counter.
 //! - REST needs `Authorization: Bot {TOKEN}` (401 otherwise, and for everything while
 //!   `revoke_token(true)`), except `GET /gateway` and interaction callbacks. Every call
 //!   is recorded first under a route name (see `Call::route`); `fail_next(route, …)`

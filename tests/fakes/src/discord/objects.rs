@@ -31,9 +31,15 @@ pub(crate) fn channel_json(id: u64) -> Option<Value> {
     let base = id / 1_000_000_000_000;
     let n = id % 1_000_000_000_000;
     let channel = match base {
-        2 => json!({"id": id.to_string(), "type": 1, "recipients": [user(user_id(n), false)], "last_message_id": null}),
-        3 => json!({"id": id.to_string(), "type": 0, "guild_id": GUILD_ID.to_string(), "name": format!("channel-{n}"), "position": n, "parent_id": null, "nsfw": false, "permission_overwrites": []}),
-        4 => json!({"id": id.to_string(), "type": 11, "guild_id": GUILD_ID.to_string(), "name": format!("thread-{n}"), "parent_id": text_channel(n).to_string(), "owner_id": user_id(n).to_string(), "thread_metadata": {"archived": false, "auto_archive_duration": 1440, "archive_timestamp": TIMESTAMP, "locked": false}}),
+        2 => {
+            json!({"id": id.to_string(), "type": 1, "recipients": [user(user_id(n), false)], "last_message_id": null})
+        }
+        3 => {
+            json!({"id": id.to_string(), "type": 0, "guild_id": GUILD_ID.to_string(), "name": format!("channel-{n}"), "position": n, "parent_id": null, "nsfw": false, "permission_overwrites": []})
+        }
+        4 => {
+            json!({"id": id.to_string(), "type": 11, "guild_id": GUILD_ID.to_string(), "name": format!("thread-{n}"), "parent_id": text_channel(n).to_string(), "owner_id": user_id(n).to_string(), "thread_metadata": {"archived": false, "auto_archive_duration": 1440, "archive_timestamp": TIMESTAMP, "locked": false}})
+        }
         _ => return None,
     };
     Some(channel)
@@ -91,7 +97,8 @@ pub(crate) fn message(id: u64, channel: u64, draft: &Draft) -> Value {
         "components": draft.components,
     });
     if let Some(replied) = &draft.replied {
-        msg["message_reference"] = json!({"message_id": replied["id"], "channel_id": channel.to_string(), "type": 0});
+        msg["message_reference"] =
+            json!({"message_id": replied["id"], "channel_id": channel.to_string(), "type": 0});
         msg["referenced_message"] = replied.clone();
     }
     msg
@@ -100,7 +107,10 @@ pub(crate) fn message(id: u64, channel: u64, draft: &Draft) -> Value {
 /// A gateway MESSAGE_CREATE's `d`: the message plus `guild_id` and `member` in a guild.
 pub(crate) fn gateway_message(msg: &Value) -> Value {
     let mut d = msg.clone();
-    let channel = msg["channel_id"].as_str().and_then(|c| c.parse().ok()).unwrap_or(0);
+    let channel = msg["channel_id"]
+        .as_str()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
     if in_guild(channel) {
         d["guild_id"] = json!(GUILD_ID.to_string());
         d["member"] = json!({"roles": [], "joined_at": TIMESTAMP, "deaf": false, "mute": false, "flags": 0, "nick": null});
@@ -123,7 +133,10 @@ pub(crate) fn ready(session_id: &str, resume_url: &str) -> Value {
 
 /// INTERACTION_CREATE's `d` for a press of the button `custom_id` on `message`.
 pub(crate) fn button_press(id: u64, message: &Value, presser: u64, custom_id: &str) -> Value {
-    let channel = message["channel_id"].as_str().and_then(|c| c.parse().ok()).unwrap_or(0);
+    let channel = message["channel_id"]
+        .as_str()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
     let mut d = json!({
         "id": id.to_string(),
         "application_id": BOT_ID.to_string(),

@@ -14,8 +14,8 @@ use crate::platform::{FakePlatform, Shown};
 
 /// A thread's parent channel; other channels are their own chat.
 fn chat_of(channel: u64) -> (u64, Option<u64>) {
-    let parent = channel_json(channel)
-        .and_then(|c| c["parent_id"].as_str().and_then(|p| p.parse().ok()));
+    let parent =
+        channel_json(channel).and_then(|c| c["parent_id"].as_str().and_then(|p| p.parse().ok()));
     match parent {
         Some(parent) => (parent, Some(channel)),
         None => (channel, None),
@@ -115,9 +115,11 @@ impl FakePlatform for FakeDiscord {
         let Ok(chat) = chat.parse::<u64>() else {
             return false;
         };
-        let newest = self.bot_messages().into_iter().rev().find(|m| {
-            m.has_buttons() && chat_of(m.channel).0 == chat
-        });
+        let newest = self
+            .bot_messages()
+            .into_iter()
+            .rev()
+            .find(|m| m.has_buttons() && chat_of(m.channel).0 == chat);
         let Some(message) = newest else {
             return false;
         };
@@ -138,7 +140,10 @@ impl FakePlatform for FakeDiscord {
         // Like a person's client: wait (briefly) until the bot answers the press.
         self.shared
             .wait_until(Duration::from_secs(3), |inner| {
-                inner.answers.iter().any(|a| a.interaction_id == interaction)
+                inner
+                    .answers
+                    .iter()
+                    .any(|a| a.interaction_id == interaction)
             })
             .await;
         true

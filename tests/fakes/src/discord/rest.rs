@@ -6,11 +6,11 @@
 
 use std::time::Instant;
 
+use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Multipart, Path, RawQuery, Request, State};
 use axum::http::{Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
 use serde_json::{Value, json};
 
 use super::fault::{error, unauthorized};
@@ -61,12 +61,18 @@ async fn read_body(request: Request) -> Result<Body, String> {
         } else {
             serde_json::from_slice(&bytes).map_err(|e| format!("body is not JSON: {e}"))?
         };
-        return Ok(Body { json, files: Vec::new() });
+        return Ok(Body {
+            json,
+            files: Vec::new(),
+        });
     }
     let mut form = Multipart::from_request(request, &())
         .await
         .map_err(|e| e.to_string())?;
-    let mut body = Body { json: Value::Null, files: Vec::new() };
+    let mut body = Body {
+        json: Value::Null,
+        files: Vec::new(),
+    };
     while let Some(field) = form.next_field().await.map_err(|e| e.to_string())? {
         let name = field.name().unwrap_or_default().to_string();
         let file_name = field.file_name().map(str::to_string);
@@ -74,7 +80,8 @@ async fn read_body(request: Request) -> Result<Body, String> {
         match file_name {
             Some(file_name) => body.files.push((name, file_name, bytes)),
             None if name == "payload_json" => {
-                body.json = serde_json::from_slice(&bytes).map_err(|e| format!("payload_json: {e}"))?;
+                body.json =
+                    serde_json::from_slice(&bytes).map_err(|e| format!("payload_json: {e}"))?;
             }
             None => {}
         }
@@ -118,7 +125,13 @@ pub(crate) async fn api(
     let call = Call {
         route: name.to_string(),
         method: method.to_string(),
-        path: format!("/api/v10/{path}{}", query.as_deref().map(|q| format!("?{q}")).unwrap_or_default()),
+        path: format!(
+            "/api/v10/{path}{}",
+            query
+                .as_deref()
+                .map(|q| format!("?{q}"))
+                .unwrap_or_default()
+        ),
         body: recorded,
         at: Instant::now(),
     };
@@ -138,7 +151,12 @@ pub(crate) async fn api(
         Ok(body) => body,
         Err(why) => return error(400, &why, 50109),
     };
-    let id = |i: usize| segments.get(i).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
+    let id = |i: usize| {
+        segments
+            .get(i)
+            .and_then(|s| s.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
     match name {
         "get_gateway" => Json(json!({"url": app.gateway_url()})).into_response(),
         "get_gateway_bot" => Json(json!({
@@ -200,7 +218,10 @@ fn create(inner: &mut Inner, app: &App, channel: u64, body: Body) -> Response {
     if objects::channel_json(channel).is_none() {
         return error(404, "Unknown Channel", 10003);
     }
-    let content = body.json["content"].as_str().unwrap_or_default().to_string();
+    let content = body.json["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     if too_long(&content) {
         return invalid_length();
     }
@@ -214,8 +235,16 @@ fn create(inner: &mut Inner, app: &App, channel: u64, body: Body) -> Response {
     for (_, name, bytes) in body.files {
         let file_id = inner.snowflake();
         let path = format!("/attachments/{channel}/{file_id}/{name}");
-        attachments.push(objects::attachment(file_id, &name, "application/octet-stream", bytes.len(), &format!("{}{path}", app.base_url)));
-        inner.files.insert(path, (bytes.to_vec(), "application/octet-stream".into()));
+        attachments.push(objects::attachment(
+            file_id,
+            &name,
+            "application/octet-stream",
+            bytes.len(),
+            &format!("{}{path}", app.base_url),
+        ));
+        inner
+            .files
+            .insert(path, (bytes.to_vec(), "application/octet-stream".into()));
     }
     let draft = Draft {
         author: BOT_ID,
@@ -226,9 +255,18 @@ fn create(inner: &mut Inner, app: &App, channel: u64, body: Body) -> Response {
         replied: None,
     };
     let json = objects::message(id, channel, &draft);
-    inner.messages.push(Stored { id, channel, author: BOT_ID, from_bot: true, json: json.clone(), edits: 0 });
+    inner.messages.push(Stored {
+        id,
+        channel,
+        author: BOT_ID,
+        from_bot: true,
+        json: json.clone(),
+        edits: 0,
+    });
     // Discord echoes the bot's own messages to it over the gateway.
-    inner.gateway.dispatch("MESSAGE_CREATE", objects::gateway_message(&json));
+    inner
+        .gateway
+        .dispatch("MESSAGE_CREATE", objects::gateway_message(&json));
     Json(json).into_response()
 }
 
@@ -257,7 +295,11 @@ fn answer(inner: &mut Inner, interaction: u64, body: Value) -> Response {
     let Some(pressed) = inner.pressed.get(&interaction).copied() else {
         return error(404, "Unknown interaction", 10062);
     };
-    if inner.answers.iter().any(|a| a.interaction_id == interaction) {
+    if inner
+        .answers
+        .iter()
+        .any(|a| a.interaction_id == interaction)
+    {
         return error(400, "Interaction has already been acknowledged.", 40060);
     }
     // Type 7 (UPDATE_MESSAGE) changes the message the button is on.
@@ -271,7 +313,10 @@ fn answer(inner: &mut Inner, interaction: u64, body: Value) -> Response {
         }
         message.edits += 1;
     }
-    inner.answers.push(Answer { interaction_id: interaction, body });
+    inner.answers.push(Answer {
+        interaction_id: interaction,
+        body,
+    });
     StatusCode::NO_CONTENT.into_response()
 }
 

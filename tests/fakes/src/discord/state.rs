@@ -199,7 +199,11 @@ impl Shared {
 
     /// Waits until `done` holds (checked now and after each change), or `timeout`;
     /// returns whether it holds.
-    pub(crate) async fn wait_until(&self, timeout: Duration, mut done: impl FnMut(&Inner) -> bool) -> bool {
+    pub(crate) async fn wait_until(
+        &self,
+        timeout: Duration,
+        mut done: impl FnMut(&Inner) -> bool,
+    ) -> bool {
         let mut changes = self.changes();
         let wait = async {
             loop {
