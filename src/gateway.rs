@@ -109,6 +109,7 @@ pub fn build_agent(
             scrubber,
             approvers: Default::default(),
             grants: Some(store.clone()),
+            hooks: crate::tools::hooks::Hooks::new(&config.tools.hooks),
         },
         store: store.clone(),
         models: Models::from_config(config, secrets, env)?,
@@ -187,7 +188,11 @@ pub fn start(
 }
 
 /// Every secret value loaded at start, for the scrubber.
-fn secret_values(config: &Config, secrets: &Secrets, env: &[(String, String)]) -> Vec<String> {
+pub(crate) fn secret_values(
+    config: &Config,
+    secrets: &Secrets,
+    env: &[(String, String)],
+) -> Vec<String> {
     use secrecy::ExposeSecret;
     let mut values: Vec<String> = Vec::new();
     for (name, provider) in &config.providers {

@@ -248,7 +248,7 @@ async fn a_long_reply_arrives_in_ordered_chunks_within_2000_characters() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reply_streams_into_a_placeholder_by_edits() {
+async fn a_slow_reply_streams_by_editing_one_message() {
     let s = setup("").await;
     s.model.push(Step::slow_text(
         "one two three four five six seven eight nine ten eleven twelve",

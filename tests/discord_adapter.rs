@@ -359,17 +359,11 @@ async fn attachments_come_in_to_the_inbox_and_go_out_with_captions() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn placeholders_are_edited_in_place_with_typing_and_reactions() {
+async fn messages_are_edited_in_place_with_typing_and_reactions() {
     let r = Running::start().await;
     let handle = r.discord.handle();
     let thread = target(objects::text_channel(1), Some(objects::thread_channel(1)));
-    let id = handle
-        .placeholder
-        .clone()
-        .unwrap()
-        .placeholder(&thread)
-        .await
-        .unwrap();
+    let id = handle.channel.send(&thread, "**do**").await.unwrap();
     handle
         .editor
         .clone()

@@ -480,3 +480,115 @@ async fn a_job_made_in_a_chat_is_delivered_to_that_chat() {
         "a one-shot job is gone after it ran: {list}"
     );
 }
+
+/// Config that makes `write_file` need the owner's yes, with a short wait.
+const ASK_WRITES: &str =
+    "\n[tools.permissions]\nask = [\"write_file\"]\napproval_timeout_secs = 3\n";
+
+fn write_step(name: &str) -> Step {
+    Step::tool_call(
+        "write_file",
+        serde_json::json!({"path": name, "content": "x"}),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_risky_call_waits_for_the_owners_button_and_strangers_cannot_press_it() {
+    let group = format!("groups = [\"-1001\"]\n{ASK_WRITES}");
+    let s = setup(&group, "owners = [\"telegram:42\"]").await;
+    s.model
+        .push_all([write_step("plan.md"), Step::text("Plan saved.")]);
+    let _gateway = s.start();
+    s.telegram
+        .inject(Incoming::group(-1001, 42, "save the plan").mentioning_bot());
+    let question = s.wait_for_text(-1001, "Allow write_file `plan.md`?").await;
+    let buttons: Vec<String> = s
+        .telegram
+        .buttons(-1001, question.message_id)
+        .into_iter()
+        .map(|(label, _)| label)
+        .collect();
+    assert_eq!(buttons, ["Allow once", "Always", "Deny"]);
+
+    // Another member of the group presses: told no, and nothing runs.
+    s.telegram
+        .press(-1001, 7, ":once")
+        .expect("buttons on screen");
+    let toast = s
+        .telegram
+        .wait_for_call("answerCallbackQuery", WAIT)
+        .await
+        .expect("the press is answered");
+    assert!(
+        toast
+            .param("text")
+            .as_str()
+            .unwrap()
+            .contains("Only the owner"),
+        "{:?}",
+        toast.params
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!s.home.workspace().join("plan.md").exists());
+
+    s.telegram
+        .press(-1001, 42, ":once")
+        .expect("still on screen");
+    s.wait_for_text(-1001, "Plan saved.").await;
+    assert!(s.home.workspace().join("plan.md").exists());
+    // The question now says what happened, and its buttons are gone.
+    let settled = s.wait_for_text(-1001, "Allowed once").await;
+    assert_eq!(settled.message_id, question.message_id);
+    assert!(s.telegram.buttons(-1001, question.message_id).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deny_always_and_silence_each_reach_the_waiting_call() {
+    let s = setup(ASK_WRITES, "owners = [\"telegram:42\"]").await;
+    s.model.push_all([
+        write_step("denied.md"),
+        Step::text("Understood, not written."),
+        write_step("kept.md"),
+        Step::text("Written, and I won't ask again."),
+        write_step("kept.md"),
+        Step::text("Written again without asking."),
+        write_step("late.md"),
+        Step::text("No answer, so I left it."),
+    ]);
+    let _gateway = s.start();
+
+    s.telegram.inject(Incoming::dm(42, "write denied.md"));
+    s.wait_for_text(42, "Allow write_file `denied.md`?").await;
+    s.telegram.press(42, 42, ":deny").expect("buttons");
+    s.wait_for_text(42, "Understood, not written.").await;
+    assert!(!s.home.workspace().join("denied.md").exists());
+    let refused = s.model.requests()[1].body["messages"].to_string();
+    assert!(refused.contains("did not approve"), "{refused}");
+
+    s.telegram.inject(Incoming::dm(42, "write kept.md"));
+    s.wait_for_text(42, "Allow write_file `kept.md`?").await;
+    s.telegram.press(42, 42, ":always").expect("buttons");
+    s.wait_for_text(42, "Written, and I won't ask again.").await;
+    s.telegram.inject(Incoming::dm(42, "write kept.md again"));
+    s.wait_for_text(42, "Written again without asking.").await;
+    let asked = s
+        .shown()
+        .iter()
+        .filter(|m| m.text.contains("Allow write_file `kept.md`?") || m.text.contains("kept.md`"))
+        .count();
+    assert_eq!(asked, 1, "\"always\" is remembered: {:#?}", s.shown());
+
+    // Nobody answers: after approval_timeout_secs the call is refused and the
+    // question says so.
+    s.telegram.inject(Incoming::dm(42, "write late.md"));
+    s.wait_for_text(42, "Allow write_file `late.md`?").await;
+    s.wait_for_text(42, "No answer, so I left it.").await;
+    s.wait_for_text(42, "No answer — write_file `late.md` was not run")
+        .await;
+    assert!(!s.home.workspace().join("late.md").exists());
+    // A press after the timeout is told the question is closed.
+    assert!(
+        s.telegram.press(42, 42, ":once").is_none(),
+        "buttons removed"
+    );
+}

@@ -69,7 +69,7 @@ async fn photos_and_documents_go_out_with_captions_into_their_topic() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn placeholders_are_edited_in_place_and_reactions_land() {
+async fn sent_messages_are_edited_in_place_and_reactions_land() {
     let fake = FakeTelegram::start().await;
     let dir = tempfile::tempdir().unwrap();
     let telegram = adapter(&fake, dir.path());
@@ -79,13 +79,7 @@ async fn placeholders_are_edited_in_place_and_reactions_land() {
         chat_id: "42".into(),
         thread_id: None,
     };
-    let id = handle
-        .placeholder
-        .clone()
-        .unwrap()
-        .placeholder(&dm)
-        .await
-        .unwrap();
+    let id = handle.channel.send(&dm, "so far").await.unwrap();
     let editor = handle.editor.clone().unwrap();
     editor.edit(&dm, &id, "**done**").await.unwrap();
     // Editing to the same text is not an error (Telegram says "not modified").

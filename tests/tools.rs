@@ -364,3 +364,57 @@ async fn an_unknown_deny_group_is_refused_at_start_with_the_list() {
         .fails_with(&["`net`", "destructive", "reverse_shell"]);
     assert!(fake.requests().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_owners_hooks_refuse_calls_and_rewrite_results() {
+    let fake = FakeModel::start().await;
+    let home = TestHome::new();
+    // The pre hook refuses `exec` pushes and logs every call it sees; the post hook
+    // redacts a word from read_file results. Hooks run in the workspace.
+    home.write_config(&common::openai_config(
+        &fake,
+        r#"[tools.hooks.guard]
+event = "pre"
+tools = ["exec", "read_*"]
+command = "input=$(cat); echo \"$input\" >> hook-calls.jsonl; case \"$input\" in *'git push'*) echo 'pushing needs a review first'; exit 1;; esac"
+
+[tools.hooks.redact]
+event = "post"
+tools = ["read_file"]
+command = "sed -n 's/.*\"result\":\"\\([^\"]*\\)\".*/\\1/p' | sed 's/hunter2/[hidden]/'"
+"#,
+    ));
+    std::fs::create_dir_all(home.workspace()).unwrap();
+    std::fs::write(home.workspace().join("notes.txt"), "password hunter2").unwrap();
+    fake.push(Step::tool_calls([
+        ("exec", json!({"command": "git push origin main"})),
+        ("exec", json!({"command": "echo fine"})),
+        ("read_file", json!({"path": "notes.txt"})),
+        (
+            "edit_file",
+            json!({"path": "notes.txt", "old_text": "x", "new_text": "x"}),
+        ),
+    ]));
+    fake.push(Step::text("done"));
+    let run = home.run(&["chat", "-m", "try the hooks"]);
+    assert!(run.ok(), "{run:?}");
+    let results = tool_results(&fake, 1);
+    assert!(
+        results[0].contains("hook `guard` refused this exec call: pushing needs a review first"),
+        "{}",
+        results[0]
+    );
+    assert!(results[1].contains("fine"), "{}", results[1]);
+    assert!(results[2].contains("password [hidden]"), "{}", results[2]);
+    assert!(!results[2].contains("hunter2"), "{}", results[2]);
+    assert!(
+        results[3].contains("old_text and new_text are the same"),
+        "{}",
+        results[3]
+    );
+    let seen = std::fs::read_to_string(home.workspace().join("hook-calls.jsonl")).unwrap();
+    assert!(
+        seen.contains(r#""tool":"exec""#) && seen.contains(r#""tool":"read_file""#),
+        "{seen}"
+    );
+}

@@ -80,12 +80,6 @@ pub trait MessageEditor: Send + Sync {
     -> Result<(), ChannelError>;
 }
 
-/// Sends a short placeholder ("…") to be edited as the reply streams in.
-#[async_trait]
-pub trait PlaceholderCapable: Send + Sync {
-    async fn placeholder(&self, target: &Target) -> Result<String, ChannelError>;
-}
-
 /// A file to send: a path inside the workspace, and how to present it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutboundMedia {

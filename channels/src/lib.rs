@@ -7,7 +7,7 @@
 //! - `approval` — questions asked with buttons, and who may answer them
 //! - `message`  — `InboundMessage` / `OutboundMessage` and their typed parts
 //! - `channel`  — the `Channel` trait every adapter implements, the capability traits
-//!   (typing, editing, placeholders, media, reactions, approvals, health), `ChannelError`
+//!   (typing, editing, media, reactions, approvals, health), `ChannelError`
 //! - `registry` — the one registry of running channels and what each can do
 //! - `manager`  — delivery shared by every channel: split, pace, retry, stream, typing
 //! - `render`   — splitting markdown to a platform's limit, platform markup
@@ -32,7 +32,7 @@ pub mod terminal;
 
 pub use channel::{
     ApprovalPrompter, Channel, ChannelError, Health, HealthChecker, InboundSender, MediaSender,
-    MessageEditor, OutboundMedia, PlaceholderCapable, ReactionCapable, TypingCapable,
+    MessageEditor, OutboundMedia, ReactionCapable, TypingCapable,
 };
 pub use message::{
     Ack, ChatKind, Done, InboundMessage, MediaKind, MediaRef, OutboundBody, OutboundMessage,

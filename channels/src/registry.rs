@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::channel::{
-    ApprovalPrompter, Channel, Health, HealthChecker, MediaSender, MessageEditor,
-    PlaceholderCapable, ReactionCapable, TypingCapable,
+    ApprovalPrompter, Channel, Health, HealthChecker, MediaSender, MessageEditor, ReactionCapable,
+    TypingCapable,
 };
 
 /// How the manager treats a channel's messages.
@@ -18,7 +18,7 @@ pub struct ChannelInfo {
     pub split: fn(&str) -> Vec<String>,
     /// The least time between two messages (or edits) to one chat.
     pub min_interval: Duration,
-    /// How often a streaming reply's placeholder is edited.
+    /// How often a streaming reply is edited.
     pub edit_interval: Duration,
     /// How often "typing…" must be refreshed to stay visible.
     pub typing_interval: Duration,
@@ -31,7 +31,6 @@ pub struct ChannelHandle {
     pub info: ChannelInfo,
     pub typing: Option<Arc<dyn TypingCapable>>,
     pub editor: Option<Arc<dyn MessageEditor>>,
-    pub placeholder: Option<Arc<dyn PlaceholderCapable>>,
     pub media: Option<Arc<dyn MediaSender>>,
     pub reactions: Option<Arc<dyn ReactionCapable>>,
     pub approvals: Option<Arc<dyn ApprovalPrompter>>,
@@ -46,7 +45,6 @@ impl ChannelHandle {
             info,
             typing: None,
             editor: None,
-            placeholder: None,
             media: None,
             reactions: None,
             approvals: None,
@@ -58,9 +56,9 @@ impl ChannelHandle {
         self.channel.name()
     }
 
-    /// Whether replies can stream by editing a placeholder in place.
+    /// Whether replies can stream by editing the message in place.
     pub fn can_stream(&self) -> bool {
-        self.editor.is_some() && self.placeholder.is_some()
+        self.editor.is_some()
     }
 
     pub fn health(&self) -> Health {

@@ -430,6 +430,18 @@ fn other_meaning_checks() {
         &["url = "],
     );
     has(
+        &err("[tools.hooks.audit]\nevent = \"post\"\n"),
+        &["line 1", "`tools.hooks.audit` needs command"],
+    );
+    has(
+        &err("[tools.hooks.audit]\nevent = \"during\"\ncommand = \"x\"\n"),
+        &["line 2", "pre", "post"],
+    );
+    has(
+        &err("[tools.permissions]\napproval_timeout_secs = 0\n"),
+        &["at least 1"],
+    );
+    has(
         &err("[mcp.servers.x]\nargs = [\"a\"]\n"),
         &["line 1", "`mcp.servers.x` needs exactly one"],
     );

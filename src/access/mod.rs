@@ -96,13 +96,29 @@ impl Gate {
         if message.channel == "terminal" {
             return Ok(true);
         }
+        Ok(self
+            .owner_ids(&message.channel)
+            .await?
+            .contains(&message.sender.canonical))
+    }
+
+    /// The canonical ids of those who own `channel`: its entries in `agent.owners`, or,
+    /// when that names nobody at all, the first sender ever approved on it.
+    pub async fn owner_ids(&self, channel: &str) -> Result<Vec<String>, StoreError> {
         if !self.owners.is_empty() {
-            return Ok(self.owners.contains(&message.sender.canonical));
+            let prefix = format!("{channel}:");
+            return Ok(self
+                .owners
+                .iter()
+                .filter(|o| o.starts_with(&prefix))
+                .cloned()
+                .collect());
         }
-        let approved = self.store.approved(Some(&message.channel)).await?;
+        let approved = self.store.approved(Some(channel)).await?;
         Ok(approved
             .first()
-            .is_some_and(|first| first.sender_raw == message.sender.raw_id))
+            .map(|first| vec![format!("{channel}:{}", first.sender_raw)])
+            .unwrap_or_default())
     }
 
     async fn check_dm(

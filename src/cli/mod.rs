@@ -3,6 +3,7 @@
 
 mod chat;
 mod cron;
+mod doctor;
 mod onboard;
 mod pairing;
 mod run;
@@ -57,6 +58,8 @@ pub enum Command {
     Pairing(pairing::Command),
     /// Gateway, channel health, today's usage and cost
     Status,
+    /// Check config, secrets, providers, channels and MCP servers; say how to fix each problem
+    Doctor,
     /// Scheduled jobs: list, add, remove, run, enable
     #[command(subcommand)]
     Cron(cron::Command),
@@ -89,6 +92,7 @@ pub fn main(cli: Cli) -> ExitCode {
             Command::Sessions(command) => sessions::run(&home, command).await,
             Command::Pairing(command) => pairing::run(&home, command).await,
             Command::Status => status::run(&home).await,
+            Command::Doctor => doctor::run(&home).await,
             Command::Cron(command) => cron::run(&home, command).await,
         }
     });

@@ -41,6 +41,7 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
     }
     let shutdown = CancellationToken::new();
     let running = crate::start(home, &config, &secrets, &env, shutdown.clone())?;
+    register_approvers(&config, &registry, &running.agent, &approvals);
     let stop = stop_signal()?;
     let mut listeners = Vec::new();
     for handle in registry.handles() {
@@ -163,6 +164,32 @@ pub(super) fn channels(
         }
     }
     Ok(registry)
+}
+
+/// Every channel that can show buttons asks its owner to approve "ask" calls.
+fn register_approvers(
+    config: &Config,
+    registry: &Registry,
+    agent: &crate::agent::Agent,
+    approvals: &Arc<PendingApprovals>,
+) {
+    let gate = Arc::new(crate::access::Gate::new(config, agent.store.clone()));
+    let wait = Duration::from_secs(config.tools.permissions.approval_timeout_secs);
+    for handle in registry.handles() {
+        if let Some(prompter) = &handle.approvals {
+            let approver = crate::tools::approval::ChatApprover {
+                channel: handle.name().to_string(),
+                prompter: Arc::clone(prompter),
+                pending: Arc::clone(approvals),
+                gate: Arc::clone(&gate),
+                wait,
+            };
+            agent
+                .guard
+                .approvers
+                .register(handle.name(), Arc::new(approver));
+        }
+    }
 }
 
 /// The heartbeat, when `heartbeat.enabled`: it reports to the first owner's chat.

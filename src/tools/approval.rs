@@ -1,13 +1,19 @@
 //! Approvals: a call the permission rules mark "ask" waits for the owner's answer —
 //! allow once, always (stored, so the same call never asks again), or no. Who asks
 //! depends on where the turn came from: each channel that can ask registers an
-//! approver (the terminal asks y/n when it is a real terminal). Where nobody can be
-//! asked (piped input, `chat -m`, scheduled runs), "ask" is a no with the reason.
+//! approver — the terminal asks y/n when it is a real terminal; a chat channel with
+//! buttons (`ChatApprover`) posts the question in the turn's chat, and only the
+//! channel's owner may press. No answer in time is a no. Where nobody can be asked
+//! (piped input, `chat -m`, scheduled runs), "ask" is a no with the reason.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
+use pincer_channels::approval::{Choice, PendingApprovals};
+use pincer_channels::{ApprovalPrompter, Target};
+
+use crate::access::Gate;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Approval {
@@ -22,6 +28,8 @@ pub struct Request {
     pub tool: String,
     /// What the call would do, in a line ("git push origin", "notes/plan.md").
     pub subject: String,
+    /// The chat the turn answers: where a chat channel asks.
+    pub origin: Target,
 }
 
 #[async_trait]
@@ -76,5 +84,85 @@ impl Approver for TerminalApprover {
             Some("a" | "always") => Approval::Always,
             _ => Approval::Deny,
         }
+    }
+}
+
+/// A chat channel with buttons: the question goes to the turn's chat with Allow once /
+/// Always / Deny, the channel's owners may answer, and the question is replaced by
+/// its outcome when answered or when it times out.
+pub struct ChatApprover {
+    pub channel: String,
+    pub prompter: Arc<dyn ApprovalPrompter>,
+    pub pending: Arc<PendingApprovals>,
+    /// Knows who owns the channel (agent.owners, else the first approved sender).
+    pub gate: Arc<Gate>,
+    pub wait: std::time::Duration,
+}
+
+#[async_trait]
+impl Approver for ChatApprover {
+    async fn approve(&self, request: &Request) -> Approval {
+        let owners = match self.gate.owner_ids(&self.channel).await {
+            Ok(owners) if !owners.is_empty() => owners,
+            Ok(_) => {
+                tracing::warn!(channel = %self.channel, "an approval was needed but the channel has no owner yet; denied");
+                return Approval::Deny;
+            }
+            Err(err) => {
+                tracing::warn!("cannot tell who owns {}: {err}; denied", self.channel);
+                return Approval::Deny;
+            }
+        };
+        let (id, answer) = self.pending.open(owners);
+        let question = format!(
+            "🔐 Allow {} `{}`?\n(Only my owner can answer; no answer in {} is a no.)",
+            request.tool,
+            request.subject,
+            minutes(self.wait)
+        );
+        let message = match self.prompter.ask(&request.origin, &question, &id).await {
+            Ok(message) => message,
+            Err(err) => {
+                self.pending.close(&id);
+                tracing::warn!(channel = %self.channel, "could not ask for approval: {err}; denied");
+                return Approval::Deny;
+            }
+        };
+        let choice = match tokio::time::timeout(self.wait, answer).await {
+            Ok(Ok(choice)) => Some(choice),
+            _ => None,
+        };
+        self.pending.close(&id);
+        let outcome = match choice {
+            Some(choice) => format!(
+                "{} — {} `{}`",
+                choice.outcome(),
+                request.tool,
+                request.subject
+            ),
+            None => format!(
+                "⌛ No answer — {} `{}` was not run",
+                request.tool, request.subject
+            ),
+        };
+        if let Err(err) = self
+            .prompter
+            .settle(&request.origin, &message, &outcome)
+            .await
+        {
+            tracing::warn!(channel = %self.channel, "could not update the approval question: {err}");
+        }
+        match choice {
+            Some(Choice::Once) => Approval::Once,
+            Some(Choice::Always) => Approval::Always,
+            Some(Choice::Deny) | None => Approval::Deny,
+        }
+    }
+}
+
+fn minutes(wait: std::time::Duration) -> String {
+    match wait.as_secs() {
+        s if s < 120 => format!("{s} seconds"),
+        s => format!("{} minutes", s / 60),
     }
 }

@@ -138,20 +138,25 @@ impl Tool for EditFile {
         )
     }
 
-    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
-        let rel = string_arg(&args, "path")?;
-        let old = string_arg(&args, "old_text")?;
-        let new = string_arg(&args, "new_text")?;
+    fn validate(&self, args: &Value) -> Result<(), ToolError> {
+        let old = string_arg(args, "old_text")?;
         if old.is_empty() {
             return Err(ToolError::new(
                 "old_text is empty; give the exact text to replace",
             ));
         }
-        if old == new {
+        if old == string_arg(args, "new_text")? {
             return Err(ToolError::new(
                 "old_text and new_text are the same; nothing would change",
             ));
         }
+        Ok(())
+    }
+
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
+        let rel = string_arg(&args, "path")?;
+        let old = string_arg(&args, "old_text")?;
+        let new = string_arg(&args, "new_text")?;
         let path = confine(&ctx.workspace, rel)?;
         let text = tokio::fs::read_to_string(&path)
             .await

@@ -19,6 +19,7 @@ mod budget;
 mod confine;
 pub mod exec;
 mod fs;
+pub mod hooks;
 pub mod permissions;
 mod schema;
 mod search;
@@ -43,6 +44,7 @@ use crate::mcp::McpManager;
 use crate::scrub::Scrubber;
 use crate::store::Store;
 use approval::{Approval, Approvers};
+use hooks::Hooks;
 
 /// The most a tool result may put into the conversation.
 pub const MAX_RESULT_BYTES: usize = 32 * 1024;
@@ -80,6 +82,11 @@ pub trait Tool: Send + Sync {
     fn max_result_bytes(&self) -> usize {
         MAX_RESULT_BYTES
     }
+    /// Checks the schema cannot express (an edit that changes nothing, an empty
+    /// command), run before hooks and permissions so the model can fix its call.
+    fn validate(&self, _args: &Value) -> Result<(), ToolError> {
+        Ok(())
+    }
     /// Run the call. `args` is the model's JSON input, already checked against the
     /// tool's schema.
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError>;
@@ -110,6 +117,8 @@ pub struct Guard {
     pub approvers: Approvers,
     /// Where "always" answers are kept; none means they are not remembered.
     pub grants: Option<Store>,
+    /// The owner's commands run before and after matching calls.
+    pub hooks: Hooks,
 }
 
 impl Default for Guard {
@@ -119,6 +128,7 @@ impl Default for Guard {
             scrubber: Arc::new(Scrubber::new(Vec::new())),
             approvers: Approvers::default(),
             grants: None,
+            hooks: Hooks::default(),
         }
     }
 }
@@ -133,11 +143,11 @@ impl Guard {
         {
             return Ok(());
         }
-        let approver = ctx
+        let asked = ctx
             .origin
             .as_ref()
-            .and_then(|o| self.approvers.get(&o.channel));
-        let Some(approver) = approver else {
+            .and_then(|o| Some((o, self.approvers.get(&o.channel)?)));
+        let Some((origin, approver)) = asked else {
             return Err(format!(
                 "{tool} needs the owner's approval ([tools.permissions] ask), and nobody can be asked here; the owner can allow it in config.toml"
             ));
@@ -146,6 +156,7 @@ impl Guard {
         let request = approval::Request {
             tool: tool.to_string(),
             subject: shown,
+            origin: origin.clone(),
         };
         match approver.approve(&request).await {
             Approval::Once => Ok(()),
@@ -277,8 +288,9 @@ impl Registry {
         batches
     }
 
-    /// The pipeline every call goes through: lookup → schema → permission → call →
-    /// result budget → scrub. Every failure is an error result the model can act on.
+    /// The pipeline every call goes through: lookup (aliases) → JSON → schema →
+    /// semantic check → pre hooks → permission (ask: the owner) → call → result budget
+    /// → post hooks → scrub. (The turn checks for /stop before and during each batch.) Every failure is an error result the model can act on.
     pub async fn execute(
         &self,
         name: &str,
@@ -316,6 +328,12 @@ impl Registry {
                 spec.name
             ));
         }
+        if let Err(err) = tool.validate(&args) {
+            return failed(format!("{}: {err}", spec.name));
+        }
+        if let Err(reason) = guard.hooks.pre(&spec.name, &args, &ctx.workspace).await {
+            return failed(reason);
+        }
         match guard.permissions.decide(&spec.name, &args) {
             Decision::Allow => {}
             Decision::Deny(reason) => return failed(reason),
@@ -325,21 +343,26 @@ impl Registry {
                 }
             }
         }
-        match tool.call(args, ctx).await {
-            Ok(content) => {
-                let content = budget::fit(
+        let (content, is_error) = match tool.call(args.clone(), ctx).await {
+            Ok(content) => (
+                budget::fit(
                     &spec.name,
                     guard.scrubber.scrub(&content).into_owned(),
                     tool.max_result_bytes(),
                     ctx,
                 )
-                .await;
-                Outcome {
-                    content,
-                    is_error: false,
-                }
-            }
-            Err(err) => failed(err.0),
+                .await,
+                false,
+            ),
+            Err(err) => (err.0, true),
+        };
+        let content = guard
+            .hooks
+            .post(&spec.name, &args, content, is_error, &ctx.workspace)
+            .await;
+        Outcome {
+            content: guard.scrubber.scrub(&content).into_owned(),
+            is_error,
         }
     }
 }

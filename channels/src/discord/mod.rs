@@ -1,6 +1,6 @@
 //! Discord through serenity 0.12 over the gateway: DMs, guild text channels (the access
 //! layer gates on `addressed`: an @mention of the bot or a reply to it), threads as
-//! their own sessions, typing, streaming by editing a placeholder, files both ways,
+//! their own sessions, typing, streaming by editing a message in place, files both ways,
 //! reactions, approval buttons, and a health state through reconnects and resumes.
 //!
 //! Two halves:
@@ -86,7 +86,6 @@ impl Discord {
         let mut handle = ChannelHandle::new(Arc::clone(self) as _, info());
         handle.typing = Some(Arc::clone(self) as _);
         handle.editor = Some(Arc::clone(self) as _);
-        handle.placeholder = Some(Arc::clone(self) as _);
         handle.media = Some(Arc::clone(self) as _);
         handle.reactions = Some(Arc::clone(self) as _);
         handle.approvals = Some(Arc::clone(self) as _);

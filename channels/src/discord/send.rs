@@ -1,5 +1,5 @@
 //! Sending through Discord's REST API: text (markdown as written; Discord renders it),
-//! placeholders and in-place edits, typing, files, reactions. A target with a
+//! in-place edits (streaming), typing, files, reactions. A target with a
 //! `thread_id` is answered in that thread (a thread is a channel of its own on Discord).
 //! Replies never ping anyone: `allowed_mentions` is empty.
 
@@ -11,8 +11,7 @@ use serde_json::{Value, json};
 use super::Discord;
 use super::rest::{Rest, snowflake};
 use crate::channel::{
-    ChannelError, MediaSender, MessageEditor, OutboundMedia, PlaceholderCapable, ReactionCapable,
-    TypingCapable,
+    ChannelError, MediaSender, MessageEditor, OutboundMedia, ReactionCapable, TypingCapable,
 };
 use crate::message::Target;
 
@@ -66,13 +65,6 @@ impl TypingCapable for Discord {
     async fn typing(&self, target: &Target) -> Result<(), ChannelError> {
         let path = format!("/channels/{}/typing", channel(target)?);
         self.rest.empty(Method::POST, &path).await.map(|_| ())
-    }
-}
-
-#[async_trait]
-impl PlaceholderCapable for Discord {
-    async fn placeholder(&self, target: &Target) -> Result<String, ChannelError> {
-        post_message(&self.rest, target, text_body("…")).await
     }
 }
 

@@ -1,7 +1,12 @@
 //! One chat's delivery worker: messages to a chat go out strictly in order, paced,
-//! with retries. It streams a reply by editing a placeholder in place where the
-//! channel can, and keeps "typing…" alive from a turn's start to its end — stopped
-//! on every path out, error or not.
+//! with retries. It streams a reply by editing it in place where the channel can, and
+//! keeps "typing…" alive from a turn's start to its end — stopped on every path out,
+//! error or not.
+//!
+//! Streaming starts only once a reply has been coming for `FIRST_SHOW`: a reply that
+//! finishes sooner goes out whole as one message (no placeholder, no edit, no wait for
+//! the platform's per-chat pace); a longer one is sent with the text so far and then
+//! edited as more arrives.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +22,8 @@ use crate::registry::ChannelHandle;
 
 /// A chat worker with nothing to do for this long exits.
 const IDLE: Duration = Duration::from_secs(300);
+/// How long a reply streams unseen before its first part is shown.
+const FIRST_SHOW: Duration = Duration::from_millis(500);
 
 pub struct ChatWorker {
     handle: ChannelHandle,
@@ -26,14 +33,18 @@ pub struct ChatWorker {
     /// Shared by all chats of the channel (the platform's global limit).
     channel_pacer: Arc<Pacer>,
     typing: Option<Typing>,
+    /// A reply coming in, not shown yet: its text and when it began.
+    pending: Option<(String, Instant)>,
     stream: Option<Stream>,
 }
 
-/// A reply being streamed into a placeholder.
+/// A reply being streamed into a message it edits.
 struct Stream {
     message_id: String,
     text: String,
     last_edit: Instant,
+    /// What the platform shows now (no edit is sent to show the same again).
+    shown: String,
     /// The text outgrew one message; stop editing until the final delivery splits it.
     frozen: bool,
 }
@@ -56,6 +67,7 @@ impl ChatWorker {
             chat_pacer,
             channel_pacer,
             typing: None,
+            pending: None,
             stream: None,
         }
     }
@@ -63,11 +75,19 @@ impl ChatWorker {
     pub async fn run(mut self, mut rx: mpsc::Receiver<OutboundMessage>) {
         let mut next: Option<OutboundMessage> = None;
         loop {
+            let wait = match &self.pending {
+                Some((_, since)) => FIRST_SHOW.saturating_sub(since.elapsed()),
+                None => IDLE,
+            };
             let message = match next.take() {
                 Some(message) => message,
-                None => match tokio::time::timeout(IDLE, rx.recv()).await {
+                None => match tokio::time::timeout(wait, rx.recv()).await {
                     Ok(Some(message)) => message,
                     Ok(None) => break,
+                    Err(_) if self.pending.is_some() => {
+                        self.open_stream().await;
+                        continue;
+                    }
                     Err(_) if self.typing.is_none() && self.stream.is_none() => break,
                     Err(_) => continue,
                 },
@@ -100,6 +120,7 @@ impl ChatWorker {
                 if let Some(stream) = self.stream.as_mut() {
                     stream.text.clear();
                 }
+                self.pending = None;
             }
             // Only the streamed reply belongs in the placeholder; a command's answer
             // sent mid-stream goes out on its own.
@@ -142,34 +163,18 @@ impl ChatWorker {
     }
 
     async fn delta(&mut self, text: &str) {
-        let (Some(placeholder), Some(editor)) =
-            (self.handle.placeholder.clone(), self.handle.editor.clone())
-        else {
+        if !self.handle.can_stream() {
             return; // no streaming here: the finished text is delivered whole
-        };
-        if self.stream.is_none() {
-            self.pace().await;
-            match with_retries("placeholder", || placeholder.placeholder(&self.target)).await {
-                Ok(message_id) => {
-                    self.stream = Some(Stream {
-                        message_id,
-                        text: String::new(),
-                        last_edit: Instant::now(),
-                        frozen: false,
-                    });
-                }
-                Err(err) => {
-                    tracing::warn!(channel = %self.target.channel, "cannot start streaming: {err}");
-                    return;
-                }
-            }
         }
-        let interval = self.handle.info.edit_interval;
-        let split = self.handle.info.split;
         let Some(stream) = self.stream.as_mut() else {
+            match self.pending.as_mut() {
+                Some((pending, _)) => pending.push_str(text),
+                None => self.pending = Some((text.to_string(), Instant::now())),
+            }
             return;
         };
         stream.text.push_str(text);
+        let (interval, split) = (self.handle.info.edit_interval, self.handle.info.split);
         if stream.frozen || stream.last_edit.elapsed() < interval {
             return;
         }
@@ -178,7 +183,11 @@ impl ChatWorker {
             return;
         }
         stream.last_edit = Instant::now();
+        stream.shown.clone_from(&stream.text);
         let (id, body) = (stream.message_id.clone(), stream.text.clone());
+        let Some(editor) = self.handle.editor.clone() else {
+            return;
+        };
         self.pace().await;
         // A failed progress edit is not worth retrying: the next one or the final delivery replaces it.
         if let Err(err) = editor.edit(&self.target, &id, &body).await {
@@ -186,22 +195,59 @@ impl ChatWorker {
         }
     }
 
-    /// A finished message: into the placeholder if one is streaming, the rest after it.
+    /// The reply has been coming for a while: show what there is, to edit from now on.
+    async fn open_stream(&mut self) {
+        let Some((text, _)) = self.pending.take() else {
+            return;
+        };
+        let split = self.handle.info.split;
+        let Some(first) = split(&text)
+            .into_iter()
+            .next()
+            .filter(|t| !t.trim().is_empty())
+        else {
+            self.pending = Some((text, Instant::now())); // nothing to show yet
+            return;
+        };
+        self.pace().await;
+        let channel = Arc::clone(&self.handle.channel);
+        match with_retries("send", || channel.send(&self.target, &first)).await {
+            Ok(message_id) => {
+                self.stream = Some(Stream {
+                    frozen: split(&text).len() > 1,
+                    message_id,
+                    text,
+                    last_edit: Instant::now(),
+                    shown: first,
+                });
+            }
+            Err(err) => {
+                tracing::warn!(channel = %self.target.channel, "cannot start streaming: {err}");
+            }
+        }
+    }
+
+    /// A finished message: into the streamed message if one is shown, the rest after it.
     async fn deliver(&mut self, text: &str) {
+        self.pending = None;
         let chunks = (self.handle.info.split)(text);
         let mut rest = chunks.as_slice();
         if let (Some(stream), Some(editor)) = (self.stream.take(), self.handle.editor.clone())
             && let Some((first, tail)) = chunks.split_first()
         {
-            self.pace().await;
-            let edited = with_retries("edit", || {
-                editor.edit(&self.target, &stream.message_id, first)
-            })
-            .await;
+            let edited = if *first == stream.shown {
+                Ok(())
+            } else {
+                self.pace().await;
+                with_retries("edit", || {
+                    editor.edit(&self.target, &stream.message_id, first)
+                })
+                .await
+            };
             match edited {
                 Ok(()) => rest = tail,
                 Err(err) => {
-                    tracing::error!(channel = %self.target.channel, "reply not delivered into its placeholder: {err}; sending it anew")
+                    tracing::error!(channel = %self.target.channel, "reply not delivered into its streamed message: {err}; sending it anew")
                 }
             }
         }
@@ -224,9 +270,14 @@ impl ChatWorker {
         }
     }
 
-    /// A turn ended with a placeholder still open (stopped mid-reply): leave what was
+    /// A turn ended with its reply unfinished (stopped mid-reply): leave what was
     /// streamed, or say that nothing came.
     async fn close_stream(&mut self) {
+        if let Some((text, _)) = self.pending.take()
+            && !text.trim().is_empty()
+        {
+            self.send_all(&text).await;
+        }
         let (Some(stream), Some(editor)) = (self.stream.take(), self.handle.editor.clone()) else {
             return;
         };
@@ -237,6 +288,9 @@ impl ChatWorker {
             stream.text
         };
         let first = split(&text).into_iter().next().unwrap_or_default();
+        if first == stream.shown {
+            return;
+        }
         self.pace().await;
         if let Err(err) = with_retries("edit", || {
             editor.edit(&self.target, &stream.message_id, &first)

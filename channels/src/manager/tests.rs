@@ -1,4 +1,4 @@
-//! The manager against a recording channel: streaming into a placeholder, plain
+//! The manager against a recording channel: streaming by edits, plain
 //! messages beside it, typing from turn start to turn end, splitting.
 
 use std::sync::{Arc, Mutex};
@@ -8,9 +8,7 @@ use async_trait::async_trait;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::channel::{
-    Channel, ChannelError, InboundSender, MessageEditor, PlaceholderCapable, TypingCapable,
-};
+use crate::channel::{Channel, ChannelError, InboundSender, MessageEditor, TypingCapable};
 use crate::message::{OutboundBody, OutboundMessage, Target};
 use crate::registry::{ChannelHandle, ChannelInfo, Registry};
 
@@ -59,13 +57,6 @@ impl TypingCapable for Recorder {
 }
 
 #[async_trait]
-impl PlaceholderCapable for Recorder {
-    async fn placeholder(&self, _target: &Target) -> Result<String, ChannelError> {
-        Ok(self.log("placeholder".into()))
-    }
-}
-
-#[async_trait]
 impl MessageEditor for Recorder {
     async fn edit(&self, _target: &Target, id: &str, text: &str) -> Result<(), ChannelError> {
         self.log(format!("edit {id} {text}"));
@@ -97,7 +88,6 @@ fn setup(
     let mut handle = ChannelHandle::new(Arc::clone(&recorder) as _, info);
     handle.typing = Some(Arc::clone(&recorder) as _);
     if streaming {
-        handle.placeholder = Some(Arc::clone(&recorder) as _);
         handle.editor = Some(Arc::clone(&recorder) as _);
     }
     let mut registry = Registry::default();
@@ -120,7 +110,7 @@ fn out(body: OutboundBody) -> OutboundMessage {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_streamed_reply_fills_its_placeholder_and_typing_stops_at_the_end() {
+async fn a_quick_reply_goes_out_whole_without_a_placeholder_or_edits() {
     let (rec, tx, task) = setup(true);
     tx.send(out(OutboundBody::TurnStart)).await.unwrap();
     for piece in ["Hel", "lo"] {
@@ -128,7 +118,36 @@ async fn a_streamed_reply_fills_its_placeholder_and_typing_stops_at_the_end() {
             .await
             .unwrap();
     }
-    // A command answered mid-stream is its own message, not the placeholder's.
+    tx.send(out(OutboundBody::Text {
+        text: "Hello".into(),
+        streamed: true,
+    }))
+    .await
+    .unwrap();
+    tx.send(out(OutboundBody::TurnEnd)).await.unwrap();
+    drop(tx);
+    task.await.unwrap();
+    let ops: Vec<String> = rec.ops().into_iter().filter(|o| o != "typing").collect();
+    assert_eq!(ops, ["send Hello"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_reply_is_shown_early_then_edited_and_typing_stops_at_the_end() {
+    let (rec, tx, task) = setup(true);
+    tx.send(out(OutboundBody::TurnStart)).await.unwrap();
+    tx.send(out(OutboundBody::Delta("Hel".into())))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert!(
+        rec.ops().contains(&"send Hel".to_string()),
+        "{:?}",
+        rec.ops()
+    );
+    tx.send(out(OutboundBody::Delta("lo".into())))
+        .await
+        .unwrap();
+    // A command answered mid-stream is its own message, not the streamed one.
     tx.send(out(OutboundBody::Text {
         text: "status".into(),
         streamed: false,
@@ -146,17 +165,15 @@ async fn a_streamed_reply_fills_its_placeholder_and_typing_stops_at_the_end() {
     let typing_at_end = rec.ops().iter().filter(|o| *o == "typing").count();
     tokio::time::sleep(Duration::from_secs(20)).await;
     let ops = rec.ops();
-    assert!(ops.contains(&"placeholder".to_string()), "{ops:?}");
     assert!(ops.contains(&"send status".to_string()), "{ops:?}");
     // Ids are handed out in order, one per recorded operation.
-    let placeholder_id = ops
+    let first_id = ops
         .iter()
-        .position(|o| o == "placeholder")
+        .position(|o| o == "send Hel")
         .map(|n| (n + 1).to_string())
         .unwrap();
     assert!(
-        ops.iter()
-            .any(|o| o == &format!("edit {placeholder_id} Hello")),
+        ops.iter().any(|o| o == &format!("edit {first_id} Hello")),
         "{ops:?}"
     );
     assert!(
@@ -195,6 +212,7 @@ async fn without_editing_the_finished_reply_is_split_and_sent_in_order() {
 
 #[tokio::test(start_paused = true)]
 async fn a_turn_stopped_mid_stream_leaves_what_was_streamed() {
+    // Stopped before anything was shown: what came is sent.
     let (rec, tx, task) = setup(true);
     tx.send(out(OutboundBody::Delta("partial".into())))
         .await
@@ -202,10 +220,18 @@ async fn a_turn_stopped_mid_stream_leaves_what_was_streamed() {
     tx.send(out(OutboundBody::TurnEnd)).await.unwrap();
     drop(tx);
     task.await.unwrap();
-    let ops = rec.ops();
-    assert_eq!(
-        ops.last().map(String::as_str),
-        Some("edit 1 partial"),
-        "{ops:?}"
-    );
+    assert_eq!(rec.ops(), ["send partial"]);
+    // Stopped after the start was shown: the rest that came is edited in.
+    let (rec, tx, task) = setup(true);
+    tx.send(out(OutboundBody::Delta("part".into())))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    tx.send(out(OutboundBody::Delta("ial".into())))
+        .await
+        .unwrap();
+    tx.send(out(OutboundBody::TurnEnd)).await.unwrap();
+    drop(tx);
+    task.await.unwrap();
+    assert_eq!(rec.ops(), ["send part", "edit 1 partial"]);
 }

@@ -1,7 +1,7 @@
 //! Telegram through teloxide: long polling with our own loop (an update is confirmed
 //! to Telegram only after the core has stored its message), replies rendered as
 //! Telegram HTML with a plain-text retry, typing, edit-in-place streaming, media both
-//! ways, reactions and a health state. The API base URL is configurable (self-hosted
+//! ways, reactions, approval buttons and a health state. The API base URL is configurable (self-hosted
 //! Bot API servers, proxies, tests).
 
 mod convert;
@@ -74,9 +74,9 @@ impl Telegram {
         let mut handle = ChannelHandle::new(Arc::clone(self) as _, info());
         handle.typing = Some(Arc::clone(self) as _);
         handle.editor = Some(Arc::clone(self) as _);
-        handle.placeholder = Some(Arc::clone(self) as _);
         handle.media = Some(Arc::clone(self) as _);
         handle.reactions = Some(Arc::clone(self) as _);
+        handle.approvals = Some(Arc::clone(self) as _);
         handle.health = Some(Arc::clone(self) as _);
         handle
     }

@@ -9,12 +9,13 @@ use std::time::Duration;
 use async_trait::async_trait;
 use teloxide::net::Download;
 use teloxide::prelude::*;
-use teloxide::types::{AllowedUpdate, BotCommand, UpdateKind};
+use teloxide::types::{AllowedUpdate, BotCommand, CallbackQuery, UpdateKind};
 use tokio_util::sync::CancellationToken;
 
 use super::Telegram;
 use super::convert::{self, Attachment, CHANNEL, Me};
 use super::errors::channel_error;
+use crate::approval::parse_button;
 use crate::channel::{Channel, ChannelError, Health, InboundSender};
 use crate::message::{Ack, MediaRef, Target};
 
@@ -121,7 +122,7 @@ impl Telegram {
             .get_updates()
             .offset(*offset)
             .timeout(self.settings.poll_timeout_secs)
-            .allowed_updates([AllowedUpdate::Message]);
+            .allowed_updates([AllowedUpdate::Message, AllowedUpdate::CallbackQuery]);
         let updates = tokio::select! {
             _ = shutdown.cancelled() => return Ok(false),
             updates = request.send() => updates.map_err(|e| channel_error(&e))?,
@@ -134,7 +135,9 @@ impl Telegram {
             let next = i32::try_from(update.id.0)
                 .unwrap_or(i32::MAX)
                 .saturating_add(1);
-            if let UpdateKind::Message(message) = &update.kind
+            if let UpdateKind::CallbackQuery(query) = &update.kind {
+                self.button_pressed(query).await;
+            } else if let UpdateKind::Message(message) = &update.kind
                 && let Some((mut inbound, attachments)) = convert::inbound(message, me)
             {
                 self.fetch(&mut inbound, attachments).await;
@@ -153,6 +156,29 @@ impl Telegram {
             *offset = next;
         }
         Ok(true)
+    }
+
+    /// An approval button: hand the answer to whoever waits for it and tell the presser
+    /// what became of it (Telegram shows a spinner until the query is answered).
+    async fn button_pressed(&self, query: &CallbackQuery) {
+        let Some((request_id, choice)) = query.data.as_deref().and_then(parse_button) else {
+            return;
+        };
+        let sender = format!("{CHANNEL}:{}", query.from.id.0);
+        let answered = self.approvals.answer(request_id, &sender, choice);
+        tracing::info!(channel = CHANNEL, %sender, ?answered, "approval button pressed");
+        if let Err(err) = self
+            .bot
+            .answer_callback_query(query.id.clone())
+            .text(answered.toast())
+            .await
+        {
+            tracing::warn!(
+                channel = CHANNEL,
+                "could not answer a button press: {}",
+                channel_error(&err)
+            );
+        }
     }
 
     /// Download attachments into the inbox (within the size cap) and tell the model

@@ -1,6 +1,6 @@
 //! Sending through Telegram: text as Telegram HTML (and again as plain text when
-//! Telegram rejects the markup), placeholders and in-place edits, typing, files,
-//! reactions.
+//! Telegram rejects the markup), in-place edits, typing, files,
+//! reactions, approval questions with buttons.
 
 use async_trait::async_trait;
 use teloxide::ApiError;
@@ -9,12 +9,16 @@ use teloxide::payloads::{
     EditMessageTextSetters, SendDocumentSetters, SendMessageSetters, SendPhotoSetters,
 };
 use teloxide::prelude::*;
-use teloxide::types::{ChatAction, InputFile, MessageId, ParseMode, ReactionType, ThreadId};
+use teloxide::types::{
+    ChatAction, InlineKeyboardButton, InlineKeyboardMarkup, InputFile, MessageId, ParseMode,
+    ReactionType, ThreadId,
+};
 
 use super::Telegram;
 use super::errors::channel_error;
+use crate::approval::{Choice, button_data};
 use crate::channel::{
-    ChannelError, MediaSender, MessageEditor, OutboundMedia, PlaceholderCapable, ReactionCapable,
+    ApprovalPrompter, ChannelError, MediaSender, MessageEditor, OutboundMedia, ReactionCapable,
     TypingCapable,
 };
 use crate::message::Target;
@@ -90,20 +94,6 @@ impl TypingCapable for Telegram {
 }
 
 #[async_trait]
-impl PlaceholderCapable for Telegram {
-    async fn placeholder(&self, target: &Target) -> Result<String, ChannelError> {
-        let mut request = self.bot.send_message(chat(target)?, "…");
-        if let Some(thread) = thread(target) {
-            request = request.message_thread_id(thread);
-        }
-        request
-            .await
-            .map(|sent| sent.id.0.to_string())
-            .map_err(|e| channel_error(&e))
-    }
-}
-
-#[async_trait]
 impl MessageEditor for Telegram {
     async fn edit(&self, target: &Target, id: &str, markdown: &str) -> Result<(), ChannelError> {
         let (chat, id) = (chat(target)?, message_id(id)?);
@@ -169,5 +159,46 @@ impl ReactionCapable for Telegram {
             .await
             .map(|_| ())
             .map_err(|e| channel_error(&e))
+    }
+}
+
+/// The three approval buttons in one row.
+fn approval_keyboard(request_id: &str) -> InlineKeyboardMarkup {
+    InlineKeyboardMarkup::new([Choice::ALL.map(|choice| {
+        InlineKeyboardButton::callback(choice.label(), button_data(request_id, choice))
+    })])
+}
+
+#[async_trait]
+impl ApprovalPrompter for Telegram {
+    async fn ask(
+        &self,
+        target: &Target,
+        question: &str,
+        request_id: &str,
+    ) -> Result<String, ChannelError> {
+        let mut request = self
+            .bot
+            .send_message(chat(target)?, question)
+            .reply_markup(approval_keyboard(request_id));
+        if let Some(thread) = thread(target) {
+            request = request.message_thread_id(thread);
+        }
+        request
+            .await
+            .map(|sent| sent.id.0.to_string())
+            .map_err(|e| channel_error(&e))
+    }
+
+    async fn settle(&self, target: &Target, id: &str, text: &str) -> Result<(), ChannelError> {
+        // An edit without `reply_markup` takes the buttons away.
+        match self
+            .bot
+            .edit_message_text(chat(target)?, message_id(id)?, text)
+            .await
+        {
+            Ok(_) | Err(RequestError::Api(ApiError::MessageNotModified)) => Ok(()),
+            Err(err) => Err(channel_error(&err)),
+        }
     }
 }

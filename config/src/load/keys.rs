@@ -52,6 +52,12 @@ const PRICE: Node = Table(&[
     ("cache_write", Leaf),
 ]);
 
+const HOOK: Node = Table(&[
+    ("event", Leaf),
+    ("tools", Leaf),
+    ("command", Leaf),
+    ("timeout_secs", Leaf),
+]);
 const MCP_SERVER: Node = Table(&[("command", Leaf), ("args", Leaf), ("url", Leaf)]);
 
 /// The whole of `config.toml`.
@@ -92,9 +98,15 @@ pub(crate) const ROOT: Node = Table(&[
             ("exec", Table(&[("deny_groups", Leaf)])),
             (
                 "permissions",
-                Table(&[("allow", Leaf), ("ask", Leaf), ("deny", Leaf)]),
+                Table(&[
+                    ("allow", Leaf),
+                    ("ask", Leaf),
+                    ("deny", Leaf),
+                    ("approval_timeout_secs", Leaf),
+                ]),
             ),
             ("web_search", Table(&[("backend", Leaf), ("url", Leaf)])),
+            ("hooks", Names(&HOOK)),
         ]),
     ),
     ("cron", Table(&[("grace_secs", Leaf)])),

@@ -28,6 +28,7 @@ pub(crate) fn check(config: &Config, locator: &Locator<'_>) -> Result<(), Config
         .or_else(|| prices(config))
         .or_else(|| channels(config))
         .or_else(|| tools(&config.tools.web_search))
+        .or_else(|| hooks(config))
         .or_else(|| mcp(config));
     match found {
         None => Ok(()),
@@ -239,6 +240,30 @@ fn tools(w: &WebSearchConfig) -> Option<Problem> {
             &["tools", "web_search", "url"],
             format!("must start with http:// or https:// (found \"{url}\")"),
         ));
+    }
+    None
+}
+
+fn hooks(c: &Config) -> Option<Problem> {
+    if c.tools.permissions.approval_timeout_secs == 0 {
+        return Some(problem(
+            &["tools", "permissions", "approval_timeout_secs"],
+            "must be at least 1",
+        ));
+    }
+    for (name, hook) in &c.tools.hooks {
+        if hook.command.trim().is_empty() {
+            return Some(problem(
+                &["tools", "hooks", name],
+                "needs command = \"...\" (run with /bin/sh -c in the workspace)",
+            ));
+        }
+        if hook.timeout_secs == 0 {
+            return Some(problem(
+                &["tools", "hooks", name, "timeout_secs"],
+                "must be at least 1",
+            ));
+        }
     }
     None
 }

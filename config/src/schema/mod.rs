@@ -22,4 +22,6 @@ pub use mcp::{McpConfig, McpServer};
 pub use providers::{Price, ProviderConfig, ProviderKind};
 pub use router::{ModelRef, RouterConfig};
 pub use schedules::{CronConfig, HeartbeatConfig, MemoryConfig};
-pub use tools::{DenyGroups, ExecConfig, PermissionsConfig, ToolsConfig, WebSearchConfig};
+pub use tools::{
+    DenyGroups, ExecConfig, HookConfig, HookEvent, PermissionsConfig, ToolsConfig, WebSearchConfig,
+};

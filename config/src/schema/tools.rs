@@ -1,7 +1,9 @@
-//! `[tools.*]`: which exec command groups are denied, the allow/ask/deny permission rules,
-//! and the web-search backend. The rules' pattern syntax is the core's business; this
+//! `[tools.*]`: which exec command groups are denied, the allow/ask/deny permission rules
+//! and how long an approval question waits, the web-search backend, and the owner's
+//! hook commands run before and after tool calls. The rules' pattern syntax is the core's business; this
 //! module only carries the strings.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::de::{self, SeqAccess, Visitor};
@@ -18,6 +20,44 @@ pub struct ToolsConfig {
     pub permissions: PermissionsConfig,
     /// `[tools.web_search]`.
     pub web_search: WebSearchConfig,
+    /// `[tools.hooks.<name>]`: commands run before or after matching calls.
+    pub hooks: BTreeMap<String, HookConfig>,
+}
+
+/// When a hook runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HookEvent {
+    /// Before the permission decision; a failing hook refuses the call.
+    #[default]
+    Pre,
+    /// After the call; what the hook prints replaces the result.
+    Post,
+}
+
+/// `[tools.hooks.<name>]`: a shell command run in the workspace for matching calls.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HookConfig {
+    /// `pre` (default) or `post`.
+    pub event: HookEvent,
+    /// Tool names (`*` at the end matches a prefix, e.g. `mcp__github__*`); empty = all.
+    pub tools: Vec<String>,
+    /// Run with `/bin/sh -c` in the workspace; the call arrives as JSON on stdin.
+    pub command: String,
+    /// A pre hook that takes longer refuses the call; a post hook leaves the result.
+    pub timeout_secs: u64,
+}
+
+impl Default for HookConfig {
+    fn default() -> Self {
+        Self {
+            event: HookEvent::Pre,
+            tools: Vec::new(),
+            command: String::new(),
+            timeout_secs: 10,
+        }
+    }
 }
 
 /// `[tools.exec]`.
@@ -96,7 +136,7 @@ impl<'de> Visitor<'de> for DenyGroupsVisitor {
 }
 
 /// `[tools.permissions]`: rules by tool and argument pattern, checked deny, ask, allow.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PermissionsConfig {
     /// Calls that run without asking.
@@ -105,6 +145,19 @@ pub struct PermissionsConfig {
     pub ask: Vec<String>,
     /// Calls refused outright.
     pub deny: Vec<String>,
+    /// How long an approval question waits for the owner; no answer is a no.
+    pub approval_timeout_secs: u64,
+}
+
+impl Default for PermissionsConfig {
+    fn default() -> Self {
+        Self {
+            allow: Vec::new(),
+            ask: Vec::new(),
+            deny: Vec::new(),
+            approval_timeout_secs: 300,
+        }
+    }
 }
 
 /// `[tools.web_search]`.

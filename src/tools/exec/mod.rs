@@ -17,7 +17,7 @@ mod deny;
 mod parse;
 mod paths;
 mod rules;
-mod run;
+pub(super) mod run;
 #[cfg(test)]
 mod tests;
 
@@ -125,16 +125,20 @@ impl Tool for ExecTool {
         false
     }
 
+    fn validate(&self, args: &Value) -> Result<(), ToolError> {
+        match args.get("command").and_then(Value::as_str) {
+            Some(command) if command.trim().is_empty() => Err(ToolError::new(
+                "`command` is empty; give a shell command to run",
+            )),
+            _ => self.timeout(args).map(|_| ()),
+        }
+    }
+
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
         let command = args
             .get("command")
             .and_then(Value::as_str)
             .ok_or_else(|| ToolError::new("missing string argument `command`"))?;
-        if command.trim().is_empty() {
-            return Err(ToolError::new(
-                "`command` is empty; give a shell command to run",
-            ));
-        }
         let timeout = self.timeout(&args)?;
         self.deny
             .check(command)

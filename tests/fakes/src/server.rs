@@ -28,6 +28,7 @@ pub(crate) fn app(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(openai_chat))
         .route("/v1/messages", post(anthropic_chat))
+        .route("/v1/models", get(models))
         .route("/_fake/script", post(control::script))
         .route("/_fake/requests", get(control::requests))
         .route("/_fake/reset", post(control::reset))
@@ -40,6 +41,24 @@ async fn openai_chat(State(s): State<Arc<Shared>>, headers: HeaderMap, body: Byt
 
 async fn anthropic_chat(State(s): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
     chat(s, Format::Anthropic, headers, body).await
+}
+
+/// `GET /v1/models`, as both APIs have it: the key is checked (either provider's
+/// header), then one model is listed. Not recorded as a chat request.
+async fn models(State(s): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    if let Some(key) = s.required_key()
+        && !openai::authorized(&headers, &key)
+        && !anthropic::authorized(&headers, &key)
+    {
+        return error_response(
+            401,
+            error_json(Format::OpenAi, 401, None, None).to_string(),
+            None,
+        );
+    }
+    let list =
+        serde_json::json!({"object": "list", "data": [{"id": "fake-model", "object": "model"}]});
+    axum::response::IntoResponse::into_response(axum::Json(list))
 }
 
 async fn chat(shared: Arc<Shared>, format: Format, headers: HeaderMap, raw: Bytes) -> Response {

@@ -44,7 +44,12 @@ impl Drop for Workspace {
 
 async fn exec(args: Value) -> (Result<String, ToolError>, Workspace) {
     let workspace = Workspace::new();
-    let result = ExecTool::new(|_| true).call(args, &workspace.ctx()).await;
+    // As the pipeline does: the semantic check, then the call.
+    let tool = ExecTool::new(|_| true);
+    let result = match tool.validate(&args) {
+        Ok(()) => tool.call(args, &workspace.ctx()).await,
+        Err(err) => Err(err),
+    };
     (result, workspace)
 }
 

@@ -19,7 +19,7 @@ use super::{BOT_ID, BOT_USERNAME, TOKEN, listener, methods};
 /// A fake Telegram Bot API server for one bot (id 999, `@pincer_test_bot`).
 pub struct FakeTelegram {
     addr: SocketAddr,
-    shared: Arc<Shared>,
+    pub(super) shared: Arc<Shared>,
     /// Asks the accept loop for outages.
     listener: listener::Control,
     /// Set to `true` on drop: the accept loop stops and drops every connection.
@@ -85,6 +85,53 @@ impl FakeTelegram {
     /// Queues `msg` as a `message` update; returns its message id.
     pub fn inject(&self, msg: Incoming) -> i64 {
         self.shared.update(|inner| incoming::inject(inner, msg)).0
+    }
+
+    /// User `user_id` presses the inline button whose `callback_data` ends with
+    /// `suffix` on the bot's newest message with buttons in `chat_id`: queues a
+    /// `callback_query` update. Returns the callback query's id, or `None` when no such
+    /// button is on screen (as on Telegram, there is nothing to press).
+    pub fn press(&self, chat_id: i64, user_id: i64, suffix: &str) -> Option<String> {
+        self.shared.update(|inner| {
+            let (_, message) = inner.store.newest_with_buttons(chat_id)?;
+            let data = message.json["reply_markup"]["inline_keyboard"]
+                .as_array()?
+                .iter()
+                .flat_map(|row| row.as_array().into_iter().flatten())
+                .filter_map(|button| button["callback_data"].as_str())
+                .find(|data| data.ends_with(suffix))?
+                .to_string();
+            let message = message.json.clone();
+            let query_id = format!("cb{}", inner.updates.pending() + inner.calls.len());
+            let query = serde_json::json!({
+                "id": query_id,
+                "from": crate::telegram::objects::user(user_id, "Presser", None),
+                "message": message,
+                "chat_instance": format!("ci{chat_id}"),
+                "data": data,
+            });
+            inner.updates.push("callback_query", query);
+            Some(query_id)
+        })
+    }
+
+    /// The inline buttons on message `message_id` in `chat_id` now, as (text, data).
+    pub fn buttons(&self, chat_id: i64, message_id: i64) -> Vec<(String, String)> {
+        self.shared.read(|inner| {
+            let Some(message) = inner.store.message(chat_id, message_id) else {
+                return Vec::new();
+            };
+            message.json["reply_markup"]["inline_keyboard"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|row| row.as_array().into_iter().flatten())
+                .map(|b| {
+                    let text = |key: &str| b[key].as_str().unwrap_or_default().to_string();
+                    (text("text"), text("callback_data"))
+                })
+                .collect()
+        })
     }
 
     /// Every API call so far, oldest first (refused ones too).

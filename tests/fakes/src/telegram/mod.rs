@@ -32,6 +32,7 @@
 //! - `server`     — the router: token check, recording, faults, `/file/` downloads
 //! - `listener`   — the accept loop that can drop every connection and come back (outage)
 //! - `control`    — the `/_fake/*` routes for another process
+//! - `platform`   — `FakePlatform` for the conformance suite
 //! - `state`      — everything above that handlers and handle share, behind one lock
 //!
 //! ## Behaviour worth knowing
@@ -45,7 +46,8 @@
 //! - `getUpdates`: every update with `update_id < offset` is confirmed and dropped; a
 //!   negative offset keeps only the last `-offset`. With nothing pending the request is
 //!   held up to `min(timeout, 10)` s and answered as soon as something is injected.
-//!   `allowed_updates` is recorded but not applied (the fake only makes `message` updates).
+//!   `allowed_updates` is recorded but not applied. `press` queues a `callback_query`
+//!   update for an inline button on screen; `answerCallbackQuery` is recorded.
 //! - Message ids come from one counter shared by injected and sent messages; update ids
 //!   count from 1.
 //! - Like Telegram: a message in a forum topic carries `message_thread_id` and
@@ -99,6 +101,7 @@ mod listener;
 mod methods;
 mod objects;
 mod params;
+mod platform;
 mod record;
 mod server;
 mod state;

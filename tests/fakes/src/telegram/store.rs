@@ -102,6 +102,17 @@ impl Store {
         self.messages.get_mut(&(chat_id, message_id))
     }
 
+    /// The bot's newest message in `chat_id` that carries an inline keyboard.
+    pub(crate) fn newest_with_buttons(&self, chat_id: i64) -> Option<(i64, &Stored)> {
+        self.messages
+            .iter()
+            .filter(|((chat, _), m)| {
+                *chat == chat_id && m.from_bot && m.json["reply_markup"].is_object()
+            })
+            .max_by_key(|((_, id), _)| *id)
+            .map(|((_, id), m)| (*id, m))
+    }
+
     pub(crate) fn remove_message(&mut self, chat_id: i64, message_id: i64) -> Option<Stored> {
         self.messages.remove(&(chat_id, message_id))
     }

@@ -18,10 +18,15 @@ pub(crate) struct Updates {
 impl Updates {
     /// Queues a `message` update and returns its id.
     pub(crate) fn push_message(&mut self, message: Value) -> i64 {
+        self.push("message", message)
+    }
+
+    /// Queues an update of `kind` (`message`, `callback_query`) and returns its id.
+    pub(crate) fn push(&mut self, kind: &str, object: Value) -> i64 {
         self.last_id += 1;
         let id = self.last_id;
         self.queue
-            .push_back((id, json!({"update_id": id, "message": message})));
+            .push_back((id, json!({"update_id": id, kind: object})));
         id
     }
 

@@ -66,6 +66,7 @@ pub(super) fn send(inner: &mut Inner, params: &Params, kind: Kind, method: &'sta
         raw_text: raw,
         parse_mode,
         file_name,
+        markup: outgoing::markup(params),
     };
     Ok(target.finish(inner, draft, request))
 }

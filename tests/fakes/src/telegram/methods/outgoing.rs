@@ -96,6 +96,14 @@ pub(super) struct Request {
     pub raw_text: String,
     pub parse_mode: Option<String>,
     pub file_name: Option<String>,
+    /// `reply_markup` (an inline keyboard), kept on the stored message.
+    pub markup: Option<Value>,
+}
+
+/// The `reply_markup` parameter, if one was given.
+pub(super) fn markup(params: &Params) -> Option<Value> {
+    let value = params.get("reply_markup");
+    (!value.is_null()).then(|| value.clone())
 }
 
 impl Target {
@@ -103,6 +111,10 @@ impl Target {
     /// returns the `Message` object (with `reply_to_message`) for the answer.
     pub(super) fn finish(self, inner: &mut Inner, draft: Draft, request: Request) -> Value {
         let mut message = draft.json();
+        // An inline keyboard stays on the message until an edit replaces or drops it.
+        if let Some(markup) = &request.markup {
+            message["reply_markup"] = markup.clone();
+        }
         inner.store.insert_message(
             self.chat_id,
             draft.id,

@@ -36,6 +36,7 @@ pub(super) fn send_message(inner: &mut Inner, params: &Params) -> Answer {
         raw_text: raw,
         parse_mode,
         file_name: None,
+        markup: outgoing::markup(params),
     };
     Ok(target.finish(inner, draft, request))
 }
@@ -76,8 +77,21 @@ pub(super) fn edit_message_text(inner: &mut Inner, params: &Params) -> Answer {
             "there is no text in the message to edit",
         ));
     }
-    if stored.raw_text == raw && stored.parse_mode == parse_mode {
+    let markup = outgoing::markup(params);
+    if stored.raw_text == raw
+        && stored.parse_mode == parse_mode
+        && stored.json.get("reply_markup") == markup.as_ref()
+    {
         return Err(Refusal::bad_request(NOT_MODIFIED));
+    }
+    // As on Telegram, an edit without `reply_markup` removes the inline keyboard.
+    match markup {
+        Some(markup) => stored.json["reply_markup"] = markup,
+        None => {
+            if let Some(object) = stored.json.as_object_mut() {
+                object.remove("reply_markup");
+            }
+        }
     }
     stored.json["text"] = json!(plain);
     stored.json["edit_date"] = json!(objects::now());

@@ -1,0 +1,431 @@
+//! `pincer doctor`: check everything a working assistant needs — the home and its
+//! permissions, config.toml, .security.yml, each provider (its key, and whether it
+//! answers), each enabled channel (its token, and whether the platform accepts it),
+//! the MCP servers, the workspace, the database and the gateway — and say how to fix
+//! what is wrong. One line per check on stdout (`ok`, `warn` or `FAIL`, a fix under
+//! each problem); exit 1 when anything failed. Nothing it prints carries a secret.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use pincer_config::{Config, ConfigError, ProviderKind, Secrets};
+use secrecy::ExposeSecret;
+
+use super::env_vars;
+use crate::home::Home;
+use crate::scrub::Scrubber;
+use crate::store::Store;
+
+/// How long one probe of a provider or platform may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(8);
+
+#[derive(Default)]
+struct Report {
+    failed: usize,
+    warned: usize,
+    lines: Vec<String>,
+}
+
+impl Report {
+    fn ok(&mut self, what: &str, detail: impl Into<String>) {
+        self.lines
+            .push(format!("ok    {what:<16} {}", detail.into()));
+    }
+
+    fn warn(&mut self, what: &str, detail: impl Into<String>, fix: impl Into<String>) {
+        self.warned += 1;
+        self.line("warn", what, detail.into(), fix.into());
+    }
+
+    fn fail(&mut self, what: &str, detail: impl Into<String>, fix: impl Into<String>) {
+        self.failed += 1;
+        self.line("FAIL", what, detail.into(), fix.into());
+    }
+
+    fn line(&mut self, mark: &str, what: &str, detail: String, fix: String) {
+        self.lines.push(format!("{mark:<5} {what:<16} {detail}"));
+        if !fix.is_empty() {
+            self.lines.push(format!("      {:<16} fix: {fix}", ""));
+        }
+    }
+
+    /// Print every line (scrubbed of the secrets we know) and the verdict.
+    fn finish(self, scrubber: &Scrubber) -> ExitCode {
+        for line in &self.lines {
+            println!("{}", scrubber.scrub(line));
+        }
+        match (self.failed, self.warned) {
+            (0, 0) => println!("\nEverything looks right."),
+            (0, w) => println!("\nNo problems; {w} warning(s) above."),
+            (f, w) => println!("\n{f} problem(s) and {w} warning(s); fix the lines marked FAIL."),
+        }
+        if self.failed == 0 {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        }
+    }
+}
+
+pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
+    let mut report = Report::default();
+    let no_secrets = Scrubber::new(Vec::new());
+    check_home(home, &mut report);
+    let env = env_vars();
+    let config = match pincer_config::load(&home.config_file, &home.security_file, &env) {
+        Ok(config) => config,
+        Err(ConfigError::Missing { path }) => {
+            report.fail(
+                "config",
+                format!("no configuration at {}", path.display()),
+                "run `pincer onboard` to create one",
+            );
+            return Ok(report.finish(&no_secrets));
+        }
+        Err(err) => {
+            report.fail("config", err.to_string(), "");
+            return Ok(report.finish(&no_secrets));
+        }
+    };
+    report.ok("config", format!("{} is valid", home.config_file.display()));
+    let secrets = match pincer_config::load_secrets(&home.security_file) {
+        Ok(secrets) => secrets,
+        Err(err) => {
+            report.fail("secrets", err.to_string(), "");
+            return Ok(report.finish(&no_secrets));
+        }
+    };
+    if home.security_file.exists() {
+        report.ok(
+            "secrets",
+            format!("{} is private (0600)", home.security_file.display()),
+        );
+    }
+    let scrubber = Scrubber::new(crate::gateway::secret_values(&config, &secrets, &env));
+    let http = reqwest::Client::builder()
+        .timeout(PROBE_TIMEOUT)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()?;
+    check_providers(&config, &secrets, &env, &http, &mut report).await;
+    check_channels(home, &config, &secrets, &env, &http, &mut report).await;
+    check_mcp(&config, &http, &mut report).await;
+    check_tools(&config, &secrets, &mut report);
+    check_workspace(&home.workspace(&config), &mut report);
+    check_store(home, &mut report).await;
+    Ok(report.finish(&scrubber))
+}
+
+fn check_home(home: &Home, report: &mut Report) {
+    if !home.dir.exists() {
+        return; // the config check says what to do
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        for (path, want) in [(&home.dir, 0o700), (&home.db_file, 0o600)] {
+            let Ok(meta) = std::fs::metadata(path) else {
+                continue;
+            };
+            let mode = meta.permissions().mode() & 0o777;
+            if mode & 0o077 == 0 {
+                continue;
+            }
+            let detail = format!("{} is open to others (mode {mode:o})", path.display());
+            let fix = format!("chmod {want:o} {}", path.display());
+            // The database holds every conversation; the folder only lets others look in.
+            if meta.is_dir() {
+                report.warn("permissions", detail, fix);
+            } else {
+                report.fail("permissions", detail, fix);
+            }
+        }
+    }
+}
+
+async fn check_providers(
+    config: &Config,
+    secrets: &Secrets,
+    env: &[(String, String)],
+    http: &reqwest::Client,
+    report: &mut Report,
+) {
+    let used: Vec<&str> = config
+        .router
+        .light
+        .iter()
+        .chain(&config.router.heavy)
+        .filter_map(|entry| pincer_config::ModelRef::parse(entry).map(|m| m.provider))
+        .collect();
+    for (name, provider) in &config.providers {
+        let what = format!("provider {name}");
+        if !used.contains(&name.as_str()) {
+            report.warn(
+                &what,
+                "configured but not in router.light or router.heavy",
+                "add it to a chain or remove it",
+            );
+            continue;
+        }
+        let keys = secrets.provider_keys(name, provider.kind, env);
+        let env_var = match provider.kind {
+            ProviderKind::Openai => "OPENAI_API_KEY",
+            ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
+        };
+        let key_fix = format!(
+            "put the key in .security.yml under providers.{name}.api_key, or set {env_var}"
+        );
+        let base = provider.base_url().trim_end_matches('/');
+        let url = match provider.kind {
+            ProviderKind::Openai => format!("{base}/models"),
+            ProviderKind::Anthropic => format!("{base}/v1/models"),
+        };
+        let mut request = http.get(&url);
+        if let Some(key) = keys.first() {
+            let key = key.expose_secret();
+            request = match provider.kind {
+                ProviderKind::Openai => request.bearer_auth(key),
+                ProviderKind::Anthropic => request
+                    .header("x-api-key", key)
+                    .header("anthropic-version", "2023-06-01"),
+            };
+        }
+        match request.send().await {
+            Err(err) => report.fail(
+                &what,
+                format!("cannot reach {base}: {}", err.without_url()),
+                format!("check providers.{name}.base_url and the network"),
+            ),
+            Ok(response) => match response.status().as_u16() {
+                401 | 403 if keys.is_empty() => report.fail(
+                    &what,
+                    format!("{base} wants a key and none is set"),
+                    key_fix,
+                ),
+                401 | 403 => report.fail(
+                    &what,
+                    format!("{base} rejected the key ({})", response.status()),
+                    key_fix,
+                ),
+                code if code < 500 => report.ok(
+                    &what,
+                    format!(
+                        "{base} answers{}",
+                        if keys.is_empty() {
+                            " (no key set; fine for a local server)"
+                        } else {
+                            ", key accepted"
+                        }
+                    ),
+                ),
+                _ => report.warn(
+                    &what,
+                    format!("{base} answered {}", response.status()),
+                    "the provider may be down; Pincer retries and falls back",
+                ),
+            },
+        }
+    }
+    if config.router.light.is_empty() && config.router.heavy.is_empty() {
+        report.fail(
+            "router",
+            "no model in router.light or router.heavy",
+            "name one, e.g. light = [\"openai/gpt-4.1-mini\"]",
+        );
+    }
+}
+
+async fn check_channels(
+    home: &Home,
+    config: &Config,
+    secrets: &Secrets,
+    env: &[(String, String)],
+    http: &reqwest::Client,
+    report: &mut Report,
+) {
+    if let Err(err) = pincer_config::check_channels(config, secrets, &home.security_file, env) {
+        report.fail("channels", err.to_string(), "");
+        return;
+    }
+    let mut enabled = 0;
+    for access in config.channels.all() {
+        if !access.enabled {
+            continue;
+        }
+        enabled += 1;
+        let Some(token) = secrets.channel_token(access.name, env) else {
+            continue; // check_channels said so
+        };
+        let token = token.expose_secret();
+        let api = access.api_url.trim_end_matches('/');
+        let (request, env_var) = match access.name {
+            "telegram" => (
+                http.get(format!("{api}/bot{token}/getMe")),
+                "TELEGRAM_BOT_TOKEN",
+            ),
+            "discord" => (
+                http.get(format!("{api}/api/v10/users/@me"))
+                    .header("Authorization", format!("Bot {token}")),
+                "DISCORD_BOT_TOKEN",
+            ),
+            _ => (
+                http.post(format!("{api}/auth.test")).bearer_auth(token),
+                "SLACK_BOT_TOKEN",
+            ),
+        };
+        let name = access.name;
+        let fix = format!(
+            "put a valid token in .security.yml under channels.{name}.bot_token, or set {env_var}"
+        );
+        match probe(request).await {
+            Probe::Unreachable(why) => report.fail(
+                name,
+                format!("cannot reach {api}: {why}"),
+                format!("check channels.{name}.api_url and the network"),
+            ),
+            Probe::Rejected(why) => {
+                report.fail(name, format!("the token was rejected ({why})"), fix)
+            }
+            Probe::Accepted(body) => {
+                let bot = body["result"]["username"]
+                    .as_str()
+                    .or(body["username"].as_str())
+                    .or(body["user"].as_str())
+                    .unwrap_or("?");
+                report.ok(name, format!("logged in as {bot}"));
+            }
+        }
+    }
+    if enabled == 0 {
+        report.warn(
+            "channels",
+            "no chat channel is enabled; only `pincer chat` can reach the assistant",
+            "enable one, e.g. [channels.telegram] enabled = true",
+        );
+    }
+}
+
+enum Probe {
+    Unreachable(String),
+    Rejected(String),
+    Accepted(serde_json::Value),
+}
+
+/// A platform's "who am I" call: Telegram and Slack say `ok: false` in the body.
+async fn probe(request: reqwest::RequestBuilder) -> Probe {
+    let response = match request.send().await {
+        Ok(response) => response,
+        Err(err) => return Probe::Unreachable(err.without_url().to_string()),
+    };
+    let status = response.status();
+    let body: serde_json::Value = response.json().await.unwrap_or_default();
+    if status.is_success() && body["ok"] != false {
+        return Probe::Accepted(body);
+    }
+    let why = body["description"]
+        .as_str()
+        .or(body["error"].as_str())
+        .or(body["message"].as_str())
+        .map_or_else(|| status.to_string(), str::to_string);
+    if status.is_server_error() {
+        Probe::Unreachable(why)
+    } else {
+        Probe::Rejected(why)
+    }
+}
+
+async fn check_mcp(config: &Config, http: &reqwest::Client, report: &mut Report) {
+    for (name, server) in &config.mcp.servers {
+        let what = format!("mcp {name}");
+        match (&server.command, &server.url) {
+            (Some(command), _) => match find_program(command) {
+                Some(path) => report.ok(&what, format!("{} found", path.display())),
+                None => report.fail(
+                    &what,
+                    format!("`{command}` is not an executable file or on PATH"),
+                    format!("install it, or fix mcp.servers.{name}.command"),
+                ),
+            },
+            (None, Some(url)) => match http.get(url).send().await {
+                Ok(response) => report.ok(&what, format!("{url} answers ({})", response.status())),
+                Err(err) => report.fail(
+                    &what,
+                    format!("cannot reach {url}: {}", err.without_url()),
+                    format!("start the server, or fix mcp.servers.{name}.url"),
+                ),
+            },
+            (None, None) => {}
+        }
+    }
+}
+
+/// `command` as a path, or looked up on PATH like the shell would.
+fn find_program(command: &str) -> Option<std::path::PathBuf> {
+    let is_program = |path: &Path| {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            path.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        }
+        #[cfg(not(unix))]
+        path.is_file()
+    };
+    if command.contains('/') {
+        let path = Path::new(command).to_path_buf();
+        return is_program(&path).then_some(path);
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(command))
+        .find(|path| is_program(path))
+}
+
+fn check_tools(config: &Config, secrets: &Secrets, report: &mut Report) {
+    match &config.tools.web_search.backend {
+        None => report.warn(
+            "web_search",
+            "no search backend; the tool answers with an error",
+            "set [tools.web_search] backend = \"brave\" (or searxng, tavily)",
+        ),
+        Some(backend) if backend != "searxng" && secrets.tools.web_search.is_none() => report.fail(
+            "web_search",
+            format!("{backend} needs an API key and none is set"),
+            "put it in .security.yml under tools.web_search.api_key",
+        ),
+        Some(backend) => report.ok("web_search", format!("{backend} configured")),
+    }
+}
+
+fn check_workspace(workspace: &Path, report: &mut Report) {
+    let probe = workspace.join(".pincer-doctor");
+    let written = std::fs::create_dir_all(workspace)
+        .and_then(|()| std::fs::write(&probe, b"ok"))
+        .and_then(|()| std::fs::remove_file(&probe));
+    match written {
+        Ok(()) => report.ok("workspace", format!("{} is writable", workspace.display())),
+        Err(err) => report.fail(
+            "workspace",
+            format!("cannot write in {}: {err}", workspace.display()),
+            "fix its permissions or free some disk, or point agent.workspace elsewhere",
+        ),
+    }
+}
+
+async fn check_store(home: &Home, report: &mut Report) {
+    if home.db_file.exists() {
+        match Store::open(&home.db_file) {
+            Ok(_) => report.ok("database", format!("{} opens", home.db_file.display())),
+            Err(err) => report.fail(
+                "database",
+                format!("{}: {err}", home.db_file.display()),
+                "restore it from a backup, or move it away to start afresh",
+            ),
+        }
+    }
+    let running = home.dir.is_dir() && home.lock_gateway().is_err();
+    if running {
+        report.ok("gateway", "running");
+    } else {
+        report.ok("gateway", "not running (start it with `pincer run`)");
+    }
+}

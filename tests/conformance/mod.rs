@@ -1,0 +1,296 @@
+//! The channel conformance suite: the same guarantees, proved the same way, for every
+//! chat channel. Each `tests/conformance_<channel>.rs` invokes `conformance!` with its
+//! fake platform's start expression; every test runs the real `pincer run` binary
+//! against that fake and the fake model, through `pincer_fakes::platform::FakePlatform`.
+#![allow(dead_code)] // each channel file uses the whole suite, but through a macro
+
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use pincer_fakes::platform::{FakePlatform, Shown};
+use pincer_fakes::{FakeModel, Step};
+use serde_json::json;
+
+use crate::common::TestHome;
+
+/// In `agent.owners`.
+pub const OWNER: u64 = 42;
+/// Nobody the bot knows.
+pub const STRANGER: u64 = 7;
+const WAIT: Duration = Duration::from_secs(20);
+
+/// A running gateway with its fakes; the gateway is killed when dropped.
+pub struct Harness<P: FakePlatform> {
+    pub home: TestHome,
+    pub model: FakeModel,
+    pub platform: P,
+    gateway: Child,
+}
+
+impl<P: FakePlatform> Drop for Harness<P> {
+    fn drop(&mut self) {
+        let _ = self.gateway.kill();
+        let _ = self.gateway.wait();
+    }
+}
+
+impl<P: FakePlatform> Harness<P> {
+    /// `pincer run` with the channel enabled (plus `channel` lines in its table) and
+    /// `extra` TOML at the end; returns once the adapter is connected.
+    pub async fn start(platform: P, channel: &str, extra: &str) -> Self {
+        let model = FakeModel::start().await;
+        let home = TestHome::new();
+        let name = platform.name();
+        home.write_config(&format!(
+            "version = 1\n[agent]\nowners = [\"{}\"]\n[router]\nlight = [\"fake/m\"]\n[providers.fake]\nkind = \"openai\"\nbase_url = \"{}\"\n\n[channels.{name}]\nenabled = true\n{}{channel}\n{extra}\n",
+            platform.canonical(OWNER),
+            model.openai_base(),
+            platform.config(),
+        ));
+        home.write_secrets(&format!("channels:\n{}", platform.secrets()));
+        let log = std::fs::File::create(home.path().join("gateway.log")).expect("log file");
+        let gateway = home
+            .command(&["run"])
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start pincer run");
+        let harness = Harness {
+            home,
+            model,
+            platform,
+            gateway,
+        };
+        assert!(
+            harness.platform.connected(WAIT).await,
+            "{name} never connected; gateway log:\n{}",
+            harness.log()
+        );
+        harness
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.home.path().join("gateway.log")).unwrap_or_default()
+    }
+
+    /// Wait until a message in `chat` shows `needle`.
+    pub async fn wait_shown(&self, chat: &str, needle: &str) -> Shown {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            if let Some(found) = self
+                .platform
+                .shown()
+                .into_iter()
+                .find(|m| m.chat == chat && m.text.contains(needle))
+            {
+                return found;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "nothing in {chat} shows {needle:?}; shown: {:#?}\ngateway log:\n{}",
+                self.platform.shown(),
+                self.log()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    fn shown_in(&self, chat: &str) -> Vec<Shown> {
+        self.platform
+            .shown()
+            .into_iter()
+            .filter(|m| m.chat == chat)
+            .collect()
+    }
+}
+
+pub async fn dm_round_trip<P: FakePlatform>(platform: P) {
+    let h = Harness::start(platform, "", "").await;
+    let chat = h.platform.dm(OWNER, "hello there").await;
+    h.wait_shown(&chat, "echo: hello there").await;
+    assert_eq!(h.model.requests()[0].last_user_text(), "hello there");
+}
+
+pub async fn a_stranger_gets_a_pairing_code_and_never_the_model<P: FakePlatform>(platform: P) {
+    let h = Harness::start(platform, "", "").await;
+    let chat = h.platform.dm(STRANGER, "let me in").await;
+    let reply = h.wait_shown(&chat, "pairing code").await;
+    assert!(
+        h.model.requests().is_empty(),
+        "a stranger reached the model"
+    );
+    let code = reply
+        .text
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .find(|w| {
+            w.len() == 8
+                && w.chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        })
+        .expect("a code in the reply")
+        .to_string();
+    let approve = h
+        .home
+        .run(&["pairing", "approve", h.platform.name(), &code]);
+    assert!(approve.ok(), "{approve:?}");
+    h.platform.dm(STRANGER, "now?").await;
+    h.wait_shown(&chat, "echo: now?").await;
+}
+
+pub async fn a_long_reply_is_split_at_the_limit_in_order<P: FakePlatform>(platform: P) {
+    let h = Harness::start(platform, "", "").await;
+    let limit = h.platform.limit();
+    let mut long = String::new();
+    let mut n = 0;
+    while long.chars().count() < limit * 5 / 2 {
+        long.push_str(&format!(
+            "Part {n}: {}\n\n",
+            "words to fill a paragraph ".repeat(8)
+        ));
+        n += 1;
+    }
+    h.model.push(Step::text(long));
+    let chat = h.platform.dm(OWNER, "say a lot").await;
+    h.wait_shown(&chat, &format!("Part {}:", n - 1)).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let shown = h.shown_in(&chat);
+    assert!(shown.len() >= 3, "{} messages", shown.len());
+    for message in &shown {
+        assert!(
+            message.text.chars().count() <= limit,
+            "a message of {} characters",
+            message.text.chars().count()
+        );
+    }
+    let all: String = shown.iter().map(|m| m.text.as_str()).collect();
+    let positions: Vec<usize> = (0..n)
+        .map(|i| all.find(&format!("Part {i}:")).expect("every part shown"))
+        .collect();
+    assert!(positions.windows(2).all(|w| w[0] < w[1]), "out of order");
+}
+
+pub async fn a_group_answers_only_when_mentioned<P: FakePlatform>(platform: P) {
+    let h = Harness::start(platform, "groups = [\"*\"]\n", "").await;
+    let chat = h
+        .platform
+        .group(1, OWNER, "talking among ourselves", false)
+        .await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(
+        h.model.requests().is_empty(),
+        "an unmentioned message reached the model"
+    );
+    assert!(h.shown_in(&chat).is_empty());
+    h.platform.group(1, STRANGER, "bot, what's up?", true).await;
+    h.wait_shown(&chat, "what's up?").await;
+    assert_eq!(h.model.requests().len(), 1);
+}
+
+pub async fn a_reply_streams_by_edits_with_typing_shown<P: FakePlatform>(platform: P) {
+    let h = Harness::start(platform, "", "").await;
+    h.model.push(Step::slow_text(
+        "one two three four five six seven eight nine ten eleven twelve",
+        250,
+    ));
+    let chat = h.platform.dm(OWNER, "count slowly").await;
+    let reply = h.wait_shown(&chat, "twelve").await;
+    assert!(reply.edits >= 1, "the reply was not streamed: {reply:?}");
+    assert!(h.platform.typing(&chat) >= 1, "no typing shown");
+}
+
+pub async fn a_thread_reply_stays_in_its_thread<P: FakePlatform>(platform: P) {
+    let h = Harness::start(platform, "groups = [\"*\"]\n", "").await;
+    let Some((chat, thread)) = h.platform.thread(1, OWNER, "in the thread").await else {
+        return; // the platform has no threads
+    };
+    let reply = h.wait_shown(&chat, "in the thread").await;
+    assert_eq!(reply.thread.as_deref(), Some(thread.as_str()), "{reply:?}");
+}
+
+pub async fn a_reconnect_loses_nothing_and_answers_once<P: FakePlatform>(platform: P) {
+    let h = Harness::start(platform, "", "").await;
+    let chat = h.platform.dm(OWNER, "before").await;
+    h.wait_shown(&chat, "echo: before").await;
+    h.platform.disconnect(Duration::from_secs(3)).await;
+    h.platform.dm(OWNER, "during").await;
+    h.wait_shown(&chat, "echo: during").await;
+    h.platform.dm(OWNER, "after").await;
+    h.wait_shown(&chat, "echo: after").await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let texts: Vec<String> = h.shown_in(&chat).into_iter().map(|m| m.text).collect();
+    for word in ["before", "during", "after"] {
+        let n = texts
+            .iter()
+            .filter(|t| t.contains(&format!("echo: {word}")))
+            .count();
+        assert_eq!(n, 1, "`{word}` answered {n} times: {texts:?}");
+    }
+    assert_eq!(h.model.requests().len(), 3, "{texts:?}");
+}
+
+pub async fn an_approval_button_reaches_the_waiting_call<P: FakePlatform>(platform: P) {
+    let h = Harness::start(
+        platform,
+        "",
+        "[tools.permissions]\nask = [\"write_file\"]\napproval_timeout_secs = 20\n",
+    )
+    .await;
+    h.model.push_all([
+        Step::tool_call("write_file", json!({"path": "ok.md", "content": "yes"})),
+        Step::text("Saved it."),
+    ]);
+    let chat = h.platform.dm(OWNER, "save it").await;
+    let question = h.wait_shown(&chat, "Allow write_file `ok.md`?").await;
+    assert!(
+        question.buttons,
+        "the question has no buttons: {question:?}"
+    );
+    assert!(
+        h.platform.press(&chat, STRANGER, "once").await,
+        "no button to press"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !h.home.workspace().join("ok.md").exists(),
+        "a stranger's press counted"
+    );
+    assert!(
+        h.platform.press(&chat, OWNER, "once").await,
+        "buttons gone too early"
+    );
+    h.wait_shown(&chat, "Saved it.").await;
+    assert!(h.home.workspace().join("ok.md").exists());
+    let settled = h.wait_shown(&chat, "Allowed once").await;
+    assert_eq!(settled.id, question.id);
+    assert!(!settled.buttons, "buttons left on an answered question");
+}
+
+/// Every conformance test for one channel: `conformance!(FakeTelegram::start());`
+#[macro_export]
+macro_rules! conformance {
+    ($start:expr) => {
+        $crate::conformance_tests!(
+            $start;
+            dm_round_trip,
+            a_stranger_gets_a_pairing_code_and_never_the_model,
+            a_long_reply_is_split_at_the_limit_in_order,
+            a_group_answers_only_when_mentioned,
+            a_reply_streams_by_edits_with_typing_shown,
+            a_thread_reply_stays_in_its_thread,
+            a_reconnect_loses_nothing_and_answers_once,
+            an_approval_button_reaches_the_waiting_call
+        );
+    };
+}
+
+#[macro_export]
+macro_rules! conformance_tests {
+    ($start:expr; $($name:ident),*) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() {
+                conformance::$name($start.await).await;
+            }
+        )*
+    };
+}

@@ -1,0 +1,100 @@
+//! `pincer doctor` against the fakes: a healthy setup passes, and each broken piece —
+//! no config, a rejected provider key, a rejected bot token, a missing MCP program, a
+//! readable secrets file — is one FAIL line with its fix, and no secret is printed.
+
+mod common;
+
+use common::TestHome;
+use pincer_fakes::FakeModel;
+use pincer_fakes::telegram::FakeTelegram;
+
+const KEY: &str = "sk-doctor-good-key-1234567890";
+
+/// A home using the fakes; `token: None` uses the fake Telegram's real token.
+async fn setup(key: &str, token: Option<&str>, extra: &str) -> (TestHome, FakeModel, FakeTelegram) {
+    let model = FakeModel::start().await;
+    model.require_key(KEY);
+    let telegram = FakeTelegram::start().await;
+    let home = TestHome::new();
+    common::set_mode(home.path(), 0o700);
+    home.write_config(&format!(
+        "version = 1\n[router]\nlight = [\"fake/m\"]\n[providers.fake]\nkind = \"openai\"\nbase_url = \"{}\"\n\n[channels.telegram]\nenabled = true\napi_url = \"{}\"\n{extra}",
+        model.openai_base(),
+        telegram.api_url()
+    ));
+    let token = token.unwrap_or(telegram.token());
+    home.write_secrets(&format!(
+        "providers:\n  fake:\n    api_key: \"{key}\"\nchannels:\n  telegram:\n    bot_token: \"{token}\"\n"
+    ));
+    (home, model, telegram)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_healthy_setup_passes_every_check() {
+    let (home, _model, telegram) = setup(KEY, None, "").await;
+    let run = home.run(&["doctor"]);
+    assert!(run.ok(), "{run:?}");
+    for line in [
+        "ok    config",
+        "ok    provider fake",
+        "key accepted",
+        "ok    telegram         logged in as pincer_test_bot",
+        "ok    workspace",
+        "warn  web_search",
+        "No problems; 1 warning(s) above.",
+    ] {
+        assert!(
+            run.stdout.contains(line),
+            "missing {line:?} in:\n{}",
+            run.stdout
+        );
+    }
+    assert!(!run.stdout.contains(KEY) && !run.stdout.contains(telegram.token()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_broken_piece_is_a_fail_line_with_its_fix_and_no_secret() {
+    let wrong_token = "999:wrong-token-that-must-not-print";
+    let (home, _model, _telegram) = setup(
+        "sk-wrong-key-that-must-not-print",
+        Some(wrong_token),
+        "\n[mcp.servers.gh]\ncommand = \"/nonexistent/github-mcp-server\"\n",
+    )
+    .await;
+    let run = home.run(&["doctor"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    for line in [
+        "FAIL  provider fake",
+        "rejected the key (401 Unauthorized)",
+        "fix: put the key in .security.yml under providers.fake.api_key, or set OPENAI_API_KEY",
+        "FAIL  telegram         the token was rejected",
+        "fix: put a valid token in .security.yml under channels.telegram.bot_token, or set TELEGRAM_BOT_TOKEN",
+        "FAIL  mcp gh",
+        "3 problem(s)",
+    ] {
+        assert!(
+            run.stdout.contains(line),
+            "missing {line:?} in:\n{}",
+            run.stdout
+        );
+    }
+    assert!(!run.stdout.contains("must-not-print"), "{}", run.stdout);
+    assert!(!run.stderr.contains("must-not-print"), "{}", run.stderr);
+}
+
+#[test]
+fn no_config_and_a_readable_secrets_file_name_their_fixes() {
+    let home = TestHome::new();
+    let run = home.run(&["doctor"]);
+    assert_eq!(run.code, Some(1));
+    assert!(run.stdout.contains("FAIL  config"), "{}", run.stdout);
+    assert!(run.stdout.contains("pincer onboard"), "{}", run.stdout);
+
+    home.write_config("version = 1\n");
+    home.write_secrets("providers: {}\n");
+    common::set_mode(&home.path().join(".security.yml"), 0o644);
+    let run = home.run(&["doctor"]);
+    assert_eq!(run.code, Some(1));
+    assert!(run.stdout.contains("FAIL  secrets"), "{}", run.stdout);
+    assert!(run.stdout.contains("chmod 600"), "{}", run.stdout);
+}
