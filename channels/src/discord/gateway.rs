@@ -11,6 +11,7 @@
 //! the last message seen there: a resume replays what a short drop missed, but a
 //! re-identify starts a fresh session that replays nothing.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -53,8 +54,11 @@ struct Forwarder {
     events: mpsc::UnboundedReceiver<Event>,
     sender: mpsc::UnboundedSender<Event>,
     order: Reorder<Box<Message>>,
-    /// The newest message id seen in each channel, where a catch-up starts.
-    last_seen: std::collections::HashMap<u64, u64>,
+    /// The newest message id seen in each channel.
+    last_seen: HashMap<u64, u64>,
+    /// `last_seen` when the connection was lost: where the next catch-up starts. Taken
+    /// then, because after the next READY new messages may race ahead of it.
+    gap_from: Option<HashMap<u64, u64>>,
 }
 
 #[async_trait]
@@ -73,7 +77,8 @@ impl Channel for Discord {
             events,
             sender,
             order: Reorder::new(HOLD),
-            last_seen: Default::default(),
+            last_seen: HashMap::new(),
+            gap_from: None,
         };
         let mut backoff = FIRST_BACKOFF;
         loop {
@@ -85,6 +90,7 @@ impl Channel for Discord {
                 Ok(()) => return Ok(()),
                 Err(err) => err,
             };
+            forwarder.mark_gap();
             if started.elapsed() > MAX_BACKOFF {
                 backoff = FIRST_BACKOFF; // it ran a good while: start counting again
             }
@@ -168,6 +174,8 @@ impl Discord {
                 event = forwarder.events.recv() => match event {
                     Some(Event::Message(message)) => forwarder.take(message),
                     Some(Event::Ready) => self.catch_up(forwarder).await,
+                    Some(Event::Lost) => forwarder.mark_gap(),
+                    Some(Event::Resumed) => forwarder.gap_from = None,
                     None => break Ok(()),
                 },
                 _ = sleep_until(due) => {
@@ -328,6 +336,13 @@ impl Discord {
 }
 
 impl Forwarder {
+    /// Remembers where a catch-up starts (the first loss since the last catch-up).
+    fn mark_gap(&mut self) {
+        if self.gap_from.is_none() {
+            self.gap_from = Some(self.last_seen.clone());
+        }
+    }
+
     fn take(&mut self, message: Box<Message>) {
         let (channel, id) = (message.channel_id.get(), message.id.get());
         let newest = self.last_seen.entry(channel).or_insert(id);

@@ -27,6 +27,10 @@ pub(super) enum Event {
     /// A new session began (READY): messages sent while no session was up must be
     /// fetched over REST.
     Ready,
+    /// The connection was lost: what was seen so far is where a catch-up starts.
+    Lost,
+    /// The session was resumed: Discord replays what was missed, no catch-up needed.
+    Resumed,
 }
 
 pub(super) struct Handler {
@@ -54,6 +58,7 @@ impl EventHandler for Handler {
     async fn resume(&self, _ctx: Context, _: ResumedEvent) {
         tracing::info!(channel = super::CHANNEL, "gateway session resumed");
         self.health.set(Health::Up);
+        let _ = self.events.send(Event::Resumed);
     }
 
     async fn shard_stage_update(&self, _ctx: Context, event: ShardStageUpdateEvent) {
@@ -74,6 +79,7 @@ impl EventHandler for Handler {
             self.health.set(Health::Degraded(format!(
                 "reconnecting: the gateway connection was lost ({stage})"
             )));
+            let _ = self.events.send(Event::Lost);
         }
     }
 
