@@ -34,7 +34,11 @@ impl Drop for Running {
 
 impl Running {
     async fn start() -> Running {
-        let fake = FakeDiscord::start().await;
+        Running::start_with(FakeDiscord::start().await).await
+    }
+
+    /// Starts the adapter against a fake already set up.
+    async fn start_with(fake: FakeDiscord) -> Running {
         let inbox = tempfile::tempdir().unwrap();
         let approvals = Arc::new(PendingApprovals::default());
         let discord = Discord::new(
@@ -284,14 +288,36 @@ async fn approval_buttons_answer_the_owner_and_refuse_others() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revoked_token_is_down_with_the_fix_named() {
-    let r = Running::start().await;
-    r.fake.revoke_token(true);
+    let fake = FakeDiscord::start().await;
+    fake.revoke_token(true);
+    let r = Running::start_with(fake).await;
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
         if let Health::Down(why) = r.discord.health() {
             assert!(why.contains("rejected the bot token"), "{why}");
             assert!(why.contains("DISCORD_BOT_TOKEN"), "{why}");
             assert!(!why.contains(r.fake.token()), "the token leaked: {why}");
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{}",
+            r.discord.health()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_message_content_intent_is_down_with_the_portal_setting_named() {
+    let fake = FakeDiscord::start().await;
+    fake.refuse_intents(true);
+    let r = Running::start_with(fake).await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        if let Health::Down(why) = r.discord.health() {
+            assert!(why.contains("Message Content Intent"), "{why}");
+            assert!(why.contains("developer portal"), "{why}");
             break;
         }
         assert!(

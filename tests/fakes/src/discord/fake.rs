@@ -178,6 +178,12 @@ impl FakeDiscord {
         self.shared.update(|inner| inner.revoked = revoked);
     }
 
+    /// While on, IDENTIFY is closed with 4014 (a privileged intent not enabled).
+    pub fn refuse_intents(&self, on: bool) {
+        self.shared
+            .update(|inner| inner.gateway.refuse_intents = on);
+    }
+
     /// Drops the open gateway socket without a close frame (a network cut).
     pub fn drop_socket(&self) {
         self.kick(Kick::Drop);

@@ -2,7 +2,8 @@
 //! (op 2) → READY with a new `session_id` and a `resume_gateway_url` pointing here;
 //! HEARTBEAT (op 1) → ACK (op 11); dispatches (op 0) numbered by `s`; RESUME (op 6)
 //! → every event after the given `s`, then RESUMED (a stale session gets op 9
-//! INVALID_SESSION); a bad or revoked token is closed with 4004. Events made while no
+//! INVALID_SESSION); a bad or revoked token is closed with 4004, and while
+//! `refuse_intents(true)` every IDENTIFY with 4014. Events made while no
 //! socket is open wait in the session and are replayed on resume; a new session
 //! (re-identify) starts empty, as on Discord — except dispatches made before the
 //! first session ever, which the first READY is followed by.
@@ -137,6 +138,9 @@ fn handle(inner: &mut Inner, app: &App, payload: &Value, place: &mut Option<Plac
         Some(2) => {
             if !token_ok(inner, d) {
                 return Reply::Close(4004, "Authentication failed.");
+            }
+            if inner.gateway.refuse_intents {
+                return Reply::Close(4014, "Disallowed intent(s).");
             }
             let gateway = &mut inner.gateway;
             gateway.identifies += 1;

@@ -84,6 +84,9 @@ pub(crate) struct Gateway {
     pub down_until: Option<Instant>,
     /// Sockets open and past IDENTIFY or RESUME.
     pub live: usize,
+    /// IDENTIFY is closed with 4014, as when the Message Content intent is not enabled
+    /// in the developer portal.
+    pub refuse_intents: bool,
 }
 
 #[derive(Debug)]
