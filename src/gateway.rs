@@ -18,6 +18,7 @@ use crate::cron::{CronTool, SystemClock};
 use crate::dispatch::Dispatcher;
 use crate::home::Home;
 use crate::mcp::{McpManager, McpServerConfig};
+use crate::memory::tool as memory;
 use crate::models::{Models, ModelsError};
 use crate::prices::Prices;
 use crate::scrub::Scrubber;
@@ -131,6 +132,10 @@ pub fn build_agent(
                 api_key: secrets.tools.web_search.as_ref().map(|s| s.api_key.clone()),
                 base_url_override: None,
             })),
+            memory::tool(memory::Action::Write, timezone),
+            memory::tool(memory::Action::Search, timezone),
+            memory::tool(memory::Action::Read, timezone),
+            memory::tool(memory::Action::Forget, timezone),
         ])
         .with_mcp(McpManager::start(
             mcp_servers(config, secrets),
@@ -148,6 +153,7 @@ pub fn build_agent(
         workspace,
         timezone,
         outbound,
+        dream_max_tokens: config.memory.dream_max_tokens,
     })
 }
 

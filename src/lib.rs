@@ -19,6 +19,7 @@
 //! - `prices`   — what each call costs
 //! - `scrub`    — the credential scrubber for replies, logs and tool results
 //! - `cron`     — scheduled jobs, the scheduler, the heartbeat, the `cron` tool
+//! - `memory`   — memory tools, recall and the daily log around turns, the dream
 //! - `cli`      — one module per subcommand (`src/main.rs` only parses and calls it)
 //!
 //! Message types and channel adapters live in `pincer-channels`, configuration in
@@ -35,6 +36,7 @@ pub mod dispatch;
 pub mod gateway;
 pub mod home;
 pub mod mcp;
+pub mod memory;
 pub mod models;
 pub mod prices;
 pub mod provider;

@@ -120,6 +120,7 @@ fn an_empty_file_gives_the_defaults() {
     assert!(!c.heartbeat.enabled);
     assert_eq!(c.heartbeat.every, "30m");
     assert_eq!(c.memory.dream_schedule, "0 3 * * *");
+    assert_eq!(c.memory.dream_max_tokens, 30_000);
     assert!(c.mcp.servers.is_empty());
 }
 

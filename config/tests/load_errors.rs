@@ -217,6 +217,14 @@ fn the_first_unknown_key_in_the_file_is_reported() {
 }
 
 #[test]
+fn a_misspelt_memory_key_is_named_with_the_right_one() {
+    has(
+        &err("[memory]\ndream_max_tokns = 9000\n"),
+        &["memory.dream_max_tokns", "did you mean `dream_max_tokens`"],
+    );
+}
+
+#[test]
 fn unknown_override_variables_name_the_variable() {
     let m = err_env("", &[("PINCER_AGENT__MAX_ITERATION", "10")]).to_string();
     assert_eq!(

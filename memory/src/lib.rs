@@ -1,20 +1,57 @@
 //! # pincer-memory
 //!
-//! The assistant's curated memory as plain markdown files in the workspace. This
-//! crate reads them for the system prompt; it knows nothing of channels or models.
+//! The assistant's memory as plain markdown files in the workspace, which the owner
+//! can open, edit and undo. This crate reads and writes those files, finds the ones
+//! that matter for a turn, keeps the daily logs, and applies and commits the dream's
+//! edits. It knows nothing of channels or models: the core asks the model and hands
+//! the proposed operations here.
+//!
+//! ## Files (relative to the workspace)
+//! - `MEMORY.md`          — the index, one line per memory; the prompt gets 200 lines / 25 KB
+//! - `memory/<slug>.md`   — typed memories: frontmatter `name`, `description`, `type`, dates
+//! - `SOUL.md`, `USER.md` — the persona, and what the assistant knows about its owner
+//! - `memory/logs/*.md`   — daily logs, one line per speaker per turn (not in git)
+//! - `.pincer/`           — the search index, the dream's cursor, lock and journal (not in git)
 //!
 //! ## Layout
-//! - `MEMORY.md` — the index, one line per entry, capped at 200 lines / 25 KB
-//! - `SOUL.md`   — the persona
-//! - `USER.md`   — what the assistant knows about its owner
+//! - `entry`   — the typed file format, names and slugs, size caps
+//! - `index`   — MEMORY.md: its cap and warning, its lines, repair from the files
+//! - `dates`   — relative dates made absolute
+//! - `daily`   — the daily logs
+//! - `search`  — the FTS5 index over memory files and logs; recall
+//! - `repo`    — the git repository of the curated memory
+//! - `dream`   — checking, applying and committing the dream's operations; crash recovery
+//! - `atomic`  — whole-file writes (temp + rename)
 
 #![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+mod atomic;
+pub mod daily;
+pub mod dates;
+pub mod dream;
+pub mod entry;
+pub mod index;
+pub mod repo;
+pub mod search;
 
 use std::path::{Path, PathBuf};
 
-/// The most of MEMORY.md that goes into a prompt.
-pub const INDEX_MAX_LINES: usize = 200;
-pub const INDEX_MAX_BYTES: usize = 25 * 1024;
+use chrono::NaiveDate;
+
+pub use daily::{LogCursor, Said};
+pub use dream::{Cursor, FileView, Op, Outcome, Prepared};
+pub use entry::{Entry, Kind};
+pub use index::Index;
+pub use repo::{Commit, Repo, Revision};
+pub use search::{Hit, HitKind};
+
+/// Pincer's own files inside the workspace (ignored by git).
+pub const STATE_DIR: &str = ".pincer";
+/// Recalled files added to one turn, at most.
+pub const RECALL_MAX_FILES: usize = 5;
+/// How much recalled text one turn gets, at most.
+const RECALL_MAX_BYTES: usize = 8 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum MemoryError {
@@ -23,6 +60,22 @@ pub enum MemoryError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("cannot write {path}: {source} (nothing was changed)")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// Bad input, worded so the model (or the owner) can fix it.
+    #[error("{0}")]
+    Invalid(String),
+    #[error("no memory named `{name}`; {known}")]
+    NotFound { name: String, known: String },
+    #[error("memory search index: {0}")]
+    Index(String),
+    #[error("memory repository: {0}")]
+    Git(String),
+    #[error("another dream is running on this workspace; try again when it has finished")]
+    Busy,
 }
 
 /// The memory files of one workspace.
@@ -31,12 +84,16 @@ pub struct Memory {
     root: PathBuf,
 }
 
-/// The MEMORY.md index as it goes into the prompt.
+/// What `write` did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Index {
-    pub text: String,
-    /// Set when the file was over the cap and only its head is used.
-    pub truncated: bool,
+pub struct Written {
+    pub entry: Entry,
+    /// False when it replaced an existing memory.
+    pub created: bool,
+    /// Relative dates that were made absolute, (as written, as stored).
+    pub dates: Vec<(String, String)>,
+    /// Lines in MEMORY.md now.
+    pub index_lines: usize,
 }
 
 impl Memory {
@@ -60,76 +117,233 @@ impl Memory {
         self.read_optional("USER.md")
     }
 
-    /// The MEMORY.md index, capped at 200 lines and 25 KB (cut at a line boundary).
+    /// The MEMORY.md index, capped at 200 lines and 25 KB (cut at a line boundary, with
+    /// a warning line for the model when cut).
     pub fn index(&self) -> Result<Option<Index>, MemoryError> {
-        let Some(text) = self.read_optional("MEMORY.md")? else {
+        let Some(text) = self.read_optional(index::FILE)? else {
             return Ok(None);
         };
-        Ok(Some(cap_index(&text)))
+        Ok(Some(index::cap(&text)))
     }
 
     fn read_optional(&self, name: &str) -> Result<Option<String>, MemoryError> {
-        let path = self.root.join(name);
-        match std::fs::read_to_string(&path) {
-            Ok(text) if text.trim().is_empty() => Ok(None),
-            Ok(text) => Ok(Some(text)),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(source) => Err(MemoryError::Read { path, source }),
+        Ok(atomic::read(&self.root.join(name))?.filter(|t| !t.trim().is_empty()))
+    }
+
+    /// Every typed memory, by slug.
+    pub fn entries(&self) -> Result<Vec<Entry>, MemoryError> {
+        let dir = self.root.join(entry::DIR);
+        let mut entries = Vec::new();
+        let listing = match std::fs::read_dir(&dir) {
+            Ok(listing) => listing,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(entries),
+            Err(source) => return Err(MemoryError::Read { path: dir, source }),
+        };
+        for item in listing.filter_map(Result::ok) {
+            let name = item.file_name().to_string_lossy().into_owned();
+            let Some(slug) = name.strip_suffix(".md") else {
+                continue;
+            };
+            if name.starts_with('.') || !item.path().is_file() {
+                continue;
+            }
+            if let Some(text) = atomic::read(&item.path())? {
+                entries.push(Entry::parse(slug, &text));
+            }
         }
+        entries.sort_by(|a, b| a.slug.cmp(&b.slug));
+        Ok(entries)
+    }
+
+    /// One typed memory by name (or `memory/<slug>.md`).
+    pub fn read(&self, name: &str) -> Result<Entry, MemoryError> {
+        let slug = entry::slug(name)?;
+        match atomic::read(&self.root.join(entry::path_of(&slug)))? {
+            Some(text) => Ok(Entry::parse(&slug, &text)),
+            None => Err(self.not_found(name)),
+        }
+    }
+
+    fn not_found(&self, name: &str) -> MemoryError {
+        let names: Vec<String> = self
+            .entries()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|e| e.slug)
+            .take(30)
+            .collect();
+        MemoryError::NotFound {
+            name: name.to_string(),
+            known: if names.is_empty() {
+                "there are no memories yet".into()
+            } else {
+                format!("the memories are: {}", names.join(", "))
+            },
+        }
+    }
+
+    /// Create or replace a typed memory and its index line. Relative dates in the
+    /// description and content are stored as absolute ones (against `today`).
+    pub fn write(
+        &self,
+        name: &str,
+        kind: &str,
+        description: &str,
+        content: &str,
+        today: NaiveDate,
+    ) -> Result<Written, MemoryError> {
+        let slug = entry::slug(name)?;
+        let kind = Kind::parse(kind).ok_or_else(|| {
+            MemoryError::Invalid(format!(
+                "`type` must be one of {}; got `{kind}`",
+                Kind::NAMES.join(", ")
+            ))
+        })?;
+        let (description, mut dates) = dates::absolute(description, today);
+        let description = entry::check_description(&description)?;
+        let (body, more) = dates::absolute(content.trim(), today);
+        dates.extend(more);
+        if body.is_empty() {
+            return Err(MemoryError::Invalid(
+                "`content` is empty; write what to remember (to remove a memory use memory_forget)"
+                    .into(),
+            ));
+        }
+        entry::check_body(&body)?;
+        let path = entry::path_of(&slug);
+        let existing = atomic::read(&self.root.join(&path))?.map(|t| Entry::parse(&slug, &t));
+        let entry = Entry {
+            slug: slug.clone(),
+            name: name.trim().to_string(),
+            description,
+            kind,
+            created: existing.as_ref().and_then(|e| e.created).or(Some(today)),
+            updated: Some(today),
+            body,
+        };
+        let text = entry.render();
+        atomic::write(&self.root.join(&path), &text)?;
+        let old_index = atomic::read(&self.root.join(index::FILE))?.unwrap_or_default();
+        let new_index = index::upsert(&old_index, &entry);
+        atomic::write(&self.root.join(index::FILE), &new_index)?;
+        self.note_written(&[(&path, Some(&text)), (index::FILE, Some(&new_index))]);
+        Ok(Written {
+            entry,
+            created: existing.is_none(),
+            dates,
+            index_lines: new_index.lines().count(),
+        })
+    }
+
+    /// Delete a typed memory and its index line.
+    pub fn forget(&self, name: &str) -> Result<Entry, MemoryError> {
+        let entry = self.read(name)?;
+        let path = entry.path();
+        atomic::remove(&self.root.join(&path))?;
+        let old_index = atomic::read(&self.root.join(index::FILE))?.unwrap_or_default();
+        let new_index = index::remove(&old_index, &entry.slug);
+        if new_index != old_index {
+            atomic::write(&self.root.join(index::FILE), &new_index)?;
+        }
+        self.note_written(&[(&path, None), (index::FILE, Some(&new_index))]);
+        Ok(entry)
+    }
+
+    /// Remember what the assistant itself wrote, so the dream can tell the owner's hand
+    /// edits from the assistant's. Best effort: without it, the assistant's writes only
+    /// count as the owner's (the safe side).
+    fn note_written(&self, files: &[(&str, Option<&str>)]) {
+        let Ok(conn) = search::open(&self.root) else {
+            return;
+        };
+        for (path, text) in files {
+            let hash = text.map_or_else(|| "deleted".to_string(), blob_hash);
+            let _ = search::set_state(&conn, &format!("written:{path}"), Some(&hash));
+        }
+    }
+
+    /// Search the typed memories and the daily logs.
+    pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, MemoryError> {
+        let mut conn = search::open(&self.root)?;
+        search::sync(&mut conn, &self.root)?;
+        search::search(&conn, query, true, limit)
+    }
+
+    /// The typed memories that look relevant to `text`, rendered for the turn (at most
+    /// 5 files, 8 KB), each older than a week with its age. `None` when nothing matched.
+    pub fn recall(&self, text: &str, today: NaiveDate) -> Result<Option<String>, MemoryError> {
+        if search::query_of(text).is_none() {
+            return Ok(None);
+        }
+        let mut conn = search::open(&self.root)?;
+        search::sync(&mut conn, &self.root)?;
+        let hits = search::search(&conn, text, false, RECALL_MAX_FILES)?;
+        let mut out = String::new();
+        for hit in hits {
+            let slug = hit
+                .path
+                .trim_start_matches("memory/")
+                .trim_end_matches(".md");
+            // Checked against the real files: a stale index row is skipped.
+            let Some(file) = atomic::read(&self.root.join(&hit.path))? else {
+                continue;
+            };
+            let entry = Entry::parse(slug, &file);
+            let age = entry
+                .age_note(today)
+                .map(|a| format!(", {a}"))
+                .unwrap_or_default();
+            let mut part = format!(
+                "\n## {} — {} ({}{age})\n{}\n",
+                hit.path,
+                entry.description,
+                entry.kind.as_str(),
+                entry.body
+            );
+            if out.len() + part.len() > RECALL_MAX_BYTES {
+                let room = RECALL_MAX_BYTES.saturating_sub(out.len());
+                if room < 200 {
+                    break;
+                }
+                let mut cut = room - 40;
+                while !part.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                part.truncate(cut);
+                part.push_str("…\n(cut; memory_read has the rest)\n");
+            }
+            out.push_str(&part);
+        }
+        if out.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(format!(
+            "[Recalled from memory — files that may be relevant to this message; MEMORY.md lists the rest]{out}"
+        )))
+    }
+
+    /// Append one turn to today's daily log.
+    pub fn log_turn(&self, at: chrono::NaiveDateTime, said: &[Said]) -> Result<(), MemoryError> {
+        daily::append(&self.root, at, said)
+    }
+
+    /// The workspace's memory repository, created on first use.
+    pub fn repo(&self) -> Result<Repo, MemoryError> {
+        Repo::open(&self.root)
+    }
+
+    /// The whole of MEMORY.md as the owner wrote it (for `pincer memory show`).
+    pub fn index_text(&self) -> Result<Option<String>, MemoryError> {
+        atomic::read(&self.root.join(index::FILE))
     }
 }
 
-fn cap_index(text: &str) -> Index {
-    let mut out = String::new();
-    let mut truncated = false;
-    for (n, line) in text.lines().enumerate() {
-        if n >= INDEX_MAX_LINES || out.len() + line.len() + 1 > INDEX_MAX_BYTES {
-            truncated = true;
-            break;
-        }
-        out.push_str(line);
-        out.push('\n');
-    }
-    if truncated {
-        tracing::warn!(
-            "MEMORY.md is over {INDEX_MAX_LINES} lines or {INDEX_MAX_BYTES} bytes; only its head is used — move detail into memory/<topic>.md files"
-        );
-    }
-    Index {
-        text: out,
-        truncated,
-    }
+/// The git blob id of a text: how the repository names that content.
+pub(crate) fn blob_hash(text: &str) -> String {
+    git2::Oid::hash_object(git2::ObjectType::Blob, text.as_bytes())
+        .map(|id| id.to_string())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn index_is_capped_at_200_lines() {
-        let text: String = (0..300).map(|n| format!("- entry {n}\n")).collect();
-        let index = cap_index(&text);
-        assert!(index.truncated);
-        assert_eq!(index.text.lines().count(), 200);
-    }
-
-    #[test]
-    fn index_is_capped_at_25_kb() {
-        let line = "x".repeat(1000);
-        let text: String = (0..50).map(|_| format!("{line}\n")).collect();
-        let index = cap_index(&text);
-        assert!(index.truncated);
-        assert!(index.text.len() <= INDEX_MAX_BYTES);
-    }
-
-    #[test]
-    fn missing_and_blank_files_are_none() {
-        let dir = tempfile::tempdir().unwrap();
-        let memory = Memory::new(dir.path());
-        assert_eq!(memory.index().unwrap(), None);
-        std::fs::write(dir.path().join("SOUL.md"), "  \n").unwrap();
-        assert_eq!(memory.persona().unwrap(), None);
-        std::fs::write(dir.path().join("MEMORY.md"), "- likes tea\n").unwrap();
-        assert_eq!(memory.index().unwrap().unwrap().text, "- likes tea\n");
-    }
-}
+mod tests;

@@ -40,6 +40,7 @@ use crate::tools::{Guard, Registry};
 
 pub use compact::Compacted;
 pub use outcome::{Budget, Ended};
+pub use reply::HEARTBEAT_OK;
 pub use route::ESCALATE;
 
 /// What a tool call that never started is told when a user message jumped the queue.
@@ -70,6 +71,8 @@ pub struct Agent {
     pub workspace: PathBuf,
     pub timezone: Tz,
     pub outbound: mpsc::Sender<OutboundMessage>,
+    /// `memory.dream_max_tokens`: what one dream may read and write.
+    pub dream_max_tokens: u64,
 }
 
 /// The result of one turn: how it ended and which stored user messages it answered.

@@ -10,7 +10,7 @@ use pincer_memory::Memory;
 
 const IDENTITY: &str = "You are Pincer, a personal AI assistant. You talk with your owner through chat apps and a terminal. Answer directly and briefly; use markdown sparingly.";
 
-const TOOL_RULES: &str = "Use tools when they help and say what you did. File paths are relative to the workspace. When a tool fails, read its error and fix the call. Never reveal secrets or API keys.";
+const TOOL_RULES: &str = "Use tools when they help and say what you did. File paths are relative to the workspace. When a tool fails, read its error and fix the call. Never reveal secrets or API keys. Save what will matter later about your owner with memory_write.";
 
 /// The two halves of the system prompt (see `ChatRequest`).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -41,6 +41,10 @@ struct Turn<'a> {
     compacted: bool,
     /// Completion handles of steered-in messages.
     done: Vec<pincer_channels::Done>,
+    /// User texts steered into the turn, and everything the assistant said: the
+    /// daily log's record of the turn.
+    heard: Vec<String>,
+    said: String,
 }
 
 pub(super) async fn run(
@@ -66,8 +70,14 @@ pub(super) async fn run(
         },
         Err(err) => Err(err.to_string()),
     };
+    let mut heard = vec![first.text.clone()];
+    let mut said = String::new();
     let (ended, answered, mut reply, done) = match prepared {
-        Ok((messages, route)) => {
+        Ok((mut messages, route)) => {
+            // Recalled memory rides on the newest user message, after the cached prefix.
+            if let Some(recalled) = agent.recall(&first.text).await {
+                history::push_user(&mut messages, Part::Text { text: recalled });
+            }
             let mut turn = Turn {
                 agent,
                 session_id,
@@ -86,8 +96,12 @@ pub(super) async fn run(
                 text: String::new(),
                 compacted: false,
                 done: Vec::new(),
+                heard: Vec::new(),
+                said: String::new(),
             };
             let ended = turn.run().await;
+            heard.append(&mut turn.heard);
+            said = turn.said;
             (ended, turn.answered, turn.reply, turn.done)
         }
         Err(err) => (Ended::Failed(err), answered, reply, Vec::new()),
@@ -99,6 +113,8 @@ pub(super) async fn run(
             _ => reply.notice(notice).await,
         }
     }
+    // Logged before the turn ends, so whoever waits for the end finds it in the log.
+    agent.log_turn(&first.sender, &heard, &said).await;
     reply.end().await;
     TurnReport {
         ended,
@@ -182,23 +198,31 @@ impl Turn<'_> {
                     );
                     continue;
                 }
-                self.reply
-                    .finished_text(std::mem::take(&mut self.text))
-                    .await;
+                self.finish_text().await;
                 // Checkpoints: after a reply without tool calls, and before finishing.
                 if self.queue.steering_pending() {
                     continue;
                 }
                 return Ended::Finished;
             }
-            self.reply
-                .finished_text(std::mem::take(&mut self.text))
-                .await;
+            self.finish_text().await;
             self.continuations = 0;
             if let Some(ended) = self.run_tools(calls).await {
                 return ended;
             }
         }
+    }
+
+    /// The current assistant message is complete: deliver it and note it for the log.
+    async fn finish_text(&mut self) {
+        let text = std::mem::take(&mut self.text);
+        if !text.trim().is_empty() {
+            if !self.said.is_empty() {
+                self.said.push('\n');
+            }
+            self.said.push_str(&text);
+        }
+        self.reply.finished_text(text).await;
     }
 
     /// One model call. `Ok(None)`: nothing to use, but the turn may go on (it moved to
@@ -370,6 +394,7 @@ impl Turn<'_> {
                 )
                 .await?;
             self.answered.extend(item.message_ids);
+            self.heard.push(item.text.clone());
             let text = format!("{} {}", self.agent.stamp(now_ms()), item.text);
             history::push_user(&mut self.messages, Part::Text { text });
         }

@@ -4,6 +4,7 @@
 mod chat;
 mod cron;
 mod doctor;
+mod memory;
 mod onboard;
 mod pairing;
 mod run;
@@ -63,6 +64,9 @@ pub enum Command {
     /// Scheduled jobs: list, add, remove, run, enable
     #[command(subcommand)]
     Cron(cron::Command),
+    /// Memory: show, search, dream, log, restore
+    #[command(subcommand)]
+    Memory(memory::Command),
 }
 
 pub fn main(cli: Cli) -> ExitCode {
@@ -94,6 +98,7 @@ pub fn main(cli: Cli) -> ExitCode {
             Command::Status => status::run(&home).await,
             Command::Doctor => doctor::run(&home).await,
             Command::Cron(command) => cron::run(&home, command).await,
+            Command::Memory(command) => memory::run(&home, command).await,
         }
     });
     // Don't wait for blocked stdin readers or idle connections on the way out.

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::{ensure_home, env_vars, load};
 use crate::cron::{Heartbeat, Schedule, Scheduler, SystemClock};
 use crate::home::Home;
+use crate::memory::DreamSchedule;
 
 /// How often channel health is written for `pincer status`.
 const HEALTH_EVERY: Duration = Duration::from_secs(5);
@@ -39,6 +40,14 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
             home.security_file.display()
         );
     }
+    // The nightly dream, in agent.timezone (a bad zone is reported by `start`).
+    let dream = DreamSchedule::new(
+        &config.memory.dream_schedule,
+        config.agent.timezone.parse().unwrap_or(chrono_tz::UTC),
+        config.memory.dream_max_tokens,
+        Arc::new(SystemClock),
+    )
+    .map_err(anyhow::Error::msg)?;
     let shutdown = CancellationToken::new();
     let running = crate::start(home, &config, &secrets, &env, shutdown.clone())?;
     register_approvers(&config, &registry, &running.agent, &approvals);
@@ -75,6 +84,7 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
         heartbeat: heartbeat(home, &config)?,
     });
     let scheduling = tokio::spawn(scheduler.run(shutdown.clone()));
+    let dreaming = tokio::spawn(dream.run(Arc::clone(&running.agent), shutdown.clone()));
     running.dispatcher.recover(&registry.names()).await;
     tracing::info!(home = %home.dir.display(), channels = ?registry.names(), "pincer gateway running; stop it with Ctrl-C or SIGTERM");
 
@@ -85,6 +95,7 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
         let _ = listener.await;
     }
     let _ = scheduling.await;
+    let _ = dreaming.await;
     let _ = running.task.await;
     // The agent holds the outbound bus; once it is gone the manager drains and ends.
     let store = running.agent.store.clone();

@@ -1,9 +1,10 @@
 //! Chat commands the dispatcher answers itself, without the model: /new, /stop,
-//! /status and /help. They work while a turn is running.
+//! /status, /model, /usage, /compact, /memory, /dream, /approve and /help. They work
+//! while a turn is running.
 
 use std::sync::Arc;
 
-use pincer_channels::{ChatKind, InboundMessage, Target};
+use pincer_channels::{ChatKind, InboundMessage, OutboundBody, Target};
 use pincer_config::QueueMode;
 
 use super::Dispatcher;
@@ -23,10 +24,14 @@ pub enum Command {
     Usage,
     /// `/compact`: summarise the older part of the conversation now.
     Compact,
+    /// `/memory`: show the memory index (the owner, in a direct chat).
+    Memory,
+    /// `/dream`: tidy the memory now and say what changed (the owner).
+    Dream,
     Help,
 }
 
-pub const HELP: &str = "Commands:\n/new — start a new conversation (the old one stays in `pincer sessions`)\n/stop — stop the reply in progress\n/status — session, model, queue and today's usage\n/model [light|heavy|auto|provider/model] — show or pin the model for this conversation\n/usage — tokens and cost of this conversation and of today\n/compact — summarise the older part of this conversation to keep it small\n/approve CODE — (owner) let in the sender holding this pairing code\n/help — this list";
+pub const HELP: &str = "Commands:\n/new — start a new conversation (the old one stays in `pincer sessions`)\n/stop — stop the reply in progress\n/status — session, model, queue and today's usage\n/model [light|heavy|auto|provider/model] — show or pin the model for this conversation\n/usage — tokens and cost of this conversation and of today\n/compact — summarise the older part of this conversation to keep it small\n/memory — what I remember (the MEMORY.md index)\n/dream — tidy my memory now and say what changed\n/approve CODE — (owner) let in the sender holding this pairing code\n/help — this list";
 
 /// A message that is one of our commands ("/new", "/new@my_bot", " /STOP ").
 pub fn parse(text: &str) -> Option<Command> {
@@ -51,6 +56,8 @@ pub fn parse(text: &str) -> Option<Command> {
         )),
         "usage" => Some(Command::Usage),
         "compact" => Some(Command::Compact),
+        "memory" => Some(Command::Memory),
+        "dream" => Some(Command::Dream),
         "help" | "start" => Some(Command::Help),
         _ => None,
     }
@@ -90,6 +97,9 @@ impl Dispatcher {
                 }
             }
             Command::Status => self.status(key).await,
+            Command::Memory => self.memory_index(message).await,
+            // Answered by `dream` (it runs in the background); here only by mistake.
+            Command::Dream => "Dreaming…".into(),
             Command::Model(choice) => self.model(key, &choice).await,
             Command::Usage => self.usage(key).await,
             Command::Compact => {
@@ -111,6 +121,58 @@ impl Dispatcher {
                     Err(err) => err,
                 }
             }
+        }
+    }
+
+    /// `/dream`: dream in the background (it calls the heavy model, which takes a
+    /// while) and say what changed when done; the turn ends then.
+    pub(super) async fn dream(self: &Arc<Self>, message: &InboundMessage) {
+        let target = message.target();
+        match self.gate.is_owner(message).await {
+            Ok(true) => {}
+            Ok(false) => {
+                self.say_text(&target, "Only the owner can start a dream.".into())
+                    .await;
+                self.say(&target, OutboundBody::TurnEnd).await;
+                return;
+            }
+            Err(err) => {
+                self.say_text(&target, format!("Could not check who you are: {err}"))
+                    .await;
+                self.say(&target, OutboundBody::TurnEnd).await;
+                return;
+            }
+        }
+        let this = Arc::clone(self);
+        tokio::spawn(async move {
+            let text = match this.agent.dream(this.agent.dream_max_tokens).await {
+                Ok(dreamt) => dreamt.describe(),
+                Err(err) => format!("The dream failed: {err}"),
+            };
+            this.say_text(&target, text).await;
+            this.say(&target, OutboundBody::TurnEnd).await;
+        });
+    }
+
+    /// `/memory`: the index, for the owner in a direct chat (it is about them).
+    async fn memory_index(&self, message: &InboundMessage) -> String {
+        match self.gate.is_owner(message).await {
+            Ok(true) => {}
+            Ok(false) => return "Only the owner can see my memory.".into(),
+            Err(err) => return format!("Could not check who you are: {err}"),
+        }
+        if message.chat_kind != ChatKind::Dm {
+            return "Ask for /memory in your direct chat with me, not in a group.".into();
+        }
+        match self.agent.memory.index() {
+            Ok(Some(index)) => format!(
+                "{}
+(MEMORY.md in {}; `pincer memory log` shows what changed)",
+                index.text.trim_end(),
+                self.agent.workspace.display()
+            ),
+            Ok(None) => "I have no memories yet. Tell me something worth keeping, or write MEMORY.md in the workspace.".into(),
+            Err(err) => format!("Could not read the memory index: {err}"),
         }
     }
 
@@ -277,6 +339,8 @@ mod tests {
         assert_eq!(parse("  /STOP please"), Some(Command::Stop));
         assert_eq!(parse("/status@pincer_bot"), Some(Command::Status));
         assert_eq!(parse("/help"), Some(Command::Help));
+        assert_eq!(parse("/dream"), Some(Command::Dream));
+        assert_eq!(parse("/memory@pincer_bot"), Some(Command::Memory));
         assert_eq!(parse("what does /new do?"), None);
         assert_eq!(parse("/unknown"), None);
         assert_eq!(

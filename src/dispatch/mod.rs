@@ -116,6 +116,7 @@ impl Dispatcher {
                 session_id: message.session_id,
                 message_ids: vec![message.message_id],
                 text: String::new(),
+                sender: String::new(),
                 target,
                 reply_to: None,
                 retry: message.status == Status::Active,
@@ -150,6 +151,10 @@ impl Dispatcher {
         };
         if let Some(command) = commands::parse(&message.text) {
             fire(ack);
+            if command == commands::Command::Dream {
+                self.dream(&message).await;
+                return;
+            }
             let text = self.command(command, &key, &message).await;
             self.say_text(&target, text).await;
             self.say(&target, OutboundBody::TurnEnd).await;
@@ -195,6 +200,10 @@ impl Dispatcher {
             session_id,
             message_ids: vec![id],
             text,
+            sender: format!(
+                "{} ({})",
+                message.sender.display_name, message.sender.canonical
+            ),
             target: target.clone(),
             reply_to: Some(message.message_id),
             retry: false,

@@ -24,6 +24,8 @@ pub struct Queued {
     /// The stored message ids this entry answers (several once folded).
     pub message_ids: Vec<i64>,
     pub text: String,
+    /// Who sent it, for the daily log: "Ana (telegram:42)"; empty when unknown.
+    pub sender: String,
     pub target: Target,
     pub reply_to: Option<String>,
     /// Recovered after a restart: this is the one retry the messages get.
@@ -222,6 +224,7 @@ mod tests {
             done: Vec::new(),
             message_ids: vec![n],
             text: format!("m{n}"),
+            sender: String::new(),
             target: Target {
                 channel: "t".into(),
                 chat_id: "c".into(),

@@ -6,6 +6,7 @@
 mod cron;
 mod migrations;
 mod pairing;
+mod recent;
 mod repair;
 mod session;
 
@@ -19,6 +20,7 @@ use crate::provider::{Part, Usage};
 
 pub use cron::{Job, NewJob};
 pub use pairing::{Approved, PendingCode};
+pub use recent::Said;
 pub use repair::INTERRUPTED;
 pub use session::SessionMeta;
 

@@ -76,13 +76,13 @@ impl Channel for Telegram {
 }
 
 impl Telegram {
-    /// Delete any webhook (it would block polling), learn who we are, publish commands.
+    /// Delete any webhook (it would block polling) and learn who we are, side by side;
+    /// publish the command list in the background (polling need not wait for it).
     async fn setup(&self) -> Result<(), ChannelError> {
-        self.bot
-            .delete_webhook()
-            .await
-            .map_err(|e| channel_error(&e))?;
-        let me = self.bot.get_me().await.map_err(|e| channel_error(&e))?;
+        let (webhook, me) =
+            tokio::join!(self.bot.delete_webhook().send(), self.bot.get_me().send());
+        webhook.map_err(|e| channel_error(&e))?;
+        let me = me.map_err(|e| channel_error(&e))?;
         let commands = [
             ("new", "Start a new conversation"),
             ("stop", "Stop the reply in progress"),
@@ -90,16 +90,21 @@ impl Telegram {
             ("model", "Show or pin the model"),
             ("usage", "Tokens and cost"),
             ("compact", "Summarise the older conversation"),
+            ("memory", "What I remember (the index)"),
+            ("dream", "Tidy my memory now"),
             ("help", "What I can do"),
         ]
         .map(|(name, about)| BotCommand::new(name, about));
-        if let Err(err) = self.bot.set_my_commands(commands).await {
-            tracing::warn!(
-                channel = CHANNEL,
-                "could not publish bot commands: {}",
-                channel_error(&err)
-            );
-        }
+        let bot = self.bot.clone();
+        tokio::spawn(async move {
+            if let Err(err) = bot.set_my_commands(commands).await {
+                tracing::warn!(
+                    channel = CHANNEL,
+                    "could not publish bot commands: {}",
+                    channel_error(&err)
+                );
+            }
+        });
         let username = me.username.clone().unwrap_or_default();
         tracing::info!(channel = CHANNEL, bot = %username, "logged in");
         // Losing a race to set it is harmless: both values come from the same getMe.

@@ -114,7 +114,10 @@ pub(crate) const ROOT: Node = Table(&[
         "heartbeat",
         Table(&[("enabled", Leaf), ("every", Leaf), ("max_day_tokens", Leaf)]),
     ),
-    ("memory", Table(&[("dream_schedule", Leaf)])),
+    (
+        "memory",
+        Table(&[("dream_schedule", Leaf), ("dream_max_tokens", Leaf)]),
+    ),
     ("mcp", Table(&[("servers", Names(&MCP_SERVER))])),
 ]);
 

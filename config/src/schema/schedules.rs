@@ -45,12 +45,16 @@ impl Default for HeartbeatConfig {
 pub struct MemoryConfig {
     /// Standard 5-field cron expression for the dream job, in `agent.timezone`.
     pub dream_schedule: String,
+    /// Tokens one dream may read and write (estimated as bytes / 4); older material
+    /// past it waits for the next dream.
+    pub dream_max_tokens: u64,
 }
 
 impl Default for MemoryConfig {
     fn default() -> Self {
         Self {
             dream_schedule: "0 3 * * *".to_owned(),
+            dream_max_tokens: 30_000,
         }
     }
 }

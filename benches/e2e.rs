@@ -1,0 +1,145 @@
+//! `cargo bench --bench e2e`: the release `pincer run` against in-process fakes of the
+//! model and of every chat platform Pincer has, measured from outside as a user would
+//! see it. Prints a table:
+//! - start → ready: process spawn until every channel is connected;
+//! - idle RSS with every channel connected, and peak RSS after the load below;
+//! - harness overhead per platform, p50/p95/p99 over `N` messages, each from a new
+//!   user (so per-chat pacing never applies) and `GAP` after the last (so the
+//!   channel-wide pacing of ~30 messages a second does not either): message injected at the fake platform →
+//!   request at the fake model, and request at the model → reply shown at the platform
+//!   (the instant fake model streams its short echo in well under a millisecond);
+//! - RSS growth per session, from the `N` sessions those messages opened.
+//!
+//! It measures and prints; nothing is asserted about speed.
+
+mod support;
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use pincer_fakes::FakeModel;
+use pincer_fakes::platform::FakePlatform;
+use pincer_fakes::telegram::FakeTelegram;
+use support::{Gateway, mib, ms, percentile, seen};
+
+/// Messages measured per platform.
+const N: u64 = 200;
+/// Messages before measuring (connections, SQLite pages, allocator).
+const WARM_UP: u64 = 10;
+/// Pause between messages: longer than the manager's gap between two operations on
+/// one channel (35 ms), as between a person's messages.
+const GAP: Duration = Duration::from_millis(60);
+
+fn main() -> ExitCode {
+    let result = support::runtime().and_then(|rt| rt.block_on(bench()));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("e2e: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+struct Spans {
+    name: &'static str,
+    inbound: Vec<Duration>,
+    outbound: Vec<Duration>,
+}
+
+async fn bench() -> anyhow::Result<()> {
+    let model = FakeModel::start().await;
+    let telegram = FakeTelegram::start().await;
+    let platforms: Vec<&dyn FakePlatform> = vec![&telegram];
+    let gateway = Gateway::start(&model, &platforms, "")?;
+    let ready = gateway.ready(&platforms).await?;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let (idle_rss, _) = gateway.memory();
+
+    let mut results = Vec::new();
+    let mut user = 1000;
+    for platform in &platforms {
+        let mut spans = Spans {
+            name: platform.name(),
+            inbound: Vec::new(),
+            outbound: Vec::new(),
+        };
+        for i in 0..WARM_UP + N {
+            user += 1;
+            let text = format!("bench {} {i}", platform.name());
+            let sent = Instant::now();
+            let chat = platform.dm(user, &text).await;
+            let shown = seen(
+                *platform,
+                &chat,
+                &format!("echo: {text}"),
+                Duration::from_secs(15),
+            )
+            .await
+            .with_context(|| format!("gateway log:\n{}", gateway.log()))?;
+            let request = model
+                .requests()
+                .into_iter()
+                .find(|r| r.last_user_text() == text)
+                .context("the fake model saw no request")?;
+            if i >= WARM_UP {
+                spans
+                    .inbound
+                    .push(request.at.saturating_duration_since(sent));
+                spans
+                    .outbound
+                    .push(shown.saturating_duration_since(request.at));
+            }
+            tokio::time::sleep(GAP).await;
+        }
+        model.reset();
+        results.push(spans);
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let (loaded_rss, peak) = gateway.memory();
+    let sessions = (WARM_UP + N) * platforms.len() as u64;
+
+    println!();
+    println!(
+        "Pincer end to end: release `pincer run`, in-process fakes on 127.0.0.1 ({}), {N} messages per platform after {WARM_UP} warm-up",
+        platforms
+            .iter()
+            .map(|p| p.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    println!();
+    println!("| measure | result |");
+    println!("| --- | --- |");
+    println!("| start → every channel connected | {} ms |", ms(ready));
+    println!(
+        "| idle RSS, every channel connected | {} MiB |",
+        mib(idle_rss)
+    );
+    for spans in &mut results {
+        for (label, values) in [
+            ("message at platform → request at model", &mut spans.inbound),
+            (
+                "request at model → reply shown at platform",
+                &mut spans.outbound,
+            ),
+        ] {
+            values.sort_unstable();
+            println!(
+                "| {}: {label} | p50 {} ms, p95 {} ms, p99 {} ms |",
+                spans.name,
+                ms(percentile(values, 0.50)),
+                ms(percentile(values, 0.95)),
+                ms(percentile(values, 0.99)),
+            );
+        }
+    }
+    println!(
+        "| RSS after {sessions} sessions | {} MiB ({:.1} KiB per session over idle) |",
+        mib(loaded_rss),
+        loaded_rss.saturating_sub(idle_rss) as f64 / sessions as f64
+    );
+    println!("| peak RSS | {} MiB |", mib(peak));
+    Ok(())
+}

@@ -1,0 +1,145 @@
+//! `cargo bench --bench soak`: the release `pincer run` under steady load for
+//! `SOAK_SECS` (default 600): a message every 200 ms from a rotating pool of users on
+//! every fake platform (sessions opened, answered, left idle and reaped after 10 s),
+//! and every platform's connection cut for 3 s once a minute. RSS is sampled every
+//! 10 s; the report is the samples, the growth over the second half (a straight-line
+//! fit, KiB per minute) and whether every message was answered exactly once. Growth
+//! is a bug to fix, not a number to report.
+
+mod support;
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use pincer_fakes::FakeModel;
+use pincer_fakes::platform::FakePlatform;
+use pincer_fakes::telegram::FakeTelegram;
+use support::{Gateway, mib};
+
+/// Users per platform; each message comes from the next one.
+const USERS: u64 = 50;
+const EVERY: Duration = Duration::from_millis(200);
+const SAMPLE: Duration = Duration::from_secs(10);
+const CUT_EVERY: Duration = Duration::from_secs(60);
+
+fn main() -> ExitCode {
+    let result = support::runtime().and_then(|rt| rt.block_on(soak()));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("soak: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn soak() -> anyhow::Result<()> {
+    let secs: u64 = std::env::var("SOAK_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(600);
+    let model = FakeModel::start().await;
+    let telegram = FakeTelegram::start().await;
+    let platforms: Vec<&dyn FakePlatform> = vec![&telegram];
+    let gateway = Gateway::start(&model, &platforms, "idle_session_secs = 10")?;
+    gateway.ready(&platforms).await?;
+    eprintln!("soak: {secs} s; RSS every {} s", SAMPLE.as_secs());
+
+    let started = Instant::now();
+    let end = started + Duration::from_secs(secs);
+    let mut samples: Vec<(f64, u64)> = Vec::new();
+    let mut next_sample = started;
+    let mut next_cut = started + CUT_EVERY;
+    let mut sent = 0u64;
+    let mut cuts = 0;
+    while Instant::now() < end {
+        let now = Instant::now();
+        if now >= next_sample {
+            let (rss, _) = gateway.memory();
+            if rss == 0 {
+                anyhow::bail!("pincer run died; log:\n{}", gateway.log());
+            }
+            samples.push((now.duration_since(started).as_secs_f64(), rss));
+            next_sample += SAMPLE;
+        }
+        if now >= next_cut {
+            for platform in &platforms {
+                platform.disconnect(Duration::from_secs(3)).await;
+            }
+            cuts += 1;
+            next_cut += CUT_EVERY;
+        }
+        for platform in &platforms {
+            let user = 1000 + sent % USERS;
+            platform.dm(user, &format!("soak {sent}")).await;
+        }
+        sent += 1;
+        // Keep the fake model's request log from growing in this process.
+        if sent.is_multiple_of(500) {
+            model.reset();
+        }
+        tokio::time::sleep(EVERY).await;
+    }
+    // Let the last replies arrive.
+    tokio::time::sleep(Duration::from_secs(15)).await;
+    let (rss, peak) = gateway.memory();
+    samples.push((started.elapsed().as_secs_f64(), rss));
+
+    println!();
+    println!(
+        "Pincer soak: {secs} s, {} platform(s), a message every {} ms each, {cuts} connection cuts",
+        platforms.len(),
+        EVERY.as_millis()
+    );
+    println!();
+    println!("| t (s) | RSS (MiB) |");
+    println!("| ---: | ---: |");
+    for (t, kib) in &samples {
+        println!("| {t:.0} | {} |", mib(*kib));
+    }
+    let half: Vec<(f64, u64)> = samples
+        .iter()
+        .copied()
+        .filter(|(t, _)| *t >= secs as f64 / 2.0)
+        .collect();
+    println!();
+    println!(
+        "growth over the second half: {:+.1} KiB/min; peak RSS {} MiB",
+        slope(&half) * 60.0,
+        mib(peak)
+    );
+    for platform in &platforms {
+        let shown = platform.shown();
+        let mut missing = 0;
+        let mut doubled = 0;
+        for n in 0..sent {
+            let needle = format!("echo: soak {n}");
+            match shown.iter().filter(|m| m.text == needle).count() {
+                0 => missing += 1,
+                1 => {}
+                _ => doubled += 1,
+            }
+        }
+        println!(
+            "{}: {sent} messages sent, {missing} unanswered, {doubled} answered more than once",
+            platform.name()
+        );
+    }
+    Ok(())
+}
+
+/// Least-squares slope of (t, KiB): KiB per second.
+fn slope(points: &[(f64, u64)]) -> f64 {
+    let n = points.len() as f64;
+    if n < 2.0 {
+        return 0.0;
+    }
+    let mean_t = points.iter().map(|p| p.0).sum::<f64>() / n;
+    let mean_v = points.iter().map(|p| p.1 as f64).sum::<f64>() / n;
+    let num: f64 = points
+        .iter()
+        .map(|p| (p.0 - mean_t) * (p.1 as f64 - mean_v))
+        .sum();
+    let den: f64 = points.iter().map(|p| (p.0 - mean_t).powi(2)).sum();
+    if den == 0.0 { 0.0 } else { num / den }
+}

@@ -1,0 +1,171 @@
+//! What the end-to-end benchmarks share: a Pincer home wired to in-process fakes (the
+//! model and every chat platform given), the release `pincer run` started against
+//! them, and memory readings of that process.
+#![allow(dead_code)] // each bench uses its own subset
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail};
+use pincer_fakes::FakeModel;
+use pincer_fakes::platform::FakePlatform;
+
+/// The user every platform treats as the owner.
+pub const OWNER: u64 = 42;
+
+/// `pincer run` against the fakes; killed when dropped.
+pub struct Gateway {
+    pub dir: tempfile::TempDir,
+    pub child: Child,
+    pub started: Instant,
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Gateway {
+    /// Write config and secrets enabling every platform in `platforms` (with `extra`
+    /// TOML for `[agent]`) and start `pincer run`. Everyone is let in (`dm_policy =
+    /// "open"`) so any user id opens a session.
+    pub fn start(
+        model: &FakeModel,
+        platforms: &[&dyn FakePlatform],
+        agent_extra: &str,
+    ) -> anyhow::Result<Gateway> {
+        let dir = tempfile::tempdir().context("cannot create a temporary home")?;
+        let mut config = format!(
+            "version = 1\n[agent]\nowners = [{}]\n{agent_extra}\n[router]\nlight = [\"fake/m\"]\n[providers.fake]\nkind = \"openai\"\nbase_url = \"{}\"\n",
+            platforms
+                .iter()
+                .map(|p| format!("\"{}\"", p.canonical(OWNER)))
+                .collect::<Vec<_>>()
+                .join(", "),
+            model.openai_base()
+        );
+        let mut secrets = String::from("channels:\n");
+        for platform in platforms {
+            config.push_str(&format!(
+                "\n[channels.{}]\nenabled = true\ndm_policy = \"open\"\nallow_from = [\"*\"]\n{}",
+                platform.name(),
+                platform.config()
+            ));
+            secrets.push_str(&platform.secrets());
+        }
+        std::fs::write(dir.path().join("config.toml"), config)?;
+        let secrets_file = dir.path().join(".security.yml");
+        std::fs::write(&secrets_file, secrets)?;
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&secrets_file, std::fs::Permissions::from_mode(0o600))?;
+        let log = std::fs::File::create(dir.path().join("gateway.log"))?;
+        let started = Instant::now();
+        let child = Command::new(pincer_binary())
+            .arg("--home")
+            .arg(dir.path())
+            .arg("run")
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .context("cannot start pincer run")?;
+        Ok(Gateway {
+            dir,
+            child,
+            started,
+        })
+    }
+
+    /// Wait until every platform says the adapter is connected; the time from spawn.
+    pub async fn ready(&self, platforms: &[&dyn FakePlatform]) -> anyhow::Result<Duration> {
+        for platform in platforms {
+            if !platform.connected(Duration::from_secs(30)).await {
+                bail!(
+                    "{} never connected; gateway log:\n{}",
+                    platform.name(),
+                    self.log()
+                );
+            }
+        }
+        Ok(self.started.elapsed())
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("gateway.log")).unwrap_or_default()
+    }
+
+    /// (VmRSS, VmHWM) in KiB.
+    pub fn memory(&self) -> (u64, u64) {
+        memory_of(self.child.id())
+    }
+}
+
+/// The `pincer` binary cargo built for this bench (release settings).
+pub fn pincer_binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_pincer"))
+}
+
+/// (VmRSS, VmHWM) of a process in KiB; zeros if it is gone.
+pub fn memory_of(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |key: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// Wait until a message in `chat` on `platform` shows `needle`; when it was seen.
+pub async fn seen(
+    platform: &dyn FakePlatform,
+    chat: &str,
+    needle: &str,
+    timeout: Duration,
+) -> anyhow::Result<Instant> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if platform
+            .shown()
+            .iter()
+            .any(|m| m.chat == chat && m.text.contains(needle))
+        {
+            return Ok(Instant::now());
+        }
+        if Instant::now() > deadline {
+            bail!("{} never showed {needle:?} in {chat}", platform.name());
+        }
+        tokio::time::sleep(Duration::from_micros(500)).await;
+    }
+}
+
+/// Nearest-rank percentile of sorted `values`.
+pub fn percentile(values: &[Duration], q: f64) -> Duration {
+    if values.is_empty() {
+        return Duration::ZERO;
+    }
+    let rank = (q * values.len() as f64).ceil() as usize;
+    values[rank.clamp(1, values.len()) - 1]
+}
+
+pub fn ms(d: Duration) -> String {
+    format!("{:.2}", d.as_secs_f64() * 1000.0)
+}
+
+pub fn mib(kib: u64) -> String {
+    format!("{:.1}", kib as f64 / 1024.0)
+}
+
+/// A multi-threaded runtime for a bench's `main`.
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
+}

@@ -1,0 +1,141 @@
+//! `cargo bench --bench throughput`: how many messages a second the core gets through
+//! with many conversations at once, and what an idle conversation costs in memory.
+//! In-process: the real dispatcher, store and provider against the instant fake model
+//! on 127.0.0.1; `SESSIONS` conversations each send `PER_SESSION` messages as fast as
+//! the bus takes them. Measures and prints; asserts nothing about speed.
+
+mod support;
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::Context as _;
+use pincer_channels::{ChatKind, InboundMessage, OutboundBody, Sender};
+use pincer_fakes::FakeModel;
+use tokio_util::sync::CancellationToken;
+
+const SESSIONS: usize = 1000;
+const PER_SESSION: usize = 5;
+
+fn main() -> ExitCode {
+    let result = support::runtime().and_then(|rt| rt.block_on(bench()));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("throughput: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn message(session: usize, n: usize) -> InboundMessage {
+    let id = format!("load-{session}");
+    InboundMessage {
+        channel: "terminal".into(),
+        account: "default".into(),
+        chat_id: id.clone(),
+        chat_kind: ChatKind::Dm,
+        thread_id: None,
+        sender: Sender {
+            raw_id: id.clone(),
+            canonical: format!("terminal:{id}"),
+            display_name: "load".into(),
+        },
+        message_id: format!("load-{session}-{n}"),
+        text: format!("message {n} of session {session}"),
+        media: Vec::new(),
+        reply_to: None,
+        addressed: true,
+        received_at: SystemTime::now(),
+        ack: None,
+        deliver_to: None,
+        done: None,
+    }
+}
+
+fn rss_kib() -> u64 {
+    support::memory_of(std::process::id()).0
+}
+
+async fn bench() -> anyhow::Result<()> {
+    let fake = FakeModel::start().await;
+    let dir = tempfile::tempdir().context("cannot create a temporary home")?;
+    let home = pincer::Home::resolve(Some(dir.path().to_path_buf()), None);
+    let toml = format!(
+        "version = 1\n[agent]\nqueue_mode = \"followup\"\n[router]\nlight = [\"fake/m\"]\n\n[providers.fake]\nkind = \"openai\"\nbase_url = \"{}\"\n",
+        fake.openai_base()
+    );
+    let config = pincer_config::load_str(&toml, &home.config_file, &home.security_file, &[])?;
+    let shutdown = CancellationToken::new();
+    let mut running = pincer::start(
+        &home,
+        &config,
+        &pincer_config::Secrets::default(),
+        &[],
+        shutdown.clone(),
+    )?;
+    // Warm up: one turn opens connections and the database.
+    running.inbound.send(message(usize::MAX, 0)).await?;
+    wait_turn_ends(&mut running, 1).await?;
+    fake.reset();
+    let before = rss_kib();
+
+    let total = SESSIONS * PER_SESSION;
+    let inbound = running.inbound.clone();
+    let started = Instant::now();
+    let feeder = tokio::spawn(async move {
+        for n in 0..PER_SESSION {
+            for session in 0..SESSIONS {
+                if inbound.send(message(session, n)).await.is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    wait_turn_ends(&mut running, total).await?;
+    let elapsed = started.elapsed();
+    feeder.await?;
+    fake.reset();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let after = rss_kib();
+    let requests = total as f64;
+
+    println!();
+    println!(
+        "Pincer core throughput: in-process, instant fake model on 127.0.0.1, {SESSIONS} sessions × {PER_SESSION} messages"
+    );
+    println!();
+    println!("| measure | result |");
+    println!("| --- | --- |");
+    println!(
+        "| {total} messages answered | {:.2} s, {:.0} messages/s |",
+        elapsed.as_secs_f64(),
+        requests / elapsed.as_secs_f64()
+    );
+    println!(
+        "| RSS before / after, {SESSIONS} sessions idle | {} / {} MiB ({:.1} KiB per session) |",
+        support::mib(before),
+        support::mib(after),
+        after.saturating_sub(before) as f64 / SESSIONS as f64
+    );
+    shutdown.cancel();
+    let _ = running.task.await;
+    Ok(())
+}
+
+/// Receive outbound messages until `n` turns have ended.
+async fn wait_turn_ends(running: &mut pincer::Running, n: usize) -> anyhow::Result<()> {
+    let mut ended = 0;
+    while ended < n {
+        let out = tokio::time::timeout(Duration::from_secs(60), running.outbound.recv())
+            .await
+            .with_context(|| format!("stuck after {ended} of {n} turns"))?
+            .context("the core closed its outbound channel")?;
+        match out.body {
+            OutboundBody::TurnEnd => ended += 1,
+            OutboundBody::Error(err) => anyhow::bail!("a turn failed: {err}"),
+            _ => {}
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,188 @@
+//! Daily logs, `memory/logs/YYYY-MM-DD.md`: after each turn, one line per speaker —
+//! when, who, and what they said, briefly, with relative dates made absolute. Logs are
+//! append-only and not tracked by the memory repository; the dream reads them from its
+//! cursor (a day and a byte offset into that day's file).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use chrono::{NaiveDate, NaiveDateTime};
+use serde::{Deserialize, Serialize};
+
+use crate::{MemoryError, dates};
+
+/// The log folder, relative to the workspace.
+pub const DIR: &str = "memory/logs";
+/// The most of one utterance a log line keeps.
+const BRIEF_CHARS: usize = 400;
+
+/// One speaker's part of a turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Said {
+    /// "Alice (telegram:42)", "Pincer".
+    pub who: String,
+    pub text: String,
+}
+
+/// How far the dream has read the logs: everything before `offset` in `day`'s file,
+/// and every earlier day.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogCursor {
+    /// The day's file, `YYYY-MM-DD`.
+    pub day: Option<String>,
+    pub offset: u64,
+}
+
+/// What the logs hold past a cursor.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LogsSince {
+    pub text: String,
+    /// The cursor after this text.
+    pub end: LogCursor,
+}
+
+pub fn file(root: &Path, day: NaiveDate) -> PathBuf {
+    root.join(DIR)
+        .join(format!("{}.md", day.format("%Y-%m-%d")))
+}
+
+/// Append one turn to the day's log (created with a heading on first use).
+pub fn append(root: &Path, at: NaiveDateTime, said: &[Said]) -> Result<(), MemoryError> {
+    let day = at.date();
+    let path = file(root, day);
+    let failed = |source| MemoryError::Write {
+        path: path.clone(),
+        source,
+    };
+    std::fs::create_dir_all(root.join(DIR)).map_err(failed)?;
+    let mut text = String::new();
+    if !path.exists() {
+        text.push_str(&format!("# {}\n\n", day.format("%Y-%m-%d (%A)")));
+    }
+    for part in said {
+        let brief = brief(&dates::absolute(&part.text, day).0);
+        if brief.is_empty() {
+            continue;
+        }
+        text.push_str(&format!(
+            "- {} {}: {brief}\n",
+            at.format("%Y-%m-%d %H:%M"),
+            part.who
+        ));
+    }
+    // One write with O_APPEND: concurrent turns never interleave inside a line.
+    let mut handle = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(failed)?;
+    handle.write_all(text.as_bytes()).map_err(failed)
+}
+
+/// The log text after `cursor`, day by day, up to about `max_bytes` (whole lines;
+/// the returned cursor says where it stopped).
+pub fn since(root: &Path, cursor: LogCursor, max_bytes: usize) -> Result<LogsSince, MemoryError> {
+    let mut days: Vec<NaiveDate> = match std::fs::read_dir(root.join(DIR)) {
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name.strip_suffix(".md")?.parse().ok()
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    days.sort();
+    let from: Option<NaiveDate> = cursor.day.as_deref().and_then(|d| d.parse().ok());
+    let mut out = LogsSince {
+        text: String::new(),
+        end: cursor.clone(),
+    };
+    for day in days {
+        let start = match from {
+            Some(at) if day < at => continue,
+            Some(at) if day == at => cursor.offset,
+            _ => 0,
+        };
+        let path = file(root, day);
+        let bytes = std::fs::read(&path).map_err(|source| MemoryError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        // A log shortened by hand since: read it again from the start.
+        let start = if start as usize > bytes.len() {
+            0
+        } else {
+            start as usize
+        };
+        let mut at = start;
+        for line in bytes[start..].split_inclusive(|b| *b == b'\n') {
+            if !line.ends_with(b"\n") {
+                break; // a line still being written
+            }
+            if out.text.len() + line.len() > max_bytes {
+                return Ok(out);
+            }
+            out.text.push_str(&String::from_utf8_lossy(line));
+            at += line.len();
+            out.end = LogCursor {
+                day: Some(day.format("%Y-%m-%d").to_string()),
+                offset: at as u64,
+            };
+        }
+    }
+    Ok(out)
+}
+
+/// One line, at most `BRIEF_CHARS` characters.
+fn brief(text: &str) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() <= BRIEF_CHARS {
+        return line;
+    }
+    let mut cut: String = line.chars().take(BRIEF_CHARS).collect();
+    cut.push('…');
+    cut
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str) -> NaiveDateTime {
+        NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M").unwrap()
+    }
+
+    #[test]
+    fn turns_are_logged_briefly_with_absolute_dates_and_read_from_a_cursor() {
+        let dir = tempfile::tempdir().unwrap();
+        let said = [
+            Said {
+                who: "Ana (telegram:42)".into(),
+                text: "dentist\nnext Thursday".into(),
+            },
+            Said {
+                who: "Pincer".into(),
+                text: "Noted.".into(),
+            },
+        ];
+        append(dir.path(), at("2026-11-22 09:30"), &said).unwrap();
+        let text =
+            std::fs::read_to_string(file(dir.path(), at("2026-11-22 00:00").date())).unwrap();
+        assert_eq!(
+            text,
+            "# 2026-11-22 (Sunday)\n\n- 2026-11-22 09:30 Ana (telegram:42): dentist Thursday 2026-11-26\n- 2026-11-22 09:30 Pincer: Noted.\n"
+        );
+        let first = since(dir.path(), LogCursor::default(), 100_000).unwrap();
+        assert!(first.text.contains("dentist"));
+        assert_eq!(
+            since(dir.path(), first.end.clone(), 100_000).unwrap().text,
+            ""
+        );
+        append(dir.path(), at("2026-11-23 08:00"), &said[1..]).unwrap();
+        let next = since(dir.path(), first.end, 100_000).unwrap();
+        assert!(next.text.contains("2026-11-23 08:00 Pincer") && !next.text.contains("dentist"));
+        let capped = since(dir.path(), LogCursor::default(), 40).unwrap();
+        assert!(capped.text.len() <= 40 && capped.end.offset > 0);
+    }
+}
