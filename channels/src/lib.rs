@@ -12,6 +12,7 @@
 //! - `manager`  — delivery shared by every channel: split, pace, retry, stream, typing
 //! - `render`   — splitting markdown to a platform's limit, platform markup
 //! - `telegram` — the Telegram adapter (teloxide, long polling; feature `telegram`)
+//! - `discord`  — the Discord adapter (serenity, gateway; feature `discord`)
 //! - `slack`    — the Slack adapter (slack-morphism, Socket Mode or Events API; feature `slack`)
 //! - `terminal` — the local terminal adapter (stdin/stdout)
 
@@ -20,6 +21,8 @@
 
 pub mod approval;
 pub mod channel;
+#[cfg(feature = "discord")]
+pub mod discord;
 pub mod manager;
 pub mod message;
 pub mod registry;

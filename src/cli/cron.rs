@@ -153,7 +153,7 @@ async fn run_now(
     job: crate::store::Job,
 ) -> anyhow::Result<ExitCode> {
     let env = env_vars();
-    let registry = Arc::new(super::run::channels(
+    let registry = Arc::new(super::channels::build(
         home,
         config,
         secrets,

@@ -9,10 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pincer_channels::approval::PendingApprovals;
-use pincer_channels::telegram::{Telegram, TelegramSettings};
 use pincer_channels::{Registry, Target};
-use pincer_config::{Config, Secrets};
-use secrecy::ExposeSecret;
+use pincer_config::Config;
 use tokio_util::sync::CancellationToken;
 
 use super::{ensure_home, env_vars, load};
@@ -22,8 +20,6 @@ use crate::memory::DreamSchedule;
 
 /// How often channel health is written for `pincer status`.
 const HEALTH_EVERY: Duration = Duration::from_secs(5);
-/// Long-poll wait of a Telegram getUpdates call.
-const TELEGRAM_POLL_SECS: u32 = 10;
 
 pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
     let (config, secrets) = load(home)?;
@@ -32,7 +28,9 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
     let env = env_vars();
     pincer_config::check_channels(&config, &secrets, &home.security_file, &env)?;
     let approvals = Arc::new(PendingApprovals::default());
-    let registry = Arc::new(channels(home, &config, &secrets, &env, &approvals)?);
+    let registry = Arc::new(super::channels::build(
+        home, &config, &secrets, &env, &approvals,
+    )?);
     if registry.is_empty() {
         tracing::warn!(
             "no chat channel is enabled, so nobody can reach the assistant through the gateway yet; enable one in {} (e.g. [channels.telegram] enabled = true, token in {}), or talk to it now with `pincer chat`",
@@ -122,47 +120,6 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Every enabled channel, built from config and secrets.
-pub(super) fn channels(
-    home: &Home,
-    config: &Config,
-    secrets: &Secrets,
-    env: &[(String, String)],
-    approvals: &Arc<PendingApprovals>,
-) -> anyhow::Result<Registry> {
-    let mut registry = Registry::default();
-    for access in config.channels.all() {
-        if !access.enabled {
-            continue;
-        }
-        match access.name {
-            "telegram" => {
-                let Some(token) = secrets.channel_token("telegram", env) else {
-                    anyhow::bail!("channels.telegram is enabled but has no bot token"); // check_channels said more
-                };
-                let telegram = Telegram::new(
-                    TelegramSettings {
-                        token: token.expose_secret().to_string(),
-                        api_url: access.api_url.to_string(),
-                        inbox: home.workspace(config).join("inbox"),
-                        media_max_bytes: access.media_max_mb.saturating_mul(1024 * 1024),
-                        poll_timeout_secs: TELEGRAM_POLL_SECS,
-                    },
-                    Arc::clone(approvals),
-                )?;
-                registry.insert(telegram.handle());
-            }
-            #[cfg(feature = "slack")]
-            "slack" => registry.insert(slack(home, config, secrets, env, approvals)?),
-            name => anyhow::bail!(
-                "channels.{name} is enabled, but this version of pincer has no {name} adapter yet; set channels.{name}.enabled = false in {}",
-                home.config_file.display()
-            ),
-        }
-    }
-    Ok(registry)
-}
-
 /// Every channel that can show buttons asks its owner to approve "ask" calls.
 fn register_approvers(
     config: &Config,
@@ -187,52 +144,6 @@ fn register_approvers(
                 .register(handle.name(), Arc::new(approver));
         }
     }
-}
-
-/// The Slack adapter from `[channels.slack]` and its secrets (check_channels has made
-/// sure the mode's token or secret is there).
-#[cfg(feature = "slack")]
-fn slack(
-    home: &Home,
-    config: &Config,
-    secrets: &Secrets,
-    env: &[(String, String)],
-    approvals: &Arc<PendingApprovals>,
-) -> anyhow::Result<pincer_channels::ChannelHandle> {
-    use pincer_channels::slack::{Slack, SlackMode, SlackSettings};
-    let section = &config.channels.slack;
-    let access = section.access();
-    let reveal = |s: Option<secrecy::SecretString>| s.map(|s| s.expose_secret().to_string());
-    let Some(bot_token) = reveal(secrets.channel_token("slack", env)) else {
-        anyhow::bail!("channels.slack is enabled but has no bot token"); // check_channels said more
-    };
-    let listen = match &section.listen {
-        Some(addr) => Some(addr.parse().map_err(|e| {
-            anyhow::anyhow!("channels.slack.listen = \"{addr}\" is not an address: {e}")
-        })?),
-        None => None,
-    };
-    let mode = match section.mode {
-        pincer_config::SlackMode::Socket => SlackMode::Socket,
-        pincer_config::SlackMode::Events => SlackMode::Events,
-    };
-    let slack = Slack::new(
-        SlackSettings {
-            bot_token,
-            app_token: reveal(secrets.slack_app_token(env)),
-            signing_secret: reveal(secrets.slack_signing_secret(env)),
-            api_url: access.api_url.to_string(),
-            mode,
-            listen: listen.or_else(|| {
-                (mode == SlackMode::Events)
-                    .then(|| std::net::SocketAddr::from(([127, 0, 0, 1], 8787)))
-            }),
-            inbox: home.workspace(config).join("inbox"),
-            media_max_bytes: access.media_max_mb.saturating_mul(1024 * 1024),
-        },
-        Arc::clone(approvals),
-    )?;
-    Ok(slack.handle())
 }
 
 /// The heartbeat, when `heartbeat.enabled`: it reports to the first owner's chat.

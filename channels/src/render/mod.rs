@@ -8,15 +8,18 @@
 //! - `cuts`           — where a markdown text may be cut (code fences, ranked cut points)
 //! - `telegram`       — chunks of a reply that fit Telegram's limit, as HTML and as plain
 //! - `telegram/html`  — the markdown → Telegram HTML writer (what maps to what)
+//! - `discord`        — chunks of a reply that fit Discord's limit (Discord renders markdown)
 //! - `fit`            — re-splitting chunks whose rendered form outgrew the limit
 //! - `slack`          — chunks of a reply that fit Slack's limit; markdown → mrkdwn
 
 mod cuts;
+pub mod discord;
 pub mod fit;
 pub mod slack;
 pub mod split;
 pub mod telegram;
 
+pub use discord::discord_chunks;
 pub use slack::{slack_chunks, to_slack_mrkdwn};
 pub use split::{char_len, split, utf16_len};
 pub use telegram::{TelegramChunk, telegram_chunks, to_telegram_html};

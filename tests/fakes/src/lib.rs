@@ -32,6 +32,7 @@
 //! - `tokens`   — plausible usage numbers, including imitated prompt caching
 //! - `platform` — `FakePlatform`, what every fake chat platform offers the conformance suite
 //! - `telegram` — `FakeTelegram`: the fake Bot API server, a module folder of its own
+//! - `discord`  — `FakeDiscord`: the fake REST API and gateway, a module folder of its own
 //! - `slack`    — `FakeSlack`: the fake Web API and Socket Mode server, ditto
 //!
 //! ## Behaviour worth knowing
@@ -64,6 +65,7 @@
 
 mod anthropic;
 mod control;
+pub mod discord;
 mod model;
 mod openai;
 pub mod platform;

@@ -1,0 +1,359 @@
+//! The listen loop. Each round logs in over REST (`GET /users/@me`, which also proves
+//! the token), asks for the gateway URL, and runs a serenity client until it fails;
+//! serenity heartbeats, resumes and re-identifies by itself meanwhile. Failures are
+//! reported as the channel's health and retried with backoff (a rejected token rarely:
+//! someone has to fix it).
+//!
+//! Messages pass through one forwarder in this loop: put back in order per channel
+//! (`order`), repeats dropped, their place (DM, channel, thread) looked up, attachments
+//! downloaded, then sent to the bus one at a time. When a new session starts (READY)
+//! after messages were seen, each known channel is asked over REST for what came after
+//! the last message seen there: a resume replays what a short drop missed, but a
+//! re-identify starts a fresh session that replays nothing.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serenity::client::ClientBuilder;
+use serenity::http::HttpBuilder;
+use serenity::model::channel::Message;
+use serenity::prelude::GatewayIntents;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::Discord;
+use super::convert::{self, Attachment, CHANNEL, Me, Place};
+use super::errors;
+use super::handler::{Event, Handler};
+use super::order::Reorder;
+use super::rest::snowflake;
+use crate::channel::{Channel, ChannelError, Health, InboundSender};
+use crate::message::{InboundMessage, MediaRef, Target};
+
+const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// A rejected token is retried rarely: someone has to fix it.
+const TOKEN_BACKOFF: Duration = Duration::from_secs(300);
+/// How long a message waits for an earlier one of its channel still in flight.
+const HOLD: Duration = Duration::from_millis(60);
+/// How many messages one catch-up asks for per channel (Discord's maximum).
+const CATCH_UP: u32 = 100;
+
+/// Guild text needs the privileged MESSAGE_CONTENT intent (README says how to enable it).
+fn intents() -> GatewayIntents {
+    GatewayIntents::GUILDS
+        | GatewayIntents::GUILD_MESSAGES
+        | GatewayIntents::DIRECT_MESSAGES
+        | GatewayIntents::MESSAGE_CONTENT
+}
+
+/// Messages between serenity's handler and the bus.
+struct Forwarder {
+    events: mpsc::UnboundedReceiver<Event>,
+    sender: mpsc::UnboundedSender<Event>,
+    order: Reorder<Box<Message>>,
+    /// The newest message id seen in each channel.
+    last_seen: HashMap<u64, u64>,
+    /// `last_seen` when the connection was lost: where the next catch-up starts. Taken
+    /// then, because after the next READY new messages may race ahead of it.
+    gap_from: Option<HashMap<u64, u64>>,
+}
+
+#[async_trait]
+impl Channel for Discord {
+    fn name(&self) -> &str {
+        CHANNEL
+    }
+
+    async fn listen(
+        &self,
+        bus: InboundSender,
+        shutdown: CancellationToken,
+    ) -> Result<(), ChannelError> {
+        let (sender, events) = mpsc::unbounded_channel();
+        let mut forwarder = Forwarder {
+            events,
+            sender,
+            order: Reorder::new(HOLD),
+            last_seen: HashMap::new(),
+            gap_from: None,
+        };
+        let mut backoff = FIRST_BACKOFF;
+        loop {
+            if shutdown.is_cancelled() {
+                return Ok(());
+            }
+            let started = Instant::now();
+            let err = match self.session(&bus, &shutdown, &mut forwarder).await {
+                Ok(()) => return Ok(()),
+                Err(err) => err,
+            };
+            forwarder.mark_gap();
+            if started.elapsed() > MAX_BACKOFF {
+                backoff = FIRST_BACKOFF; // it ran a good while: start counting again
+            }
+            let wait = if err.retryable {
+                self.health.set(Health::Degraded(err.message.clone()));
+                err.retry_after.unwrap_or(backoff)
+            } else {
+                self.health.set(Health::Down(err.message.clone()));
+                TOKEN_BACKOFF
+            };
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+            tokio::select! {
+                _ = shutdown.cancelled() => return Ok(()),
+                _ = tokio::time::sleep(wait) => {}
+            }
+        }
+    }
+
+    async fn send(&self, target: &Target, text: &str) -> Result<String, ChannelError> {
+        self.send_text(target, text).await
+    }
+}
+
+impl Discord {
+    /// One client's life: log in, connect, forward until it fails (`Err`) or until
+    /// shutdown or the core stops listening (`Ok`).
+    async fn session(
+        &self,
+        bus: &InboundSender,
+        shutdown: &CancellationToken,
+        forwarder: &mut Forwarder,
+    ) -> Result<(), ChannelError> {
+        let user = self.rest.get("/users/@me").await?;
+        let me = Me {
+            id: snowflake(&user["id"])
+                .ok_or_else(|| ChannelError::transient("Discord's /users/@me had no id"))?,
+            username: user["username"].as_str().unwrap_or_default().to_string(),
+        };
+        let gateway = self.rest.get("/gateway/bot").await?;
+        let Some(url) = gateway["url"].as_str().map(str::to_string) else {
+            return Err(ChannelError::transient("Discord's /gateway/bot had no url"));
+        };
+
+        let http = HttpBuilder::new(&self.settings.token)
+            .proxy(self.rest.api_url())
+            .ratelimiter_disabled(true)
+            .build();
+        let shards = Arc::new(Mutex::new(None));
+        let handler = Handler {
+            events: forwarder.sender.clone(),
+            rest: Arc::clone(&self.rest),
+            approvals: Arc::clone(&self.approvals),
+            health: Arc::clone(&self.health),
+            shards: Arc::clone(&shards),
+        };
+        let mut client = ClientBuilder::new_with_http(http, intents())
+            .event_handler(handler)
+            .await
+            .map_err(|e| errors::gateway(&e))?;
+        // serenity asked for the gateway URL already and, had that failed, would fall
+        // back to Discord's own: always use the one we were given.
+        *client.ws_url.lock().await = url;
+        let manager = Arc::clone(&client.shard_manager);
+        if let Ok(mut slot) = shards.lock() {
+            *slot = Some(Arc::clone(&manager));
+        }
+        let mut running = tokio::spawn(async move { client.start().await });
+        tracing::info!(channel = CHANNEL, bot = %me.username, "connecting to the gateway");
+
+        let outcome = loop {
+            let due = forwarder.order.next_due();
+            tokio::select! {
+                _ = shutdown.cancelled() => break Ok(()),
+                ended = &mut running => {
+                    break Err(match ended {
+                        Ok(Err(err)) => errors::gateway(&err),
+                        Ok(Ok(())) => ChannelError::transient("reconnecting: the gateway client stopped"),
+                        Err(err) => ChannelError::transient(format!("reconnecting: the gateway client failed: {err}")),
+                    });
+                }
+                event = forwarder.events.recv() => match event {
+                    Some(Event::Message(message)) => forwarder.take(message),
+                    Some(Event::Ready) => self.catch_up(forwarder).await,
+                    Some(Event::Lost) => forwarder.mark_gap(),
+                    Some(Event::Resumed) => forwarder.gap_from = None,
+                    None => break Ok(()),
+                },
+                _ = sleep_until(due) => {
+                    for message in forwarder.order.ready(Instant::now()) {
+                        if !self.deliver(&message, &me, bus).await {
+                            break;
+                        }
+                    }
+                    if bus.is_closed() {
+                        break Ok(());
+                    }
+                }
+            }
+        };
+        manager.shutdown_all().await;
+        running.abort();
+        outcome
+    }
+
+    /// Messages newer than the last one seen in each known channel, fetched over REST.
+    async fn catch_up(&self, forwarder: &mut Forwarder) {
+        let channels: Vec<(u64, u64)> = forwarder.last_seen.iter().map(|(c, m)| (*c, *m)).collect();
+        for (channel, after) in channels {
+            let path = format!("/channels/{channel}/messages?after={after}&limit={CATCH_UP}");
+            let listed = match self.rest.get(&path).await {
+                Ok(listed) => listed,
+                Err(err) => {
+                    tracing::warn!(channel = CHANNEL, "could not fetch missed messages: {err}");
+                    continue;
+                }
+            };
+            let messages: Vec<Message> = match serde_json::from_value(listed) {
+                Ok(messages) => messages,
+                Err(err) => {
+                    tracing::warn!(channel = CHANNEL, "could not read missed messages: {err}");
+                    continue;
+                }
+            };
+            if !messages.is_empty() {
+                tracing::info!(
+                    channel = CHANNEL,
+                    count = messages.len(),
+                    "fetched messages missed while disconnected"
+                );
+            }
+            for message in messages {
+                forwarder.take(Box::new(message));
+            }
+        }
+    }
+
+    /// Converts, downloads and sends one message; false once the core has stopped.
+    async fn deliver(&self, message: &Message, me: &Me, bus: &InboundSender) -> bool {
+        let place = self.place(message).await;
+        let Some((mut inbound, attachments)) = convert::inbound(message, me, place) else {
+            return true;
+        };
+        self.fetch(&mut inbound, attachments).await;
+        bus.send(inbound).await.is_ok()
+    }
+
+    /// Where a message was posted. Gateway messages carry `guild_id` (none in a DM);
+    /// a guild channel is looked up once to tell threads from ordinary channels.
+    async fn place(&self, message: &Message) -> Place {
+        let id = message.channel_id.get();
+        if let Some(place) = self.places.lock().ok().and_then(|p| p.get(&id).copied()) {
+            return place;
+        }
+        let place = if message.guild_id.is_none() {
+            Place::Dm
+        } else {
+            match self.rest.get(&format!("/channels/{id}")).await {
+                Ok(found) => Place::from_type(
+                    found["type"].as_u64().unwrap_or(0),
+                    snowflake(&found["parent_id"]),
+                ),
+                Err(err) => {
+                    tracing::warn!(channel = CHANNEL, "could not look up channel {id}: {err}");
+                    return Place::Channel; // not remembered: ask again next time
+                }
+            }
+        };
+        if let Ok(mut places) = self.places.lock() {
+            places.insert(id, place);
+        }
+        place
+    }
+
+    /// Download attachments into the inbox (within the size cap) and tell the model
+    /// where they are.
+    async fn fetch(&self, inbound: &mut InboundMessage, attachments: Vec<Attachment>) {
+        for attachment in attachments {
+            let path = if attachment.size > self.settings.media_max_bytes {
+                inbound.text.push_str(&format!(
+                    "\n[{} not downloaded: larger than channels.discord.media_max_mb]",
+                    attachment.file_name
+                ));
+                None
+            } else {
+                match self.download(&inbound.message_id, &attachment).await {
+                    Ok(path) => {
+                        inbound
+                            .text
+                            .push_str(&format!("\n[attached: {}]", path.display()));
+                        Some(path)
+                    }
+                    Err(err) => {
+                        tracing::warn!(channel = CHANNEL, "attachment not downloaded: {err}");
+                        inbound.text.push_str(&format!(
+                            "\n[{} could not be downloaded]",
+                            attachment.file_name
+                        ));
+                        None
+                    }
+                }
+            };
+            inbound.media.push(MediaRef {
+                kind: attachment.kind,
+                path,
+                mime: attachment.mime,
+                file_name: Some(attachment.file_name),
+                size_bytes: Some(attachment.size),
+            });
+        }
+    }
+
+    async fn download(
+        &self,
+        message_id: &str,
+        attachment: &Attachment,
+    ) -> Result<std::path::PathBuf, String> {
+        let bytes = self
+            .rest
+            .download(&attachment.url, self.settings.media_max_bytes)
+            .await
+            .map_err(|e| e.message)?;
+        let dir = self.settings.inbox.join(CHANNEL);
+        tokio::fs::create_dir_all(&dir)
+            .await
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let safe_name: String = attachment
+            .file_name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let path = dir.join(format!("{message_id}-{safe_name}"));
+        tokio::fs::write(&path, bytes)
+            .await
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        Ok(path)
+    }
+}
+
+impl Forwarder {
+    /// Remembers where a catch-up starts (the first loss since the last catch-up).
+    fn mark_gap(&mut self) {
+        if self.gap_from.is_none() {
+            self.gap_from = Some(self.last_seen.clone());
+        }
+    }
+
+    fn take(&mut self, message: Box<Message>) {
+        let (channel, id) = (message.channel_id.get(), message.id.get());
+        let newest = self.last_seen.entry(channel).or_insert(id);
+        *newest = (*newest).max(id);
+        self.order.push(channel, id, message, Instant::now());
+    }
+}
+
+async fn sleep_until(due: Option<Instant>) {
+    match due {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}

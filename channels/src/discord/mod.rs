@@ -1,0 +1,143 @@
+//! Discord through serenity 0.12 over the gateway: DMs, guild text channels (the access
+//! layer gates on `addressed`: an @mention of the bot or a reply to it), threads as
+//! their own sessions, typing, streaming by editing a message in place, files both ways,
+//! reactions, approval buttons, and a health state through reconnects and resumes.
+//!
+//! Two halves:
+//! - **In** (`gateway`, `handler`, `order`, `convert`): a serenity `Client` with one
+//!   shard heartbeats, resumes and re-identifies by itself. Its handler tasks run in
+//!   parallel, so messages pass through one ordered forwarder (`order`) that puts each
+//!   channel's messages back in snowflake order before they reach the bus. After a
+//!   re-identify (a resume that failed), missed messages are fetched over REST.
+//! - **Out** (`rest`, `send`, `buttons`): our own small REST client on Discord's HTTP
+//!   API. serenity's `Http` must run with its rate limiter off for `api_url` to apply
+//!   (`HttpBuilder::proxy`), and then it drops a 429's `retry_after`; ours reports it so
+//!   the channel manager waits exactly that long.
+//!
+//! Layout: `convert` (a Discord message → `InboundMessage`), `errors` (HTTP status and
+//! gateway errors → `ChannelError`), `rest`, `gateway` (the listen loop), `handler`
+//! (serenity's event handler), `order` (the per-channel sequencer), `send` (text, edits,
+//! typing, files, reactions), `buttons` (`ApprovalPrompter` and button presses).
+
+mod buttons;
+mod convert;
+mod errors;
+mod gateway;
+mod handler;
+mod order;
+mod rest;
+mod send;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::approval::PendingApprovals;
+use crate::channel::{ChannelError, Health, HealthChecker};
+use crate::registry::{ChannelHandle, ChannelInfo};
+use crate::render::discord_chunks;
+
+use convert::Place;
+pub use convert::{CHANNEL, Me};
+use rest::Rest;
+
+/// What the Discord adapter needs from configuration.
+#[derive(Debug, Clone)]
+pub struct DiscordSettings {
+    pub token: String,
+    /// Where Discord's API lives, e.g. "https://discord.com"; requests go to
+    /// `{api_url}/api/v10/...` and the gateway URL is asked from there too.
+    pub api_url: String,
+    /// Where received files are saved (the workspace inbox).
+    pub inbox: PathBuf,
+    /// Larger attachments are not downloaded.
+    pub media_max_bytes: u64,
+}
+
+pub struct Discord {
+    settings: DiscordSettings,
+    /// Shared with the gateway's event handler, which answers button presses itself.
+    rest: Arc<Rest>,
+    health: Arc<HealthCell>,
+    /// Where approval button presses are answered.
+    approvals: Arc<PendingApprovals>,
+    /// What kind of place each channel id is (DM, text channel, thread), looked up once.
+    places: Mutex<HashMap<u64, Place>>,
+}
+
+impl Discord {
+    pub fn new(
+        settings: DiscordSettings,
+        approvals: Arc<PendingApprovals>,
+    ) -> Result<Arc<Self>, ChannelError> {
+        let rest = Arc::new(Rest::new(&settings.api_url, &settings.token)?);
+        Ok(Arc::new(Self {
+            settings,
+            rest,
+            health: Arc::new(HealthCell::default()),
+            approvals,
+            places: Mutex::new(HashMap::new()),
+        }))
+    }
+
+    /// The channel with every capability Discord has, for the registry.
+    pub fn handle(self: &Arc<Self>) -> ChannelHandle {
+        let mut handle = ChannelHandle::new(Arc::clone(self) as _, info());
+        handle.typing = Some(Arc::clone(self) as _);
+        handle.editor = Some(Arc::clone(self) as _);
+        handle.media = Some(Arc::clone(self) as _);
+        handle.reactions = Some(Arc::clone(self) as _);
+        handle.approvals = Some(Arc::clone(self) as _);
+        handle.health = Some(Arc::clone(self) as _);
+        handle
+    }
+}
+
+/// The channel's health, set from the listen loop and from serenity's event tasks, and
+/// logged when it changes ("connected", "reconnecting: …").
+pub(crate) struct HealthCell(Mutex<Health>);
+
+impl Default for HealthCell {
+    fn default() -> Self {
+        Self(Mutex::new(Health::Starting))
+    }
+}
+
+impl HealthCell {
+    fn get(&self) -> Health {
+        self.0.lock().map(|h| h.clone()).unwrap_or(Health::Starting)
+    }
+
+    fn set(&self, health: Health) {
+        let Ok(mut current) = self.0.lock() else {
+            return;
+        };
+        if *current != health {
+            match &health {
+                Health::Up => tracing::info!(channel = CHANNEL, "connected"),
+                Health::Degraded(why) => tracing::warn!(channel = CHANNEL, "{why}"),
+                Health::Down(why) => tracing::error!(channel = CHANNEL, "{why}"),
+                Health::Starting => {}
+            }
+            *current = health;
+        }
+    }
+}
+
+/// Discord's limits: 2000 characters a message, about 5 messages per 5 s per channel,
+/// typing lasts 10 s.
+pub fn info() -> ChannelInfo {
+    ChannelInfo {
+        split: discord_chunks,
+        min_interval: Duration::from_millis(1000),
+        edit_interval: Duration::from_millis(1200),
+        typing_interval: Duration::from_secs(8),
+    }
+}
+
+impl HealthChecker for Discord {
+    fn health(&self) -> Health {
+        self.health.get()
+    }
+}

@@ -1,0 +1,150 @@
+//! The chat channels `pincer run` starts: each enabled one built from config and
+//! secrets (`check_channels` has made sure its tokens are there). Each platform is a
+//! cargo feature (`telegram`, `discord`, `slack`, all on by default); a channel enabled
+//! in config but left out of the build is an error that says so.
+
+use std::sync::Arc;
+
+use pincer_channels::Registry;
+use pincer_channels::approval::PendingApprovals;
+use pincer_config::{Config, Secrets};
+
+use crate::home::Home;
+
+/// Long-poll wait of a Telegram getUpdates call.
+#[cfg(feature = "telegram")]
+const TELEGRAM_POLL_SECS: u32 = 10;
+
+/// Every enabled channel, built from config and secrets.
+// A build with no chat platform at all uses none of its inputs.
+#[cfg_attr(
+    not(any(feature = "telegram", feature = "discord", feature = "slack")),
+    allow(unused_variables, unused_mut)
+)]
+pub(super) fn build(
+    home: &Home,
+    config: &Config,
+    secrets: &Secrets,
+    env: &[(String, String)],
+    approvals: &Arc<PendingApprovals>,
+) -> anyhow::Result<Registry> {
+    let mut registry = Registry::default();
+    for access in config.channels.all() {
+        if !access.enabled {
+            continue;
+        }
+        match access.name {
+            #[cfg(feature = "telegram")]
+            "telegram" => registry.insert(telegram(home, config, secrets, env, access, approvals)?),
+            #[cfg(feature = "discord")]
+            "discord" => registry.insert(discord(home, config, secrets, env, access, approvals)?),
+            #[cfg(feature = "slack")]
+            "slack" => registry.insert(slack(home, config, secrets, env, approvals)?),
+            name => anyhow::bail!(
+                "channels.{name} is enabled, but this pincer was built without {name}; rebuild with `cargo build --release --features {name}`, or set channels.{name}.enabled = false in {}",
+                home.config_file.display()
+            ),
+        }
+    }
+    Ok(registry)
+}
+
+#[cfg(feature = "telegram")]
+fn telegram(
+    home: &Home,
+    config: &Config,
+    secrets: &Secrets,
+    env: &[(String, String)],
+    access: pincer_config::Access<'_>,
+    approvals: &Arc<PendingApprovals>,
+) -> anyhow::Result<pincer_channels::ChannelHandle> {
+    use pincer_channels::telegram::{Telegram, TelegramSettings};
+    use secrecy::ExposeSecret;
+    let Some(token) = secrets.channel_token("telegram", env) else {
+        anyhow::bail!("channels.telegram is enabled but has no bot token");
+    };
+    let telegram = Telegram::new(
+        TelegramSettings {
+            token: token.expose_secret().to_string(),
+            api_url: access.api_url.to_string(),
+            inbox: home.workspace(config).join("inbox"),
+            media_max_bytes: access.media_max_mb.saturating_mul(1024 * 1024),
+            poll_timeout_secs: TELEGRAM_POLL_SECS,
+        },
+        Arc::clone(approvals),
+    )?;
+    Ok(telegram.handle())
+}
+
+#[cfg(feature = "discord")]
+fn discord(
+    home: &Home,
+    config: &Config,
+    secrets: &Secrets,
+    env: &[(String, String)],
+    access: pincer_config::Access<'_>,
+    approvals: &Arc<PendingApprovals>,
+) -> anyhow::Result<pincer_channels::ChannelHandle> {
+    use pincer_channels::discord::{Discord, DiscordSettings};
+    use secrecy::ExposeSecret;
+    let Some(token) = secrets.channel_token("discord", env) else {
+        anyhow::bail!("channels.discord is enabled but has no bot token");
+    };
+    let discord = Discord::new(
+        DiscordSettings {
+            token: token.expose_secret().to_string(),
+            api_url: access.api_url.to_string(),
+            inbox: home.workspace(config).join("inbox"),
+            media_max_bytes: access.media_max_mb.saturating_mul(1024 * 1024),
+        },
+        Arc::clone(approvals),
+    )?;
+    Ok(discord.handle())
+}
+
+/// The Slack adapter from `[channels.slack]` and its secrets (check_channels has made
+/// sure the mode's token or secret is there).
+#[cfg(feature = "slack")]
+fn slack(
+    home: &Home,
+    config: &Config,
+    secrets: &Secrets,
+    env: &[(String, String)],
+    approvals: &Arc<PendingApprovals>,
+) -> anyhow::Result<pincer_channels::ChannelHandle> {
+    use pincer_channels::slack::{Slack, SlackMode, SlackSettings};
+    use secrecy::ExposeSecret;
+    let section = &config.channels.slack;
+    let access = section.access();
+    let reveal = |s: Option<secrecy::SecretString>| s.map(|s| s.expose_secret().to_string());
+    let Some(bot_token) = reveal(secrets.channel_token("slack", env)) else {
+        anyhow::bail!("channels.slack is enabled but has no bot token"); // check_channels said more
+    };
+    let listen = match &section.listen {
+        Some(addr) => Some(addr.parse().map_err(|e| {
+            anyhow::anyhow!("channels.slack.listen = \"{addr}\" is not an address: {e}")
+        })?),
+        None => None,
+    };
+    let mode = match section.mode {
+        pincer_config::SlackMode::Socket => SlackMode::Socket,
+        pincer_config::SlackMode::Events => SlackMode::Events,
+    };
+    let slack = Slack::new(
+        SlackSettings {
+            bot_token,
+            app_token: reveal(secrets.slack_app_token(env)),
+            signing_secret: reveal(secrets.slack_signing_secret(env)),
+            api_url: access.api_url.to_string(),
+            mode,
+            listen: listen.or_else(|| {
+                (mode == SlackMode::Events)
+                    .then(|| std::net::SocketAddr::from(([127, 0, 0, 1], 8787)))
+            }),
+            inbox: home.workspace(config).join("inbox"),
+            media_max_bytes: access.media_max_mb.saturating_mul(1024 * 1024),
+        },
+        Arc::clone(approvals),
+    )?;
+    Ok(slack.handle())
+}

@@ -1,0 +1,450 @@
+//! The Discord adapter driven directly against the fake Discord: what reaches the bus
+//! (DMs, mentions, threads, order, attachments), resumes and re-identifies, approval
+//! buttons, errors and health, files and edits out. (Conversations through the whole
+//! binary are in tests/discord.rs.)
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use pincer_channels::approval::{self, Choice, PendingApprovals};
+use pincer_channels::discord::{Discord, DiscordSettings};
+use pincer_channels::{
+    Channel, ChatKind, Health, HealthChecker, InboundMessage, MediaKind, OutboundMedia, Target,
+};
+use pincer_fakes::discord::{BOT_ID, FakeDiscord, Fault, Incoming, objects};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+const WAIT: Duration = Duration::from_secs(15);
+
+struct Running {
+    fake: FakeDiscord,
+    discord: Arc<Discord>,
+    approvals: Arc<PendingApprovals>,
+    bus: mpsc::Receiver<InboundMessage>,
+    stop: CancellationToken,
+    _inbox: tempfile::TempDir,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+impl Running {
+    async fn start() -> Running {
+        Running::start_with(FakeDiscord::start().await).await
+    }
+
+    /// Starts the adapter against a fake already set up.
+    async fn start_with(fake: FakeDiscord) -> Running {
+        let inbox = tempfile::tempdir().unwrap();
+        let approvals = Arc::new(PendingApprovals::default());
+        let discord = Discord::new(
+            DiscordSettings {
+                token: fake.token().to_string(),
+                api_url: fake.api_url(),
+                inbox: inbox.path().to_path_buf(),
+                media_max_bytes: 1024 * 1024,
+            },
+            Arc::clone(&approvals),
+        )
+        .unwrap();
+        let (tx, bus) = mpsc::channel(64);
+        let stop = CancellationToken::new();
+        let listener = Arc::clone(&discord);
+        let token = stop.clone();
+        tokio::spawn(async move {
+            if let Err(err) = listener.listen(tx, token).await {
+                panic!("listen failed: {err}");
+            }
+        });
+        Running {
+            fake,
+            discord,
+            approvals,
+            bus,
+            stop,
+            _inbox: inbox,
+        }
+    }
+
+    async fn connected(&self) {
+        assert!(self.fake.wait_connected(WAIT).await, "never connected");
+        let deadline = tokio::time::Instant::now() + WAIT;
+        while self.discord.health() != Health::Up {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{}",
+                self.discord.health()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    async fn next(&mut self) -> InboundMessage {
+        tokio::time::timeout(WAIT, self.bus.recv())
+            .await
+            .expect("a message on the bus in time")
+            .expect("the bus open")
+    }
+
+    /// Nothing more arrives within a moment.
+    async fn quiet(&mut self) {
+        let more = tokio::time::timeout(Duration::from_millis(700), self.bus.recv()).await;
+        assert!(more.is_err(), "unexpected message: {more:?}");
+    }
+}
+
+fn target(chat: u64, thread: Option<u64>) -> Target {
+    Target {
+        channel: "discord".into(),
+        chat_id: chat.to_string(),
+        thread_id: thread.map(|t| t.to_string()),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dms_mentions_and_threads_arrive_as_their_kinds() {
+    let mut r = Running::start().await;
+    r.connected().await;
+    r.fake.inject(Incoming::dm(42, "hello"));
+    let dm = r.next().await;
+    assert_eq!(dm.chat_kind, ChatKind::Dm);
+    assert_eq!(dm.chat_id, objects::dm_channel(42).to_string());
+    assert_eq!(
+        dm.sender.canonical,
+        format!("discord:{}", objects::user_id(42))
+    );
+    assert!(dm.addressed);
+
+    r.fake.inject(Incoming::channel(1, 42, "just chatting"));
+    let plain = r.next().await;
+    assert_eq!(plain.chat_kind, ChatKind::Group);
+    assert!(
+        !plain.addressed,
+        "an unmentioned channel message is not addressed"
+    );
+
+    r.fake
+        .inject(Incoming::channel(1, 42, "what now?").mentioning_bot());
+    let mentioned = r.next().await;
+    assert!(mentioned.addressed);
+    assert_eq!(mentioned.text, "@pincer_test_bot what now?");
+
+    // A reply to one of the bot's messages addresses it too.
+    let said = r
+        .discord
+        .handle()
+        .channel
+        .send(&target(objects::text_channel(1), None), "I said this")
+        .await
+        .unwrap();
+    r.fake
+        .inject(Incoming::channel(1, 43, "about that").replying_to(said.parse().unwrap()));
+    let reply = r.next().await;
+    assert!(reply.addressed, "a reply to the bot is addressed");
+    assert_eq!(reply.reply_to.as_deref(), Some(said.as_str()));
+
+    r.fake.inject(Incoming::thread(1, 42, "in a thread"));
+    let threaded = r.next().await;
+    assert_eq!(threaded.chat_kind, ChatKind::Thread);
+    assert_eq!(threaded.chat_id, objects::text_channel(1).to_string());
+    assert_eq!(
+        threaded.thread_id,
+        Some(objects::thread_channel(1).to_string())
+    );
+    // The bot's own messages (echoed by Discord) never come back as inbound.
+    r.quiet().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_messages_reaches_the_bus_in_order() {
+    let mut r = Running::start().await;
+    r.connected().await;
+    for n in 0..40 {
+        r.fake.inject(Incoming::dm(42, &format!("message {n}")));
+    }
+    for n in 0..40 {
+        assert_eq!(r.next().await.text, format!("message {n}"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_socket_resumes_and_replays_exactly_what_was_missed() {
+    let mut r = Running::start().await;
+    r.connected().await;
+    r.fake.inject(Incoming::dm(42, "before"));
+    assert_eq!(r.next().await.text, "before");
+    r.fake.drop_socket();
+    r.fake.inject(Incoming::dm(42, "while away"));
+    assert!(r.fake.wait_for_resumes(1, WAIT).await, "no RESUME");
+    assert_eq!(r.next().await.text, "while away");
+    r.fake.send_reconnect(); // op 7: resume again
+    r.fake.inject(Incoming::dm(42, "after op 7"));
+    assert!(
+        r.fake.wait_for_resumes(2, WAIT).await,
+        "no RESUME after op 7"
+    );
+    assert_eq!(r.next().await.text, "after op 7");
+    r.quiet().await;
+    assert_eq!(r.fake.identifies(), 1, "resumed, never re-identified");
+    r.connected().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_an_outage_missed_messages_are_fetched_once() {
+    let mut r = Running::start().await;
+    r.connected().await;
+    r.fake.inject(Incoming::dm(42, "before"));
+    assert_eq!(r.next().await.text, "before");
+    r.fake.outage(Duration::from_secs(3));
+    r.fake.inject(Incoming::dm(42, "during the outage"));
+    // serenity gives up resuming and identifies anew; a message sent the moment the
+    // new session is up must not hide the gap from the catch-up over REST.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while r.fake.identifies() < 2 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never identified again"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    r.fake.inject(Incoming::dm(42, "just after"));
+    let mut got = vec![r.next().await.text, r.next().await.text];
+    got.sort();
+    assert_eq!(got, vec!["during the outage", "just after"]);
+    assert!(!r.fake.calls_of("list_messages").is_empty());
+    r.fake.inject(Incoming::dm(42, "after"));
+    assert_eq!(r.next().await.text, "after");
+    r.quiet().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approval_buttons_answer_the_owner_and_refuse_others() {
+    let mut r = Running::start().await;
+    r.connected().await;
+    let owner = format!("discord:{}", objects::user_id(42));
+    let (request, answer) = r.approvals.open(vec![owner]);
+    let prompter = r
+        .discord
+        .handle()
+        .approvals
+        .expect("Discord asks with buttons");
+    let dm = target(objects::dm_channel(42), None);
+    let id = prompter
+        .ask(&dm, "Allow write_file `ok.md`?", &request)
+        .await
+        .unwrap();
+    let question = r.fake.bot_messages().into_iter().last().unwrap();
+    assert_eq!(question.id.to_string(), id);
+    let buttons: Vec<String> = question.json["components"][0]["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["custom_id"].as_str().unwrap().to_string())
+        .collect();
+    let expected: Vec<String> = Choice::ALL
+        .into_iter()
+        .map(|c| approval::button_data(&request, c))
+        .collect();
+    assert_eq!(buttons, expected);
+
+    // A stranger's press is refused with the toast, and decides nothing.
+    let channel = objects::dm_channel(42);
+    r.fake.press(channel, question.id, 7, &expected[0]).unwrap();
+    let answers = r.fake.wait_for_answers(1, WAIT).await;
+    assert_eq!(answers[0].body["type"], 4);
+    assert_eq!(
+        answers[0].body["data"]["content"],
+        "Only the owner can answer this."
+    );
+    assert_eq!(answers[0].body["data"]["flags"], 64, "ephemeral");
+    // The owner's press answers the waiting call.
+    r.fake
+        .press(channel, question.id, 42, &expected[1])
+        .unwrap();
+    let answers = r.fake.wait_for_answers(2, WAIT).await;
+    assert_eq!(answers[1].body["data"]["content"], Choice::Always.outcome());
+    assert_eq!(
+        tokio::time::timeout(WAIT, answer).await.unwrap().unwrap(),
+        Choice::Always
+    );
+    prompter
+        .settle(&dm, &id, Choice::Always.outcome())
+        .await
+        .unwrap();
+    let settled = r
+        .fake
+        .bot_messages()
+        .into_iter()
+        .find(|m| m.id == question.id)
+        .unwrap();
+    assert_eq!(settled.content(), Choice::Always.outcome());
+    assert!(!settled.has_buttons(), "buttons removed");
+    r.quiet().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_token_is_down_with_the_fix_named() {
+    let fake = FakeDiscord::start().await;
+    fake.revoke_token(true);
+    let r = Running::start_with(fake).await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        if let Health::Down(why) = r.discord.health() {
+            assert!(why.contains("rejected the bot token"), "{why}");
+            assert!(why.contains("DISCORD_BOT_TOKEN"), "{why}");
+            assert!(!why.contains(r.fake.token()), "the token leaked: {why}");
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{}",
+            r.discord.health()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_message_content_intent_is_down_with_the_portal_setting_named() {
+    let fake = FakeDiscord::start().await;
+    fake.refuse_intents(true);
+    let r = Running::start_with(fake).await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        if let Health::Down(why) = r.discord.health() {
+            assert!(why.contains("Message Content Intent"), "{why}");
+            assert!(why.contains("developer portal"), "{why}");
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{}",
+            r.discord.health()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_errors_carry_retry_after_and_retryability() {
+    let r = Running::start().await;
+    let channel = r.discord.handle().channel;
+    let dm = target(objects::dm_channel(42), None);
+    r.fake.fail_next(
+        "create_message",
+        Fault::TooManyRequests { retry_after: 1.5 },
+    );
+    let err = channel.send(&dm, "hi").await.unwrap_err();
+    assert!(err.retryable);
+    assert_eq!(err.retry_after, Some(Duration::from_millis(1500)));
+    r.fake.fail_next("create_message", Fault::ServerError(502));
+    assert!(channel.send(&dm, "hi").await.unwrap_err().retryable);
+    r.fake.fail_next("create_message", Fault::Forbidden);
+    assert!(!channel.send(&dm, "hi").await.unwrap_err().retryable);
+    let err = channel.send(&dm, &"x".repeat(2001)).await.unwrap_err();
+    assert!(!err.retryable, "too long is not retried: {err}");
+    channel.send(&dm, "hi").await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attachments_come_in_to_the_inbox_and_go_out_with_captions() {
+    let mut r = Running::start().await;
+    r.connected().await;
+    r.fake.inject(Incoming::dm(42, "look").with_file(
+        "cat.png",
+        "image/png",
+        vec![0x89, b'P', b'N', b'G'],
+    ));
+    let got = r.next().await;
+    assert_eq!(got.media.len(), 1);
+    assert_eq!(got.media[0].kind, MediaKind::Photo);
+    let path = got.media[0].path.clone().expect("downloaded");
+    assert_eq!(std::fs::read(&path).unwrap(), vec![0x89, b'P', b'N', b'G']);
+    assert!(got.text.contains("[attached:"), "{}", got.text);
+
+    let handle = r.discord.handle();
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.pdf");
+    std::fs::write(&report, b"%PDF-1.4").unwrap();
+    let thread = target(objects::text_channel(1), Some(objects::thread_channel(1)));
+    handle
+        .media
+        .clone()
+        .unwrap()
+        .send_media(
+            &thread,
+            &OutboundMedia {
+                path: report,
+                caption: Some("the report".into()),
+                as_photo: false,
+            },
+        )
+        .await
+        .unwrap();
+    let call = r.fake.calls_of("create_message").pop().unwrap();
+    assert_eq!(
+        call.path,
+        format!("/api/v10/channels/{}/messages", objects::thread_channel(1))
+    );
+    assert_eq!(call.body["content"], "the report");
+    assert_eq!(call.body["files"][0]["file_name"], "report.pdf");
+    assert_eq!(call.body["files"][0]["size"], 8);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_are_edited_in_place_with_typing_and_reactions() {
+    let r = Running::start().await;
+    let handle = r.discord.handle();
+    let thread = target(objects::text_channel(1), Some(objects::thread_channel(1)));
+    let id = handle.channel.send(&thread, "**do**").await.unwrap();
+    handle
+        .editor
+        .clone()
+        .unwrap()
+        .edit(&thread, &id, "**done**")
+        .await
+        .unwrap();
+    handle
+        .typing
+        .clone()
+        .unwrap()
+        .typing(&thread)
+        .await
+        .unwrap();
+    handle
+        .reactions
+        .clone()
+        .unwrap()
+        .react(&thread, &id, "👍")
+        .await
+        .unwrap();
+    let shown = r.fake.bot_messages();
+    assert_eq!(shown.len(), 1);
+    assert_eq!(shown[0].content(), "**done**");
+    assert_eq!(shown[0].edits, 1);
+    assert_eq!(shown[0].channel, objects::thread_channel(1));
+    assert_eq!(r.fake.typing_in(objects::thread_channel(1)), 1);
+    let react = r.fake.calls_of("react").pop().unwrap();
+    assert!(react.path.ends_with("/reactions/👍/@me"), "{}", react.path);
+    assert_ne!(BOT_ID, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_api_url_is_refused_with_the_setting_named() {
+    let err = Discord::new(
+        DiscordSettings {
+            token: "x".into(),
+            api_url: "not a url".into(),
+            inbox: std::env::temp_dir(),
+            media_max_bytes: 1,
+        },
+        Default::default(),
+    )
+    .err()
+    .expect("refused");
+    assert!(err.message.contains("channels.discord.api_url"), "{err}");
+}
