@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use pincer_fakes::FakeModel;
 use pincer_fakes::platform::FakePlatform;
+use pincer_fakes::discord::FakeDiscord;
+use pincer_fakes::slack::FakeSlack;
 use pincer_fakes::telegram::FakeTelegram;
 use support::{Gateway, mib, ms, percentile, seen};
 
@@ -51,7 +53,9 @@ struct Spans {
 async fn bench() -> anyhow::Result<()> {
     let model = FakeModel::start().await;
     let telegram = FakeTelegram::start().await;
-    let platforms: Vec<&dyn FakePlatform> = vec![&telegram];
+    let discord = FakeDiscord::start().await;
+    let slack = FakeSlack::start().await;
+    let platforms: Vec<&dyn FakePlatform> = vec![&telegram, &discord, &slack];
     let gateway = Gateway::start(&model, &platforms, "")?;
     let ready = gateway.ready(&platforms).await?;
     tokio::time::sleep(Duration::from_secs(2)).await;

@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 
 use pincer_fakes::FakeModel;
 use pincer_fakes::platform::FakePlatform;
+use pincer_fakes::discord::FakeDiscord;
+use pincer_fakes::slack::FakeSlack;
 use pincer_fakes::telegram::FakeTelegram;
 use support::{Gateway, mib};
 
@@ -40,7 +42,9 @@ async fn soak() -> anyhow::Result<()> {
         .unwrap_or(600);
     let model = FakeModel::start().await;
     let telegram = FakeTelegram::start().await;
-    let platforms: Vec<&dyn FakePlatform> = vec![&telegram];
+    let discord = FakeDiscord::start().await;
+    let slack = FakeSlack::start().await;
+    let platforms: Vec<&dyn FakePlatform> = vec![&telegram, &discord, &slack];
     let gateway = Gateway::start(&model, &platforms, "idle_session_secs = 10")?;
     gateway.ready(&platforms).await?;
     eprintln!("soak: {secs} s; RSS every {} s", SAMPLE.as_secs());
