@@ -98,3 +98,50 @@ fn no_config_and_a_readable_secrets_file_name_their_fixes() {
     assert!(run.stdout.contains("FAIL  secrets"), "{}", run.stdout);
     assert!(run.stdout.contains("chmod 600"), "{}", run.stdout);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discord_and_slack_tokens_are_checked_too() {
+    use pincer_fakes::discord::FakeDiscord;
+    use pincer_fakes::platform::FakePlatform;
+    use pincer_fakes::slack::FakeSlack;
+    let (home, _model, telegram) = setup(KEY, None, "").await;
+    let discord = FakeDiscord::start().await;
+    let slack = FakeSlack::start().await;
+    let platforms: [&dyn FakePlatform; 3] = [&telegram, &discord, &slack];
+    let mut config = std::fs::read_to_string(home.config_file()).unwrap();
+    let mut secrets = format!("providers:\n  fake:\n    api_key: \"{KEY}\"\nchannels:\n");
+    for platform in platforms {
+        if platform.name() != "telegram" {
+            config.push_str(&format!(
+                "\n[channels.{}]\nenabled = true\n{}",
+                platform.name(),
+                platform.config()
+            ));
+        }
+        secrets.push_str(&platform.secrets());
+    }
+    home.write_config(&config);
+    home.write_secrets(&secrets);
+    let run = home.run(&["doctor"]);
+    assert!(run.ok(), "{run:?}");
+    for line in ["ok    telegram", "ok    discord", "ok    slack"] {
+        assert!(run.stdout.contains(line), "missing {line:?} in:\n{}", run.stdout);
+    }
+    // A wrong Slack token is named as such.
+    home.write_secrets(&secrets.replace(&slack_token(&slack), "xoxb-wrong"));
+    let run = home.run(&["doctor"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(run.stdout.contains("FAIL  slack"), "{}", run.stdout);
+    assert!(run.stdout.contains("SLACK_BOT_TOKEN"), "{}", run.stdout);
+}
+
+/// The bot token in the fake Slack's secrets lines.
+fn slack_token(slack: &pincer_fakes::slack::FakeSlack) -> String {
+    use pincer_fakes::platform::FakePlatform;
+    let secrets = slack.secrets();
+    let line = secrets
+        .lines()
+        .find(|l| l.contains("bot_token"))
+        .expect("a bot token line");
+    line.split('"').nth(1).expect("quoted token").to_string()
+}
