@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use pincer_fakes::FakeModel;
-use pincer_fakes::platform::FakePlatform;
 use pincer_fakes::discord::FakeDiscord;
+use pincer_fakes::platform::FakePlatform;
 use pincer_fakes::slack::FakeSlack;
 use pincer_fakes::telegram::FakeTelegram;
 use support::{Gateway, mib, ms, percentile, seen};

@@ -12,8 +12,8 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use pincer_fakes::FakeModel;
-use pincer_fakes::platform::FakePlatform;
 use pincer_fakes::discord::FakeDiscord;
+use pincer_fakes::platform::FakePlatform;
 use pincer_fakes::slack::FakeSlack;
 use pincer_fakes::telegram::FakeTelegram;
 use support::{Gateway, mib};

@@ -125,7 +125,11 @@ async fn discord_and_slack_tokens_are_checked_too() {
     let run = home.run(&["doctor"]);
     assert!(run.ok(), "{run:?}");
     for line in ["ok    telegram", "ok    discord", "ok    slack"] {
-        assert!(run.stdout.contains(line), "missing {line:?} in:\n{}", run.stdout);
+        assert!(
+            run.stdout.contains(line),
+            "missing {line:?} in:\n{}",
+            run.stdout
+        );
     }
     // A wrong Slack token is named as such.
     home.write_secrets(&secrets.replace(&slack_token(&slack), "xoxb-wrong"));

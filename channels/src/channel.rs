@@ -158,3 +158,42 @@ impl std::fmt::Display for Health {
 pub trait HealthChecker: Send + Sync {
     fn health(&self) -> Health;
 }
+
+/// A channel's health as its adapter sets it, logged when it changes ("connected",
+/// "reconnecting: …", what to fix), so a channel that drops and comes back says so.
+pub struct HealthCell {
+    channel: &'static str,
+    state: std::sync::Mutex<Health>,
+}
+
+impl HealthCell {
+    pub fn new(channel: &'static str) -> Self {
+        Self {
+            channel,
+            state: std::sync::Mutex::new(Health::Starting),
+        }
+    }
+
+    pub fn get(&self) -> Health {
+        self.state
+            .lock()
+            .map(|h| h.clone())
+            .unwrap_or(Health::Starting)
+    }
+
+    pub fn set(&self, health: Health) {
+        let Ok(mut current) = self.state.lock() else {
+            return;
+        };
+        if *current != health {
+            let channel = self.channel;
+            match &health {
+                Health::Up => tracing::info!(channel, "connected"),
+                Health::Degraded(why) => tracing::warn!(channel, "{why}"),
+                Health::Down(why) => tracing::error!(channel, "{why}"),
+                Health::Starting => {}
+            }
+            *current = health;
+        }
+    }
+}

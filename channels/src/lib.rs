@@ -5,6 +5,7 @@
 //!
 //! ## Layout
 //! - `approval` — questions asked with buttons, and who may answer them
+//! - `inbox`    — where incoming attachments are saved, and the note the model gets
 //! - `message`  — `InboundMessage` / `OutboundMessage` and their typed parts
 //! - `channel`  — the `Channel` trait every adapter implements, the capability traits
 //!   (typing, editing, media, reactions, approvals, health), `ChannelError`
@@ -23,6 +24,7 @@ pub mod approval;
 pub mod channel;
 #[cfg(feature = "discord")]
 pub mod discord;
+pub mod inbox;
 pub mod manager;
 pub mod message;
 pub mod registry;
@@ -34,8 +36,8 @@ pub mod telegram;
 pub mod terminal;
 
 pub use channel::{
-    ApprovalPrompter, Channel, ChannelError, Health, HealthChecker, InboundSender, MediaSender,
-    MessageEditor, OutboundMedia, ReactionCapable, TypingCapable,
+    ApprovalPrompter, Channel, ChannelError, Health, HealthCell, HealthChecker, InboundSender,
+    MediaSender, MessageEditor, OutboundMedia, ReactionCapable, TypingCapable,
 };
 pub use message::{
     Ack, ChatKind, Done, InboundMessage, MediaKind, MediaRef, OutboundBody, OutboundMessage,

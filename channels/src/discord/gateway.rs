@@ -30,7 +30,8 @@ use super::handler::{Event, Handler};
 use super::order::Reorder;
 use super::rest::snowflake;
 use crate::channel::{Channel, ChannelError, Health, InboundSender};
-use crate::message::{InboundMessage, MediaRef, Target};
+use crate::inbox::{self, Attached, Fetched};
+use crate::message::{InboundMessage, Target};
 
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
@@ -268,37 +269,21 @@ impl Discord {
     /// where they are.
     async fn fetch(&self, inbound: &mut InboundMessage, attachments: Vec<Attachment>) {
         for attachment in attachments {
-            let path = if attachment.size > self.settings.media_max_bytes {
-                inbound.text.push_str(&format!(
-                    "\n[{} not downloaded: larger than channels.discord.media_max_mb]",
-                    attachment.file_name
-                ));
-                None
+            let fetched = if attachment.size > self.settings.media_max_bytes {
+                Fetched::TooBig
             } else {
                 match self.download(&inbound.message_id, &attachment).await {
-                    Ok(path) => {
-                        inbound
-                            .text
-                            .push_str(&format!("\n[attached: {}]", path.display()));
-                        Some(path)
-                    }
-                    Err(err) => {
-                        tracing::warn!(channel = CHANNEL, "attachment not downloaded: {err}");
-                        inbound.text.push_str(&format!(
-                            "\n[{} could not be downloaded]",
-                            attachment.file_name
-                        ));
-                        None
-                    }
+                    Ok(path) => Fetched::Saved(path),
+                    Err(err) => Fetched::Failed(err),
                 }
             };
-            inbound.media.push(MediaRef {
+            let attached = Attached {
                 kind: attachment.kind,
-                path,
+                file_name: attachment.file_name,
                 mime: attachment.mime,
-                file_name: Some(attachment.file_name),
-                size_bytes: Some(attachment.size),
-            });
+                size: Some(attachment.size),
+            };
+            inbox::record(inbound, CHANNEL, attached, fetched);
         }
     }
 
@@ -312,26 +297,8 @@ impl Discord {
             .download(&attachment.url, self.settings.media_max_bytes)
             .await
             .map_err(|e| e.message)?;
-        let dir = self.settings.inbox.join(CHANNEL);
-        tokio::fs::create_dir_all(&dir)
-            .await
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let safe_name: String = attachment
-            .file_name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let path = dir.join(format!("{message_id}-{safe_name}"));
-        tokio::fs::write(&path, bytes)
-            .await
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        Ok(path)
+        let inbox = &self.settings.inbox;
+        inbox::save(inbox, CHANNEL, message_id, &attachment.file_name, &bytes).await
     }
 }
 

@@ -14,11 +14,10 @@ use serenity::model::gateway::Ready;
 use serenity::prelude::{Context, EventHandler};
 use tokio::sync::mpsc;
 
-use super::HealthCell;
 use super::buttons;
 use super::rest::Rest;
 use crate::approval::PendingApprovals;
-use crate::channel::Health;
+use crate::channel::{Health, HealthCell};
 
 /// What the handler passes to the listen loop.
 #[derive(Debug)]

@@ -34,7 +34,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::approval::PendingApprovals;
-use crate::channel::{ChannelError, Health, HealthChecker};
+use crate::channel::{ChannelError, Health, HealthCell, HealthChecker};
 use crate::registry::{ChannelHandle, ChannelInfo};
 use crate::render::discord_chunks;
 
@@ -75,7 +75,7 @@ impl Discord {
         Ok(Arc::new(Self {
             settings,
             rest,
-            health: Arc::new(HealthCell::default()),
+            health: Arc::new(HealthCell::new(CHANNEL)),
             approvals,
             places: Mutex::new(HashMap::new()),
         }))
@@ -91,37 +91,6 @@ impl Discord {
         handle.approvals = Some(Arc::clone(self) as _);
         handle.health = Some(Arc::clone(self) as _);
         handle
-    }
-}
-
-/// The channel's health, set from the listen loop and from serenity's event tasks, and
-/// logged when it changes ("connected", "reconnecting: …").
-pub(crate) struct HealthCell(Mutex<Health>);
-
-impl Default for HealthCell {
-    fn default() -> Self {
-        Self(Mutex::new(Health::Starting))
-    }
-}
-
-impl HealthCell {
-    fn get(&self) -> Health {
-        self.0.lock().map(|h| h.clone()).unwrap_or(Health::Starting)
-    }
-
-    fn set(&self, health: Health) {
-        let Ok(mut current) = self.0.lock() else {
-            return;
-        };
-        if *current != health {
-            match &health {
-                Health::Up => tracing::info!(channel = CHANNEL, "connected"),
-                Health::Degraded(why) => tracing::warn!(channel = CHANNEL, "{why}"),
-                Health::Down(why) => tracing::error!(channel = CHANNEL, "{why}"),
-                Health::Starting => {}
-            }
-            *current = health;
-        }
     }
 }
 

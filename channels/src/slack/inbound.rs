@@ -16,7 +16,8 @@ use tokio::sync::{mpsc, oneshot};
 use super::Slack;
 use super::convert::{self, Attachment, CHANNEL, Incoming};
 use crate::channel::InboundSender;
-use crate::message::{Ack, InboundMessage, MediaRef};
+use crate::inbox::{self, Attached, Fetched};
+use crate::message::{Ack, InboundMessage};
 
 /// The longest an envelope waits for its message to be stored before it is acked.
 pub const ACK_WITHIN: Duration = Duration::from_secs(2);
@@ -205,36 +206,18 @@ impl Slack {
     /// where they are.
     async fn fetch(&self, inbound: &mut InboundMessage, attachments: Vec<Attachment>) {
         for attachment in attachments {
-            let path = match self.download(&inbound.chat_id, &attachment).await {
-                Ok(path) => {
-                    inbound
-                        .text
-                        .push_str(&format!("\n[attached: {}]", path.display()));
-                    Some(path)
-                }
-                Err(Skipped::TooBig) => {
-                    inbound.text.push_str(&format!(
-                        "\n[{} not downloaded: larger than channels.slack.media_max_mb]",
-                        attachment.file_name
-                    ));
-                    None
-                }
-                Err(Skipped::Failed(err)) => {
-                    tracing::warn!(channel = CHANNEL, "attachment not downloaded: {err}");
-                    inbound.text.push_str(&format!(
-                        "\n[{} could not be downloaded]",
-                        attachment.file_name
-                    ));
-                    None
-                }
+            let fetched = match self.download(&inbound.chat_id, &attachment).await {
+                Ok(path) => Fetched::Saved(path),
+                Err(Skipped::TooBig) => Fetched::TooBig,
+                Err(Skipped::Failed(err)) => Fetched::Failed(err),
             };
-            inbound.media.push(MediaRef {
+            let attached = Attached {
                 kind: attachment.kind,
-                path,
+                file_name: attachment.file_name,
                 mime: attachment.mime,
-                file_name: Some(attachment.file_name),
-                size_bytes: None,
-            });
+                size: None,
+            };
+            inbox::record(inbound, CHANNEL, attached, fetched);
         }
     }
 
@@ -265,26 +248,10 @@ impl Slack {
                 return Err(Skipped::TooBig);
             }
         }
-        let dir = self.settings.inbox.join(CHANNEL);
-        tokio::fs::create_dir_all(&dir)
+        let inbox = &self.settings.inbox;
+        inbox::save(inbox, CHANNEL, chat_id, &attachment.file_name, &bytes)
             .await
-            .map_err(|e| failed(format!("cannot create {}: {e}", dir.display())))?;
-        let safe_name: String = attachment
-            .file_name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let path = dir.join(format!("{chat_id}-{safe_name}"));
-        tokio::fs::write(&path, &bytes)
-            .await
-            .map_err(|e| failed(format!("cannot write {}: {e}", path.display())))?;
-        Ok(path)
+            .map_err(failed)
     }
 }
 

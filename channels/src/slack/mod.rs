@@ -43,7 +43,7 @@ use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::PendingApprovals;
-use crate::channel::{Channel, ChannelError, Health, HealthChecker, InboundSender};
+use crate::channel::{Channel, ChannelError, Health, HealthCell, HealthChecker, InboundSender};
 use crate::message::Target;
 use crate::registry::{ChannelHandle, ChannelInfo};
 use crate::render::slack_chunks;
@@ -107,7 +107,7 @@ pub struct Slack {
     bot_token: SlackApiToken,
     /// Learned from auth.test at start-up.
     me: OnceCell<Me>,
-    health: Mutex<Health>,
+    health: HealthCell,
     /// Where approval button presses are answered.
     approvals: Arc<PendingApprovals>,
     /// Recently seen messages (a mention arrives twice) and display names.
@@ -161,7 +161,7 @@ impl Slack {
             settings,
             bot_token,
             me: OnceCell::new(),
-            health: Mutex::new(Health::Starting),
+            health: HealthCell::new(CHANNEL),
             approvals,
             seen: Mutex::new(inbound::Recent::default()),
             names: Mutex::new(Default::default()),
@@ -188,18 +188,7 @@ impl Slack {
     }
 
     fn set_health(&self, health: Health) {
-        let Ok(mut current) = self.health.lock() else {
-            return;
-        };
-        if *current != health {
-            match &health {
-                Health::Up => tracing::info!(channel = CHANNEL, "connected"),
-                Health::Degraded(why) => tracing::warn!(channel = CHANNEL, "{why}"),
-                Health::Down(why) => tracing::error!(channel = CHANNEL, "{why}"),
-                Health::Starting => {}
-            }
-            *current = health;
-        }
+        self.health.set(health);
     }
 
     /// Learn who we are (auth.test); this also proves the bot token works.
@@ -298,9 +287,6 @@ impl Channel for Slack {
 
 impl HealthChecker for Slack {
     fn health(&self) -> Health {
-        self.health
-            .lock()
-            .map(|h| h.clone())
-            .unwrap_or(Health::Starting)
+        self.health.get()
     }
 }

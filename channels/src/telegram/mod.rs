@@ -10,14 +10,14 @@ mod poll;
 mod send;
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use teloxide::Bot;
 use tokio::sync::OnceCell;
 
 use crate::approval::PendingApprovals;
-use crate::channel::{ChannelError, Health, HealthChecker};
+use crate::channel::{ChannelError, Health, HealthCell, HealthChecker};
 use crate::registry::{ChannelHandle, ChannelInfo};
 use crate::render::telegram::telegram_chunks;
 
@@ -43,7 +43,7 @@ pub struct Telegram {
     settings: TelegramSettings,
     /// Learned from getMe at start-up.
     me: OnceCell<Me>,
-    health: Mutex<Health>,
+    health: HealthCell,
     /// Where approval button presses are answered.
     approvals: Arc<PendingApprovals>,
 }
@@ -64,7 +64,7 @@ impl Telegram {
             bot,
             settings,
             me: OnceCell::new(),
-            health: Mutex::new(Health::Starting),
+            health: HealthCell::new(CHANNEL),
             approvals,
         }))
     }
@@ -82,18 +82,7 @@ impl Telegram {
     }
 
     fn set_health(&self, health: Health) {
-        let Ok(mut current) = self.health.lock() else {
-            return;
-        };
-        if *current != health {
-            match &health {
-                Health::Up => tracing::info!(channel = CHANNEL, "connected"),
-                Health::Degraded(why) => tracing::warn!(channel = CHANNEL, "{why}"),
-                Health::Down(why) => tracing::error!(channel = CHANNEL, "{why}"),
-                Health::Starting => {}
-            }
-            *current = health;
-        }
+        self.health.set(health);
     }
 }
 
@@ -115,9 +104,6 @@ pub fn info() -> ChannelInfo {
 
 impl HealthChecker for Telegram {
     fn health(&self) -> Health {
-        self.health
-            .lock()
-            .map(|h| h.clone())
-            .unwrap_or(Health::Starting)
+        self.health.get()
     }
 }

@@ -17,7 +17,8 @@ use super::convert::{self, Attachment, CHANNEL, Me};
 use super::errors::channel_error;
 use crate::approval::parse_button;
 use crate::channel::{Channel, ChannelError, Health, InboundSender};
-use crate::message::{Ack, MediaRef, Target};
+use crate::inbox::{self, Attached, Fetched};
+use crate::message::{Ack, Target};
 
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
@@ -197,37 +198,21 @@ impl Telegram {
             let too_big = attachment
                 .size
                 .is_some_and(|size| size > self.settings.media_max_bytes);
-            let path = if too_big {
-                inbound.text.push_str(&format!(
-                    "\n[{} not downloaded: larger than channels.telegram.media_max_mb]",
-                    attachment.file_name
-                ));
-                None
+            let fetched = if too_big {
+                Fetched::TooBig
             } else {
                 match self.download(&inbound.chat_id, &attachment).await {
-                    Ok(path) => {
-                        inbound
-                            .text
-                            .push_str(&format!("\n[attached: {}]", path.display()));
-                        Some(path)
-                    }
-                    Err(err) => {
-                        tracing::warn!(channel = CHANNEL, "attachment not downloaded: {err}");
-                        inbound.text.push_str(&format!(
-                            "\n[{} could not be downloaded]",
-                            attachment.file_name
-                        ));
-                        None
-                    }
+                    Ok(path) => Fetched::Saved(path),
+                    Err(err) => Fetched::Failed(err),
                 }
             };
-            inbound.media.push(MediaRef {
+            let attached = Attached {
                 kind: attachment.kind,
-                path,
+                file_name: attachment.file_name,
                 mime: attachment.mime,
-                file_name: Some(attachment.file_name),
-                size_bytes: attachment.size,
-            });
+                size: attachment.size,
+            };
+            inbox::record(inbound, CHANNEL, attached, fetched);
         }
     }
 
@@ -241,22 +226,13 @@ impl Telegram {
             .get_file(attachment.file_id.clone().into())
             .await
             .map_err(|e| channel_error(&e).message)?;
-        let dir = self.settings.inbox.join(CHANNEL);
-        tokio::fs::create_dir_all(&dir)
-            .await
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let safe_name: String = attachment
-            .file_name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let path = dir.join(format!("{chat_id}-{safe_name}"));
+        let path = inbox::prepare(
+            &self.settings.inbox,
+            CHANNEL,
+            chat_id,
+            &attachment.file_name,
+        )
+        .await?;
         let mut out = tokio::fs::File::create(&path)
             .await
             .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
