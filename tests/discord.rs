@@ -3,27 +3,15 @@
 
 mod common;
 
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::TestHome;
+use common::{Gateway, TestHome};
 use pincer_fakes::discord::{FakeDiscord, Fault, Incoming, Stored, objects};
 use pincer_fakes::{FakeModel, Step};
 
 const WAIT: Duration = Duration::from_secs(20);
 const OWNER: u64 = 42;
-
-/// A running `pincer run`, killed when dropped.
-struct Gateway {
-    child: Child,
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 struct Setup {
     home: TestHome,

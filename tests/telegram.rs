@@ -3,26 +3,14 @@
 
 mod common;
 
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::TestHome;
+use common::{Gateway, TestHome};
 use pincer_fakes::telegram::{FakeTelegram, Fault, Incoming, Sent};
 use pincer_fakes::{FakeModel, Step};
 
 const WAIT: Duration = Duration::from_secs(15);
-
-/// A running `pincer run`, killed when dropped.
-struct Gateway {
-    child: Child,
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 struct Setup {
     home: TestHome,

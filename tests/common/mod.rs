@@ -108,6 +108,18 @@ impl TestHome {
     }
 }
 
+/// A running `pincer run`, killed when dropped.
+pub struct Gateway {
+    pub child: std::process::Child,
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// What a finished `pincer` run printed.
 #[derive(Debug)]
 pub struct Run {
