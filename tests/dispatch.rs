@@ -312,8 +312,8 @@ async fn stop_ends_a_running_turn_and_says_so() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn fifty_sessions_run_side_by_side_each_strictly_in_order() {
-    const SESSIONS: usize = 50;
+async fn thirty_sessions_run_side_by_side_each_strictly_in_order() {
+    const SESSIONS: usize = 30; // under the cap on turns at once
     const PER_SESSION: usize = 3;
     let fake = FakeModel::start().await;
     for _ in 0..SESSIONS * PER_SESSION {
@@ -539,4 +539,31 @@ async fn at_most_three_strangers_wait_for_pairing_and_a_repeat_sender_keeps_thei
     );
     assert!(fake.requests().is_empty(), "no stranger reached the model");
     core.shutdown.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_sessions_runs_at_most_the_cap_at_once_and_all_are_answered() {
+    const SESSIONS: usize = pincer::dispatch::MAX_PARALLEL_TURNS + 8;
+    let fake = FakeModel::start().await;
+    for _ in 0..SESSIONS {
+        fake.push(Step::text("ok").after_ms(1500));
+    }
+    let mut core = start(&fake, "followup");
+    for s in 0..SESSIONS {
+        core.running
+            .inbound
+            .send(message(&format!("b{s}"), 1, &format!("b{s} m1")))
+            .await
+            .unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(
+        fake.requests().len(),
+        pincer::dispatch::MAX_PARALLEL_TURNS,
+        "turns beyond the cap wait"
+    );
+    let out = until_turns_end(&mut core.running.outbound, SESSIONS).await;
+    assert_eq!(texts(&out).len(), SESSIONS);
+    core.shutdown.cancel();
+    core.running.task.await.unwrap();
 }

@@ -34,7 +34,13 @@ pub struct Dispatcher {
     /// Fired at shutdown: workers start no new turns.
     closing: CancellationToken,
     started: Instant,
+    /// Turns running at once across all sessions: a burst of conversations queues
+    /// here instead of opening a model connection (and its buffers) each.
+    turns: Arc<tokio::sync::Semaphore>,
 }
+
+/// The most turns that run at the same time; the rest wait their turn, in order.
+pub const MAX_PARALLEL_TURNS: usize = 32;
 
 impl Dispatcher {
     pub fn new(agent: Arc<Agent>, gate: Gate, mode: QueueMode, idle: Duration) -> Arc<Self> {
@@ -47,6 +53,7 @@ impl Dispatcher {
             workers: TaskTracker::new(),
             closing: CancellationToken::new(),
             started: Instant::now(),
+            turns: Arc::new(tokio::sync::Semaphore::new(MAX_PARALLEL_TURNS)),
         })
     }
 
@@ -251,8 +258,16 @@ impl Dispatcher {
             if self.closing.is_cancelled() {
                 return;
             }
-            if let Some(batch) = queue.next_batch() {
-                self.run_batch(&queue, batch).await;
+            if !queue.is_empty() {
+                let permit = tokio::select! {
+                    permit = Arc::clone(&self.turns).acquire_owned() => permit,
+                    _ = self.closing.cancelled() => return,
+                };
+                // Messages that came while waiting join the batch (steer, collect).
+                if let Some(batch) = queue.next_batch() {
+                    self.run_batch(&queue, batch).await;
+                }
+                drop(permit);
                 continue;
             }
             tokio::select! {

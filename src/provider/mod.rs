@@ -124,13 +124,15 @@ pub fn build(
     }
 }
 
-/// The HTTP client all providers share: rustls, a 10 s connect timeout, pooled
-/// connections, and no overall timeout (each call sets its own).
+/// The HTTP client all providers share: rustls, a 10 s connect timeout, a few pooled
+/// connections per host, and no overall timeout (each call sets its own).
 pub fn http_client() -> Result<reqwest::Client, ProviderError> {
     reqwest::Client::builder()
         .use_rustls_tls()
         .connect_timeout(Duration::from_secs(10))
         .pool_idle_timeout(Duration::from_secs(90))
+        // Enough for the turns that run at once; a burst leaves no crowd of idle sockets.
+        .pool_max_idle_per_host(8)
         .tcp_keepalive(Duration::from_secs(30))
         .user_agent(concat!("pincer/", env!("CARGO_PKG_VERSION")))
         .build()
