@@ -265,7 +265,7 @@ impl Memory {
     /// Search the typed memories and the daily logs.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, MemoryError> {
         let mut conn = search::open(&self.root)?;
-        search::sync(&mut conn, &self.root)?;
+        search::sync(&mut conn, &self.root, true)?;
         search::search(&conn, query, true, limit)
     }
 
@@ -276,7 +276,7 @@ impl Memory {
             return Ok(None);
         }
         let mut conn = search::open(&self.root)?;
-        search::sync(&mut conn, &self.root)?;
+        search::sync(&mut conn, &self.root, false)?;
         let hits = search::search(&conn, text, false, RECALL_MAX_FILES)?;
         let mut out = String::new();
         for hit in hits {

@@ -164,9 +164,14 @@ struct OnDisk {
     stamp: String,
 }
 
-fn on_disk(root: &Path) -> Vec<OnDisk> {
+fn on_disk(root: &Path, include_logs: bool) -> Vec<OnDisk> {
     let mut found = Vec::new();
-    for (dir, kind) in [(entry::DIR, HitKind::Memory), (daily::DIR, HitKind::Log)] {
+    let dirs: &[(&str, HitKind)] = if include_logs {
+        &[(entry::DIR, HitKind::Memory), (daily::DIR, HitKind::Log)]
+    } else {
+        &[(entry::DIR, HitKind::Memory)]
+    };
+    for &(dir, kind) in dirs {
         let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
             continue;
         };
@@ -192,10 +197,17 @@ fn on_disk(root: &Path) -> Vec<OnDisk> {
     found
 }
 
-/// Bring the index up to date with the files.
-pub(crate) fn sync(conn: &mut Connection, root: &Path) -> Result<(), MemoryError> {
+/// Bring the index up to date with the files: the typed memories, and the daily logs
+/// too when `include_logs`. (Recall runs every turn and searches typed files only, so
+/// it leaves the day's log — which every turn grows — to be indexed when a search
+/// wants it, instead of re-indexing it whole on every message.)
+pub(crate) fn sync(
+    conn: &mut Connection,
+    root: &Path,
+    include_logs: bool,
+) -> Result<(), MemoryError> {
     let failed = |e: rusqlite::Error| MemoryError::Index(e.to_string());
-    let files = on_disk(root);
+    let files = on_disk(root, include_logs);
     let tx = conn.transaction().map_err(failed)?;
     let known: Vec<(String, String)> = {
         let mut stmt = tx
@@ -206,8 +218,9 @@ pub(crate) fn sync(conn: &mut Connection, root: &Path) -> Result<(), MemoryError
             .map_err(failed)?;
         rows.collect::<Result<_, _>>().map_err(failed)?
     };
+    let logs = format!("{}/", daily::DIR);
     for (path, _) in &known {
-        if !files.iter().any(|f| &f.path == path) {
+        if (include_logs || !path.starts_with(&logs)) && !files.iter().any(|f| &f.path == path) {
             tx.execute("DELETE FROM docs WHERE path = ?1", [path])
                 .map_err(failed)?;
             tx.execute("DELETE FROM files WHERE path = ?1", [path])
@@ -408,7 +421,7 @@ mod tests {
         )
         .unwrap();
         let mut conn = open(root).unwrap();
-        sync(&mut conn, root).unwrap();
+        sync(&mut conn, root, true).unwrap();
         let hits = search(&conn, "any allergies?", false, 5).unwrap();
         assert_eq!(hits.len(), 1, "allergies finds allergic");
         assert_eq!(hits[0].path, "memory/peanuts.md");
@@ -423,10 +436,32 @@ mod tests {
             "now about tulips, a longer text\n",
         )
         .unwrap();
-        sync(&mut conn, root).unwrap();
+        sync(&mut conn, root, true).unwrap();
         assert_eq!(search(&conn, "tulips", false, 5).unwrap().len(), 1);
         std::fs::remove_file(root.join("memory/peanuts.md")).unwrap();
-        sync(&mut conn, root).unwrap();
+        sync(&mut conn, root, true).unwrap();
         assert!(search(&conn, "tulips", false, 5).unwrap().is_empty());
+    }
+
+    #[test]
+    fn recall_leaves_the_growing_daily_log_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("memory/logs")).unwrap();
+        let log = root.join("memory/logs/2026-11-22.md");
+        std::fs::write(&log, "- talked about bicycles\n").unwrap();
+        let mut conn = open(root).unwrap();
+        sync(&mut conn, root, false).unwrap();
+        assert!(
+            search(&conn, "bicycles", true, 5).unwrap().is_empty(),
+            "not indexed by recall"
+        );
+        sync(&mut conn, root, true).unwrap();
+        assert_eq!(search(&conn, "bicycles", true, 5).unwrap().len(), 1);
+        std::fs::write(&log, "- talked about bicycles\n- and kites\n").unwrap();
+        sync(&mut conn, root, false).unwrap();
+        // Neither re-indexed nor dropped by a recall's sync.
+        assert_eq!(search(&conn, "bicycles", true, 5).unwrap().len(), 1);
+        assert!(search(&conn, "kites", true, 5).unwrap().is_empty());
     }
 }
