@@ -6,7 +6,7 @@ mod common;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{Gateway, TestHome};
+use common::{Gateway, TestHome, pairing_code};
 use pincer_fakes::slack::{FakeSlack, Incoming, Posted, Signing};
 use pincer_fakes::{FakeModel, Step};
 
@@ -86,18 +86,6 @@ impl Setup {
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
     }
-}
-
-/// The pairing code in a reply: the word of 8 upper-case letters and digits.
-fn pairing_code(text: &str) -> String {
-    text.split(|c: char| !c.is_ascii_alphanumeric())
-        .find(|w| {
-            w.len() == 8
-                && w.chars()
-                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
-        })
-        .expect("a code word")
-        .to_string()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,7 +6,7 @@ mod common;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{Gateway, TestHome};
+use common::{Gateway, TestHome, pairing_code};
 use pincer_fakes::telegram::{FakeTelegram, Fault, Incoming, Sent};
 use pincer_fakes::{FakeModel, Step};
 
@@ -172,18 +172,6 @@ async fn a_long_reply_with_code_arrives_as_ordered_chunks_within_the_limit() {
         positions.windows(2).all(|w| w[0] <= w[1]),
         "chunks out of order: {positions:?}"
     );
-}
-
-/// The pairing code in a reply: the word of 8 upper-case letters and digits.
-fn pairing_code(text: &str) -> String {
-    text.split_whitespace()
-        .find(|w| {
-            w.len() == 8
-                && w.chars()
-                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
-        })
-        .expect("a code word")
-        .to_string()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

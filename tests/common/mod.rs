@@ -108,6 +108,18 @@ impl TestHome {
     }
 }
 
+/// The pairing code in a reply: the word of 8 upper-case letters and digits.
+pub fn pairing_code(text: &str) -> String {
+    text.split(|c: char| !c.is_ascii_alphanumeric())
+        .find(|w| {
+            w.len() == 8
+                && w.chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        })
+        .expect("a pairing code in the reply")
+        .to_string()
+}
+
 /// A running `pincer run`, killed when dropped.
 pub struct Gateway {
     pub child: std::process::Child,

@@ -119,16 +119,7 @@ pub async fn a_stranger_gets_a_pairing_code_and_never_the_model<P: FakePlatform>
         h.model.requests().is_empty(),
         "a stranger reached the model"
     );
-    let code = reply
-        .text
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .find(|w| {
-            w.len() == 8
-                && w.chars()
-                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
-        })
-        .expect("a code in the reply")
-        .to_string();
+    let code = crate::common::pairing_code(&reply.text);
     let approve = h
         .home
         .run(&["pairing", "approve", h.platform.name(), &code]);
