@@ -138,7 +138,27 @@ pub struct Unanswered {
 #[derive(Clone)]
 pub struct Store {
     conn: Arc<Mutex<Connection>>,
+    /// The day's spend, kept up to date by `record_usage`: the budget gate asks before
+    /// every model call, and summing the day's usage rows each time grew with the day.
+    spent: Arc<Mutex<Option<Spent>>>,
 }
+
+/// Money spent since `since_ms`, as of `at`.
+#[derive(Clone, Copy)]
+struct Spent {
+    since_ms: i64,
+    usd: f64,
+    at: std::time::Instant,
+}
+
+/// How long a cached day's spend is trusted before it is summed again, so that calls
+/// made by another process (`pincer chat` beside the gateway) count within a minute.
+const SPENT_FRESH: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// SQLite's page cache per connection (KiB; SQLite's default is about 2 MB). Reads the
+/// cache misses come from the OS page cache; the gateway's RSS stays flat as the
+/// database grows.
+pub(crate) const CACHE_KIB: i64 = 512;
 
 pub fn now_ms() -> i64 {
     SystemTime::now()
@@ -165,11 +185,14 @@ impl Store {
             .map_err(open_err)?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(open_err)?;
+        conn.pragma_update(None, "cache_size", -CACHE_KIB)
+            .map_err(open_err)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(open_err)?;
         migrations::apply(&mut conn).map_err(open_err)?;
         Ok(Store {
             conn: Arc::new(Mutex::new(conn)),
+            spent: Arc::default(),
         })
     }
 
@@ -342,7 +365,9 @@ impl Store {
         cost_usd: f64,
     ) -> Result<()> {
         let model = model.to_string();
+        let spent = Arc::clone(&self.spent);
         self.run(move |conn| {
+            let now = now_ms();
             conn.execute(
                 "INSERT INTO usage (session_id, model, input_tokens, output_tokens,
                     cache_read_tokens, cache_write_tokens, cost_usd, created_at)
@@ -355,9 +380,17 @@ impl Store {
                     usage.cache_read_tokens as i64,
                     usage.cache_write_tokens as i64,
                     cost_usd,
-                    now_ms()
+                    now
                 ],
             )?;
+            // Under the connection's lock, like every read of the sum: no call is
+            // counted twice or missed.
+            if let Ok(mut cached) = spent.lock()
+                && let Some(cached) = cached.as_mut()
+                && now >= cached.since_ms
+            {
+                cached.usd += cost_usd;
+            }
             Ok(())
         })
         .await
@@ -365,12 +398,28 @@ impl Store {
 
     /// Money spent on model calls since `since_ms` (unix milliseconds).
     pub async fn cost_since(&self, since_ms: i64) -> Result<f64> {
+        let spent = Arc::clone(&self.spent);
         self.run(move |conn| {
-            Ok(conn.query_row(
+            let mut cached = spent
+                .lock()
+                .map_err(|_| StoreError::Worker("the spend cache was poisoned".into()))?;
+            if let Some(c) = *cached
+                && c.since_ms == since_ms
+                && c.at.elapsed() < SPENT_FRESH
+            {
+                return Ok(c.usd);
+            }
+            let usd = conn.query_row(
                 "SELECT COALESCE(SUM(cost_usd), 0) FROM usage WHERE created_at >= ?1",
                 [since_ms],
                 |row| row.get(0),
-            )?)
+            )?;
+            *cached = Some(Spent {
+                since_ms,
+                usd,
+                at: std::time::Instant::now(),
+            });
+            Ok(usd)
         })
         .await
     }

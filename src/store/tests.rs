@@ -136,6 +136,22 @@ async fn usage_adds_up() {
     assert!((store.cost_since(now_ms() + 1000).await.unwrap()).abs() < 1e-9);
 }
 
+#[tokio::test]
+async fn the_days_spend_stays_exact_while_it_is_cached() {
+    let (_dir, store) = open();
+    let session = store.current_session("k").await.unwrap();
+    let day = now_ms() - 1000;
+    let usage = Usage::default();
+    store.record_usage(session, "m", usage, 0.25).await.unwrap();
+    assert!((store.cost_since(day).await.unwrap() - 0.25).abs() < 1e-9);
+    // Recorded after the sum was cached: added to it.
+    store.record_usage(session, "m", usage, 0.5).await.unwrap();
+    assert!((store.cost_since(day).await.unwrap() - 0.75).abs() < 1e-9);
+    // Another day start is summed afresh.
+    assert!(store.cost_since(now_ms() + 1000).await.unwrap().abs() < 1e-9);
+    assert!((store.cost_since(day).await.unwrap() - 0.75).abs() < 1e-9);
+}
+
 #[test]
 fn database_is_private_and_migrated() {
     let dir = tempfile::tempdir().unwrap();
