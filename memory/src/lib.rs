@@ -36,6 +36,7 @@ pub mod repo;
 pub mod search;
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use chrono::NaiveDate;
 
@@ -82,6 +83,9 @@ pub enum MemoryError {
 #[derive(Debug, Clone)]
 pub struct Memory {
     root: PathBuf,
+    /// The search index's connection, opened on first use and kept: recall runs on
+    /// every turn, and opening SQLite each time cost more than the query.
+    index_db: Arc<Mutex<Option<rusqlite::Connection>>>,
 }
 
 /// What `write` did.
@@ -100,7 +104,28 @@ impl Memory {
     pub fn new(workspace: impl Into<PathBuf>) -> Self {
         Self {
             root: workspace.into(),
+            index_db: Arc::default(),
         }
+    }
+
+    /// Run `work` on the search index, opening it if this is the first use or the
+    /// file was removed since (it is rebuilt from the files on the next sync).
+    fn with_index<T>(
+        &self,
+        work: impl FnOnce(&mut rusqlite::Connection) -> Result<T, MemoryError>,
+    ) -> Result<T, MemoryError> {
+        let mut slot = self
+            .index_db
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if slot.is_some() && !search::db_path(&self.root).exists() {
+            *slot = None;
+        }
+        let conn = match slot.as_mut() {
+            Some(conn) => conn,
+            None => slot.insert(search::open(&self.root)?),
+        };
+        work(conn)
     }
 
     pub fn root(&self) -> &Path {
@@ -253,20 +278,21 @@ impl Memory {
     /// edits from the assistant's. Best effort: without it, the assistant's writes only
     /// count as the owner's (the safe side).
     fn note_written(&self, files: &[(&str, Option<&str>)]) {
-        let Ok(conn) = search::open(&self.root) else {
-            return;
-        };
-        for (path, text) in files {
-            let hash = text.map_or_else(|| "deleted".to_string(), blob_hash);
-            let _ = search::set_state(&conn, &format!("written:{path}"), Some(&hash));
-        }
+        let _ = self.with_index(|conn| {
+            for (path, text) in files {
+                let hash = text.map_or_else(|| "deleted".to_string(), blob_hash);
+                let _ = search::set_state(conn, &format!("written:{path}"), Some(&hash));
+            }
+            Ok(())
+        });
     }
 
     /// Search the typed memories and the daily logs.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, MemoryError> {
-        let mut conn = search::open(&self.root)?;
-        search::sync(&mut conn, &self.root, true)?;
-        search::search(&conn, query, true, limit)
+        self.with_index(|conn| {
+            search::sync(conn, &self.root, true)?;
+            search::search(conn, query, true, limit)
+        })
     }
 
     /// The typed memories that look relevant to `text`, rendered for the turn (at most
@@ -275,9 +301,10 @@ impl Memory {
         if search::query_of(text).is_none() {
             return Ok(None);
         }
-        let mut conn = search::open(&self.root)?;
-        search::sync(&mut conn, &self.root, false)?;
-        let hits = search::search(&conn, text, false, RECALL_MAX_FILES)?;
+        let hits = self.with_index(|conn| {
+            search::sync(conn, &self.root, false)?;
+            search::search(conn, text, false, RECALL_MAX_FILES)
+        })?;
         let mut out = String::new();
         for hit in hits {
             let slug = hit
