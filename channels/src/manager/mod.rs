@@ -27,6 +27,8 @@ mod tests;
 
 /// Messages waiting for one chat's worker.
 const CHAT_QUEUE: usize = 256;
+/// Chats remembered before the first sweep of workers that have left.
+const SWEEP_MIN: usize = 64;
 /// How long delivery may go on after the core has stopped.
 const DRAIN: Duration = Duration::from_secs(10);
 /// The gap between any two operations on one channel (Telegram allows ~30 a second).
@@ -41,6 +43,9 @@ pub async fn run(registry: Arc<Registry>, mut outbound: mpsc::Receiver<OutboundM
         .map(|name| (name.to_string(), Arc::new(Pacer::new(CHANNEL_GAP))))
         .collect();
     let mut chats: HashMap<Target, mpsc::Sender<OutboundMessage>> = HashMap::new();
+    // Workers leave after a while idle; their entries are swept once the map has
+    // doubled since the last sweep, so a gateway that meets many chats stays flat.
+    let mut sweep_at = SWEEP_MIN;
     let workers = TaskTracker::new();
     while let Some(message) = outbound.recv().await {
         let (Some(handle), Some(pacer)) = (
@@ -50,6 +55,10 @@ pub async fn run(registry: Arc<Registry>, mut outbound: mpsc::Receiver<OutboundM
             tracing::warn!(channel = %message.target.channel, "no running channel of that name; message dropped");
             continue;
         };
+        if chats.len() >= sweep_at {
+            chats.retain(|_, sender| !sender.is_closed());
+            sweep_at = SWEEP_MIN.max(chats.len() * 2);
+        }
         let mut message = message;
         loop {
             let sender = chats.entry(message.target.clone()).or_insert_with(|| {

@@ -7,6 +7,7 @@
 //! Slack wants an answer within 3 s, and never waiting for the model.
 
 use std::collections::{HashSet, VecDeque};
+use std::hash::{BuildHasher as _, RandomState};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -26,20 +27,23 @@ const QUEUE: usize = 1024;
 /// How many (channel, ts) pairs are remembered for dedupe.
 const REMEMBER: usize = 4096;
 
-/// Recently seen messages, oldest first.
+/// Recently seen messages, oldest first, as 64-bit keyed hashes of (channel, ts): a
+/// few bytes each instead of two strings (a chance collision is one in 2^64 per pair).
 #[derive(Default)]
 pub struct Recent {
-    keys: HashSet<(String, String)>,
-    order: VecDeque<(String, String)>,
+    hasher: RandomState,
+    keys: HashSet<u64>,
+    order: VecDeque<u64>,
 }
 
 impl Recent {
     /// True the first time `key` is seen.
     fn insert(&mut self, key: &(String, String)) -> bool {
-        if !self.keys.insert(key.clone()) {
+        let hash = self.hasher.hash_one(key);
+        if !self.keys.insert(hash) {
             return false;
         }
-        self.order.push_back(key.clone());
+        self.order.push_back(hash);
         if self.order.len() > REMEMBER
             && let Some(old) = self.order.pop_front()
         {
@@ -49,8 +53,9 @@ impl Recent {
     }
 
     fn forget(&mut self, key: &(String, String)) {
-        self.keys.remove(key);
-        self.order.retain(|k| k != key);
+        let hash = self.hasher.hash_one(key);
+        self.keys.remove(&hash);
+        self.order.retain(|k| *k != hash);
     }
 }
 
