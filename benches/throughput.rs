@@ -59,6 +59,8 @@ fn rss_kib() -> u64 {
 
 async fn bench() -> anyhow::Result<()> {
     let fake = FakeModel::start().await;
+    // The fake shares this process: its request log must not count as Pincer's memory.
+    fake.keep_bodies(false);
     let dir = tempfile::tempdir().context("cannot create a temporary home")?;
     let home = pincer::Home::resolve(Some(dir.path().to_path_buf()), None);
     let toml = format!(

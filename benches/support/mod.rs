@@ -104,9 +104,12 @@ impl Gateway {
     }
 }
 
-/// The `pincer` binary cargo built for this bench (release settings).
+/// The `pincer` binary cargo built for this bench (release settings), or `PINCER_BIN`
+/// (say, the `profiling` build for heaptrack).
 pub fn pincer_binary() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_pincer"))
+    std::env::var_os("PINCER_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_pincer")))
 }
 
 /// (VmRSS, VmHWM) of a process in KiB; zeros if it is gone.

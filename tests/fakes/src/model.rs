@@ -108,6 +108,13 @@ impl FakeModel {
         self.requests()
     }
 
+    /// Whether requests are recorded whole (the default). Off, each is recorded with a
+    /// null body and no headers: counts and arrival times stay, memory does not grow by
+    /// a whole request per turn (benchmarks).
+    pub fn keep_bodies(&self, keep: bool) {
+        self.shared.keep_bodies(keep);
+    }
+
     /// Clears the script queue and the request log, as `POST /_fake/reset` does.
     pub fn reset(&self) {
         self.shared.reset();

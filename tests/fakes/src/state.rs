@@ -25,6 +25,8 @@ pub(crate) struct Shared {
     shutdown: watch::Receiver<bool>,
     /// When the fake started, for `at_ms` in `GET /_fake/requests`.
     started: Instant,
+    /// Set by `FakeModel::keep_bodies(false)`.
+    bodies_off: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Default)]
@@ -46,6 +48,7 @@ impl Shared {
         Shared {
             inner: Mutex::new(Inner::default()),
             recorded: watch::Sender::new(0),
+            bodies_off: std::sync::atomic::AtomicBool::new(false),
             shutdown,
             started: Instant::now(),
         }
@@ -85,9 +88,19 @@ impl Shared {
         self.recorded.send_replace(0);
     }
 
+    /// Whether requests are recorded whole; off, only their format and time are kept
+    /// (benchmarks sending thousands of requests).
+    pub(crate) fn keep_bodies(&self, keep: bool) {
+        self.bodies_off
+            .store(!keep, std::sync::atomic::Ordering::Relaxed);
+    }
+
     pub(crate) fn record(&self, format: Format, headers: &HeaderMap, body: Value) {
+        let keep = !self.bodies_off.load(std::sync::atomic::Ordering::Relaxed);
+        let body = if keep { body } else { Value::Null };
         let headers = headers
             .iter()
+            .filter(|_| keep)
             .map(|(name, value)| {
                 let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
                 (name.as_str().to_string(), value)
