@@ -163,10 +163,12 @@ async fn dms_mentions_and_threads_arrive_as_their_kinds() {
 async fn a_burst_of_messages_reaches_the_bus_in_order() {
     let mut r = Running::start().await;
     r.connected().await;
-    for n in 0..40 {
+    // Hundreds, so that a race between serenity's per-event tasks would show: with 400
+    // a multi-threaded gateway runtime swapped some in about every other run.
+    for n in 0..400 {
         r.fake.inject(Incoming::dm(42, &format!("message {n}")));
     }
-    for n in 0..40 {
+    for n in 0..400 {
         assert_eq!(r.next().await.text, format!("message {n}"));
     }
 }

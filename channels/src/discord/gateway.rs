@@ -121,24 +121,31 @@ impl Channel for Discord {
     }
 }
 
-/// Run the serenity client on a thread of its own with a single-threaded runtime (see
-/// the top of this file); the receiver gets what `start` returned. Cancelling `stop`
-/// ends the client and its thread, whatever it is doing.
+/// Run the serenity client (`client`: build it, then start it) on a thread of its own
+/// with a single-threaded runtime (see the top of this file); the receiver gets how it
+/// ended. Cancelling `stop` ends the client and its thread, whatever it is doing.
 fn on_own_thread(
-    mut client: serenity::Client,
+    client: impl Future<Output = Result<(), ChannelError>> + Send + 'static,
     stop: CancellationToken,
-) -> Result<oneshot::Receiver<Result<(), serenity::Error>>, ChannelError> {
+) -> Result<oneshot::Receiver<Result<(), ChannelError>>, ChannelError> {
     let (done, ended) = oneshot::channel();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| ChannelError::transient(format!("cannot start the gateway's runtime: {e}")))?;
     std::thread::Builder::new()
         .name("discord-gateway".into())
         .spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(runtime) => runtime,
+                Err(e) => {
+                    let message = format!("cannot start the gateway's runtime: {e}");
+                    let _ = done.send(Err(ChannelError::transient(message)));
+                    return;
+                }
+            };
             let ended = runtime.block_on(async {
                 tokio::select! {
-                    ended = client.start() => ended,
+                    ended = client => ended,
                     _ = stop.cancelled() => Ok(()),
                 }
             });
@@ -180,17 +187,22 @@ impl Discord {
             health: Arc::clone(&self.health),
             shards: Arc::clone(&shards),
         };
-        let client = ClientBuilder::new_with_http(http, intents())
-            .event_handler(handler)
-            .await
-            .map_err(|e| errors::gateway(&e))?;
-        // serenity asked for the gateway URL already and, had that failed, would fall
-        // back to Discord's own: always use the one we were given.
-        *client.ws_url.lock().await = url;
-        let manager = Arc::clone(&client.shard_manager);
-        if let Ok(mut slot) = shards.lock() {
-            *slot = Some(Arc::clone(&manager));
-        }
+        let slot = Arc::clone(&shards);
+        // Built on the gateway's thread too: the shard manager spawns the shard runners
+        // (and they the event tasks) on the runtime it is built on.
+        let client = async move {
+            let mut client = ClientBuilder::new_with_http(http, intents())
+                .event_handler(handler)
+                .await
+                .map_err(|e| errors::gateway(&e))?;
+            // serenity asked for the gateway URL already and, had that failed, would
+            // fall back to Discord's own: always use the one we were given.
+            *client.ws_url.lock().await = url;
+            if let Ok(mut slot) = slot.lock() {
+                *slot = Some(Arc::clone(&client.shard_manager));
+            }
+            client.start().await.map_err(|e| errors::gateway(&e))
+        };
         let stop = CancellationToken::new();
         let _stop_on_return = stop.clone().drop_guard();
         let mut running = on_own_thread(client, stop)?;
@@ -202,7 +214,7 @@ impl Discord {
                 _ = shutdown.cancelled() => break Ok(()),
                 ended = &mut running => {
                     break Err(match ended {
-                        Ok(Err(err)) => errors::gateway(&err),
+                        Ok(Err(err)) => err,
                         Ok(Ok(())) => ChannelError::transient("reconnecting: the gateway client stopped"),
                         Err(_) => ChannelError::transient("reconnecting: the gateway client failed"),
                     });
@@ -227,7 +239,10 @@ impl Discord {
             }
         };
         // Closes the shards cleanly; the guard then ends the gateway's thread.
-        manager.shutdown_all().await;
+        let manager = shards.lock().ok().and_then(|slot| slot.clone());
+        if let Some(manager) = manager {
+            manager.shutdown_all().await;
+        }
         outcome
     }
 
