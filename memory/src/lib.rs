@@ -302,7 +302,9 @@ impl Memory {
             return Ok(None);
         }
         let hits = self.with_index(|conn| {
-            search::sync(conn, &self.root, false)?;
+            if search::sync(conn, &self.root, false)? == 0 {
+                return Ok(Vec::new()); // no memory files yet: nothing to recall
+            }
             search::search(conn, text, false, RECALL_MAX_FILES)
         })?;
         let mut out = String::new();

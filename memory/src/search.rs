@@ -205,17 +205,18 @@ fn on_disk(root: &Path, include_logs: bool) -> Vec<OnDisk> {
 /// too when `include_logs`. (Recall runs every turn and searches typed files only, so
 /// it leaves the day's log — which every turn grows — to be indexed when a search
 /// wants it, instead of re-indexing it whole on every message.)
+/// Returns how many files of the kinds synced are on disk. Writes only when something
+/// changed: recall runs this on every turn.
 pub(crate) fn sync(
     conn: &mut Connection,
     root: &Path,
     include_logs: bool,
-) -> Result<(), MemoryError> {
+) -> Result<usize, MemoryError> {
     let failed = |e: rusqlite::Error| MemoryError::Index(e.to_string());
     let files = on_disk(root, include_logs);
-    let tx = conn.transaction().map_err(failed)?;
     let known: Vec<(String, String)> = {
-        let mut stmt = tx
-            .prepare("SELECT path, stamp FROM files")
+        let mut stmt = conn
+            .prepare_cached("SELECT path, stamp FROM files")
             .map_err(failed)?;
         let rows = stmt
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -223,21 +224,32 @@ pub(crate) fn sync(
         rows.collect::<Result<_, _>>().map_err(failed)?
     };
     let logs = format!("{}/", daily::DIR);
-    for (path, _) in &known {
-        if (include_logs || !path.starts_with(&logs)) && !files.iter().any(|f| &f.path == path) {
-            tx.execute("DELETE FROM docs WHERE path = ?1", [path])
-                .map_err(failed)?;
-            tx.execute("DELETE FROM files WHERE path = ?1", [path])
-                .map_err(failed)?;
-        }
+    let gone: Vec<&String> = known
+        .iter()
+        .map(|(path, _)| path)
+        .filter(|path| {
+            (include_logs || !path.starts_with(&logs)) && !files.iter().any(|f| &f.path == *path)
+        })
+        .collect();
+    let changed: Vec<&OnDisk> = files
+        .iter()
+        .filter(|file| {
+            !known
+                .iter()
+                .any(|(p, s)| p == &file.path && s.split('|').next() == Some(file.stamp.as_str()))
+        })
+        .collect();
+    if gone.is_empty() && changed.is_empty() {
+        return Ok(files.len());
     }
-    for file in &files {
-        if known
-            .iter()
-            .any(|(p, s)| p == &file.path && s.split('|').next() == Some(file.stamp.as_str()))
-        {
-            continue;
-        }
+    let tx = conn.transaction().map_err(failed)?;
+    for path in gone {
+        tx.execute("DELETE FROM docs WHERE path = ?1", [path])
+            .map_err(failed)?;
+        tx.execute("DELETE FROM files WHERE path = ?1", [path])
+            .map_err(failed)?;
+    }
+    for file in changed {
         // A file that vanished or cannot be read since the listing is left out.
         let Ok(text) = std::fs::read_to_string(root.join(&file.path)) else {
             continue;
@@ -283,7 +295,8 @@ pub(crate) fn sync(
         )
         .map_err(failed)?;
     }
-    tx.commit().map_err(failed)
+    tx.commit().map_err(failed)?;
+    Ok(files.len())
 }
 
 /// The FTS5 query for free text: its telling words, any of which may match.
