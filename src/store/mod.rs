@@ -126,6 +126,30 @@ pub struct SessionInfo {
     pub current: bool,
 }
 
+/// `execute` and `query_row` through the connection's statement cache: the same few
+/// statements run on every turn, and parsing them each time showed in profiles.
+trait Cached {
+    fn exec<P: rusqlite::Params>(&self, sql: &str, params: P) -> rusqlite::Result<usize>;
+    fn row<T, P, F>(&self, sql: &str, params: P, f: F) -> rusqlite::Result<T>
+    where
+        P: rusqlite::Params,
+        F: FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>;
+}
+
+impl Cached for Connection {
+    fn exec<P: rusqlite::Params>(&self, sql: &str, params: P) -> rusqlite::Result<usize> {
+        self.prepare_cached(sql)?.execute(params)
+    }
+
+    fn row<T, P, F>(&self, sql: &str, params: P, f: F) -> rusqlite::Result<T>
+    where
+        P: rusqlite::Params,
+        F: FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    {
+        self.prepare_cached(sql)?.query_row(params, f)
+    }
+}
+
 /// A user message left unanswered when the process stopped.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Unanswered {
@@ -187,6 +211,7 @@ impl Store {
             .map_err(open_err)?;
         conn.pragma_update(None, "cache_size", -CACHE_KIB)
             .map_err(open_err)?;
+        conn.set_prepared_statement_cache_capacity(64);
         conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(open_err)?;
         migrations::apply(&mut conn).map_err(open_err)?;
@@ -225,11 +250,11 @@ impl Store {
         self.run(move |conn| {
             let now = now_ms();
             let tx = conn.transaction()?;
-            tx.execute(
+            tx.exec(
                 "UPDATE sessions SET closed_at = ?2 WHERE key = ?1 AND closed_at IS NULL",
                 params![key, now],
             )?;
-            tx.execute(
+            tx.exec(
                 "INSERT INTO sessions (key, created_at, updated_at) VALUES (?1, ?2, ?2)",
                 params![key, now],
             )?;
@@ -260,7 +285,7 @@ impl Store {
         }];
         self.run(move |conn| {
             let tx = conn.transaction()?;
-            let inserted = tx.execute(
+            let inserted = tx.exec(
                 "INSERT INTO messages (session_id, role, channel, platform_id, sender, status, position, created_at)
                  VALUES (?1, 'user', ?2, ?3, ?4, 'pending', (SELECT COALESCE(MAX(position), 0) + 1 FROM messages WHERE session_id = ?1), ?5)
                  ON CONFLICT DO NOTHING",
@@ -293,7 +318,7 @@ impl Store {
         self.run(move |conn| {
             let tx = conn.transaction()?;
             for id in message_ids {
-                tx.execute(
+                tx.exec(
                     "UPDATE messages SET status = ?2 WHERE id = ?1",
                     params![id, status.as_str()],
                 )?;
@@ -310,7 +335,7 @@ impl Store {
         self.run(move |conn| {
             let tx = conn.transaction()?;
             for id in message_ids {
-                tx.execute(
+                tx.exec(
                     "UPDATE messages SET status = ?3,
                         position = (SELECT COALESCE(MAX(position), 0) + 1 FROM messages WHERE session_id = ?2)
                      WHERE id = ?1 AND session_id = ?2",
@@ -368,7 +393,7 @@ impl Store {
         let spent = Arc::clone(&self.spent);
         self.run(move |conn| {
             let now = now_ms();
-            conn.execute(
+            conn.exec(
                 "INSERT INTO usage (session_id, model, input_tokens, output_tokens,
                     cache_read_tokens, cache_write_tokens, cost_usd, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -409,7 +434,7 @@ impl Store {
             {
                 return Ok(c.usd);
             }
-            let usd = conn.query_row(
+            let usd = conn.row(
                 "SELECT COALESCE(SUM(cost_usd), 0) FROM usage WHERE created_at >= ?1",
                 [since_ms],
                 |row| row.get(0),
@@ -469,7 +494,7 @@ impl Store {
                 let Ok(id) = wanted.parse::<i64>() else {
                     return Ok(None);
                 };
-                conn.query_row("SELECT id FROM sessions WHERE id = ?1", [id], |row| row.get(0))
+                conn.row("SELECT id FROM sessions WHERE id = ?1", [id], |row| row.get(0))
                     .optional()
             };
             match by_key {
@@ -489,7 +514,7 @@ fn sum_usage(conn: &Connection, filter: &str, value: i64) -> Result<(Usage, f64)
                 COALESCE(SUM(cost_usd),0)
          FROM usage WHERE {filter}"
     );
-    Ok(conn.query_row(&sql, [value], |row| {
+    Ok(conn.row(&sql, [value], |row| {
         let tokens = |n: usize| row.get::<_, i64>(n).map(|v| v.max(0) as u64);
         Ok((
             Usage {
@@ -514,7 +539,7 @@ fn current_session(conn: &mut Connection, key: &str) -> Result<i64> {
     if let Some(id) = found {
         return Ok(id);
     }
-    conn.execute(
+    conn.exec(
         "INSERT INTO sessions (key, created_at, updated_at) VALUES (?1, ?2, ?2)",
         params![key, now_ms()],
     )?;
@@ -522,7 +547,7 @@ fn current_session(conn: &mut Connection, key: &str) -> Result<i64> {
 }
 
 fn append(conn: &Connection, session_id: i64, role: Role, parts: &[Part]) -> Result<i64> {
-    conn.execute(
+    conn.exec(
         "INSERT INTO messages (session_id, role, status, position, created_at)
          VALUES (?1, ?2, 'done', (SELECT COALESCE(MAX(position), 0) + 1 FROM messages WHERE session_id = ?1), ?3)",
         params![session_id, role.as_str(), now_ms()],
@@ -555,7 +580,7 @@ fn insert_parts(conn: &Connection, message_id: i64, parts: &[Part]) -> Result<()
 }
 
 fn touch(conn: &Connection, session_id: i64) -> Result<()> {
-    conn.execute(
+    conn.exec(
         "UPDATE sessions SET updated_at = ?2 WHERE id = ?1",
         params![session_id, now_ms()],
     )?;

@@ -1,6 +1,7 @@
 //! Per-session settings kept beside the transcript: the pinned model (`/model`) and
 //! the compaction summary, plus the session's own usage.
 
+use super::Cached as _;
 use rusqlite::params;
 
 use super::{Result, Store};
@@ -17,7 +18,7 @@ pub struct SessionMeta {
 impl Store {
     pub async fn session_meta(&self, session_id: i64) -> Result<SessionMeta> {
         self.run(move |conn| {
-            Ok(conn.query_row(
+            Ok(conn.row(
                 "SELECT pin, summary, summary_upto FROM sessions WHERE id = ?1",
                 [session_id],
                 |row| {
@@ -34,7 +35,7 @@ impl Store {
 
     pub async fn set_pin(&self, session_id: i64, pin: Option<String>) -> Result<()> {
         self.run(move |conn| {
-            conn.execute(
+            conn.exec(
                 "UPDATE sessions SET pin = ?2 WHERE id = ?1",
                 params![session_id, pin],
             )?;
@@ -45,7 +46,7 @@ impl Store {
 
     pub async fn set_summary(&self, session_id: i64, summary: String, upto: i64) -> Result<()> {
         self.run(move |conn| {
-            conn.execute(
+            conn.exec(
                 "UPDATE sessions SET summary = ?2, summary_upto = ?3 WHERE id = ?1",
                 params![session_id, summary, upto],
             )?;
@@ -66,7 +67,7 @@ impl Store {
     pub async fn is_granted(&self, tool: &str, subject: &str) -> Result<bool> {
         let (tool, subject) = (tool.to_string(), subject.to_string());
         self.run(move |conn| {
-            let found: Option<i64> = rusqlite::OptionalExtension::optional(conn.query_row(
+            let found: Option<i64> = rusqlite::OptionalExtension::optional(conn.row(
                 "SELECT 1 FROM tool_grants WHERE tool = ?1 AND subject = ?2",
                 params![tool, subject],
                 |r| r.get(0),
@@ -79,7 +80,7 @@ impl Store {
     pub async fn grant(&self, tool: &str, subject: &str) -> Result<()> {
         let (tool, subject) = (tool.to_string(), subject.to_string());
         self.run(move |conn| {
-            conn.execute(
+            conn.exec(
                 "INSERT INTO tool_grants (tool, subject, granted_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
                 params![tool, subject, super::now_ms()],
             )?;
