@@ -7,6 +7,7 @@
 # Usage: bench/run.sh            (from anywhere; builds release first)
 #   RUNS=N       cold-start runs (default 30)
 #   SKIP_CARGO_BENCH=1           leave out the in-process overhead benchmark
+#   SKIP_BUILD=1                 measure the binaries already in target/release
 # Uses hyperfine for the cold start if it is installed, else a timed loop.
 set -euo pipefail
 
@@ -54,8 +55,12 @@ status_kb() { awk -v key="$2:" '$1 == key { print $2 }' "/proc/$1/status"; }
 command -v curl >/dev/null || die "curl is needed to read the fake's request log; install curl"
 
 # --- build -------------------------------------------------------------------------------
-say "building release binaries (cargo build --release -p pincer -p pincer-fakes)"
-(cd "$ROOT" && cargo build --release -p pincer -p pincer-fakes)
+if [[ "${SKIP_BUILD:-}" == "1" ]]; then
+    [[ -x "$PINCER" && -x "$FAKES" ]] || die "SKIP_BUILD=1 but $PINCER or $FAKES is missing; build them first"
+else
+    say "building release binaries (cargo build --release -p pincer -p pincer-fakes)"
+    (cd "$ROOT" && cargo build --release -p pincer -p pincer-fakes)
+fi
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/pincer-bench.XXXXXX")"
 export PINCER_HOME="$WORK/home"
