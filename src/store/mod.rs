@@ -179,10 +179,10 @@ struct Spent {
 /// made by another process (`pincer chat` beside the gateway) count within a minute.
 const SPENT_FRESH: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// SQLite's page cache per connection (KiB; SQLite's default is about 2 MB). Reads the
-/// cache misses come from the OS page cache; the gateway's RSS stays flat as the
+/// SQLite's page cache per connection (KiB; SQLite's default is about 2 MB). Pages it
+/// misses are read from the OS page cache; the gateway's RSS stays flat as the
 /// database grows.
-pub(crate) const CACHE_KIB: i64 = 512;
+const CACHE_KIB: i64 = 512;
 
 pub fn now_ms() -> i64 {
     SystemTime::now()

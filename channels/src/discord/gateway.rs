@@ -10,11 +10,12 @@
 //! order and need no holding back (a 60 ms hold did that job before, on every message).
 //!
 //! Messages pass through one forwarder in this loop: sorted per channel (`order`, for
-//! a REST catch-up that overlaps what the gateway delivers), repeats dropped, their place (DM, channel, thread) looked up, attachments
-//! downloaded, then sent to the bus one at a time. When a new session starts (READY)
-//! after messages were seen, each known channel is asked over REST for what came after
-//! the last message seen there: a resume replays what a short drop missed, but a
-//! re-identify starts a fresh session that replays nothing.
+//! a REST catch-up that overlaps what the gateway delivers), repeats dropped, their
+//! place (DM, channel, thread) looked up, attachments downloaded, then sent to the bus
+//! one at a time. When a new session starts (READY) after messages were seen, each
+//! known channel is asked over REST for what came after the last message seen there: a
+//! resume replays what a short drop missed, but a re-identify starts a fresh session
+//! that replays nothing.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
