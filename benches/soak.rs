@@ -18,7 +18,8 @@ use pincer_fakes::slack::FakeSlack;
 use pincer_fakes::telegram::FakeTelegram;
 use support::{Gateway, mib};
 
-/// Users per platform; each message comes from the next one.
+/// Users per platform (`SOAK_USERS`, default 50); each message comes from the next one.
+/// A large number makes every message open a new session with no history.
 const USERS: u64 = 50;
 const EVERY: Duration = Duration::from_millis(200);
 const SAMPLE: Duration = Duration::from_secs(10);
@@ -40,6 +41,11 @@ async fn soak() -> anyhow::Result<()> {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(600);
+    let users: u64 = std::env::var("SOAK_USERS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(USERS);
     let model = FakeModel::start().await;
     let telegram = FakeTelegram::start().await;
     let discord = FakeDiscord::start().await;
@@ -74,7 +80,7 @@ async fn soak() -> anyhow::Result<()> {
             next_cut += CUT_EVERY;
         }
         for platform in &platforms {
-            let user = 1000 + sent % USERS;
+            let user = 1000 + sent % users;
             platform.dm(user, &format!("soak {sent}")).await;
         }
         sent += 1;
