@@ -205,8 +205,9 @@ fn on_disk(root: &Path, include_logs: bool) -> Vec<OnDisk> {
 /// too when `include_logs`. (Recall runs every turn and searches typed files only, so
 /// it leaves the day's log — which every turn grows — to be indexed when a search
 /// wants it, instead of re-indexing it whole on every message.)
-/// Returns how many files of the kinds synced are on disk. Writes only when something
-/// changed: recall runs this on every turn.
+///
+/// Writes only when a file changed, since recall runs this on every turn. Returns how
+/// many files of the kinds synced are on disk.
 pub(crate) fn sync(
     conn: &mut Connection,
     root: &Path,
