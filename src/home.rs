@@ -51,25 +51,59 @@ impl Home {
     }
 
     /// Take the one-gateway-per-home lock; held as long as the returned file lives.
+    /// `status` and `doctor` take the same lock for an instant to see whether a
+    /// gateway runs, so a lock held only briefly is waited out before giving up.
     pub fn lock_gateway(&self) -> Result<File, String> {
+        let mut tries = 0;
+        loop {
+            match self.try_lock_gateway() {
+                Err(LockError::Held) if tries < LOCK_TRIES => {
+                    tries += 1;
+                    std::thread::sleep(LOCK_PAUSE);
+                }
+                Err(LockError::Held) => {
+                    return Err(format!(
+                        "another `pincer run` is already running for {}; stop it first (or use --home for a second assistant)",
+                        self.dir.display()
+                    ));
+                }
+                Err(LockError::Failed(err)) => return Err(err),
+                Ok(file) => return Ok(file),
+            }
+        }
+    }
+
+    /// Whether a gateway holds this home's lock right now.
+    pub fn gateway_running(&self) -> bool {
+        self.dir.is_dir() && matches!(self.try_lock_gateway(), Err(LockError::Held))
+    }
+
+    fn try_lock_gateway(&self) -> Result<File, LockError> {
         let path = self.dir.join("gateway.lock");
         let file = File::options()
             .create(true)
             .truncate(false)
             .write(true)
             .open(&path)
-            .map_err(|err| format!("cannot open {}: {err}", path.display()))?;
+            .map_err(|err| LockError::Failed(format!("cannot open {}: {err}", path.display())))?;
         match file.try_lock() {
             Ok(()) => Ok(file),
-            Err(std::fs::TryLockError::WouldBlock) => Err(format!(
-                "another `pincer run` is already running for {}; stop it first (or use --home for a second assistant)",
-                self.dir.display()
-            )),
-            Err(std::fs::TryLockError::Error(err)) => {
-                Err(format!("cannot lock {}: {err}", path.display()))
-            }
+            Err(std::fs::TryLockError::WouldBlock) => Err(LockError::Held),
+            Err(std::fs::TryLockError::Error(err)) => Err(LockError::Failed(format!(
+                "cannot lock {}: {err}",
+                path.display()
+            ))),
         }
     }
+}
+
+/// How long a starting gateway waits out someone else's brief hold on the lock.
+const LOCK_TRIES: u32 = 20;
+const LOCK_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
+
+enum LockError {
+    Held,
+    Failed(String),
 }
 
 fn user_home() -> Option<PathBuf> {
@@ -85,4 +119,38 @@ pub fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
 #[cfg(not(unix))]
 pub fn set_mode(_path: &Path, _mode: u32) -> io::Result<()> {
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn home() -> (tempfile::TempDir, Home) {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::resolve(Some(dir.path().to_path_buf()), None);
+        (dir, home)
+    }
+
+    #[test]
+    fn a_gateway_starting_while_status_peeks_still_takes_the_lock() {
+        let (_dir, home) = home();
+        let peek = home.try_lock_gateway().ok().unwrap();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            drop(peek);
+        });
+        let lock = home.lock_gateway();
+        release.join().unwrap();
+        assert!(lock.is_ok(), "{:?}", lock.err());
+        assert!(home.gateway_running());
+    }
+
+    #[test]
+    fn a_second_gateway_is_refused_and_told_why() {
+        let (_dir, home) = home();
+        assert!(!home.gateway_running());
+        let _first = home.lock_gateway().unwrap();
+        let err = home.lock_gateway().unwrap_err();
+        assert!(err.contains("already running"), "{err}");
+    }
 }

@@ -422,7 +422,7 @@ async fn check_store(home: &Home, report: &mut Report) {
             ),
         }
     }
-    let running = home.dir.is_dir() && home.lock_gateway().is_err();
+    let running = home.gateway_running();
     if running {
         report.ok("gateway", "running");
     } else {

@@ -7,7 +7,7 @@ use crate::home::Home;
 use crate::store::{Store, now_ms};
 
 pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
-    let running = home.dir.is_dir() && home.lock_gateway().is_err();
+    let running = home.gateway_running();
     println!(
         "Gateway: {}",
         if running { "running" } else { "not running" }
