@@ -13,9 +13,9 @@
 //! a REST catch-up that overlaps what the gateway delivers), repeats dropped, their
 //! place (DM, channel, thread) looked up, attachments downloaded, then sent to the bus
 //! one at a time. When a new session starts (READY) after messages were seen, each
-//! known channel is asked over REST for what came after the last message seen there: a
-//! resume replays what a short drop missed, but a re-identify starts a fresh session
-//! that replays nothing.
+//! recently active channel is asked over REST, beside the loop, for what came after the
+//! last message seen there: a resume replays what a short drop missed, but a
+//! re-identify starts a fresh session that replays nothing.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -34,7 +34,7 @@ use super::convert::{self, Attachment, CHANNEL, Me, Place};
 use super::errors;
 use super::handler::{Event, Handler};
 use super::order::Reorder;
-use super::rest::snowflake;
+use super::rest::{Rest, snowflake};
 use crate::channel::{Channel, ChannelError, Health, InboundSender};
 use crate::inbox::{self, Attached, Fetched};
 use crate::message::{InboundMessage, Target};
@@ -48,6 +48,11 @@ const TOKEN_BACKOFF: Duration = Duration::from_secs(300);
 const HOLD: Duration = Duration::ZERO;
 /// How many messages one catch-up asks for per channel (Discord's maximum).
 const CATCH_UP: u32 = 100;
+/// How many guild channels and threads are remembered as such.
+const PLACES: usize = 1024;
+/// How many channels a catch-up covers: the ones with the newest messages. Beyond
+/// twice this, the quietest are forgotten.
+const TRACKED: usize = 256;
 
 /// Guild text needs the privileged MESSAGE_CONTENT intent (README says how to enable it).
 fn intents() -> GatewayIntents {
@@ -62,7 +67,8 @@ struct Forwarder {
     events: mpsc::UnboundedReceiver<Event>,
     sender: mpsc::UnboundedSender<Event>,
     order: Reorder<Box<Message>>,
-    /// The newest message id seen in each channel.
+    /// The newest message id seen in each recently active channel (at most
+    /// `2 * TRACKED`; snowflake ids grow with time, so the smallest are the quietest).
     last_seen: HashMap<u64, u64>,
     /// `last_seen` when the connection was lost: where the next catch-up starts. Taken
     /// then, because after the next READY new messages may race ahead of it.
@@ -206,7 +212,7 @@ impl Discord {
         };
         let stop = CancellationToken::new();
         let _stop_on_return = stop.clone().drop_guard();
-        let mut running = on_own_thread(client, stop)?;
+        let mut running = on_own_thread(client, stop.clone())?;
         tracing::info!(channel = CHANNEL, bot = %me.username, "connecting to the gateway");
 
         let outcome = loop {
@@ -222,7 +228,7 @@ impl Discord {
                 }
                 event = forwarder.events.recv() => match event {
                     Some(Event::Message(message)) => forwarder.take(message),
-                    Some(Event::Ready) => self.catch_up(forwarder).await,
+                    Some(Event::Ready) => self.catch_up(forwarder, &stop),
                     Some(Event::Lost) => forwarder.mark_gap(),
                     Some(Event::Resumed) => forwarder.gap_from = None,
                     None => break Ok(()),
@@ -247,36 +253,27 @@ impl Discord {
         outcome
     }
 
-    /// Messages newer than the last one seen in each known channel, fetched over REST.
-    async fn catch_up(&self, forwarder: &mut Forwarder) {
-        let channels: Vec<(u64, u64)> = forwarder.last_seen.iter().map(|(c, m)| (*c, *m)).collect();
-        for (channel, after) in channels {
-            let path = format!("/channels/{channel}/messages?after={after}&limit={CATCH_UP}");
-            let listed = match self.rest.get(&path).await {
-                Ok(listed) => listed,
-                Err(err) => {
-                    tracing::warn!(channel = CHANNEL, "could not fetch missed messages: {err}");
-                    continue;
-                }
-            };
-            let messages: Vec<Message> = match serde_json::from_value(listed) {
-                Ok(messages) => messages,
-                Err(err) => {
-                    tracing::warn!(channel = CHANNEL, "could not read missed messages: {err}");
-                    continue;
-                }
-            };
-            if !messages.is_empty() {
-                tracing::info!(
-                    channel = CHANNEL,
-                    count = messages.len(),
-                    "fetched messages missed while disconnected"
-                );
-            }
-            for message in messages {
-                forwarder.take(Box::new(message));
-            }
+    /// Asks each channel seen before the gap, over REST, for what came after the last
+    /// message seen there. The fetching runs beside the loop (ended by `stop`) and
+    /// feeds the forwarder like the gateway does, so live messages are not held up by
+    /// it and whatever both deliver goes out once.
+    fn catch_up(&self, forwarder: &mut Forwarder, stop: &CancellationToken) {
+        let from = forwarder
+            .gap_from
+            .take()
+            .unwrap_or_else(|| forwarder.last_seen.clone());
+        if from.is_empty() {
+            return;
         }
+        let rest = Arc::clone(&self.rest);
+        let events = forwarder.sender.clone();
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = stop.cancelled() => {}
+                _ = fetch_missed(&rest, from, &events) => {}
+            }
+        });
     }
 
     /// Converts, downloads and sends one message; false once the core has stopped.
@@ -292,25 +289,27 @@ impl Discord {
     /// Where a message was posted. Gateway messages carry `guild_id` (none in a DM);
     /// a guild channel is looked up once to tell threads from ordinary channels.
     async fn place(&self, message: &Message) -> Place {
+        if message.guild_id.is_none() {
+            return Place::Dm;
+        }
         let id = message.channel_id.get();
         if let Some(place) = self.places.lock().ok().and_then(|p| p.get(&id).copied()) {
             return place;
         }
-        let place = if message.guild_id.is_none() {
-            Place::Dm
-        } else {
-            match self.rest.get(&format!("/channels/{id}")).await {
-                Ok(found) => Place::from_type(
-                    found["type"].as_u64().unwrap_or(0),
-                    snowflake(&found["parent_id"]),
-                ),
-                Err(err) => {
-                    tracing::warn!(channel = CHANNEL, "could not look up channel {id}: {err}");
-                    return Place::Channel; // not remembered: ask again next time
-                }
+        let place = match self.rest.get(&format!("/channels/{id}")).await {
+            Ok(found) => Place::from_type(
+                found["type"].as_u64().unwrap_or(0),
+                snowflake(&found["parent_id"]),
+            ),
+            Err(err) => {
+                tracing::warn!(channel = CHANNEL, "could not look up channel {id}: {err}");
+                return Place::Channel; // not remembered: ask again next time
             }
         };
         if let Ok(mut places) = self.places.lock() {
+            if places.len() >= PLACES {
+                places.clear(); // threads come and go: start again rather than grow
+            }
             places.insert(id, place);
         }
         place
@@ -365,7 +364,56 @@ impl Forwarder {
         let (channel, id) = (message.channel_id.get(), message.id.get());
         let newest = self.last_seen.entry(channel).or_insert(id);
         *newest = (*newest).max(id);
+        if self.last_seen.len() > 2 * TRACKED {
+            keep_newest(&mut self.last_seen, TRACKED);
+        }
         self.order.push(channel, id, message, Instant::now());
+    }
+}
+
+/// Keeps the `keep` channels whose last message is newest.
+fn keep_newest(seen: &mut HashMap<u64, u64>, keep: usize) {
+    if seen.len() <= keep {
+        return;
+    }
+    let mut ids: Vec<u64> = seen.values().copied().collect();
+    let at = ids.len() - keep;
+    let (_, cutoff, _) = ids.select_nth_unstable(at);
+    let cutoff = *cutoff;
+    seen.retain(|_, id| *id >= cutoff);
+}
+
+async fn fetch_missed(rest: &Rest, from: HashMap<u64, u64>, events: &mpsc::UnboundedSender<Event>) {
+    let mut fetched = 0;
+    for (channel, after) in from {
+        let path = format!("/channels/{channel}/messages?after={after}&limit={CATCH_UP}");
+        let listed = match rest.get(&path).await {
+            Ok(listed) => listed,
+            Err(err) => {
+                tracing::warn!(channel = CHANNEL, "could not fetch missed messages: {err}");
+                continue;
+            }
+        };
+        let messages: Vec<Message> = match serde_json::from_value(listed) {
+            Ok(messages) => messages,
+            Err(err) => {
+                tracing::warn!(channel = CHANNEL, "could not read missed messages: {err}");
+                continue;
+            }
+        };
+        fetched += messages.len();
+        for message in messages {
+            if events.send(Event::Message(Box::new(message))).is_err() {
+                return;
+            }
+        }
+    }
+    if fetched > 0 {
+        tracing::info!(
+            channel = CHANNEL,
+            count = fetched,
+            "fetched messages missed while disconnected"
+        );
     }
 }
 
@@ -373,5 +421,19 @@ async fn sleep_until(due: Option<Instant>) {
     match due {
         Some(at) => tokio::time::sleep_until(at.into()).await,
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_quietest_channels_are_forgotten_first() {
+        let mut seen: HashMap<u64, u64> = (0..10).map(|c| (c, 100 + c * 7 % 10)).collect();
+        keep_newest(&mut seen, 3);
+        let mut kept: Vec<u64> = seen.values().copied().collect();
+        kept.sort_unstable();
+        assert_eq!(kept, vec![107, 108, 109]);
     }
 }
