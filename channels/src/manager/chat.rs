@@ -20,8 +20,9 @@ use super::retry::with_retries;
 use crate::message::{OutboundBody, OutboundMessage, Target};
 use crate::registry::ChannelHandle;
 
-/// A chat worker with nothing to do for this long exits.
-const IDLE: Duration = Duration::from_secs(300);
+/// A chat worker with nothing to do for this long exits (and frees its few KiB); far
+/// longer than any platform's per-chat pace, which a fresh worker starts anew.
+const IDLE: Duration = Duration::from_secs(30);
 /// How long a reply streams unseen before its first part is shown.
 const FIRST_SHOW: Duration = Duration::from_millis(500);
 
@@ -72,8 +73,10 @@ impl ChatWorker {
         }
     }
 
-    pub async fn run(mut self, mut rx: mpsc::Receiver<OutboundMessage>) {
-        let mut next: Option<OutboundMessage> = None;
+    /// Messages come boxed: a queue's buffer is a block of slots, and a chat queue
+    /// of pointers costs a tenth of one of whole messages.
+    pub async fn run(mut self, mut rx: mpsc::Receiver<Box<OutboundMessage>>) {
+        let mut next: Option<Box<OutboundMessage>> = None;
         loop {
             let wait = match &self.pending {
                 Some((_, since)) => FIRST_SHOW.saturating_sub(since.elapsed()),
@@ -107,7 +110,7 @@ impl ChatWorker {
                 self.delta(&text).await;
                 continue;
             }
-            self.handle(message).await;
+            self.handle(*message).await;
         }
         self.typing = None;
     }

@@ -42,7 +42,7 @@ pub async fn run(registry: Arc<Registry>, mut outbound: mpsc::Receiver<OutboundM
         .into_iter()
         .map(|name| (name.to_string(), Arc::new(Pacer::new(CHANNEL_GAP))))
         .collect();
-    let mut chats: HashMap<Target, mpsc::Sender<OutboundMessage>> = HashMap::new();
+    let mut chats: HashMap<Target, mpsc::Sender<Box<OutboundMessage>>> = HashMap::new();
     // Workers leave after a while idle; their entries are swept once the map has
     // doubled since the last sweep, so a gateway that meets many chats stays flat.
     let mut sweep_at = SWEEP_MIN;
@@ -59,7 +59,7 @@ pub async fn run(registry: Arc<Registry>, mut outbound: mpsc::Receiver<OutboundM
             chats.retain(|_, sender| !sender.is_closed());
             sweep_at = SWEEP_MIN.max(chats.len() * 2);
         }
-        let mut message = message;
+        let mut message = Box::new(message);
         loop {
             let sender = chats.entry(message.target.clone()).or_insert_with(|| {
                 let (tx, rx) = mpsc::channel(CHAT_QUEUE);

@@ -235,3 +235,26 @@ async fn a_turn_stopped_mid_stream_leaves_what_was_streamed() {
     task.await.unwrap();
     assert_eq!(rec.ops(), ["send part", "edit 1 partial"]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_quiet_chat_frees_its_worker_within_a_minute_and_a_new_message_starts_one() {
+    let (rec, tx, task) = setup(false);
+    let idle = Arc::strong_count(&rec);
+    tx.send(out(OutboundBody::Notice("one".into())))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(Arc::strong_count(&rec) > idle, "a worker serves the chat");
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert_eq!(
+        Arc::strong_count(&rec),
+        idle,
+        "the quiet chat's worker left"
+    );
+    tx.send(out(OutboundBody::Notice("two".into())))
+        .await
+        .unwrap();
+    drop(tx);
+    task.await.unwrap();
+    assert_eq!(rec.ops(), ["send one", "send two"]);
+}
