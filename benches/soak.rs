@@ -24,6 +24,8 @@ const USERS: u64 = 50;
 const EVERY: Duration = Duration::from_millis(200);
 const SAMPLE: Duration = Duration::from_secs(10);
 const CUT_EVERY: Duration = Duration::from_secs(60);
+/// A message sent this soon after a cut began may meet a connection still coming back.
+const NEAR_CUT: Duration = Duration::from_secs(10);
 
 fn main() -> ExitCode {
     let result = support::runtime().and_then(|rt| rt.block_on(soak()));
@@ -62,6 +64,9 @@ async fn soak() -> anyhow::Result<()> {
     let mut next_cut = started + CUT_EVERY;
     let mut sent = 0u64;
     let mut cuts = 0;
+    // Which messages went out while a connection was cut or coming back.
+    let mut near_cut: Vec<bool> = Vec::new();
+    let mut cut_at: Option<Instant> = None;
     while Instant::now() < end {
         let now = Instant::now();
         if now >= next_sample {
@@ -77,8 +82,10 @@ async fn soak() -> anyhow::Result<()> {
                 platform.disconnect(Duration::from_secs(3)).await;
             }
             cuts += 1;
+            cut_at = Some(now);
             next_cut += CUT_EVERY;
         }
+        near_cut.push(cut_at.is_some_and(|at| at.elapsed() < NEAR_CUT));
         for platform in &platforms {
             let user = 1000 + sent % users;
             platform.dm(user, &format!("soak {sent}")).await;
@@ -121,18 +128,25 @@ async fn soak() -> anyhow::Result<()> {
     for platform in &platforms {
         let shown = platform.shown();
         let mut missing = 0;
+        let mut missing_near_cut = 0;
         let mut doubled = 0;
         for n in 0..sent {
             let needle = format!("echo: soak {n}");
             match shown.iter().filter(|m| m.text == needle).count() {
-                0 => missing += 1,
+                0 => {
+                    missing += 1;
+                    if near_cut[n as usize] {
+                        missing_near_cut += 1;
+                    }
+                }
                 1 => {}
                 _ => doubled += 1,
             }
         }
         println!(
-            "{}: {sent} messages sent, {missing} unanswered, {doubled} answered more than once",
-            platform.name()
+            "{}: {sent} messages sent, {missing} unanswered ({missing_near_cut} of them sent within {} s of a cut), {doubled} answered more than once",
+            platform.name(),
+            NEAR_CUT.as_secs()
         );
     }
     Ok(())

@@ -1,7 +1,9 @@
 //! The session store: SQLite (WAL) holding sessions, messages, their parts and model
 //! usage. The user's message is committed before the model is called; replies and
 //! tool results as they complete. Blocking rusqlite calls run on the blocking pool,
-//! one connection behind a mutex that is never held across an `.await`.
+//! one at a time: callers wait their turn for the one connection as tasks, in the order
+//! they came, so a burst of turns never parks a blocking thread (and its stack) per
+//! waiting call.
 
 mod cron;
 mod migrations;
@@ -161,7 +163,7 @@ pub struct Unanswered {
 
 #[derive(Clone)]
 pub struct Store {
-    conn: Arc<Mutex<Connection>>,
+    conn: Arc<tokio::sync::Mutex<Connection>>,
     /// The day's spend, kept up to date by `record_usage`: the budget gate asks before
     /// every model call, and summing the day's usage rows each time grew with the day.
     spent: Arc<Mutex<Option<Spent>>>,
@@ -216,7 +218,7 @@ impl Store {
             .map_err(open_err)?;
         migrations::apply(&mut conn).map_err(open_err)?;
         Ok(Store {
-            conn: Arc::new(Mutex::new(conn)),
+            conn: Arc::new(tokio::sync::Mutex::new(conn)),
             spent: Arc::default(),
         })
     }
@@ -227,15 +229,10 @@ impl Store {
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
     {
-        let conn = Arc::clone(&self.conn);
-        tokio::task::spawn_blocking(move || {
-            let mut guard = conn
-                .lock()
-                .map_err(|_| StoreError::Worker("a database call panicked".into()))?;
-            work(&mut guard)
-        })
-        .await
-        .map_err(|err| StoreError::Worker(err.to_string()))?
+        let mut conn = Arc::clone(&self.conn).lock_owned().await;
+        tokio::task::spawn_blocking(move || work(&mut conn))
+            .await
+            .map_err(|err| StoreError::Worker(err.to_string()))?
     }
 
     /// The current session of a key, created on first use.
