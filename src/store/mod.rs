@@ -186,6 +186,24 @@ const SPENT_FRESH: std::time::Duration = std::time::Duration::from_secs(60);
 /// database grows.
 const CACHE_KIB: i64 = 512;
 
+/// The connection and its settings. The query planner stability guarantee keeps a
+/// cached statement's plan: without it SQLite recompiles statements such as `WHERE
+/// session_id = ?1 ORDER BY position` each time a new value is bound.
+fn connect(path: &Path) -> rusqlite::Result<Connection> {
+    let conn = Connection::open(path)?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.pragma_update(None, "cache_size", -CACHE_KIB)?;
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+        true,
+    )?;
+    conn.set_prepared_statement_cache_capacity(64);
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    Ok(conn)
+}
+
 pub fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -201,21 +219,10 @@ impl Store {
             source,
         };
         let fresh = !path.exists();
-        let mut conn = Connection::open(path).map_err(open_err)?;
+        let mut conn = connect(path).map_err(open_err)?;
         if fresh {
             restrict_mode(path);
         }
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(open_err)?;
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(open_err)?;
-        conn.pragma_update(None, "foreign_keys", "ON")
-            .map_err(open_err)?;
-        conn.pragma_update(None, "cache_size", -CACHE_KIB)
-            .map_err(open_err)?;
-        conn.set_prepared_statement_cache_capacity(64);
-        conn.busy_timeout(std::time::Duration::from_secs(5))
-            .map_err(open_err)?;
         migrations::apply(&mut conn).map_err(open_err)?;
         Ok(Store {
             conn: Arc::new(tokio::sync::Mutex::new(conn)),
