@@ -2,8 +2,9 @@
 //! `SOAK_SECS` (default 600): a message every 200 ms from a rotating pool of users on
 //! every fake platform (sessions opened, answered, left idle and reaped after 10 s),
 //! and every platform's connection cut for 3 s once a minute. RSS is sampled every
-//! 10 s; the report is the samples, the growth over the second half (a straight-line
-//! fit, KiB per minute) and whether every message was answered exactly once. Growth
+//! 10 s, split into `RssAnon` (heap and stacks) and `RssFile` (the binary's pages,
+//! bounded by its size); the report is the samples, the growth over the second half (a
+//! straight-line fit, KiB per minute) and whether every message was answered exactly once. Growth
 //! is a bug to fix, not a number to report.
 
 mod support;
@@ -59,7 +60,8 @@ async fn soak() -> anyhow::Result<()> {
 
     let started = Instant::now();
     let end = started + Duration::from_secs(secs);
-    let mut samples: Vec<(f64, u64)> = Vec::new();
+    // (seconds, RSS, RssAnon, RssFile), KiB.
+    let mut samples: Vec<(f64, u64, u64, u64)> = Vec::new();
     let mut next_sample = started;
     let mut next_cut = started + CUT_EVERY;
     let mut sent = 0u64;
@@ -74,7 +76,8 @@ async fn soak() -> anyhow::Result<()> {
             if rss == 0 {
                 anyhow::bail!("pincer run died; log:\n{}", gateway.log());
             }
-            samples.push((now.duration_since(started).as_secs_f64(), rss));
+            let (anon, file) = gateway.rss_parts();
+            samples.push((now.duration_since(started).as_secs_f64(), rss, anon, file));
             next_sample += SAMPLE;
         }
         if now >= next_cut {
@@ -100,7 +103,8 @@ async fn soak() -> anyhow::Result<()> {
     // Let the last replies arrive.
     tokio::time::sleep(Duration::from_secs(15)).await;
     let (rss, peak) = gateway.memory();
-    samples.push((started.elapsed().as_secs_f64(), rss));
+    let (anon, file) = gateway.rss_parts();
+    samples.push((started.elapsed().as_secs_f64(), rss, anon, file));
 
     println!();
     println!(
@@ -109,20 +113,24 @@ async fn soak() -> anyhow::Result<()> {
         EVERY.as_millis()
     );
     println!();
-    println!("| t (s) | RSS (MiB) |");
-    println!("| ---: | ---: |");
-    for (t, kib) in &samples {
-        println!("| {t:.0} | {} |", mib(*kib));
+    println!("| t (s) | RSS (MiB) | RssAnon | RssFile |");
+    println!("| ---: | ---: | ---: | ---: |");
+    for (t, rss, anon, file) in &samples {
+        println!("| {t:.0} | {} | {} | {} |", mib(*rss), mib(*anon), mib(*file));
     }
-    let half: Vec<(f64, u64)> = samples
-        .iter()
-        .copied()
-        .filter(|(t, _)| *t >= secs as f64 / 2.0)
-        .collect();
+    let half = |pick: fn(&(f64, u64, u64, u64)) -> u64| -> Vec<(f64, u64)> {
+        samples
+            .iter()
+            .filter(|s| s.0 >= secs as f64 / 2.0)
+            .map(|s| (s.0, pick(s)))
+            .collect()
+    };
     println!();
     println!(
-        "growth over the second half: {:+.1} KiB/min; peak RSS {} MiB",
-        slope(&half) * 60.0,
+        "growth over the second half: RSS {:+.1} KiB/min (RssAnon {:+.1}, RssFile {:+.1}); peak RSS {} MiB",
+        slope(&half(|s| s.1)) * 60.0,
+        slope(&half(|s| s.2)) * 60.0,
+        slope(&half(|s| s.3)) * 60.0,
         mib(peak)
     );
     for platform in &platforms {

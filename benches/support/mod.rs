@@ -102,6 +102,11 @@ impl Gateway {
     pub fn memory(&self) -> (u64, u64) {
         memory_of(self.child.id())
     }
+
+    /// `RssAnon` and `RssFile` of `pincer run` (KiB).
+    pub fn rss_parts(&self) -> (u64, u64) {
+        rss_parts(self.child.id())
+    }
 }
 
 /// The `pincer` binary cargo built for this bench (release settings), or `PINCER_BIN`
@@ -124,6 +129,21 @@ pub fn memory_of(pid: u32) -> (u64, u64) {
             .unwrap_or(0)
     };
     (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// Resident KiB of a process split into its heap and stacks (`RssAnon`) and the
+/// pages of its binary and libraries (`RssFile`, bounded by their size).
+pub fn rss_parts(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |key: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("RssAnon:"), field("RssFile:"))
 }
 
 /// Wait until a message in `chat` on `platform` shows `needle`; when it was seen.
