@@ -5,7 +5,6 @@ use clap::Parser;
 fn main() -> std::process::ExitCode {
     let cli = pincer::cli::Cli::parse();
     if matches!(cli.command, pincer::cli::Command::Run) {
-        code_pages::only_as_used();
         heap::keep_small();
     }
     pincer::cli::main(cli)
@@ -44,44 +43,4 @@ mod heap {
 
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     pub fn keep_small() {}
-}
-
-/// Most of an idle gateway's RSS is its own binary: on each page fault in the code the
-/// kernel maps the pages around it too ("fault-around", 64 KiB), so code that ran once
-/// pulls in its neighbours. Advising the binary's mappings as randomly accessed maps
-/// just the pages that run. They are clean pages either way, shared and reclaimable.
-mod code_pages {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    pub fn only_as_used() {
-        let (Ok(exe), Ok(maps)) = (
-            std::env::current_exe(),
-            std::fs::read_to_string("/proc/self/maps"),
-        ) else {
-            return;
-        };
-        let exe = exe.to_string_lossy();
-        for line in maps.lines().filter(|line| line.ends_with(exe.as_ref())) {
-            let Some((start, end)) = line
-                .split_whitespace()
-                .next()
-                .and_then(|range| range.split_once('-'))
-            else {
-                continue;
-            };
-            let (Ok(start), Ok(end)) = (
-                usize::from_str_radix(start, 16),
-                usize::from_str_radix(end, 16),
-            ) else {
-                continue;
-            };
-            // SAFETY: advice only, on a range the kernel just listed as mapped; it
-            // changes no contents and no protection.
-            unsafe {
-                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_RANDOM);
-            }
-        }
-    }
-
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    pub fn only_as_used() {}
 }
