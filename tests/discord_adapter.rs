@@ -224,6 +224,32 @@ async fn after_an_outage_missed_messages_are_fetched_once() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_catch_up_does_not_hold_back_live_messages() {
+    let mut r = Running::start().await;
+    r.connected().await;
+    r.fake.inject(Incoming::dm(42, "before"));
+    assert_eq!(r.next().await.text, "before");
+    r.fake.slow_next("list_messages", Duration::from_secs(4));
+    r.fake.outage(Duration::from_secs(3));
+    r.fake.inject(Incoming::dm(42, "during the outage"));
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while r.fake.calls_of("list_messages").is_empty() {
+        assert!(tokio::time::Instant::now() < deadline, "never caught up");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let sent = tokio::time::Instant::now();
+    r.fake.inject(Incoming::dm(43, "live"));
+    assert_eq!(r.next().await.text, "live");
+    assert!(
+        sent.elapsed() < Duration::from_secs(2),
+        "the live message waited {:?} for the catch-up",
+        sent.elapsed()
+    );
+    assert_eq!(r.next().await.text, "during the outage");
+    r.quiet().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approval_buttons_answer_the_owner_and_refuse_others() {
     let mut r = Running::start().await;
     r.connected().await;

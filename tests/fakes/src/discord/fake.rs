@@ -173,6 +173,18 @@ impl FakeDiscord {
         });
     }
 
+    /// The next call of `route` is answered as usual but only after `delay` (FIFO per
+    /// route; recorded when it arrives).
+    pub fn slow_next(&self, route: &str, delay: Duration) {
+        self.shared.update(|inner| {
+            inner
+                .delays
+                .entry(route.to_string())
+                .or_default()
+                .push_back(delay)
+        });
+    }
+
     /// While on, every REST call gets 401 and the gateway closes IDENTIFY with 4004.
     pub fn revoke_token(&self, revoked: bool) {
         self.shared.update(|inner| inner.revoked = revoked);

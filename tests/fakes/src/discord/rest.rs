@@ -135,10 +135,17 @@ pub(crate) async fn api(
         body: recorded,
         at: Instant::now(),
     };
-    let (revoked, fault) = app.shared.update(|inner| {
+    let (revoked, fault, delay) = app.shared.update(|inner| {
         inner.calls.push(call);
-        (inner.revoked, inner.take_fault(name))
+        (
+            inner.revoked,
+            inner.take_fault(name),
+            inner.take_delay(name),
+        )
     });
+    if let Some(delay) = delay {
+        tokio::time::sleep(delay).await;
+    }
     // Discord answers these two without a token; interaction callbacks carry their own.
     let open = matches!(name, "get_gateway" | "interaction_callback");
     if !open && (revoked || !authorized) {

@@ -124,6 +124,8 @@ pub(crate) struct Inner {
     pub files: HashMap<String, (Vec<u8>, String)>,
     /// Scripted failures by route name, each queue FIFO.
     pub faults: HashMap<String, VecDeque<Fault>>,
+    /// Scripted delays by route name, each queue FIFO: answered as usual, but late.
+    pub delays: HashMap<String, VecDeque<std::time::Duration>>,
     /// Every request and IDENTIFY is refused as with a revoked token.
     pub revoked: bool,
     next_id: u64,
@@ -140,6 +142,7 @@ impl Default for Inner {
             messages: Vec::new(),
             files: HashMap::new(),
             faults: HashMap::new(),
+            delays: HashMap::new(),
             revoked: false,
             next_id: super::FIRST_SNOWFLAKE,
             gateway: Gateway::default(),
@@ -154,6 +157,10 @@ impl Inner {
     pub(crate) fn snowflake(&mut self) -> u64 {
         self.next_id += 1;
         self.next_id
+    }
+
+    pub(crate) fn take_delay(&mut self, route: &str) -> Option<std::time::Duration> {
+        self.delays.get_mut(route).and_then(VecDeque::pop_front)
     }
 
     pub(crate) fn take_fault(&mut self, route: &str) -> Option<Fault> {
