@@ -24,7 +24,11 @@ impl Agent {
         self.store.repair(session_id).await?;
         let meta = self.store.session_meta(session_id).await?;
         let newest = first.message_ids.iter().copied().max().unwrap_or(i64::MAX);
-        let mut stored = self.store.history(session_id).await?;
+        let upto = meta.summary.as_ref().and(meta.summary_upto);
+        let mut stored = match upto {
+            Some(upto) => self.store.history_after(session_id, upto).await?,
+            None => self.store.history(session_id).await?,
+        };
         stored.retain(|m| {
             m.role != store::Role::User || m.status == store::Status::Done || m.id <= newest
         });

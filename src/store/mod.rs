@@ -354,7 +354,15 @@ impl Store {
 
     /// The whole transcript of a session, oldest first.
     pub async fn history(&self, session_id: i64) -> Result<Vec<StoredMessage>> {
-        self.run(move |conn| history(conn, session_id)).await
+        self.run(move |conn| history(conn, session_id, i64::MIN))
+            .await
+    }
+
+    /// The transcript after position `upto` (what a summary does not stand in for),
+    /// plus user messages still open wherever they are, oldest first. A long
+    /// conversation that was compacted is not read whole on every turn.
+    pub async fn history_after(&self, session_id: i64, upto: i64) -> Result<Vec<StoredMessage>> {
+        self.run(move |conn| history(conn, session_id, upto)).await
     }
 
     /// Close tool calls a crash left without a result (see `repair`). Returns how many.
@@ -591,13 +599,16 @@ fn touch(conn: &Connection, session_id: i64) -> Result<()> {
     Ok(())
 }
 
-fn history(conn: &Connection, session_id: i64) -> Result<Vec<StoredMessage>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT m.id, m.role, m.status, m.sender, m.created_at, p.body, m.position
-         FROM messages m LEFT JOIN parts p ON p.message_id = m.id
-         WHERE m.session_id = ?1 ORDER BY m.position, m.id, p.seq",
-    )?;
-    let mut rows = stmt.query([session_id])?;
+/// A session's messages after a position, and its open user messages, with parts.
+const HISTORY: &str = "SELECT m.id, m.role, m.status, m.sender, m.created_at, p.body, m.position
+     FROM messages m LEFT JOIN parts p ON p.message_id = m.id
+     WHERE m.session_id = ?1
+       AND (m.position > ?2 OR (m.role = 'user' AND m.status != 'done'))
+     ORDER BY m.position, m.id, p.seq";
+
+fn history(conn: &Connection, session_id: i64, after: i64) -> Result<Vec<StoredMessage>> {
+    let mut stmt = conn.prepare_cached(HISTORY)?;
+    let mut rows = stmt.query([session_id, after])?;
     let mut out: Vec<StoredMessage> = Vec::new();
     while let Some(row) = rows.next()? {
         let id: i64 = row.get(0)?;

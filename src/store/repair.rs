@@ -11,7 +11,7 @@ pub const INTERRUPTED: &str =
     "interrupted: pincer stopped while this tool was running; it was not run again";
 
 pub(super) fn close_unpaired(conn: &mut Connection, session_id: i64) -> Result<usize> {
-    let messages = history(conn, session_id)?;
+    let messages = history(conn, session_id, i64::MIN)?;
     let mut answered = std::collections::HashSet::new();
     for message in &messages {
         for part in &message.parts {

@@ -315,18 +315,47 @@ fn a_turns_statements_are_prepared_once_not_on_every_call() {
     let mut conn = connect(&path).unwrap();
     for session in 1..=3 {
         current_session(&mut conn, &format!("terminal:dm:{session}")).unwrap();
-        history(&conn, session).unwrap();
+        history(&conn, session, i64::MIN).unwrap();
     }
-    let stmt = conn
-        .prepare_cached(
-            "SELECT m.id, m.role, m.status, m.sender, m.created_at, p.body, m.position
-         FROM messages m LEFT JOIN parts p ON p.message_id = m.id
-         WHERE m.session_id = ?1 ORDER BY m.position, m.id, p.seq",
-        )
-        .unwrap();
+    let stmt = conn.prepare_cached(HISTORY).unwrap();
     assert_eq!(
         stmt.get_status(rusqlite::StatementStatus::RePrepare),
         0,
         "the history query was recompiled"
     );
+}
+
+#[tokio::test]
+async fn history_after_a_summary_leaves_the_summarised_part_out_but_not_open_messages() {
+    let (_dir, store) = open();
+    let session = store.current_session("terminal:dm:local").await.unwrap();
+    let text = |t: &str| vec![Part::Text { text: t.into() }];
+    store
+        .insert_user(session, "terminal", "1", "me", "old question")
+        .await
+        .unwrap();
+    store
+        .run(|conn| Ok(conn.execute("UPDATE messages SET status = 'done'", [])?))
+        .await
+        .unwrap();
+    store
+        .append(session, Role::Assistant, text("old answer"))
+        .await
+        .unwrap();
+    let open = store
+        .insert_user(session, "terminal", "2", "me", "still waiting")
+        .await
+        .unwrap()
+        .unwrap();
+    store
+        .append(session, Role::Assistant, text("new answer"))
+        .await
+        .unwrap();
+    let whole = store.history(session).await.unwrap();
+    assert_eq!(whole.len(), 4);
+    // A summary stands in for everything up to the open message's position.
+    let upto = whole[2].position;
+    let after = store.history_after(session, upto).await.unwrap();
+    let ids: Vec<i64> = after.iter().map(|m| m.id).collect();
+    assert_eq!(ids, vec![open, whole[3].id]);
 }
