@@ -116,7 +116,12 @@ async fn soak() -> anyhow::Result<()> {
     println!("| t (s) | RSS (MiB) | RssAnon | RssFile |");
     println!("| ---: | ---: | ---: | ---: |");
     for (t, rss, anon, file) in &samples {
-        println!("| {t:.0} | {} | {} | {} |", mib(*rss), mib(*anon), mib(*file));
+        println!(
+            "| {t:.0} | {} | {} | {} |",
+            mib(*rss),
+            mib(*anon),
+            mib(*file)
+        );
     }
     let half = |pick: fn(&(f64, u64, u64, u64)) -> u64| -> Vec<(f64, u64)> {
         samples

@@ -258,10 +258,11 @@ impl Discord {
     /// feeds the forwarder like the gateway does, so live messages are not held up by
     /// it and whatever both deliver goes out once.
     fn catch_up(&self, forwarder: &mut Forwarder, stop: &CancellationToken) {
-        let from = forwarder
+        let mut from = forwarder
             .gap_from
             .take()
             .unwrap_or_else(|| forwarder.last_seen.clone());
+        keep_newest(&mut from, TRACKED);
         if from.is_empty() {
             return;
         }
