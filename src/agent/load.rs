@@ -21,10 +21,10 @@ impl Agent {
         first: &Queued,
         answered: &mut Vec<i64>,
     ) -> Result<Vec<ChatMessage>, StoreError> {
-        self.store.repair(session_id).await?;
         let meta = self.store.session_meta(session_id).await?;
-        let newest = first.message_ids.iter().copied().max().unwrap_or(i64::MAX);
         let upto = meta.summary.as_ref().and(meta.summary_upto);
+        self.store.repair(session_id, upto).await?;
+        let newest = first.message_ids.iter().copied().max().unwrap_or(i64::MAX);
         let mut stored = match upto {
             Some(upto) => self.store.history_after(session_id, upto).await?,
             None => self.store.history(session_id).await?,

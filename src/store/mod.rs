@@ -365,9 +365,11 @@ impl Store {
         self.run(move |conn| history(conn, session_id, upto)).await
     }
 
-    /// Close tool calls a crash left without a result (see `repair`). Returns how many.
-    pub async fn repair(&self, session_id: i64) -> Result<usize> {
-        self.run(move |conn| repair::close_unpaired(conn, session_id))
+    /// Close tool calls a crash left without a result (see `repair`), after position
+    /// `upto` if a summary stands in for what came before. Returns how many.
+    pub async fn repair(&self, session_id: i64, upto: Option<i64>) -> Result<usize> {
+        let upto = upto.unwrap_or(i64::MIN);
+        self.run(move |conn| repair::close_unpaired(conn, session_id, upto))
             .await
     }
 

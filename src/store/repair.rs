@@ -10,8 +10,10 @@ use crate::provider::Part;
 pub const INTERRUPTED: &str =
     "interrupted: pincer stopped while this tool was running; it was not run again";
 
-pub(super) fn close_unpaired(conn: &mut Connection, session_id: i64) -> Result<usize> {
-    let messages = history(conn, session_id, i64::MIN)?;
+/// Looks only after position `upto` (a summary stands in for what came before; a call
+/// there whose result came later is still seen answered).
+pub(super) fn close_unpaired(conn: &mut Connection, session_id: i64, upto: i64) -> Result<usize> {
+    let messages = history(conn, session_id, upto)?;
     let mut answered = std::collections::HashSet::new();
     for message in &messages {
         for part in &message.parts {
