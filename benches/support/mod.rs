@@ -119,31 +119,29 @@ pub fn pincer_binary() -> PathBuf {
 
 /// (VmRSS, VmHWM) of a process in KiB; zeros if it is gone.
 pub fn memory_of(pid: u32) -> (u64, u64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |key: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(key))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
+    let status = proc_status(pid);
+    (field(&status, "VmRSS:"), field(&status, "VmHWM:"))
 }
 
 /// Resident KiB of a process split into its heap and stacks (`RssAnon`) and the
 /// pages of its binary and libraries (`RssFile`, bounded by their size).
 pub fn rss_parts(pid: u32) -> (u64, u64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |key: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(key))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    };
-    (field("RssAnon:"), field("RssFile:"))
+    let status = proc_status(pid);
+    (field(&status, "RssAnon:"), field(&status, "RssFile:"))
+}
+
+fn proc_status(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default()
+}
+
+/// A KiB figure of `/proc/<pid>/status`; 0 when the process is gone.
+fn field(status: &str, key: &str) -> u64 {
+    status
+        .lines()
+        .find(|l| l.starts_with(key))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
 }
 
 /// Wait until a message in `chat` on `platform` shows `needle`; when it was seen.
