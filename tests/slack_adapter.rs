@@ -224,6 +224,28 @@ async fn unacknowledged_envelopes_come_back_after_a_dropped_socket_and_a_disconn
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_that_keeps_dropping_is_reopened_promptly_every_time() {
+    let fake = FakeSlack::start().await;
+    let mut run = start_with(|s| s, &fake);
+    assert!(fake.wait_for_connection(1, WAIT).await);
+    // Four working connections drop in a row. Backing off as from failures would wait
+    // 1, 2, 4 and then 8 s; each was greeted, so each is reopened after a second.
+    for n in 2..=5 {
+        assert_eq!(run.wait_health(|h| *h == Health::Up).await, Health::Up);
+        let dropped = tokio::time::Instant::now();
+        assert!(fake.drop_socket());
+        assert!(fake.wait_for_connection(n, WAIT).await);
+        let waited = dropped.elapsed();
+        assert!(
+            waited < Duration::from_secs(5),
+            "connection {n} came {waited:?} after the drop"
+        );
+    }
+    fake.inject(Incoming::dm(7, "still here"));
+    assert_eq!(run.next().await.text, "still here");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rejected_token_is_down_and_names_the_fix() {
     let fake = FakeSlack::start().await;
     fake.fail_next(

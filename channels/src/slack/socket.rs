@@ -3,8 +3,9 @@
 //! `hello` (the channel is up), sends envelopes — `events_api`, `interactive`,
 //! `slash_commands` — that must each be acknowledged with their `envelope_id` within
 //! 3 s, and `disconnect` when it wants us to reconnect. A dropped socket, a `disconnect`
-//! or 90 s of silence ends the connection; the loop reconnects (at once when asked,
-//! with backoff after failures) and reports each step as the channel's health. A
+//! or 60 s of silence ends the connection; the loop reconnects (at once when asked or
+//! after a connection that lasted, a second after a shorter one that Slack greeted,
+//! with growing backoff after failures) and reports each step as the channel's health. A
 //! rejected token is `Down` with the setting to fix. Envelopes not acknowledged when a
 //! connection ends are sent again by Slack on the next one; dedupe makes that harmless.
 
@@ -71,8 +72,12 @@ impl Slack {
                 return Ok(());
             }
             let started = Instant::now();
+            let mut greeted = false;
             let outcome = match self.setup().await {
-                Ok(_) => self.connect_once(queue, presses, shutdown).await,
+                Ok(_) => {
+                    self.connect_once(queue, presses, shutdown, &mut greeted)
+                        .await
+                }
                 Err(err) => Err(err),
             };
             let wait = match outcome {
@@ -82,6 +87,12 @@ impl Slack {
                     if asked || started.elapsed() >= STABLE {
                         backoff = FIRST_BACKOFF;
                         Duration::ZERO
+                    } else if greeted {
+                        // A working connection dropped: that is not a failure to
+                        // back off from, or a link that flaps would stay down for
+                        // longer and longer while messages wait.
+                        backoff = FIRST_BACKOFF * 2;
+                        FIRST_BACKOFF
                     } else {
                         let wait = backoff;
                         backoff = (backoff * 2).min(MAX_BACKOFF);
@@ -106,12 +117,14 @@ impl Slack {
         }
     }
 
-    /// One connection, from `apps.connections.open` until it ends.
+    /// One connection, from `apps.connections.open` until it ends; `greeted` once
+    /// Slack said hello on it.
     async fn connect_once(
         &self,
         queue: &mpsc::Sender<Delivery>,
         presses: &mpsc::Sender<Value>,
         shutdown: &CancellationToken,
+        greeted: &mut bool,
     ) -> Result<Ended, ChannelError> {
         let app_token =
             SlackApiToken::new(self.settings.app_token.clone().unwrap_or_default().into());
@@ -143,7 +156,7 @@ impl Slack {
                     let dropped = |why: String| Ok(Ended::Reconnect { why, asked: false });
                     match frame {
                         Some(Ok(Message::Text(text))) => {
-                            if let Some(ended) = self.on_frame(text.as_str(), queue, presses, &frames) {
+                            if let Some(ended) = self.on_frame(text.as_str(), queue, presses, &frames, greeted) {
                                 let _ = write.send(Message::Close(None)).await;
                                 return Ok(ended);
                             }
@@ -177,6 +190,7 @@ impl Slack {
         queue: &mpsc::Sender<Delivery>,
         presses: &mpsc::Sender<Value>,
         frames: &mpsc::UnboundedSender<String>,
+        greeted: &mut bool,
     ) -> Option<Ended> {
         let Ok(frame) = serde_json::from_str::<Value>(text) else {
             tracing::warn!(
@@ -193,7 +207,10 @@ impl Slack {
             }
         };
         match frame["type"].as_str().unwrap_or_default() {
-            "hello" => self.set_health(Health::Up),
+            "hello" => {
+                *greeted = true;
+                self.set_health(Health::Up);
+            }
             "disconnect" => {
                 let reason = frame["reason"].as_str().unwrap_or("no reason given");
                 return Some(Ended::Reconnect {
