@@ -6,7 +6,7 @@
 //! has stored the message, or after `ACK_WITHIN` at the latest — never later, since
 //! Slack wants an answer within 3 s, and never waiting for the model.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::{BuildHasher as _, RandomState};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -26,6 +26,28 @@ pub const ACK_WITHIN: Duration = Duration::from_secs(2);
 const QUEUE: usize = 1024;
 /// How many (channel, ts) pairs are remembered for dedupe.
 const REMEMBER: usize = 4096;
+
+/// How many display names are cached.
+const NAMES: usize = 1024;
+
+/// Display names by user id. Bounded: a busy workspace's many senders must not grow
+/// it for as long as the gateway runs; when full it starts over, which also picks up
+/// users who renamed themselves.
+#[derive(Default)]
+pub struct Names(HashMap<String, String>);
+
+impl Names {
+    pub fn get(&self, user: &str) -> Option<String> {
+        self.0.get(user).cloned()
+    }
+
+    pub fn put(&mut self, user: &str, name: &str) {
+        if self.0.len() >= NAMES {
+            self.0.clear();
+        }
+        self.0.insert(user.to_string(), name.to_string());
+    }
+}
 
 /// Recently seen messages, oldest first, as 64-bit keyed hashes of (channel, ts): a
 /// few bytes each instead of two strings (a chance collision is one in 2^64 per pair).
@@ -175,7 +197,7 @@ impl Slack {
 
     /// The sender's display name (users.info, cached); their id when Slack won't say.
     async fn display_name(&self, user: &str) -> String {
-        if let Some(name) = self.names.lock().ok().and_then(|n| n.get(user).cloned()) {
+        if let Some(name) = self.names.lock().ok().and_then(|n| n.get(user)) {
             return name;
         }
         let request = SlackApiUsersInfoRequest::new(SlackUserId(user.to_string()));
@@ -202,7 +224,7 @@ impl Slack {
             }
         };
         if let Ok(mut names) = self.names.lock() {
-            names.insert(user.to_string(), name.clone());
+            names.put(user, &name);
         }
         name
     }
@@ -268,6 +290,22 @@ enum Skipped {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_name_cache_starts_over_when_full() {
+        let mut names = Names::default();
+        names.put("U0", "Ann");
+        assert_eq!(names.get("U0").as_deref(), Some("Ann"));
+        for n in 1..NAMES {
+            names.put(&format!("U{n}"), "someone");
+        }
+        assert_eq!(names.0.len(), NAMES);
+        assert_eq!(names.get("U0").as_deref(), Some("Ann"));
+        names.put("U-new", "Bob");
+        assert_eq!(names.0.len(), 1, "a full cache starts over");
+        assert_eq!(names.get("U0"), None);
+        assert_eq!(names.get("U-new").as_deref(), Some("Bob"));
+    }
 
     #[test]
     fn recent_remembers_a_bounded_number_of_keys() {

@@ -112,7 +112,7 @@ pub struct Slack {
     approvals: Arc<PendingApprovals>,
     /// Recently seen messages (a mention arrives twice) and display names.
     seen: Mutex<inbound::Recent>,
-    names: Mutex<std::collections::HashMap<String, String>>,
+    names: Mutex<inbound::Names>,
     /// Downloads files with the bot token (Slack's file URLs need it).
     http: reqwest::Client,
 }
