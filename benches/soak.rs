@@ -1,6 +1,7 @@
 //! `cargo bench --bench soak`: the release `pincer run` under steady load for
 //! `SOAK_SECS` (default 600): a message every 200 ms from a rotating pool of users on
-//! every fake platform (sessions opened, answered, left idle and reaped after 10 s),
+//! every fake platform (sessions opened, answered, left idle and reaped after 10 s,
+//! ended by `/new` every 30 messages a user),
 //! and every platform's connection cut for 3 s once a minute. RSS is sampled every
 //! 10 s, split into `RssAnon` (heap and stacks) and `RssFile` (the binary's pages,
 //! bounded by its size); the report is the samples, the growth over the second half (a
@@ -24,7 +25,12 @@ use support::{Gateway, mib};
 const USERS: u64 = 50;
 const EVERY: Duration = Duration::from_millis(200);
 const SAMPLE: Duration = Duration::from_secs(10);
+/// How often every connection is cut for 3 s (`SOAK_CUT_EVERY`, seconds; 0 never).
 const CUT_EVERY: Duration = Duration::from_secs(60);
+/// Each user starts a new conversation (`/new`) every this many messages
+/// (`SOAK_NEW_EVERY`; 0 never), so conversations are created and ended as well as
+/// reaped when idle.
+const NEW_EVERY: u64 = 30;
 /// A message sent this soon after a cut began may meet a connection still coming back.
 const NEAR_CUT: Duration = Duration::from_secs(10);
 
@@ -49,6 +55,16 @@ async fn soak() -> anyhow::Result<()> {
         .and_then(|s| s.parse().ok())
         .filter(|n| *n > 0)
         .unwrap_or(USERS);
+    let new_every: u64 = std::env::var("SOAK_NEW_EVERY")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(NEW_EVERY);
+    let cut_every = Duration::from_secs(
+        std::env::var("SOAK_CUT_EVERY")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(CUT_EVERY.as_secs()),
+    );
     let model = FakeModel::start().await;
     let telegram = FakeTelegram::start().await;
     let discord = FakeDiscord::start().await;
@@ -63,11 +79,18 @@ async fn soak() -> anyhow::Result<()> {
     // (seconds, RSS, RssAnon, RssFile), KiB.
     let mut samples: Vec<(f64, u64, u64, u64)> = Vec::new();
     let mut next_sample = started;
-    let mut next_cut = started + CUT_EVERY;
+    // Never, when `SOAK_CUT_EVERY=0`.
+    let mut next_cut = if cut_every.is_zero() {
+        end
+    } else {
+        started + cut_every
+    };
     let mut sent = 0u64;
     let mut cuts = 0;
     // Which messages went out while a connection was cut or coming back.
     let mut near_cut: Vec<bool> = Vec::new();
+    // Which messages were `/new` (answered without the model, not counted).
+    let mut command: Vec<bool> = Vec::new();
     let mut cut_at: Option<Instant> = None;
     while Instant::now() < end {
         let now = Instant::now();
@@ -80,18 +103,26 @@ async fn soak() -> anyhow::Result<()> {
             samples.push((now.duration_since(started).as_secs_f64(), rss, anon, file));
             next_sample += SAMPLE;
         }
-        if now >= next_cut {
+        if now >= next_cut && now < end {
             for platform in &platforms {
                 platform.disconnect(Duration::from_secs(3)).await;
             }
             cuts += 1;
             cut_at = Some(now);
-            next_cut += CUT_EVERY;
+            next_cut += cut_every;
         }
         near_cut.push(cut_at.is_some_and(|at| at.elapsed() < NEAR_CUT));
+        let nth = sent / users + 1;
+        let new = new_every > 0 && nth.is_multiple_of(new_every);
+        command.push(new);
         for platform in &platforms {
             let user = 1000 + sent % users;
-            platform.dm(user, &format!("soak {sent}")).await;
+            let text = if new {
+                "/new".to_string()
+            } else {
+                format!("soak {sent}")
+            };
+            platform.dm(user, &text).await;
         }
         sent += 1;
         // Keep the fake model's request log from growing in this process.
@@ -108,7 +139,7 @@ async fn soak() -> anyhow::Result<()> {
 
     println!();
     println!(
-        "Pincer soak: {secs} s, {} platform(s), a message every {} ms each, {cuts} connection cuts",
+        "Pincer soak: {secs} s, {} platform(s), a message every {} ms each from {users} users, `/new` every {new_every} messages a user, {cuts} connection cuts",
         platforms.len(),
         EVERY.as_millis()
     );
@@ -143,7 +174,7 @@ async fn soak() -> anyhow::Result<()> {
         let mut missing = 0;
         let mut missing_near_cut = 0;
         let mut doubled = 0;
-        for n in 0..sent {
+        for n in (0..sent).filter(|n| !command[*n as usize]) {
             let needle = format!("echo: soak {n}");
             match shown.iter().filter(|m| m.text == needle).count() {
                 0 => {
@@ -157,8 +188,9 @@ async fn soak() -> anyhow::Result<()> {
             }
         }
         println!(
-            "{}: {sent} messages sent, {missing} unanswered ({missing_near_cut} of them sent within {} s of a cut), {doubled} answered more than once",
+            "{}: {sent} messages sent ({} of them `/new`), {missing} unanswered ({missing_near_cut} of them sent within {} s of a cut), {doubled} answered more than once",
             platform.name(),
+            command.iter().filter(|c| **c).count(),
             NEAR_CUT.as_secs()
         );
     }
