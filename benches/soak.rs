@@ -46,25 +46,10 @@ fn main() -> ExitCode {
 }
 
 async fn soak() -> anyhow::Result<()> {
-    let secs: u64 = std::env::var("SOAK_SECS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(600);
-    let users: u64 = std::env::var("SOAK_USERS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .filter(|n| *n > 0)
-        .unwrap_or(USERS);
-    let new_every: u64 = std::env::var("SOAK_NEW_EVERY")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(NEW_EVERY);
-    let cut_every = Duration::from_secs(
-        std::env::var("SOAK_CUT_EVERY")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(CUT_EVERY.as_secs()),
-    );
+    let secs = setting("SOAK_SECS", 600);
+    let users = setting("SOAK_USERS", USERS).max(1);
+    let new_every = setting("SOAK_NEW_EVERY", NEW_EVERY);
+    let cut_every = Duration::from_secs(setting("SOAK_CUT_EVERY", CUT_EVERY.as_secs()));
     let model = FakeModel::start().await;
     let telegram = FakeTelegram::start().await;
     let discord = FakeDiscord::start().await;
@@ -195,6 +180,14 @@ async fn soak() -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// A whole number from the environment, or `default` when unset or not a number.
+fn setting(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
 }
 
 /// Least-squares slope of (t, KiB): KiB per second.
