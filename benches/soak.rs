@@ -88,7 +88,7 @@ async fn soak() -> anyhow::Result<()> {
             samples.push((now.duration_since(started).as_secs_f64(), rss, anon, file));
             next_sample += SAMPLE;
         }
-        if now >= next_cut && now < end {
+        if now >= next_cut {
             for platform in &platforms {
                 platform.disconnect(Duration::from_secs(3)).await;
             }
