@@ -114,7 +114,8 @@ async fn a_daily_job_keeps_its_local_hour_across_a_dst_change() {
             Target {
                 channel: "telegram".into(),
                 chat_id: "42".into(),
-                thread_id: None
+                thread_id: None,
+                user: false,
             }
         );
         slots.push(slot(&message));
@@ -362,6 +363,7 @@ fn heartbeat_rig(start: DateTime<Utc>, workspace: &std::path::Path, max_day_toke
             channel: "telegram".into(),
             chat_id: "42".into(),
             thread_id: None,
+            user: false,
         },
         max_day_tokens,
         chrono_tz::UTC,
@@ -442,6 +444,7 @@ async fn a_heartbeat_with_nothing_to_say_delivers_nothing() {
         channel: "telegram".into(),
         chat_id: "42".into(),
         thread_id: None,
+        user: false,
     };
     for (n, answer) in [(1, "HEARTBEAT_OK"), (2, "Your build is red.")] {
         fake.push(pincer_fakes::Step::text(answer));

@@ -102,6 +102,7 @@ fn target(chat: u64, thread: Option<u64>) -> Target {
         channel: "discord".into(),
         chat_id: chat.to_string(),
         thread_id: thread.map(|t| t.to_string()),
+        user: false,
     }
 }
 

@@ -106,6 +106,7 @@ fn dm(user: &str) -> Target {
         channel: "slack".into(),
         chat_id: format!("D{}", user.trim_start_matches('U')),
         thread_id: None,
+        user: false,
     }
 }
 

@@ -37,6 +37,7 @@ async fn photos_and_documents_go_out_with_captions_into_their_topic() {
         channel: "telegram".into(),
         chat_id: "-100123".into(),
         thread_id: Some("7".into()),
+        user: false,
     };
     media
         .send_media(
@@ -78,6 +79,7 @@ async fn sent_messages_are_edited_in_place_and_reactions_land() {
         channel: "telegram".into(),
         chat_id: "42".into(),
         thread_id: None,
+        user: false,
     };
     let id = handle.channel.send(&dm, "so far").await.unwrap();
     let editor = handle.editor.clone().unwrap();

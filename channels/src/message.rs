@@ -114,11 +114,7 @@ impl InboundMessage {
         if let Some(target) = &self.deliver_to {
             return target.clone();
         }
-        Target {
-            channel: self.channel.clone(),
-            chat_id: self.chat_id.clone(),
-            thread_id: self.thread_id.clone(),
-        }
+        Target::chat(&self.channel, &self.chat_id, self.thread_id.as_deref())
     }
 
     /// The session key DESIGN.md fixes: `telegram:dm:42`, `telegram:group:-100123`,
@@ -144,6 +140,37 @@ pub struct Target {
     pub channel: String,
     pub chat_id: String,
     pub thread_id: Option<String>,
+    /// `chat_id` is a person's user id, not a chat: the message goes to their direct chat
+    /// with the bot, which the channel opens on demand (Discord's DM channel, Slack's IM;
+    /// on Telegram a user's id is their private chat's id).
+    pub user: bool,
+}
+
+impl Target {
+    /// A chat (or a thread in it).
+    pub fn chat(channel: &str, chat_id: &str, thread_id: Option<&str>) -> Target {
+        Target {
+            channel: channel.to_string(),
+            chat_id: chat_id.to_string(),
+            thread_id: thread_id.map(str::to_string),
+            user: false,
+        }
+    }
+
+    /// The direct chat with the person whose canonical id is `canonical`
+    /// ("discord:80351110224678912"); `None` if it is not `channel:id`.
+    pub fn user(canonical: &str) -> Option<Target> {
+        let (channel, id) = canonical.split_once(':')?;
+        if channel.is_empty() || id.is_empty() {
+            return None;
+        }
+        Some(Target {
+            channel: channel.to_string(),
+            chat_id: id.to_string(),
+            thread_id: None,
+            user: true,
+        })
+    }
 }
 
 /// What the core wants a channel to do.

@@ -76,6 +76,7 @@ impl Terminal {
             channel: CHANNEL.into(),
             chat_id: CHAT_ID.into(),
             thread_id: None,
+            user: false,
         }
     }
 

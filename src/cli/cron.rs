@@ -104,6 +104,7 @@ pub async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
                     channel: channel.into(),
                     chat_id: chat.into(),
                     thread_id: None,
+                    user: false,
                 })
             });
             let request = JobRequest {

@@ -162,6 +162,7 @@ fn heartbeat(home: &Home, config: &Config) -> anyhow::Result<Option<Heartbeat>> 
             channel: channel.to_string(),
             chat_id: id.to_string(),
             thread_id: None,
+            user: false,
         })
     }) else {
         anyhow::bail!(

@@ -32,6 +32,7 @@ pub fn parse_deliver(text: &str) -> Result<Target, String> {
                 channel: channel.to_string(),
                 chat_id: chat.to_string(),
                 thread_id: thread.map(str::to_string),
+                user: false,
             })
         }
         _ => Err(format!(

@@ -161,6 +161,7 @@ impl Scheduler {
                 channel,
                 chat_id,
                 thread_id,
+                user: false,
             });
         let (done, outcome) = Done::pair();
         let message = system_message(

@@ -197,6 +197,7 @@ impl Dispatcher {
                     channel: approved.channel.clone(),
                     chat_id: approved.sender_raw.clone(),
                     thread_id: None,
+                    user: false,
                 };
                 self.say_text(&welcome, "You're approved; go ahead and talk to me.".into())
                     .await;

@@ -375,6 +375,7 @@ pub fn target_of(key: &str) -> Option<Target> {
         channel,
         chat_id,
         thread_id,
+        user: false,
     })
 }
 

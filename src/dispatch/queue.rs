@@ -229,6 +229,7 @@ mod tests {
                 channel: "t".into(),
                 chat_id: "c".into(),
                 thread_id: None,
+                user: false,
             },
             reply_to: None,
         }

@@ -28,6 +28,7 @@ impl SendMessage {
                 channel: channel.into(),
                 chat_id: id.into(),
                 thread_id: None,
+                user: false,
             })
             .collect();
         Arc::new(Self { outbound, allowed })
@@ -67,6 +68,7 @@ impl Tool for SendMessage {
                     channel: channel.into(),
                     chat_id: chat.into(),
                     thread_id: None,
+                    user: false,
                 };
                 let is_here = ctx
                     .origin

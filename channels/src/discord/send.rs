@@ -143,6 +143,7 @@ mod tests {
             channel: "discord".into(),
             chat_id: "500".into(),
             thread_id: Some("600".into()),
+            user: false,
         };
         assert_eq!(channel(&target).unwrap(), 600);
         assert_eq!(

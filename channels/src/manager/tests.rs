@@ -103,6 +103,7 @@ fn out(body: OutboundBody) -> OutboundMessage {
             channel: "rec".into(),
             chat_id: "1".into(),
             thread_id: None,
+            user: false,
         },
         body,
         reply_to: None,

@@ -119,6 +119,19 @@ pub(crate) const ROOT: Node = Table(&[
         Table(&[("dream_schedule", Leaf), ("dream_max_tokens", Leaf)]),
     ),
     ("mcp", Table(&[("servers", Names(&MCP_SERVER))])),
+    (
+        "access",
+        Table(&[
+            ("member_tools", Leaf),
+            ("guest_tools", Leaf),
+            ("owner_memory_in_groups", Leaf),
+            ("rate_per_minute", Leaf),
+            ("member_day_cost_usd", Leaf),
+            ("guest_day_cost_usd", Leaf),
+            ("inbox_max_mb_per_day", Leaf),
+        ]),
+    ),
+    ("workspace", Table(&[("retention_days", Leaf)])),
 ]);
 
 impl Node {

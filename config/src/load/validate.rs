@@ -3,7 +3,7 @@
 //! shapes. Checks run in a fixed order and the first failure is returned. What needs
 //! outside knowledge (timezone names, cron syntax, durations) is the core's to check.
 
-use crate::schema::{Access, DmPolicy, ModelRef, WebSearchConfig};
+use crate::schema::{Access, ChannelsConfig, DmPolicy, ModelRef, WebSearchConfig};
 use crate::{Config, ConfigError, SlackMode};
 
 use super::locate::{Locator, display_path};
@@ -29,7 +29,8 @@ pub(crate) fn check(config: &Config, locator: &Locator<'_>) -> Result<(), Config
         .or_else(|| channels(config))
         .or_else(|| tools(&config.tools.web_search))
         .or_else(|| hooks(config))
-        .or_else(|| mcp(config));
+        .or_else(|| mcp(config))
+        .or_else(|| access(config));
     match found {
         None => Ok(()),
         Some(p) => Err(ConfigError::Invalid {
@@ -61,6 +62,36 @@ fn agent(c: &Config) -> Option<Problem> {
     }
     if a.max_tokens == 0 {
         return Some(problem(&["agent", "max_tokens"], "must be at least 1"));
+    }
+    for (i, owner) in a.owners.iter().enumerate() {
+        let index = i.to_string();
+        let known = owner.split_once(':').is_some_and(|(channel, id)| {
+            ChannelsConfig::NAMES.contains(&channel) && !id.is_empty()
+        });
+        if !known {
+            return Some(problem(
+                &["agent", "owners", index.as_str()],
+                format!(
+                    "is `{owner}`, not a canonical sender id; write the channel and the platform's user id, e.g. \"telegram:123456789\", \"discord:80351110224678912\" or \"slack:U024BE7LH\""
+                ),
+            ));
+        }
+    }
+    None
+}
+
+fn access(c: &Config) -> Option<Problem> {
+    let a = &c.access;
+    for (key, value) in [
+        ("member_day_cost_usd", a.member_day_cost_usd),
+        ("guest_day_cost_usd", a.guest_day_cost_usd),
+    ] {
+        if !(value.is_finite() && value >= 0.0) {
+            return Some(problem(
+                &["access", key],
+                format!("must be 0 or more (found {value})"),
+            ));
+        }
     }
     None
 }

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    AgentConfig, ChannelsConfig, CronConfig, HeartbeatConfig, McpConfig, MemoryConfig, Price,
-    ProviderConfig, RouterConfig, ToolsConfig,
+    AccessConfig, AgentConfig, ChannelsConfig, CronConfig, HeartbeatConfig, McpConfig,
+    MemoryConfig, Price, ProviderConfig, RouterConfig, ToolsConfig, WorkspaceConfig,
 };
 
 /// The `config.toml` format this build understands. A file without `version` is version 1;
@@ -39,6 +39,10 @@ pub struct Config {
     pub memory: MemoryConfig,
     /// External MCP tool servers.
     pub mcp: McpConfig,
+    /// What each tier of sender may do once admitted.
+    pub access: AccessConfig,
+    /// How long the workspace keeps received files and saved tool output.
+    pub workspace: WorkspaceConfig,
 }
 
 impl Default for Config {
@@ -55,6 +59,8 @@ impl Default for Config {
             heartbeat: HeartbeatConfig::default(),
             memory: MemoryConfig::default(),
             mcp: McpConfig::default(),
+            access: AccessConfig::default(),
+            workspace: WorkspaceConfig::default(),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! an empty file valid. These types only describe and default; reading, checking and
 //! locating mistakes live in `crate::load`.
 
+mod access;
 mod agent;
 mod channels;
 mod config;
@@ -12,6 +13,7 @@ mod router;
 mod schedules;
 mod tools;
 
+pub use access::{AccessConfig, Tier, WorkspaceConfig};
 pub use agent::{AgentConfig, QueueMode, expand_tilde};
 pub use channels::{
     Access, ChannelConfig, ChannelsConfig, DmPolicy, GroupPolicy, SlackConfig, SlackMode,
