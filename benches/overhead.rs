@@ -110,6 +110,7 @@ fn session_message(i: usize, text: &str) -> InboundMessage {
         received_at: SystemTime::now(),
         ack: None,
         deliver_to: None,
+        scheduled: None,
         done: None,
     }
 }

@@ -49,6 +49,7 @@ fn message(session: usize, n: usize) -> InboundMessage {
         received_at: SystemTime::now(),
         ack: None,
         deliver_to: None,
+        scheduled: None,
         done: None,
     }
 }

@@ -102,6 +102,8 @@ pub fn build_agent(
     let permissions = &config.tools.permissions;
     let permissions = Permissions::new(&permissions.allow, &permissions.ask, &permissions.deny)
         .map_err(StartError::Permissions)?;
+    let tool_policy =
+        crate::tools::ToolPolicy::new(&config.access).map_err(StartError::Permissions)?;
     let scrubber = Arc::new(Scrubber::new(secret_values(config, secrets, env)));
     crate::scrub::install(Arc::clone(&scrubber));
     Ok(Agent {
@@ -120,6 +122,7 @@ pub fn build_agent(
                 wake,
                 timezone,
                 clock: Arc::new(SystemClock),
+                owners: config.agent.owners.clone(),
             }),
             SendMessage::new(outbound.clone(), &config.agent.owners),
             Arc::new(ExecTool::new(|group| {
@@ -154,6 +157,8 @@ pub fn build_agent(
         timezone,
         outbound,
         dream_max_tokens: config.memory.dream_max_tokens,
+        tool_policy,
+        access: config.access.clone(),
     })
 }
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
-use pincer::cron::{JobRequest, Scheduler, TokioClock, create};
+use pincer::cron::{JobRequest, Maker, Scheduler, TokioClock, create};
 use pincer::store::Store;
 use pincer_channels::{InboundMessage, OutboundBody, OutboundMessage, Target};
 use tokio::sync::{Notify, mpsc};
@@ -69,7 +69,7 @@ async fn add(
         deliver: Some("telegram:42".into()),
         session: None,
     };
-    create(store, request, chrono_tz::UTC, None, now)
+    create(store, request, chrono_tz::UTC, &Maker::cli(&[]), now)
         .await
         .unwrap()
         .id
@@ -449,11 +449,16 @@ async fn a_heartbeat_with_nothing_to_say_delivers_nothing() {
     for (n, answer) in [(1, "HEARTBEAT_OK"), (2, "Your build is red.")] {
         fake.push(pincer_fakes::Step::text(answer));
         let (done, outcome) = pincer_channels::Done::pair();
+        let run = pincer::cron::JobRun {
+            name: "heartbeat",
+            prompt: "check",
+            creator: "terminal:local",
+            tier: pincer_config::Tier::Owner,
+        };
         let beat = pincer::cron::system_message(
             format!("heartbeat:{n}"),
             format!("hb-{n}"),
-            "heartbeat",
-            "check",
+            run,
             Some(to.clone()),
             done,
         );

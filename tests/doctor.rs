@@ -18,7 +18,7 @@ async fn setup(key: &str, token: Option<&str>, extra: &str) -> (TestHome, FakeMo
     let home = TestHome::new();
     common::set_mode(home.path(), 0o700);
     home.write_config(&format!(
-        "version = 1\n[router]\nlight = [\"fake/m\"]\n[providers.fake]\nkind = \"openai\"\nbase_url = \"{}\"\n\n[channels.telegram]\nenabled = true\napi_url = \"{}\"\n{extra}",
+        "version = 1\n[agent]\nowners = [\"telegram:1\"]\n[router]\nlight = [\"fake/m\"]\n[providers.fake]\nkind = \"openai\"\nbase_url = \"{}\"\n\n[channels.telegram]\nenabled = true\napi_url = \"{}\"\n{extra}",
         model.openai_base(),
         telegram.api_url()
     ));

@@ -30,6 +30,7 @@ fn ctx(dir: &Path) -> ToolContext {
     ToolContext {
         workspace: dir.to_path_buf(),
         origin: None,
+        caller: pincer::tools::Caller::owner(),
     }
 }
 

@@ -70,6 +70,7 @@ fn owner_on_telegram(text: &str) -> InboundMessage {
         received_at: SystemTime::now(),
         ack: None,
         deliver_to: None,
+        scheduled: None,
         done: None,
     }
 }

@@ -141,7 +141,7 @@ async fn in_a_channel_a_mention_is_answered_once_and_other_talk_is_not() {
     );
     let seen = requests[0].last_user_text();
     assert!(
-        seen.contains("Ann: we should pick a date"),
+        seen.contains("Ann (slack:U11): we should pick a date"),
         "unmentioned talk is context: {seen}"
     );
     assert!(seen.contains("what do you think?"), "{seen}");

@@ -3,100 +3,14 @@
 
 mod common;
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{Gateway, TestHome, pairing_code};
-use pincer_fakes::telegram::{FakeTelegram, Fault, Incoming, Sent};
-use pincer_fakes::{FakeModel, Step};
+use common::pairing_code;
+use common::telegram::setup;
+use pincer_fakes::Step;
+use pincer_fakes::telegram::{Fault, Incoming};
 
 const WAIT: Duration = Duration::from_secs(15);
-
-struct Setup {
-    home: TestHome,
-    model: FakeModel,
-    telegram: FakeTelegram,
-}
-
-async fn setup(extra_channel: &str, extra_agent: &str) -> Setup {
-    let model = FakeModel::start().await;
-    let telegram = FakeTelegram::start().await;
-    let home = TestHome::new();
-    home.write_config(&format!(
-        "version = 1\n[agent]\n{extra_agent}\n[router]\nlight = [\"fake/m\"]\n[providers.fake]\nkind = \"openai\"\nbase_url = \"{}\"\n\n[channels.telegram]\nenabled = true\napi_url = \"{}\"\n{extra_channel}\n",
-        model.openai_base(),
-        telegram.api_url()
-    ));
-    home.write_secrets(&format!(
-        "channels:\n  telegram:\n    bot_token: \"{}\"\n",
-        telegram.token()
-    ));
-    Setup {
-        home,
-        model,
-        telegram,
-    }
-}
-
-impl Setup {
-    fn start(&self) -> Gateway {
-        let child = self
-            .home
-            .command(&["run"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start pincer run");
-        Gateway { child }
-    }
-
-    /// What each message the bot sent finally says (edits applied), in order sent.
-    fn shown(&self) -> Vec<Sent> {
-        let mut out: Vec<Sent> = Vec::new();
-        for sent in self.telegram.sent() {
-            if sent.method == "editMessageText" {
-                if let Some(original) = out
-                    .iter_mut()
-                    .find(|m| m.message_id == sent.message_id && m.chat_id == sent.chat_id)
-                {
-                    original.text = sent.text;
-                    original.parse_mode = sent.parse_mode;
-                }
-            } else {
-                out.push(sent);
-            }
-        }
-        out
-    }
-
-    /// Wait until a message to `chat` finally shows `needle`.
-    async fn wait_for_text(&self, chat: i64, needle: &str) -> Sent {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            if let Some(found) = self
-                .shown()
-                .into_iter()
-                .find(|m| m.chat_id == chat && m.text.contains(needle))
-            {
-                return found;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "no message to {chat} containing {needle:?}; shown: {:#?}",
-                self.shown()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    fn texts_to(&self, chat: i64) -> Vec<String> {
-        self.shown()
-            .into_iter()
-            .filter(|m| m.chat_id == chat)
-            .map(|m| m.text)
-            .collect()
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_owner_talks_in_a_direct_message_with_typing_shown_then_stopped() {
@@ -176,11 +90,18 @@ async fn a_long_reply_with_code_arrives_as_ordered_chunks_within_the_limit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pairing_lets_a_stranger_in_only_after_the_owner_approves() {
-    let s = setup("dm_policy = \"pairing\"", "").await;
+    let s = setup("dm_policy = \"pairing\"", "owners = [\"telegram:42\"]").await;
     let _gateway = s.start();
-    s.telegram.inject(Incoming::dm(7, "hello, who are you?"));
+    s.telegram
+        .inject(Incoming::dm(7, "hello, who are you?").from(7, "Ana", None));
     let reply = s.wait_for_text(7, "pairing code").await;
     let code = pairing_code(&reply.text);
+    // The owner hears of it in their own chat, in one line.
+    let note = s.wait_for_text(42, "asks to pair").await;
+    assert_eq!(
+        note.text,
+        format!("Ana (telegram:7) asks to pair — reply /approve {code}")
+    );
     assert!(!code.contains(['0', 'O', '1', 'I']));
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
@@ -206,7 +127,8 @@ async fn pairing_lets_a_stranger_in_only_after_the_owner_approves() {
         "the message before approval stays unanswered"
     );
 
-    // User 7 was approved first, so owns the channel: they approve the next stranger in chat.
+    // Being approved first makes nobody an owner: user 7 cannot approve the next
+    // stranger; the owner (agent.owners) can, from their own chat.
     s.telegram.inject(Incoming::dm(8, "me too"));
     let reply = s.wait_for_text(8, "pairing code").await;
     let code8 = pairing_code(&reply.text);
@@ -214,8 +136,19 @@ async fn pairing_lets_a_stranger_in_only_after_the_owner_approves() {
         .inject(Incoming::dm(8, "let me in").from(8, "Eve", None));
     s.telegram
         .inject(Incoming::dm(7, &format!("/approve {code8}")).command());
-    s.wait_for_text(7, "Approved").await;
+    s.wait_for_text(7, "Only the owner").await;
+    s.telegram
+        .inject(Incoming::dm(42, &format!("/approve {code8}")).command());
+    s.wait_for_text(42, "Approved").await;
     s.wait_for_text(8, "You're approved").await;
+    assert_eq!(
+        s.texts_to(42)
+            .iter()
+            .filter(|t| t.contains("asks to pair"))
+            .count(),
+        1,
+        "at most one pairing note a minute"
+    );
     s.telegram.inject(Incoming::dm(8, "thanks"));
     s.wait_for_text(8, "echo: thanks").await;
     // A non-owner cannot approve.
@@ -271,11 +204,11 @@ async fn in_a_group_the_bot_answers_only_when_addressed_and_topics_are_sessions(
     );
     let seen = requests[0].last_user_text();
     assert!(
-        seen.contains("Ann: we should pick a date"),
+        seen.contains("Ann (telegram:11): we should pick a date"),
         "unaddressed messages are context: {seen}"
     );
     assert!(
-        seen.contains("Bob:") && seen.contains("what do you think?"),
+        seen.contains("Bob (telegram:12): ") && seen.contains("what do you think?"),
         "{seen}"
     );
     assert!(s.texts_to(-100999).is_empty());

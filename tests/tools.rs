@@ -218,6 +218,7 @@ async fn read_only_calls_overlap_a_write_waits_and_results_keep_their_order() {
     let ctx = ToolContext {
         workspace: dir.path().to_path_buf(),
         origin: None,
+        caller: pincer::tools::Caller::owner(),
     };
     let guard = pincer::tools::Guard::default();
     let calls = ["look_a", "look_b", "change", "look_c"];

@@ -41,7 +41,7 @@ pub use channel::{
 };
 pub use message::{
     Ack, ChatKind, Done, InboundMessage, MediaKind, MediaRef, OutboundBody, OutboundMessage,
-    Sender, Target,
+    Scheduled, Sender, Target,
 };
 pub use registry::{ChannelHandle, ChannelInfo, Registry};
 pub use terminal::Terminal;

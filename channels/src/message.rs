@@ -81,7 +81,17 @@ impl Done {
     }
 }
 
-/// One message from a person (or a synthetic one from cron, channel "cron").
+/// A scheduled run's own facts, for the synthetic message that starts it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scheduled {
+    /// The job's name ("heartbeat" for the heartbeat).
+    pub job: String,
+    /// The tier the job was made at; the run gets no more (the sender is the job's
+    /// creator, and the run gets less if the creator has lost their standing since).
+    pub tier: pincer_config::Tier,
+}
+
+/// One message from a person (or a synthetic one from the scheduler, channel "cron").
 #[derive(Debug)]
 pub struct InboundMessage {
     /// The channel's registry name: "telegram", "terminal", ...
@@ -105,6 +115,8 @@ pub struct InboundMessage {
     pub ack: Option<Ack>,
     /// Where replies go when not back to this chat (a scheduled job's delivery target).
     pub deliver_to: Option<Target>,
+    /// Set on the scheduler's synthetic messages only: which job runs, at which tier.
+    pub scheduled: Option<Scheduled>,
     pub done: Option<Done>,
 }
 
@@ -120,8 +132,8 @@ impl InboundMessage {
     /// The session key DESIGN.md fixes: `telegram:dm:42`, `telegram:group:-100123`,
     /// `telegram:group:-100123:thread:7`, `terminal:dm:local`, `cron:<job>:<run>`.
     pub fn session_key(&self) -> String {
-        if self.channel == "cron" {
-            return format!("cron:{}", self.chat_id); // cron:<job>:<run> or cron:shared:<name>
+        if self.scheduled.is_some() {
+            return format!("{}:{}", self.channel, self.chat_id); // cron:<job>:<run> or cron:shared:<name>
         }
         let kind = match self.chat_kind {
             ChatKind::Dm => "dm",

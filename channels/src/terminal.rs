@@ -67,6 +67,7 @@ impl Terminal {
             received_at: SystemTime::now(),
             ack: None,
             deliver_to: None,
+            scheduled: None,
             done: None,
         }
     }

@@ -20,6 +20,8 @@
 //!   [`check_channels`]).
 //! - `write`: [`write_private`] (atomic, mode 0600) and [`backup`] for onboarding and
 //!   upgrades.
+//! - `owners`: [`add_owner`], which adds a canonical id to `agent.owners` keeping the
+//!   file's comments and layout (`pincer pairing approve --owner`).
 //! - `error`: [`ConfigError`] and [`Location`]; the CLI prints messages as they are.
 //!
 //! # Order of checks in [`load`]
@@ -50,12 +52,14 @@
 
 mod error;
 mod load;
+mod owners;
 mod schema;
 mod secrets;
 mod write;
 
 pub use error::{ConfigError, Location};
 pub use load::{load, load_str};
+pub use owners::{OwnerAdded, OwnerError, add_owner};
 pub use schema::*;
 pub use secrets::{
     ApiKeySecret, ChannelSecrets, McpSecrets, ProviderSecrets, Secrets, SlackSecrets, TokenSecret,

@@ -17,7 +17,8 @@ pub struct GroupContext {
 }
 
 impl GroupContext {
-    pub fn remember(&self, key: &str, who: &str, text: &str) {
+    /// Keep `line` (a speaker line, see `speaker_line`) as context for `key`'s group.
+    pub fn remember(&self, key: &str, line: String) {
         let Ok(mut groups) = self.groups.lock() else {
             return;
         };
@@ -35,8 +36,8 @@ impl GroupContext {
             .entry(key.to_string())
             .or_insert_with(|| (tick, VecDeque::new()));
         entry.0 = tick;
-        let text: String = text.chars().take(MAX_CHARS).collect();
-        entry.1.push_back(format!("{who}: {text}"));
+        let line: String = line.chars().take(MAX_CHARS).collect();
+        entry.1.push_back(line);
         while entry.1.len() > PER_GROUP {
             entry.1.pop_front();
         }
@@ -70,7 +71,7 @@ mod tests {
     fn context_is_bounded_and_used_once() {
         let context = GroupContext::default();
         for n in 0..30 {
-            context.remember("g", "Ann", &format!("message {n}"));
+            context.remember("g", format!("Ann: message {n}"));
         }
         let text = context.with_context("g", "Bob: @bot what do you think?".into());
         assert!(text.contains("Ann: message 29") && !text.contains("message 9\n"));

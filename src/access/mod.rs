@@ -1,30 +1,45 @@
 //! The gate in front of the model: who may talk to the assistant, exactly as
-//! DESIGN.md's access rules say. The terminal and scheduled jobs are always admitted. In a DM:
-//! owners, `allow_from` and senders approved by pairing (per `dm_policy`). In a
+//! DESIGN.md's access rules say, and at which tier. The terminal is the owner; a
+//! scheduled run is its creator, at no more than the tier the job was made at. In a
+//! DM: owners, `allow_from` and senders approved by pairing (per `dm_policy`). In a
 //! group: only allowed groups, and under `group_policy = "mention"` only messages
 //! that address the bot — the others are kept briefly as context. An unknown sender
-//! is never stored and never reaches a model.
+//! is never stored and never reaches a model. Owners come from `agent.owners` only.
+//!
+//! - `origin`  — the `Origin` (sender, tier, place) a turn carries
+//! - `pairing` — codes for strangers, and the owner's one-line notice of each
+//! - `context` — recent unaddressed group messages
+//! - `limits`  — the per-sender message rate for non-owners
 
 mod context;
+mod limits;
+mod origin;
 mod pairing;
 
 use std::collections::HashMap;
 
-use pincer_channels::{ChatKind, InboundMessage};
-use pincer_config::{Config, DmPolicy, GroupPolicy};
+use pincer_channels::{ChatKind, InboundMessage, Target};
+use pincer_config::{Config, DmPolicy, GroupPolicy, Tier};
 
 use crate::store::{Store, StoreError};
 use context::GroupContext;
 
+pub use limits::{RateLimiter, Rated};
+pub use origin::{Origin, Place, TERMINAL_SENDER, sanitize_name, speaker_line};
 pub use pairing::{CODE_ALPHABET, CODE_LEN, MAX_PENDING, new_code};
 
 /// What to do with an inbound message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
-    /// Let it through; `text` is what the model sees (group context prepended).
-    Admit { text: String },
-    /// Answer the sender with this (a pairing code, "try later"), nothing else.
-    Reply(String),
+    /// Let it through; `text` is what the model sees (group context prepended), and
+    /// `origin` says who asked, at which tier.
+    Admit { text: String, origin: Origin },
+    /// Answer the sender with `text` (a pairing code, "try later"), nothing else; tell
+    /// the channel's owners `owners_note` in their direct chats, if there is one.
+    Reply {
+        text: String,
+        owners_note: Option<String>,
+    },
     /// Drop it quietly.
     Refuse,
 }
@@ -40,10 +55,14 @@ struct Policy {
 
 pub struct Gate {
     store: Store,
-    /// `agent.owners`: canonical ids. Empty means "the first approved sender".
+    /// `agent.owners`: canonical ids, and nobody else (besides the terminal).
     owners: Vec<String>,
     policies: HashMap<String, Policy>,
     context: GroupContext,
+    /// When the owners were last told of a pairing request (at most once a minute).
+    pairing_notes: pairing::NoteLimit,
+    /// `access.rate_per_minute` for non-owners.
+    rate: RateLimiter,
 }
 
 impl Gate {
@@ -67,13 +86,33 @@ impl Gate {
             owners: config.agent.owners.clone(),
             policies,
             context: GroupContext::default(),
+            pairing_notes: pairing::NoteLimit::default(),
+            rate: RateLimiter::new(config.access.rate_per_minute),
         }
     }
 
+    /// Count a message of a non-owner `sender` against `access.rate_per_minute`.
+    pub fn rate(&self, sender: &str) -> Rated {
+        self.rate.check(sender)
+    }
+
     pub async fn check(&self, message: &InboundMessage) -> Result<Decision, StoreError> {
-        if matches!(message.channel.as_str(), "terminal" | "cron") {
+        if message.channel == pincer_channels::terminal::CHANNEL {
             return Ok(Decision::Admit {
                 text: message.text.clone(),
+                origin: Origin::terminal(),
+            });
+        }
+        if let Some(scheduled) = &message.scheduled {
+            let now = self.tier_of(&message.sender.canonical).await?;
+            return Ok(Decision::Admit {
+                text: message.text.clone(),
+                origin: Origin {
+                    sender: message.sender.canonical.clone(),
+                    name: sanitize_name(&message.sender.display_name),
+                    tier: scheduled.tier.min(now),
+                    place: Place::Scheduled,
+                },
             });
         }
         let Some(policy) = self.policies.get(&message.channel) else {
@@ -82,7 +121,7 @@ impl Gate {
         };
         let decision = match message.chat_kind {
             ChatKind::Dm => self.check_dm(message, policy).await?,
-            ChatKind::Group | ChatKind::Thread => self.check_group(message, policy),
+            ChatKind::Group | ChatKind::Thread => self.check_group(message, policy).await?,
         };
         if decision == Decision::Refuse {
             tracing::info!(channel = %message.channel, sender = %message.sender.canonical, chat = %message.chat_id, "message not admitted");
@@ -90,35 +129,41 @@ impl Gate {
         Ok(decision)
     }
 
-    /// Whether this sender owns the channel: named in `agent.owners`, or, when that is
-    /// empty, the first sender ever approved on the channel.
-    pub async fn is_owner(&self, message: &InboundMessage) -> Result<bool, StoreError> {
-        if message.channel == "terminal" {
-            return Ok(true);
-        }
-        Ok(self
-            .owner_ids(&message.channel)
-            .await?
-            .contains(&message.sender.canonical))
+    /// The canonical ids of those who own `channel`: its entries in `agent.owners`.
+    pub fn owner_ids(&self, channel: &str) -> Vec<String> {
+        let prefix = format!("{channel}:");
+        self.owners
+            .iter()
+            .filter(|o| o.starts_with(&prefix))
+            .cloned()
+            .collect()
     }
 
-    /// The canonical ids of those who own `channel`: its entries in `agent.owners`, or,
-    /// when that names nobody at all, the first sender ever approved on it.
-    pub async fn owner_ids(&self, channel: &str) -> Result<Vec<String>, StoreError> {
-        if !self.owners.is_empty() {
-            let prefix = format!("{channel}:");
-            return Ok(self
-                .owners
-                .iter()
-                .filter(|o| o.starts_with(&prefix))
-                .cloned()
-                .collect());
+    /// The direct chats of `channel`'s owners (each opened by user id).
+    pub fn owner_targets(&self, channel: &str) -> Vec<Target> {
+        self.owner_ids(channel)
+            .iter()
+            .filter_map(|o| Target::user(o))
+            .collect()
+    }
+
+    /// The tier a sender has wherever they are admitted: owner (`agent.owners`, the
+    /// terminal), member (`allow_from` by name, or approved by pairing), else guest.
+    pub async fn tier_of(&self, canonical: &str) -> Result<Tier, StoreError> {
+        if canonical == TERMINAL_SENDER || self.owners.iter().any(|o| o == canonical) {
+            return Ok(Tier::Owner);
         }
-        let approved = self.store.approved(Some(channel)).await?;
-        Ok(approved
-            .first()
-            .map(|first| vec![format!("{channel}:{}", first.sender_raw)])
-            .unwrap_or_default())
+        let Some((channel, raw)) = canonical.split_once(':') else {
+            return Ok(Tier::Guest);
+        };
+        let named = self
+            .policies
+            .get(channel)
+            .is_some_and(|p| p.allow_from.iter().any(|id| id == raw));
+        if named || self.store.is_approved(channel, raw).await? {
+            return Ok(Tier::Member);
+        }
+        Ok(Tier::Guest)
     }
 
     async fn check_dm(
@@ -126,52 +171,85 @@ impl Gate {
         message: &InboundMessage,
         policy: &Policy,
     ) -> Result<Decision, StoreError> {
-        let admit = Decision::Admit {
-            text: message.text.clone(),
-        };
         if policy.dm == DmPolicy::Disabled {
             return Ok(Decision::Refuse);
         }
-        if policy.dm == DmPolicy::Open || self.is_owner(message).await? {
-            return Ok(admit);
-        }
-        if policy
-            .allow_from
-            .iter()
-            .any(|id| id == &message.sender.raw_id)
-            || self
-                .store
-                .is_approved(&message.channel, &message.sender.raw_id)
-                .await?
-        {
-            return Ok(admit);
+        let tier = self.tier_of(&message.sender.canonical).await?;
+        if tier >= Tier::Member || policy.dm == DmPolicy::Open {
+            return Ok(Decision::Admit {
+                text: message.text.clone(),
+                origin: self.origin(message, tier, Place::Direct),
+            });
         }
         match policy.dm {
-            DmPolicy::Pairing => pairing::respond(&self.store, message).await,
+            DmPolicy::Pairing => {
+                pairing::respond(
+                    &self.store,
+                    message,
+                    !self.owner_ids(&message.channel).is_empty(),
+                    &self.pairing_notes,
+                )
+                .await
+            }
             _ => Ok(Decision::Refuse),
         }
     }
 
-    fn check_group(&self, message: &InboundMessage, policy: &Policy) -> Decision {
+    async fn check_group(
+        &self,
+        message: &InboundMessage,
+        policy: &Policy,
+    ) -> Result<Decision, StoreError> {
         if policy.group == GroupPolicy::Disabled {
-            return Decision::Refuse;
+            return Ok(Decision::Refuse);
         }
         let allowed = policy
             .groups
             .iter()
             .any(|g| g == "*" || g == &message.chat_id);
         if !allowed {
-            return Decision::Refuse;
+            return Ok(Decision::Refuse);
         }
         let key = message.session_key();
+        let said = speaker_line(
+            &message.sender.display_name,
+            &message.sender.canonical,
+            &message.text,
+        );
         if policy.group == GroupPolicy::Mention && !message.addressed {
-            self.context
-                .remember(&key, &message.sender.display_name, &message.text);
-            return Decision::Refuse;
+            self.context.remember(&key, said);
+            return Ok(Decision::Refuse);
         }
-        let said = format!("{}: {}", message.sender.display_name, message.text);
-        Decision::Admit {
+        let tier = self.tier_of(&message.sender.canonical).await?;
+        Ok(Decision::Admit {
             text: self.context.with_context(&key, said),
+            origin: self.origin(message, tier, Place::Group),
+        })
+    }
+
+    fn origin(&self, message: &InboundMessage, tier: Tier, place: Place) -> Origin {
+        Origin {
+            sender: message.sender.canonical.clone(),
+            name: sanitize_name(&message.sender.display_name),
+            tier,
+            place,
         }
+    }
+
+    /// The origin of a stored message answered again after a restart: its sender's
+    /// tier now, in the kind of place its session key names.
+    pub async fn origin_of_stored(&self, key: &str, sender: &str) -> Result<Origin, StoreError> {
+        let place = match key.split(':').nth(1) {
+            _ if sender == TERMINAL_SENDER => Place::Terminal,
+            Some("dm") => Place::Direct,
+            _ => Place::Group,
+        };
+        let tier = self.tier_of(sender).await?;
+        Ok(Origin {
+            sender: sender.to_string(),
+            name: sender.to_string(),
+            tier,
+            place,
+        })
     }
 }

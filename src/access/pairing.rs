@@ -1,7 +1,9 @@
 //! Pairing: an unknown DM sender gets an 8-character code (no 0/O/1/I), valid for an
-//! hour, at most three pending per channel. The owner approves it with `pincer
-//! pairing approve` or `/approve CODE`. A repeat sender gets the same code again, at
-//! most once every few minutes.
+//! hour. A sender holds at most one code (a repeat sender gets the same one again, at
+//! most once every few minutes); a channel holds at most ten, and when it is full the
+//! oldest unanswered code makes room, so strangers cannot jam it. Each new code is
+//! announced to the channel's owners in one line (at most one such line a minute). The
+//! owner approves with `pincer pairing approve` or `/approve CODE`.
 
 use pincer_channels::InboundMessage;
 
@@ -10,10 +12,31 @@ use crate::store::{PendingCode, Store, StoreError, now_ms};
 
 pub const CODE_ALPHABET: &[u8; 32] = b"ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
 pub const CODE_LEN: usize = 8;
-pub const MAX_PENDING: usize = 3;
+pub const MAX_PENDING: usize = 10;
 const VALID_MS: i64 = 60 * 60 * 1000;
 /// A repeat sender is reminded of their code at most this often.
 const RESEND_MS: i64 = 5 * 60 * 1000;
+/// The owners hear of new pairing requests at most this often.
+const NOTE_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// When the owners were last told of a pairing request.
+#[derive(Default)]
+pub struct NoteLimit(std::sync::Mutex<Option<tokio::time::Instant>>);
+
+impl NoteLimit {
+    /// Whether a note may go out now (and if so, it counts as sent).
+    fn take(&self) -> bool {
+        let Ok(mut last) = self.0.lock() else {
+            return false;
+        };
+        let now = tokio::time::Instant::now();
+        if last.is_some_and(|at| now.duration_since(at) < NOTE_EVERY) {
+            return false;
+        }
+        *last = Some(now);
+        true
+    }
+}
 
 /// A fresh random code. 32 symbols divide 256, so `byte % 32` is uniform.
 pub fn new_code() -> Result<String, getrandom::Error> {
@@ -31,7 +54,14 @@ fn code_message(channel: &str, code: &str) -> String {
     )
 }
 
-pub async fn respond(store: &Store, message: &InboundMessage) -> Result<Decision, StoreError> {
+/// The answer to a stranger's DM: their code (new, or theirs again), and for a new
+/// code a line for the channel's owners when `has_owner` and the note limit allow.
+pub async fn respond(
+    store: &Store,
+    message: &InboundMessage,
+    has_owner: bool,
+    notes: &NoteLimit,
+) -> Result<Decision, StoreError> {
     let channel = &message.channel;
     let pending = store.pending_codes(Some(channel)).await?;
     if let Some(mine) = pending
@@ -42,12 +72,16 @@ pub async fn respond(store: &Store, message: &InboundMessage) -> Result<Decision
             return Ok(Decision::Refuse);
         }
         store.mark_code_sent(channel, &mine.code).await?;
-        return Ok(Decision::Reply(code_message(channel, &mine.code)));
+        return Ok(Decision::Reply {
+            text: code_message(channel, &mine.code),
+            owners_note: None,
+        });
     }
-    if pending.len() >= MAX_PENDING {
-        return Ok(Decision::Reply(
-            "I can't take new pairing requests right now; please try again later.".into(),
-        ));
+    if pending.len() >= MAX_PENDING
+        && let Some(oldest) = pending.first()
+    {
+        tracing::info!(channel = %channel, sender = %oldest.sender, "pairing code dropped to make room for a newer request");
+        store.delete_code(channel, &oldest.code).await?;
     }
     let code = new_code()
         .map_err(|err| StoreError::Worker(format!("no randomness for a pairing code: {err}")))?;
@@ -64,7 +98,17 @@ pub async fn respond(store: &Store, message: &InboundMessage) -> Result<Decision
         })
         .await?;
     tracing::info!(channel = %channel, sender = %message.sender.canonical, "pairing code issued");
-    Ok(Decision::Reply(code_message(channel, &code)))
+    let owners_note = (has_owner && notes.take()).then(|| {
+        format!(
+            "{} ({}) asks to pair — reply /approve {code}",
+            super::sanitize_name(&message.sender.display_name),
+            message.sender.canonical
+        )
+    });
+    Ok(Decision::Reply {
+        text: code_message(channel, &code),
+        owners_note,
+    })
 }
 
 #[cfg(test)]

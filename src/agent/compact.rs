@@ -26,7 +26,11 @@ pub struct Compacted {
 impl Agent {
     /// Summarise all but the recent part of the session. `Ok(None)` when there is too
     /// little to compact.
-    pub async fn compact(&self, session_id: i64) -> Result<Option<Compacted>, String> {
+    pub async fn compact(
+        &self,
+        session_id: i64,
+        spender: &crate::store::Spender,
+    ) -> Result<Option<Compacted>, String> {
         let meta = self
             .store
             .session_meta(session_id)
@@ -84,7 +88,7 @@ impl Agent {
         let cost = self.prices.cost(&label, response.usage);
         if let Err(err) = self
             .store
-            .record_usage(session_id, &label, response.usage, cost)
+            .record_usage(session_id, &label, response.usage, cost, spender)
             .await
         {
             tracing::warn!("usage not recorded: {err}");

@@ -36,7 +36,7 @@ use crate::dispatch::queue::{Queued, SessionQueue, TurnControl};
 use crate::models::Models;
 use crate::prices::Prices;
 use crate::store::Store;
-use crate::tools::{Guard, Registry};
+use crate::tools::{Guard, Registry, ToolPolicy};
 
 pub use compact::Compacted;
 pub use outcome::{Budget, Ended};
@@ -73,6 +73,10 @@ pub struct Agent {
     pub outbound: mpsc::Sender<OutboundMessage>,
     /// `memory.dream_max_tokens`: what one dream may read and write.
     pub dream_max_tokens: u64,
+    /// Which tools each tier may use, and where the owner's memory belongs.
+    pub tool_policy: ToolPolicy,
+    /// `[access]`: the per-sender day budgets of non-owners.
+    pub access: pincer_config::AccessConfig,
 }
 
 /// The result of one turn: how it ended and which stored user messages it answered.

@@ -15,8 +15,19 @@ pub enum Ended {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Budget {
     Iterations(u32),
-    TurnCost { spent: f64, limit: f64 },
-    DayCost { spent: f64, limit: f64 },
+    TurnCost {
+        spent: f64,
+        limit: f64,
+    },
+    DayCost {
+        spent: f64,
+        limit: f64,
+    },
+    /// A non-owner sender used their own day's allowance (`access.*_day_cost_usd`).
+    SenderDay {
+        tier: pincer_config::Tier,
+        limit: f64,
+    },
     Time(u64),
 }
 
@@ -37,6 +48,9 @@ impl Ended {
             )),
             Ended::Budget(Budget::DayCost { spent, limit }) => Some(format!(
                 "Stopped: today's model spending is ${spent:.2}, over agent.max_day_cost_usd = {limit:.2}. It resets at midnight in agent.timezone, or raise the limit in config.toml."
+            )),
+            Ended::Budget(Budget::SenderDay { tier, limit }) => Some(format!(
+                "You have used today's allowance of ${limit:.2} ({tier} budget, access.{tier}_day_cost_usd); it renews at midnight."
             )),
             Ended::Budget(Budget::Time(secs)) => Some(format!(
                 "Stopped: this turn ran for {secs}s, the limit set by agent.max_turn_secs."

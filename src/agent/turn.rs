@@ -7,11 +7,12 @@ use super::outcome::{Budget, Ended};
 use super::reply::Reply;
 use super::route::{ESCALATE, Route, escalate_spec};
 use super::{Agent, CANCELLED, SKIPPED, TurnReport, history, prompt};
+use crate::access::{Origin, Place};
 use crate::dispatch::queue::{Queued, SessionQueue, StopReason, TurnControl};
 use crate::provider::{
     ChatMessage, ChatRequest, ErrorKind, Part, StopReason as ModelStop, StreamEvent,
 };
-use crate::store::{self, now_ms};
+use crate::store::{self, Spender, now_ms};
 use crate::tools::ToolContext;
 
 /// How often a reply cut by the output limit is continued.
@@ -41,6 +42,8 @@ struct Turn<'a> {
     compacted: bool,
     /// Completion handles of steered-in messages.
     done: Vec<pincer_channels::Done>,
+    /// Who the turn is for: the first message's sender, lowered by any steered in.
+    origin: Origin,
     /// User texts steered into the turn, and everything the assistant said: the
     /// daily log's record of the turn.
     heard: Vec<String>,
@@ -58,7 +61,7 @@ pub(super) async fn run(
         agent.outbound.clone(),
         first.target.clone(),
         first.reply_to.clone(),
-        first.scheduled,
+        first.scheduled(),
         std::sync::Arc::clone(&agent.guard.scrubber),
     );
     reply.start().await;
@@ -74,8 +77,11 @@ pub(super) async fn run(
     let mut said = String::new();
     let (ended, answered, mut reply, done) = match prepared {
         Ok((mut messages, route)) => {
-            // Recalled memory rides on the newest user message, after the cached prefix.
-            if let Some(recalled) = agent.recall(&first.text).await {
+            // Recalled memory rides on the newest user message, after the cached prefix;
+            // it is the owner's, so only where their memory belongs.
+            if agent.tool_policy.owner_memory(&first.origin)
+                && let Some(recalled) = agent.recall(&first.text).await
+            {
                 history::push_user(&mut messages, Part::Text { text: recalled });
             }
             let mut turn = Turn {
@@ -96,6 +102,7 @@ pub(super) async fn run(
                 text: String::new(),
                 compacted: false,
                 done: Vec::new(),
+                origin: first.origin.clone(),
                 heard: Vec::new(),
                 said: String::new(),
             };
@@ -114,7 +121,11 @@ pub(super) async fn run(
         }
     }
     // Logged before the turn ends, so whoever waits for the end finds it in the log.
-    agent.log_turn(&first.sender, &heard, &said).await;
+    let who = match first.origin.place {
+        Place::Terminal => String::new(),
+        _ => first.origin.label(),
+    };
+    agent.log_turn(&who, &heard, &said).await;
     reply.end().await;
     TurnReport {
         ended,
@@ -144,7 +155,13 @@ impl Turn<'_> {
             if let Err(err) = self
                 .agent
                 .store
-                .record_usage(self.session_id, &label, response.usage, cost)
+                .record_usage(
+                    self.session_id,
+                    &label,
+                    response.usage,
+                    cost,
+                    &self.spender(),
+                )
                 .await
             {
                 tracing::warn!("usage not recorded: {err}");
@@ -263,7 +280,7 @@ impl Turn<'_> {
             Ok(ok) => Ok(Some(ok)),
             Err(err) if err.kind == ErrorKind::ContextTooLong && !self.compacted => {
                 self.compacted = true;
-                match self.agent.compact(self.session_id).await {
+                match self.agent.compact(self.session_id, &self.spender()).await {
                     Ok(Some(_)) => {
                         let mut answered = Vec::new();
                         self.messages = self
@@ -285,19 +302,30 @@ impl Turn<'_> {
         }
     }
 
+    /// Who pays for this turn's calls.
+    fn spender(&self) -> Spender {
+        Spender {
+            sender: self.origin.sender.clone(),
+            tier: self.origin.tier,
+        }
+    }
+
     fn request(&self) -> ChatRequest {
         let agent = self.agent;
         let target = &self.first.target;
-        let chat = match target.channel.as_str() {
-            "terminal" => "a direct chat with your owner".to_string(),
+        let chat = match self.origin.place {
+            Place::Terminal => "a direct chat with your owner".to_string(),
             _ => match &target.thread_id {
                 Some(thread) => format!("chat {} (topic {thread})", target.chat_id),
                 None => format!("chat {}", target.chat_id),
             },
         };
-        let mut tools = agent.tools.offered();
+        let caller = agent.tool_policy.caller(self.origin.clone());
+        let mut tools = agent.tools.offered(&caller);
         // The skill tool is only worth its tokens when there are skills to load.
-        if crate::tools::skills::list(&agent.workspace).is_empty() {
+        if tools.iter().any(|t| t.name == "skill")
+            && crate::tools::skills::list(&agent.workspace).is_empty()
+        {
             tools.retain(|t| t.name != "skill");
         }
         if self.route.can_escalate(agent) {
@@ -316,6 +344,8 @@ impl Turn<'_> {
                 channel: &target.channel,
                 chat: &chat,
                 timezone: agent.timezone,
+                origin: &self.origin,
+                owner_memory: agent.tool_policy.owner_memory(&self.origin),
             },
         );
         ChatRequest {
@@ -364,19 +394,38 @@ impl Turn<'_> {
                 self.started.elapsed().as_secs(),
             )));
         }
-        match self
-            .agent
-            .store
-            .cost_since(self.agent.start_of_day_ms())
-            .await
-        {
-            Ok(spent) if spent >= limits.max_day_cost_usd => Some(Ended::Budget(Budget::DayCost {
-                spent,
-                limit: limits.max_day_cost_usd,
-            })),
-            Ok(_) => None,
-            Err(err) => Some(Ended::Failed(err.to_string())),
+        self.day_budget().await.err()
+    }
+
+    /// The day's budgets. Owners are stopped by what owner turns spent today (never by
+    /// someone else's spending); anyone else by the whole day's spending and by their
+    /// own allowance (`access.member_day_cost_usd` / `guest_day_cost_usd`).
+    async fn day_budget(&self) -> Result<(), Ended> {
+        let store = &self.agent.store;
+        let limit = self.agent.limits.max_day_cost_usd;
+        let since = self.agent.start_of_day_ms();
+        let failed = |err: store::StoreError| Ended::Failed(err.to_string());
+        let spent = if self.origin.is_owner() {
+            store.owner_cost_since(since).await.map_err(failed)?
+        } else {
+            store.cost_since(since).await.map_err(failed)?
+        };
+        if spent >= limit {
+            return Err(Ended::Budget(Budget::DayCost { spent, limit }));
         }
+        if let Some(allowance) = self.agent.access.day_cost_usd(self.origin.tier) {
+            let own = store
+                .sender_cost_since(&self.origin.sender, since)
+                .await
+                .map_err(failed)?;
+            if own >= allowance {
+                return Err(Ended::Budget(Budget::SenderDay {
+                    tier: self.origin.tier,
+                    limit: allowance,
+                }));
+            }
+        }
+        Ok(())
     }
 
     /// Deliver steered messages into the running conversation (and move them to this
@@ -394,6 +443,7 @@ impl Turn<'_> {
                 )
                 .await?;
             self.answered.extend(item.message_ids);
+            self.origin = self.origin.clone().join(item.origin);
             self.heard.push(item.text.clone());
             let text = format!("{} {}", self.agent.stamp(now_ms()), item.text);
             history::push_user(&mut self.messages, Part::Text { text });
@@ -411,6 +461,7 @@ impl Turn<'_> {
         let ctx = ToolContext {
             workspace: self.agent.workspace.clone(),
             origin: Some(self.first.target.clone()),
+            caller: self.agent.tool_policy.caller(self.origin.clone()),
         };
         let tools = &self.agent.tools;
         let mut ended = None;

@@ -7,12 +7,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use pincer_channels::{OutboundBody, Target};
+use pincer_channels::OutboundBody;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{ensure_home, env_vars, load};
-use crate::cron::{JobRequest, Scheduler, SystemClock, create, describe};
+use crate::cron::{JobRequest, Maker, Scheduler, SystemClock, create, describe};
 use crate::home::Home;
 use crate::store::{Store, now_ms};
 
@@ -98,15 +98,7 @@ pub async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Add(args) => {
-            let owner = config.agent.owners.iter().find_map(|o| {
-                let (channel, chat) = o.split_once(':')?;
-                Some(Target {
-                    channel: channel.into(),
-                    chat_id: chat.into(),
-                    thread_id: None,
-                    user: false,
-                })
-            });
+            let owners = &config.agent.owners;
             let request = JobRequest {
                 name: args.name,
                 cron: args.cron,
@@ -114,10 +106,12 @@ pub async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
                 at: args.at,
                 tz: args.tz,
                 prompt: args.prompt,
-                deliver: args.deliver,
+                // Without --deliver, results go to the first owner's direct chat.
+                deliver: args.deliver.or_else(|| owners.first().cloned()),
                 session: args.session,
             };
-            let job = create(&store, request, timezone, owner, chrono::Utc::now())
+            let maker = Maker::cli(owners);
+            let job = create(&store, request, timezone, &maker, chrono::Utc::now())
                 .await
                 .map_err(anyhow::Error::msg)?;
             println!("Added {}", describe(&job));

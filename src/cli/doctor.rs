@@ -274,6 +274,14 @@ async fn check_channels(
             ),
         };
         let name = access.name;
+        let prefix = format!("{name}:");
+        if !config.agent.owners.iter().any(|o| o.starts_with(&prefix)) {
+            report.warn(
+                name,
+                format!("nobody owns {name}: approvals asked there are denied, and the owner cannot use its owner tools or memory from it"),
+                format!("approve yourself with `pincer pairing approve {name} <CODE> --owner` (send the bot a DM to get a code), or add \"{name}:<your user id>\" to agent.owners"),
+            );
+        }
         let fix = format!(
             "put a valid token in .security.yml under channels.{name}.bot_token, or set {env_var}"
         );

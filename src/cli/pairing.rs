@@ -14,7 +14,14 @@ pub enum Command {
     /// Pending pairing codes and approved senders
     List,
     /// Let in the sender holding CODE on CHANNEL (e.g. `approve telegram ABCD2345`)
-    Approve { channel: String, code: String },
+    Approve {
+        channel: String,
+        code: String,
+        /// Make them an owner too: adds them to agent.owners in config.toml (a backup
+        /// of the file is kept); takes effect when the gateway next starts
+        #[arg(long)]
+        owner: bool,
+    },
     /// Take back a sender's approval (raw id such as 42, or telegram:42)
     Revoke { channel: String, sender: String },
 }
@@ -56,20 +63,48 @@ pub async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Approve { channel, code } => {
-            match store.approve_code(Some(&channel), &code, "cli").await? {
-                Some(who) => {
-                    println!(
-                        "Approved {} ({}) on {}.",
+        Command::Approve {
+            channel,
+            code,
+            owner,
+        } => match store.approve_code(Some(&channel), &code, "cli").await? {
+            Some(who) if owner => {
+                let file = &home.config_file;
+                match pincer_config::add_owner(file, &who.sender)? {
+                    pincer_config::OwnerAdded::Added { backup } => {
+                        let kept = backup
+                            .map(|b| format!(" (the old file is kept as {})", b.display()))
+                            .unwrap_or_default();
+                        println!(
+                            "Approved {} ({}) on {} as an owner: added to agent.owners in {}{kept}.\nRestart the gateway (`pincer run`) for owner rights to take effect; until then they are a member.",
+                            who.display_name,
+                            who.sender,
+                            who.channel,
+                            file.display()
+                        );
+                    }
+                    pincer_config::OwnerAdded::Already => println!(
+                        "Approved {} ({}) on {}; they were already in agent.owners.",
                         who.display_name, who.sender, who.channel
-                    );
-                    Ok(ExitCode::SUCCESS)
+                    ),
                 }
-                None => anyhow::bail!(
-                    "no pending code {code} on {channel} (wrong, or expired after 60 minutes); `pincer pairing list` shows the pending ones"
-                ),
+                Ok(ExitCode::SUCCESS)
             }
-        }
+            Some(who) => {
+                println!(
+                    "Approved {} ({}) on {} as a member. To make them an owner, add \"{}\" to agent.owners in {} (or approve with --owner).",
+                    who.display_name,
+                    who.sender,
+                    who.channel,
+                    who.sender,
+                    home.config_file.display()
+                );
+                Ok(ExitCode::SUCCESS)
+            }
+            None => anyhow::bail!(
+                "no pending code {code} on {channel} (wrong, or expired after 60 minutes); `pincer pairing list` shows the pending ones"
+            ),
+        },
         Command::Revoke { channel, sender } => {
             if store.revoke(&channel, &sender).await? {
                 println!("Revoked {sender} on {channel}.");

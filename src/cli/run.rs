@@ -38,6 +38,15 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
             home.security_file.display()
         );
     }
+    for name in registry.names() {
+        let prefix = format!("{name}:");
+        if !config.agent.owners.iter().any(|o| o.starts_with(&prefix)) {
+            tracing::warn!(
+                channel = name,
+                "nobody owns {name}: everyone there is a member or guest, and approvals asked there are denied; DM the bot for a pairing code and run `pincer pairing approve {name} <CODE> --owner`"
+            );
+        }
+    }
     // The nightly dream, in agent.timezone (a bad zone is reported by `start`).
     let dream = DreamSchedule::new(
         &config.memory.dream_schedule,
@@ -156,15 +165,7 @@ fn heartbeat(home: &Home, config: &Config) -> anyhow::Result<Option<Heartbeat>> 
     else {
         return Ok(None);
     };
-    let Some(target) = config.agent.owners.iter().find_map(|owner| {
-        let (channel, id) = owner.split_once(':')?;
-        Some(Target {
-            channel: channel.to_string(),
-            chat_id: id.to_string(),
-            thread_id: None,
-            user: false,
-        })
-    }) else {
+    let Some(target) = config.agent.owners.iter().find_map(|o| Target::user(o)) else {
         anyhow::bail!(
             "heartbeat.enabled needs somewhere to report: name your chat in agent.owners, e.g. owners = [\"telegram:123456789\"]"
         );

@@ -11,7 +11,7 @@ use chrono::{DateTime, TimeZone, Utc};
 use chrono_tz::Tz;
 use pincer_channels::{Done, Target};
 
-use super::scheduler::{Scheduler, system_message};
+use super::scheduler::{JobRun, Scheduler, system_message};
 
 pub struct Heartbeat {
     pub every: Duration,
@@ -100,11 +100,16 @@ impl Heartbeat {
         );
         let (done, _outcome) = Done::pair();
         let stamp = now.timestamp();
+        let run = JobRun {
+            name: "heartbeat",
+            prompt: &prompt,
+            creator: crate::access::TERMINAL_SENDER,
+            tier: pincer_config::Tier::Owner,
+        };
         let message = system_message(
             format!("heartbeat:{stamp}"),
             format!("heartbeat:{stamp}"),
-            "heartbeat",
-            &prompt,
+            run,
             Some(self.target.clone()),
             done,
         );

@@ -1,9 +1,13 @@
 //! Creating and describing jobs, shared by `pincer cron` and the `cron` tool so both
-//! accept the same forms and give the same errors.
+//! accept the same forms and give the same errors. A job belongs to whoever made it and
+//! runs at their tier; a job made in a chat delivers only to that chat, and an owner's
+//! also to an owner's direct chat (named by their canonical id, `discord:<user id>`).
+//! The command line is the machine's owner and may deliver anywhere.
 
 use chrono::{DateTime, TimeZone, Utc};
 use chrono_tz::Tz;
 use pincer_channels::Target;
+use pincer_config::Tier;
 
 use super::schedule::{Schedule, parse_tz};
 use crate::store::{Job, NewJob, Store};
@@ -23,17 +27,42 @@ pub struct JobRequest {
     pub session: Option<String>,
 }
 
-/// `telegram:42` or `telegram:-100123:7` (a forum topic).
-pub fn parse_deliver(text: &str) -> Result<Target, String> {
+/// Who is making a job, and so where it may deliver.
+#[derive(Debug, Clone)]
+pub struct Maker {
+    /// Canonical id of the creator (`terminal:local` for the command line).
+    pub creator: String,
+    pub tier: Tier,
+    /// The chat it is made in; `None` for the command line (and the terminal).
+    pub chat: Option<Target>,
+    /// `agent.owners`: a target naming one of them is their direct chat.
+    pub owners: Vec<String>,
+}
+
+impl Maker {
+    /// The command line: the owner, delivering wherever they say.
+    pub fn cli(owners: &[String]) -> Maker {
+        Maker {
+            creator: crate::access::TERMINAL_SENDER.to_string(),
+            tier: Tier::Owner,
+            chat: None,
+            owners: owners.to_vec(),
+        }
+    }
+}
+
+/// `telegram:42` or `telegram:-100123:7` (a forum topic). A target that is one of
+/// `owners` is that person's direct chat, opened by user id.
+pub fn parse_deliver(text: &str, owners: &[String]) -> Result<Target, String> {
+    if owners.iter().any(|o| o == text)
+        && let Some(target) = Target::user(text)
+    {
+        return Ok(target);
+    }
     let mut parts = text.splitn(3, ':');
     match (parts.next(), parts.next(), parts.next()) {
         (Some(channel), Some(chat), thread) if !channel.is_empty() && !chat.is_empty() => {
-            Ok(Target {
-                channel: channel.to_string(),
-                chat_id: chat.to_string(),
-                thread_id: thread.map(str::to_string),
-                user: false,
-            })
+            Ok(Target::chat(channel, chat, thread))
         }
         _ => Err(format!(
             "`{text}` is not a delivery target: use <channel>:<chat>, e.g. telegram:123456789"
@@ -41,11 +70,41 @@ pub fn parse_deliver(text: &str) -> Result<Target, String> {
     }
 }
 
+/// Where a job made by `maker` delivers, or why it may not deliver there.
+fn delivery(requested: Option<&str>, maker: &Maker) -> Result<Option<Target>, String> {
+    let Some(text) = requested else {
+        return Ok(maker.chat.clone());
+    };
+    let wanted = parse_deliver(text, &maker.owners)?;
+    let Some(here) = &maker.chat else {
+        return Ok(Some(wanted)); // the command line
+    };
+    let same_chat = !wanted.user
+        && wanted.channel == here.channel
+        && wanted.chat_id == here.chat_id
+        && (wanted.thread_id.is_none() || wanted.thread_id == here.thread_id);
+    if same_chat {
+        return Ok(Some(here.clone()));
+    }
+    if maker.tier == Tier::Owner && wanted.user {
+        return Ok(Some(wanted));
+    }
+    Err(if maker.tier == Tier::Owner {
+        format!(
+            "a job made in this chat delivers here or to an owner's own chat (agent.owners), not to {text}; leave deliver out to deliver here"
+        )
+    } else {
+        format!(
+            "a job made in this chat can only deliver to this chat, not to {text}; leave deliver out"
+        )
+    })
+}
+
 pub async fn create(
     store: &Store,
     request: JobRequest,
     default_tz: Tz,
-    origin: Option<Target>,
+    maker: &Maker,
     now: DateTime<Utc>,
 ) -> Result<Job, String> {
     let name = request.name.trim();
@@ -68,10 +127,7 @@ pub async fn create(
         Some(name) => parse_tz(name).map_err(|e| e.to_string())?,
         None => default_tz,
     };
-    let deliver = match &request.deliver {
-        Some(text) => Some(parse_deliver(text)?),
-        None => origin,
-    };
+    let deliver = delivery(request.deliver.as_deref(), maker)?;
     let Some(next) = schedule.next_after(now, tz, now) else {
         return Err("that time has already passed; pick one in the future".into());
     };
@@ -81,10 +137,12 @@ pub async fn create(
         expr: schedule.expr(),
         tz: tz.name().to_string(),
         prompt: request.prompt.trim().to_string(),
-        deliver: deliver.map(|t| (t.channel, t.chat_id, t.thread_id)),
+        deliver,
         session: request.session,
         next_run: Some(next.timestamp_millis()),
         anchor: now.timestamp_millis(),
+        creator: maker.creator.clone(),
+        tier: maker.tier,
     };
     store.add_job(job).await.map_err(|e| e.to_string())
 }
@@ -96,9 +154,20 @@ pub fn describe(job: &Job) -> String {
         .map(|s| s.describe(tz))
         .unwrap_or_else(|e| e.to_string());
     let to = match &job.deliver {
-        Some((channel, chat, Some(thread))) => format!("{channel}:{chat}:{thread}"),
-        Some((channel, chat, None)) => format!("{channel}:{chat}"),
+        Some(t) if t.user => format!("{}:{} (direct chat)", t.channel, t.chat_id),
+        Some(Target {
+            channel,
+            chat_id,
+            thread_id: Some(thread),
+            ..
+        }) => format!("{channel}:{chat_id}:{thread}"),
+        Some(t) => format!("{}:{}", t.channel, t.chat_id),
         None => "kept in its session".into(),
+    };
+    let by = if job.tier == Tier::Owner {
+        String::new()
+    } else {
+        format!(" (made by {}, runs as {})", job.creator, job.tier)
     };
     let next = job
         .next_run
@@ -112,7 +181,7 @@ pub fn describe(job: &Job) -> String {
         _ => String::new(),
     };
     format!(
-        "#{} {}{state} — {when} → {to}; next {next}{last}",
+        "#{} {}{state}{by} — {when} → {to}; next {next}{last}",
         job.id, job.name
     )
 }

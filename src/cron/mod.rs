@@ -1,6 +1,6 @@
 //! Scheduled tasks: jobs kept in SQLite, a scheduler that sleeps until the next one
 //! is due and sends its prompt through the normal dispatcher as a message on channel
-//! `cron`, and the heartbeat.
+//! `cron` from the job's creator, at the job's tier, and the heartbeat (the owner's).
 //!
 //! - `schedule`  — cron expressions, intervals and one-shot times, with time zones
 //! - `scheduler` — the loop: due jobs, missed runs, one fire per slot, failures
@@ -17,9 +17,9 @@ mod tool;
 use chrono::{DateTime, Utc};
 
 pub use heartbeat::Heartbeat;
-pub use jobs::{JobRequest, create, describe, parse_deliver};
+pub use jobs::{JobRequest, Maker, create, describe, parse_deliver};
 pub use schedule::{Schedule, ScheduleError};
-pub use scheduler::{MAX_FAILURES, Scheduler, system_message};
+pub use scheduler::{JobRun, MAX_FAILURES, Scheduler, system_message};
 pub use tool::CronTool;
 
 /// Where "now" comes from: the wall clock, or (in tests) a clock that follows tokio's

@@ -10,8 +10,9 @@ use std::time::{Duration, SystemTime};
 
 use chrono::{DateTime, TimeZone, Utc};
 use pincer_channels::{
-    ChatKind, Done, InboundMessage, OutboundBody, OutboundMessage, Sender, Target,
+    ChatKind, Done, InboundMessage, OutboundBody, OutboundMessage, Scheduled, Sender, Target,
 };
+use pincer_config::Tier;
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
@@ -154,21 +155,12 @@ impl Scheduler {
             Some(name) => format!("shared:{name}"),
             None => format!("{}:{}", job.id, slot / 1000),
         };
-        let target = job
-            .deliver
-            .clone()
-            .map(|(channel, chat_id, thread_id)| Target {
-                channel,
-                chat_id,
-                thread_id,
-                user: false,
-            });
+        let target = job.deliver.clone();
         let (done, outcome) = Done::pair();
         let message = system_message(
             chat_id,
             format!("cron:{}:{slot}", job.id),
-            &job.name,
-            &job.prompt,
+            JobRun::of(&job),
             target.clone(),
             done,
         );
@@ -215,15 +207,35 @@ impl Scheduler {
     }
 }
 
-/// A scheduled prompt as an inbound message on channel `cron`.
+/// What a run says and for whom: the job's name and prompt, its creator and tier.
+pub struct JobRun<'a> {
+    pub name: &'a str,
+    pub prompt: &'a str,
+    pub creator: &'a str,
+    pub tier: Tier,
+}
+
+impl<'a> JobRun<'a> {
+    pub fn of(job: &'a Job) -> JobRun<'a> {
+        JobRun {
+            name: &job.name,
+            prompt: &job.prompt,
+            creator: &job.creator,
+            tier: job.tier,
+        }
+    }
+}
+
+/// A scheduled prompt as an inbound message on channel `cron`, sent by the job's
+/// creator at the job's tier.
 pub fn system_message(
     chat_id: String,
     message_id: String,
-    name: &str,
-    prompt: &str,
+    job: JobRun<'_>,
     deliver_to: Option<Target>,
     done: Done,
 ) -> InboundMessage {
+    let name = job.name;
     InboundMessage {
         channel: "cron".into(),
         account: "default".into(),
@@ -231,18 +243,26 @@ pub fn system_message(
         chat_kind: ChatKind::Dm,
         thread_id: None,
         sender: Sender {
-            raw_id: "scheduler".into(),
-            canonical: format!("cron:{name}"),
+            raw_id: job
+                .creator
+                .split_once(':')
+                .map_or(job.creator, |(_, raw)| raw)
+                .to_string(),
+            canonical: job.creator.to_string(),
             display_name: format!("scheduled task {name}"),
         },
         message_id,
-        text: format!("[Scheduled task \"{name}\"] {prompt}"),
+        text: format!("[Scheduled task \"{name}\"] {}", job.prompt),
         media: Vec::new(),
         reply_to: None,
         addressed: true,
         received_at: SystemTime::now(),
         ack: None,
         deliver_to,
+        scheduled: Some(Scheduled {
+            job: name.to_string(),
+            tier: job.tier,
+        }),
         done: Some(done),
     }
 }

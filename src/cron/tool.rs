@@ -1,6 +1,8 @@
-//! The `cron` tool: the model creates, lists, removes and runs scheduled jobs when the
-//! owner asks in a chat. A job made in a chat delivers to that chat unless told
-//! otherwise. The arguments are the CLI's names.
+//! The `cron` tool: the model creates, lists, removes and runs scheduled jobs when
+//! someone asks in a chat. A job belongs to the caller and runs at their tier; made in a
+//! chat, it delivers to that chat (an owner's may also deliver to an owner's own chat).
+//! Callers see, remove and run only their own jobs; owners all of them. The arguments
+//! are the CLI's names.
 
 use std::sync::Arc;
 
@@ -10,7 +12,8 @@ use serde_json::{Value, json};
 use tokio::sync::Notify;
 
 use super::Clock;
-use super::jobs::{JobRequest, create, describe};
+use super::jobs::{JobRequest, Maker, create, describe};
+use crate::access::Place;
 use crate::provider::ToolSpec;
 use crate::store::Store;
 use crate::tools::{Tool, ToolContext, ToolError};
@@ -21,6 +24,8 @@ pub struct CronTool {
     pub wake: Arc<Notify>,
     pub timezone: Tz,
     pub clock: Arc<dyn Clock>,
+    /// `agent.owners`: where owners' jobs may also deliver.
+    pub owners: Vec<String>,
 }
 
 fn text(args: &Value, key: &str) -> Option<String> {
@@ -28,6 +33,12 @@ fn text(args: &Value, key: &str) -> Option<String> {
         .and_then(Value::as_str)
         .map(str::to_string)
         .filter(|s| !s.trim().is_empty())
+}
+
+/// Whether the caller may see and change `job`: their own, or any for owners.
+fn owns(ctx: &ToolContext, job: &crate::store::Job) -> bool {
+    let caller = &ctx.caller.origin;
+    caller.is_owner() || job.creator == caller.sender
 }
 
 #[async_trait]
@@ -63,12 +74,21 @@ impl Tool for CronTool {
                     deliver: text(&args, "deliver"),
                     session: None,
                 };
-                let origin = ctx.origin.clone().filter(|t| t.channel != "terminal");
+                let caller = &ctx.caller.origin;
+                let maker = Maker {
+                    creator: caller.sender.clone(),
+                    tier: caller.tier,
+                    chat: ctx
+                        .origin
+                        .clone()
+                        .filter(|_| caller.place != Place::Terminal),
+                    owners: self.owners.clone(),
+                };
                 let job = create(
                     &self.store,
                     request,
                     self.timezone,
-                    origin,
+                    &maker,
                     self.clock.now(),
                 )
                 .await
@@ -81,11 +101,12 @@ impl Tool for CronTool {
                 format!("Scheduled: {}.{note}", describe(&job))
             }
             "list" => {
-                let jobs = self
+                let mut jobs = self
                     .store
                     .jobs()
                     .await
                     .map_err(|e| ToolError::new(e.to_string()))?;
+                jobs.retain(|job| owns(ctx, job));
                 if jobs.is_empty() {
                     return Ok("No scheduled jobs.".into());
                 }
@@ -99,8 +120,11 @@ impl Tool for CronTool {
                     .job(&name)
                     .await
                     .map_err(|e| ToolError::new(e.to_string()))?
+                    .filter(|job| owns(ctx, job))
                     .ok_or_else(|| {
-                        ToolError::new(format!("no job named `{name}`; action list shows them"))
+                        ToolError::new(format!(
+                            "no job of yours named `{name}`; action list shows them"
+                        ))
                     })?;
                 if action == "remove" {
                     self.store

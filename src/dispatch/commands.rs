@@ -4,11 +4,12 @@
 
 use std::sync::Arc;
 
-use pincer_channels::{ChatKind, InboundMessage, OutboundBody, Target};
+use pincer_channels::{InboundMessage, OutboundBody, Target};
 use pincer_config::QueueMode;
 
 use super::Dispatcher;
 use super::queue::StopReason;
+use crate::access::{Origin, Place};
 use crate::store::Status;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,9 +70,10 @@ impl Dispatcher {
         command: Command,
         key: &str,
         message: &InboundMessage,
+        origin: &Origin,
     ) -> String {
         match command {
-            Command::Approve(code) => self.approve(&code, message).await,
+            Command::Approve(code) => self.approve(&code, message, origin).await,
             Command::Help => HELP.to_string(),
             Command::Stop => match self.queue(key) {
                 Some(queue) if queue.stop_turn(StopReason::User) => {
@@ -96,8 +98,8 @@ impl Dispatcher {
                     Err(err) => format!("Could not start a new conversation: {err}"),
                 }
             }
-            Command::Status => self.status(key).await,
-            Command::Memory => self.memory_index(message).await,
+            Command::Status => self.status(key, origin).await,
+            Command::Memory => self.memory_index(origin),
             // Answered by `dream` (it runs in the background); here only by mistake.
             Command::Dream => "Dreaming…".into(),
             Command::Model(choice) => self.model(key, &choice).await,
@@ -110,7 +112,11 @@ impl Dispatcher {
                     Ok(id) => id,
                     Err(err) => return format!("Could not find this conversation: {err}"),
                 };
-                match self.agent.compact(session).await {
+                let spender = crate::store::Spender {
+                    sender: origin.sender.clone(),
+                    tier: origin.tier,
+                };
+                match self.agent.compact(session, &spender).await {
                     Ok(Some(done)) => format!(
                         "Compacted {} older messages into a summary of {} characters; the full transcript stays in `pincer sessions show`.",
                         done.messages, done.summary_chars
@@ -126,23 +132,14 @@ impl Dispatcher {
 
     /// `/dream`: dream in the background (it calls the heavy model, which takes a
     /// while) and say what changed when done; the turn ends then.
-    pub(super) async fn dream(self: &Arc<Self>, message: &InboundMessage) {
-        let target = message.target();
-        match self.gate.is_owner(message).await {
-            Ok(true) => {}
-            Ok(false) => {
-                self.say_text(&target, "Only the owner can start a dream.".into())
-                    .await;
-                self.say(&target, OutboundBody::TurnEnd).await;
-                return;
-            }
-            Err(err) => {
-                self.say_text(&target, format!("Could not check who you are: {err}"))
-                    .await;
-                self.say(&target, OutboundBody::TurnEnd).await;
-                return;
-            }
+    pub(super) async fn dream(self: &Arc<Self>, target: &Target, origin: &Origin) {
+        if !origin.is_owner() {
+            self.say_text(target, "Only the owner can start a dream.".into())
+                .await;
+            self.say(target, OutboundBody::TurnEnd).await;
+            return;
         }
+        let target = target.clone();
         let this = Arc::clone(self);
         tokio::spawn(async move {
             let text = match this.agent.dream(this.agent.dream_max_tokens).await {
@@ -154,14 +151,12 @@ impl Dispatcher {
         });
     }
 
-    /// `/memory`: the index, for the owner in a direct chat (it is about them).
-    async fn memory_index(&self, message: &InboundMessage) -> String {
-        match self.gate.is_owner(message).await {
-            Ok(true) => {}
-            Ok(false) => return "Only the owner can see my memory.".into(),
-            Err(err) => return format!("Could not check who you are: {err}"),
+    /// `/memory`: the index, for the owner where their memory belongs (a direct chat).
+    fn memory_index(&self, origin: &Origin) -> String {
+        if !origin.is_owner() {
+            return "Only the owner can see my memory.".into();
         }
-        if message.chat_kind != ChatKind::Dm {
+        if !self.agent.tool_policy.owner_memory(origin) {
             return "Ask for /memory in your direct chat with me, not in a group.".into();
         }
         match self.agent.memory.index() {
@@ -176,28 +171,23 @@ impl Dispatcher {
         }
     }
 
-    async fn approve(&self, code: &str, message: &InboundMessage) -> String {
+    async fn approve(&self, code: &str, message: &InboundMessage, origin: &Origin) -> String {
         if code.is_empty() {
             return "Usage: /approve CODE".into();
         }
-        match self.gate.is_owner(message).await {
-            Ok(true) => {}
-            Ok(false) => return "Only the owner can approve pairing codes.".into(),
-            Err(err) => return format!("Could not check who you are: {err}"),
+        if !origin.is_owner() {
+            return "Only the owner can approve pairing codes.".into();
         }
-        if message.chat_kind != ChatKind::Dm {
+        if !matches!(origin.place, Place::Direct | Place::Terminal) {
             return "Approve pairing codes in your direct chat with me, not in a group.".into();
         }
         // The terminal owns every channel; a chat channel's owner approves for it.
-        let channel = (message.channel != "terminal").then_some(message.channel.as_str());
+        let channel = (origin.place != Place::Terminal).then_some(message.channel.as_str());
         let by = message.sender.canonical.clone();
         match self.agent.store.approve_code(channel, code, &by).await {
             Ok(Some(approved)) => {
-                let welcome = Target {
-                    channel: approved.channel.clone(),
-                    chat_id: approved.sender_raw.clone(),
-                    thread_id: None,
-                    user: false,
+                let Some(welcome) = Target::user(&approved.sender) else {
+                    return format!("Approved {} on {}.", approved.sender, approved.channel);
                 };
                 self.say_text(&welcome, "You're approved; go ahead and talk to me.".into())
                     .await;
@@ -279,9 +269,9 @@ impl Dispatcher {
         lines.join("\n")
     }
 
-    async fn status(&self, key: &str) -> String {
+    async fn status(&self, key: &str, origin: &Origin) -> String {
         let store = &self.agent.store;
-        let mut lines = Vec::new();
+        let mut lines = vec![format!("You: {} ({})", origin.label(), origin.tier)];
         match store.current_session(key).await {
             Ok(id) => {
                 let count = store.history(id).await.map(|h| h.len()).unwrap_or(0);

@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::access::{Decision, Gate};
+use crate::access::{Decision, Gate, Rated};
 use crate::agent::{Agent, Ended};
 use crate::store::Status;
 use queue::{Pushed, Queued, SessionQueue, StopReason};
@@ -119,16 +119,23 @@ impl Dispatcher {
                 continue;
             }
             tracing::info!(session = %message.key, "answering a message left unanswered by the last run");
+            let sender = message.sender.clone().unwrap_or_default();
+            let origin = match self.gate.origin_of_stored(&message.key, &sender).await {
+                Ok(origin) => origin,
+                Err(err) => {
+                    tracing::error!("cannot tell who sent an unanswered message: {err}");
+                    continue;
+                }
+            };
             let item = Queued {
                 session_id: message.session_id,
                 message_ids: vec![message.message_id],
                 text: String::new(),
-                sender: String::new(),
+                origin,
                 target,
                 reply_to: None,
                 retry: message.status == Status::Active,
                 attachment: false,
-                scheduled: false,
                 done: Vec::new(),
             };
             self.enqueue(&message.key, item);
@@ -139,11 +146,16 @@ impl Dispatcher {
         let ack = message.ack.take();
         let key = message.session_key();
         let target = message.target();
-        let text = match self.gate.check(&message).await {
-            Ok(Decision::Admit { text }) => text,
-            Ok(Decision::Reply(reply)) => {
+        let (text, origin) = match self.gate.check(&message).await {
+            Ok(Decision::Admit { text, origin }) => (text, origin),
+            Ok(Decision::Reply { text, owners_note }) => {
                 fire(ack);
-                self.say_text(&target, reply).await;
+                self.say_text(&target, text).await;
+                if let Some(note) = owners_note {
+                    for owner in self.gate.owner_targets(&message.channel) {
+                        self.say_text(&owner, note.clone()).await;
+                    }
+                }
                 return;
             }
             Ok(Decision::Refuse) => {
@@ -159,10 +171,10 @@ impl Dispatcher {
         if let Some(command) = commands::parse(&message.text) {
             fire(ack);
             if command == commands::Command::Dream {
-                self.dream(&message).await;
+                self.dream(&target, &origin).await;
                 return;
             }
-            let text = self.command(command, &key, &message).await;
+            let text = self.command(command, &key, &message, &origin).await;
             self.say_text(&target, text).await;
             self.say(&target, OutboundBody::TurnEnd).await;
             return;
@@ -203,19 +215,29 @@ impl Dispatcher {
             }
         };
         fire(ack);
+        if !origin.is_owner()
+            && let Rated::Over { notify } = self.gate.rate(&origin.sender)
+        {
+            // Kept in the transcript, never answered (and not answered after a restart).
+            tracing::info!(sender = %origin.sender, "over access.rate_per_minute; message stored, not answered");
+            if let Err(err) = store.set_status(vec![id], Status::Done).await {
+                tracing::warn!("cannot mark a rate-limited message: {err}");
+            }
+            if notify {
+                let text = "You're sending messages faster than I can answer; I'll skip the ones sent in the next minute. Please wait a moment.".to_string();
+                self.say_text(&target, text).await;
+            }
+            return;
+        }
         let item = Queued {
             session_id,
             message_ids: vec![id],
             text,
-            sender: format!(
-                "{} ({})",
-                message.sender.display_name, message.sender.canonical
-            ),
+            origin,
             target: target.clone(),
             reply_to: Some(message.message_id),
             retry: false,
             attachment: !message.media.is_empty(),
-            scheduled: message.channel == "cron",
             done: message.done.take().into_iter().collect(),
         };
         match self.enqueue(&key, item) {

@@ -11,6 +11,8 @@ use pincer_config::QueueMode;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use crate::access::Origin;
+
 /// Waiting entries per session before new ones are folded together.
 pub const MAX_QUEUED: usize = 16;
 /// The most text a folded entry may grow to.
@@ -24,17 +26,14 @@ pub struct Queued {
     /// The stored message ids this entry answers (several once folded).
     pub message_ids: Vec<i64>,
     pub text: String,
-    /// Who sent it, for the daily log: "Ana (telegram:42)"; empty when unknown.
-    pub sender: String,
+    /// Who sent it, at which tier; entries merged into one turn keep the lowest.
+    pub origin: Origin,
     pub target: Target,
     pub reply_to: Option<String>,
     /// Recovered after a restart: this is the one retry the messages get.
     pub retry: bool,
     /// The message came with media (the router sends such turns to the heavy chain).
     pub attachment: bool,
-    /// A scheduled job's run: nobody watches it stream, and a heartbeat's "nothing to
-    /// report" is not delivered.
-    pub scheduled: bool,
     /// Told when the turn that answers these messages ends.
     pub done: Vec<pincer_channels::Done>,
 }
@@ -91,6 +90,14 @@ pub struct SessionQueue {
     turn: Mutex<Option<std::sync::Arc<TurnControl>>>,
 }
 
+impl Queued {
+    /// A scheduled job's run: nobody watches it stream, and a heartbeat's "nothing to
+    /// report" is not delivered.
+    pub fn scheduled(&self) -> bool {
+        self.origin.place == crate::access::Place::Scheduled
+    }
+}
+
 impl SessionQueue {
     pub fn new(mode: QueueMode) -> Self {
         Self {
@@ -116,6 +123,7 @@ impl SessionQueue {
                     last.message_ids.extend(item.message_ids);
                     last.reply_to = item.reply_to;
                     last.attachment |= item.attachment;
+                    last.origin = last.origin.clone().join(item.origin);
                     last.done.extend(item.done);
                     Pushed::Folded
                 }
@@ -206,7 +214,7 @@ fn merge(mut into: Queued, next: Queued) -> Queued {
     into.message_ids.extend(next.message_ids);
     into.reply_to = next.reply_to;
     into.attachment |= next.attachment;
-    into.scheduled &= next.scheduled;
+    into.origin = into.origin.join(next.origin);
     into.done.extend(next.done);
     into
 }
@@ -220,11 +228,10 @@ mod tests {
             session_id: 1,
             retry: false,
             attachment: false,
-            scheduled: false,
             done: Vec::new(),
             message_ids: vec![n],
             text: format!("m{n}"),
-            sender: String::new(),
+            origin: Origin::terminal(),
             target: Target {
                 channel: "t".into(),
                 chat_id: "c".into(),

@@ -142,7 +142,13 @@ impl Agent {
         if let Ok(session) = self.store.current_session(SESSION).await
             && let Err(err) = self
                 .store
-                .record_usage(session, &label, response.usage, cost)
+                .record_usage(
+                    session,
+                    &label,
+                    response.usage,
+                    cost,
+                    &crate::store::Spender::owner(),
+                )
                 .await
         {
             tracing::warn!("the dream's usage was not recorded: {err}");

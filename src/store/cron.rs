@@ -2,6 +2,8 @@
 //! inserting (job, slot) — unique — before firing, so no slot ever fires twice, even
 //! across a crash and restart.
 
+use pincer_channels::Target;
+use pincer_config::Tier;
 use rusqlite::{OptionalExtension, params};
 
 use super::{Result, Store, StoreError, now_ms};
@@ -16,8 +18,8 @@ pub struct Job {
     pub expr: String,
     pub tz: String,
     pub prompt: String,
-    /// Where results go: channel, chat and thread.
-    pub deliver: Option<(String, String, Option<String>)>,
+    /// Where results go: a chat, or a person's direct chat.
+    pub deliver: Option<Target>,
     /// A shared session name; `None` means a fresh session per run.
     pub session: Option<String>,
     pub enabled: bool,
@@ -28,6 +30,10 @@ pub struct Job {
     pub failures: i64,
     /// Interval schedules count from here (unix ms).
     pub anchor: i64,
+    /// Who made it: a canonical sender id, or `terminal:local` for the CLI.
+    pub creator: String,
+    /// The tier it was made at; it runs at no higher.
+    pub tier: Tier,
 }
 
 /// What creating a job needs.
@@ -38,18 +44,21 @@ pub struct NewJob {
     pub expr: String,
     pub tz: String,
     pub prompt: String,
-    pub deliver: Option<(String, String, Option<String>)>,
+    pub deliver: Option<Target>,
     pub session: Option<String>,
     pub next_run: Option<i64>,
     pub anchor: i64,
+    pub creator: String,
+    pub tier: Tier,
 }
 
-const COLUMNS: &str = "id, name, kind, expr, tz, prompt, deliver_channel, deliver_chat, deliver_thread, session, enabled, next_run, last_run, last_status, last_error, failures, anchor";
+const COLUMNS: &str = "id, name, kind, expr, tz, prompt, deliver_channel, deliver_chat, deliver_thread, session, enabled, next_run, last_run, last_status, last_error, failures, anchor, creator, tier, deliver_user";
 
 fn job_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Job> {
     let channel: Option<String> = row.get(6)?;
     let chat: Option<String> = row.get(7)?;
     let thread: Option<String> = row.get(8)?;
+    let user: bool = row.get(19)?;
     Ok(Job {
         id: row.get(0)?,
         name: row.get(1)?,
@@ -57,9 +66,12 @@ fn job_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Job> {
         expr: row.get(3)?,
         tz: row.get(4)?,
         prompt: row.get(5)?,
-        deliver: channel
-            .zip(chat)
-            .map(|(channel, chat)| (channel, chat, thread)),
+        deliver: channel.zip(chat).map(|(channel, chat)| Target {
+            channel,
+            chat_id: chat,
+            thread_id: thread,
+            user,
+        }),
         session: row.get(9)?,
         enabled: row.get(10)?,
         next_run: row.get(11)?,
@@ -68,20 +80,23 @@ fn job_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Job> {
         last_error: row.get(14)?,
         failures: row.get(15)?,
         anchor: row.get(16)?,
+        creator: row.get(17)?,
+        // A tier this build does not know is treated as the lowest.
+        tier: Tier::parse(&row.get::<_, String>(18)?).unwrap_or(Tier::Guest),
     })
 }
 
 impl Store {
     pub async fn add_job(&self, job: NewJob) -> Result<Job> {
         self.run(move |conn| {
-            let (channel, chat, thread) = match job.deliver {
-                Some((channel, chat, thread)) => (Some(channel), Some(chat), thread),
-                None => (None, None, None),
+            let (channel, chat, thread, user) = match job.deliver {
+                Some(t) => (Some(t.channel), Some(t.chat_id), t.thread_id, t.user),
+                None => (None, None, None, false),
             };
             let inserted = conn.execute(
-                "INSERT INTO cron_jobs (name, kind, expr, tz, prompt, deliver_channel, deliver_chat, deliver_thread, session, next_run, anchor, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) ON CONFLICT (name) DO NOTHING",
-                params![job.name, job.kind, job.expr, job.tz, job.prompt, channel, chat, thread, job.session, job.next_run, job.anchor, now_ms()],
+                "INSERT INTO cron_jobs (name, kind, expr, tz, prompt, deliver_channel, deliver_chat, deliver_thread, session, next_run, anchor, created_at, creator, tier, deliver_user)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) ON CONFLICT (name) DO NOTHING",
+                params![job.name, job.kind, job.expr, job.tz, job.prompt, channel, chat, thread, job.session, job.next_run, job.anchor, now_ms(), job.creator, job.tier.name(), user],
             )?;
             if inserted == 0 {
                 return Err(StoreError::Conflict(format!(

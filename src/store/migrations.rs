@@ -122,6 +122,17 @@ const MIGRATIONS: &[&str] = &[
         granted_at INTEGER NOT NULL,
         PRIMARY KEY (tool, subject)
     );",
+    // 6: trust. Usage records whom a call was for (the turn's sender and tier), so
+    // non-owners get day budgets of their own and never use up the owner's; a job
+    // records who made it and at which tier it runs, and whether it delivers to a person
+    // (their direct chat, opened by user id) rather than a chat. Rows from before were the owner's
+    // (jobs: made with the CLI or by whoever the bot then trusted with everything).
+    "ALTER TABLE usage ADD COLUMN sender TEXT;
+    ALTER TABLE usage ADD COLUMN tier TEXT;
+    CREATE INDEX usage_by_sender ON usage(sender, created_at);
+    ALTER TABLE cron_jobs ADD COLUMN creator TEXT NOT NULL DEFAULT 'terminal:local';
+    ALTER TABLE cron_jobs ADD COLUMN tier TEXT NOT NULL DEFAULT 'owner';
+    ALTER TABLE cron_jobs ADD COLUMN deliver_user INTEGER NOT NULL DEFAULT 0;",
 ];
 
 /// Bring the database up to the newest schema; each step commits on its own.

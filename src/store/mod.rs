@@ -11,6 +11,7 @@ mod pairing;
 mod recent;
 mod repair;
 mod session;
+mod spend;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -25,6 +26,7 @@ pub use pairing::{Approved, PendingCode};
 pub use recent::Said;
 pub use repair::INTERRUPTED;
 pub use session::SessionMeta;
+pub use spend::Spender;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -159,6 +161,8 @@ pub struct Unanswered {
     pub session_id: i64,
     pub message_id: i64,
     pub status: Status,
+    /// Its sender's canonical id, as stored.
+    pub sender: Option<String>,
 }
 
 #[derive(Clone)]
@@ -166,20 +170,8 @@ pub struct Store {
     conn: Arc<tokio::sync::Mutex<Connection>>,
     /// The day's spend, kept up to date by `record_usage`: the budget gate asks before
     /// every model call, and summing the day's usage rows each time grew with the day.
-    spent: Arc<Mutex<Option<Spent>>>,
+    spent: Arc<Mutex<Option<spend::Spent>>>,
 }
-
-/// Money spent since `since_ms`, as of `at`.
-#[derive(Clone, Copy)]
-struct Spent {
-    since_ms: i64,
-    usd: f64,
-    at: std::time::Instant,
-}
-
-/// How long a cached day's spend is trusted before it is summed again, so that calls
-/// made by another process (`pincer chat` beside the gateway) count within a minute.
-const SPENT_FRESH: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// SQLite's page cache per connection (KiB; SQLite's default is about 2 MB). Pages it
 /// misses are read from the OS page cache; the gateway's RSS stays flat as the
@@ -377,7 +369,7 @@ impl Store {
     pub async fn unanswered(&self) -> Result<Vec<Unanswered>> {
         self.run(|conn| {
             let mut stmt = conn.prepare(
-                "SELECT s.key, m.session_id, m.id, m.status FROM messages m
+                "SELECT s.key, m.session_id, m.id, m.status, m.sender FROM messages m
                  JOIN sessions s ON s.id = m.session_id
                  WHERE m.role = 'user' AND m.status IN ('pending', 'active', 'retried')
                    AND s.closed_at IS NULL
@@ -389,76 +381,10 @@ impl Store {
                     session_id: row.get(1)?,
                     message_id: row.get(2)?,
                     status: Status::parse(&row.get::<_, String>(3)?),
+                    sender: row.get(4)?,
                 })
             })?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-        })
-        .await
-    }
-
-    pub async fn record_usage(
-        &self,
-        session_id: i64,
-        model: &str,
-        usage: Usage,
-        cost_usd: f64,
-    ) -> Result<()> {
-        let model = model.to_string();
-        let spent = Arc::clone(&self.spent);
-        self.run(move |conn| {
-            let now = now_ms();
-            conn.exec(
-                "INSERT INTO usage (session_id, model, input_tokens, output_tokens,
-                    cache_read_tokens, cache_write_tokens, cost_usd, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![
-                    session_id,
-                    model,
-                    usage.input_tokens as i64,
-                    usage.output_tokens as i64,
-                    usage.cache_read_tokens as i64,
-                    usage.cache_write_tokens as i64,
-                    cost_usd,
-                    now
-                ],
-            )?;
-            // Under the connection's lock, like every read of the sum: no call is
-            // counted twice or missed.
-            if let Ok(mut cached) = spent.lock()
-                && let Some(cached) = cached.as_mut()
-                && now >= cached.since_ms
-            {
-                cached.usd += cost_usd;
-            }
-            Ok(())
-        })
-        .await
-    }
-
-    /// Money spent on model calls since `since_ms` (unix milliseconds).
-    pub async fn cost_since(&self, since_ms: i64) -> Result<f64> {
-        let spent = Arc::clone(&self.spent);
-        self.run(move |conn| {
-            let mut cached = spent
-                .lock()
-                .map_err(|_| StoreError::Worker("the spend cache was poisoned".into()))?;
-            if let Some(c) = *cached
-                && c.since_ms == since_ms
-                && c.at.elapsed() < SPENT_FRESH
-            {
-                return Ok(c.usd);
-            }
-            let usd = conn.row(
-                "SELECT COALESCE(SUM(cost_usd), 0) FROM usage WHERE created_at >= ?1",
-                [since_ms],
-                |row| row.get(0),
-            )?;
-            *cached = Some(Spent {
-                since_ms,
-                usd,
-                at: std::time::Instant::now(),
-            });
-            Ok(usd)
         })
         .await
     }

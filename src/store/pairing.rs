@@ -79,6 +79,19 @@ impl Store {
         .await
     }
 
+    /// Drop one pending code (to make room for a newer request).
+    pub async fn delete_code(&self, channel: &str, code: &str) -> Result<()> {
+        let (channel, code) = (channel.to_string(), code.to_string());
+        self.run(move |conn| {
+            conn.execute(
+                "DELETE FROM pairing_codes WHERE channel = ?1 AND code = ?2",
+                params![channel, code],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
     pub async fn mark_code_sent(&self, channel: &str, code: &str) -> Result<()> {
         let (channel, code) = (channel.to_string(), code.to_string());
         self.run(move |conn| {
@@ -155,8 +168,7 @@ impl Store {
         .await
     }
 
-    /// Everyone approved, oldest first (the first of a channel is its owner when
-    /// `agent.owners` is empty).
+    /// Everyone approved, oldest first.
     pub async fn approved(&self, channel: Option<&str>) -> Result<Vec<Approved>> {
         let channel = channel.map(str::to_string);
         self.run(move |conn| {

@@ -134,8 +134,14 @@ async fn usage_adds_up() {
         cache_read_tokens: 2,
         cache_write_tokens: 1,
     };
-    store.record_usage(session, "m", usage, 0.25).await.unwrap();
-    store.record_usage(session, "m", usage, 0.5).await.unwrap();
+    store
+        .record_usage(session, "m", usage, 0.25, &Spender::owner())
+        .await
+        .unwrap();
+    store
+        .record_usage(session, "m", usage, 0.5, &Spender::owner())
+        .await
+        .unwrap();
     let (total, cost) = store.usage_since(0).await.unwrap();
     assert_eq!(total.input_tokens, 20);
     assert!((cost - 0.75).abs() < 1e-9);
@@ -148,14 +154,62 @@ async fn the_days_spend_stays_exact_while_it_is_cached() {
     let session = store.current_session("k").await.unwrap();
     let day = now_ms() - 1000;
     let usage = Usage::default();
-    store.record_usage(session, "m", usage, 0.25).await.unwrap();
+    store
+        .record_usage(session, "m", usage, 0.25, &Spender::owner())
+        .await
+        .unwrap();
     assert!((store.cost_since(day).await.unwrap() - 0.25).abs() < 1e-9);
     // Recorded after the sum was cached: added to it.
-    store.record_usage(session, "m", usage, 0.5).await.unwrap();
+    store
+        .record_usage(session, "m", usage, 0.5, &Spender::owner())
+        .await
+        .unwrap();
     assert!((store.cost_since(day).await.unwrap() - 0.75).abs() < 1e-9);
     // Another day start is summed afresh.
     assert!(store.cost_since(now_ms() + 1000).await.unwrap().abs() < 1e-9);
     assert!((store.cost_since(day).await.unwrap() - 0.75).abs() < 1e-9);
+}
+
+#[tokio::test]
+async fn spending_is_kept_per_sender_and_the_owners_apart() {
+    let (_dir, store) = open();
+    let session = store.current_session("k").await.unwrap();
+    let day = now_ms() - 1000;
+    let usage = Usage::default();
+    let guest = Spender {
+        sender: "telegram:9".into(),
+        tier: pincer_config::Tier::Guest,
+    };
+    let member = Spender {
+        sender: "telegram:7".into(),
+        tier: pincer_config::Tier::Member,
+    };
+    store
+        .record_usage(session, "m", usage, 0.25, &Spender::owner())
+        .await
+        .unwrap();
+    // Cached from here on: later calls must still land in the right sums.
+    assert!((store.owner_cost_since(day).await.unwrap() - 0.25).abs() < 1e-9);
+    store
+        .record_usage(session, "m", usage, 0.5, &guest)
+        .await
+        .unwrap();
+    store
+        .record_usage(session, "m", usage, 0.125, &member)
+        .await
+        .unwrap();
+    assert!((store.cost_since(day).await.unwrap() - 0.875).abs() < 1e-9);
+    assert!((store.owner_cost_since(day).await.unwrap() - 0.25).abs() < 1e-9);
+    assert!((store.sender_cost_since("telegram:9", day).await.unwrap() - 0.5).abs() < 1e-9);
+    assert!((store.sender_cost_since("telegram:7", day).await.unwrap() - 0.125).abs() < 1e-9);
+    assert!(
+        store
+            .sender_cost_since("telegram:7", now_ms() + 1000)
+            .await
+            .unwrap()
+            .abs()
+            < 1e-9
+    );
 }
 
 #[test]

@@ -20,6 +20,8 @@ pub enum Approval {
     Once,
     Always,
     Deny,
+    /// Nobody could be asked; the text says why and what the owner can do.
+    Unavailable(String),
 }
 
 /// One question to the owner.
@@ -94,7 +96,7 @@ pub struct ChatApprover {
     pub channel: String,
     pub prompter: Arc<dyn ApprovalPrompter>,
     pub pending: Arc<PendingApprovals>,
-    /// Knows who owns the channel (agent.owners, else the first approved sender).
+    /// Knows who owns the channel (agent.owners).
     pub gate: Arc<Gate>,
     pub wait: std::time::Duration,
 }
@@ -102,17 +104,14 @@ pub struct ChatApprover {
 #[async_trait]
 impl Approver for ChatApprover {
     async fn approve(&self, request: &Request) -> Approval {
-        let owners = match self.gate.owner_ids(&self.channel).await {
-            Ok(owners) if !owners.is_empty() => owners,
-            Ok(_) => {
-                tracing::warn!(channel = %self.channel, "an approval was needed but the channel has no owner yet; denied");
-                return Approval::Deny;
-            }
-            Err(err) => {
-                tracing::warn!("cannot tell who owns {}: {err}; denied", self.channel);
-                return Approval::Deny;
-            }
-        };
+        let owners = self.gate.owner_ids(&self.channel);
+        if owners.is_empty() {
+            tracing::warn!(channel = %self.channel, "an approval was needed but the channel has no owner; denied (set agent.owners)");
+            return Approval::Unavailable(format!(
+                "{} needs the owner's approval, and {} has no owner to ask: the owner must be named in agent.owners (`pincer pairing approve {} <CODE> --owner`)",
+                request.tool, self.channel, self.channel
+            ));
+        }
         let (id, answer) = self.pending.open(owners);
         let question = format!(
             "🔐 Allow {} `{}`?\n(Only my owner can answer; no answer in {} is a no.)",

@@ -63,6 +63,7 @@ mod tests {
         let ctx = ToolContext {
             workspace: dir.path().to_path_buf(),
             origin: None,
+            caller: crate::tools::Caller::owner(),
         };
         let big = format!("START{}END", "é".repeat(40_000));
         let shown = fit("grep", big.clone(), MAX_RESULT_BYTES, &ctx).await;

@@ -229,6 +229,7 @@ mod tests {
         let ctx = ToolContext {
             workspace: dir.path().to_path_buf(),
             origin: None,
+            caller: crate::tools::Caller::owner(),
         };
         (dir, ctx)
     }

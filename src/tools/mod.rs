@@ -13,9 +13,11 @@
 //! - `schema`      — argument checks against a tool's schema
 //! - `permissions` — allow / ask / deny rules from `[tools.permissions]`
 //! - `budget`      — oversized results saved to a file, previewed inline
+//! - `caller`      — who a call is for, and which tools their tier may use
 
 pub mod approval;
 mod budget;
+mod caller;
 mod confine;
 pub mod exec;
 mod fs;
@@ -36,6 +38,7 @@ use serde_json::Value;
 
 use crate::provider::ToolSpec;
 
+pub use caller::{Caller, ToolPolicy};
 pub use confine::confine;
 pub use permissions::{Decision, Permissions};
 pub use send::SendMessage;
@@ -66,6 +69,8 @@ pub struct ToolContext {
     pub workspace: PathBuf,
     /// The chat the turn answers (where a job made now delivers by default).
     pub origin: Option<pincer_channels::Target>,
+    /// Who the call is made for, and which tools they may use.
+    pub caller: Caller,
 }
 
 #[async_trait]
@@ -171,6 +176,7 @@ impl Guard {
             Approval::Deny => Err(format!(
                 "the owner did not approve this {tool} call; do not retry it, ask them or try another way"
             )),
+            Approval::Unavailable(reason) => Err(reason),
         }
     }
 }
@@ -248,12 +254,22 @@ impl Registry {
         self
     }
 
-    /// Everything the model is offered: the built-ins, then the MCP tools of servers
-    /// that are up, each group sorted by name (so the prompt prefix is stable).
-    pub fn offered(&self) -> Vec<ToolSpec> {
-        let mut specs = self.specs.clone();
+    /// Everything `caller` is offered: the built-ins, then the MCP tools of servers
+    /// that are up, each group sorted by name (so the prompt prefix is stable per tier).
+    pub fn offered(&self, caller: &Caller) -> Vec<ToolSpec> {
+        let mut specs: Vec<ToolSpec> = self
+            .specs
+            .iter()
+            .filter(|spec| caller.may_use(&spec.name))
+            .cloned()
+            .collect();
         if let Some(mcp) = &self.mcp {
-            specs.extend(mcp.tools().iter().map(|tool| tool.spec()));
+            specs.extend(
+                mcp.tools()
+                    .iter()
+                    .map(|tool| tool.spec())
+                    .filter(|spec| caller.may_use(&spec.name)),
+            );
         }
         specs
     }
@@ -288,7 +304,7 @@ impl Registry {
         batches
     }
 
-    /// The pipeline every call goes through: lookup (aliases) → JSON → schema →
+    /// The pipeline every call goes through: lookup (aliases) → tier → JSON → schema →
     /// semantic check → pre hooks → permission (ask: the owner) → call → result budget
     /// → post hooks → scrub. (The turn checks for /stop before and during each batch.) Every failure is an error result the model can act on.
     pub async fn execute(
@@ -302,8 +318,15 @@ impl Registry {
             content: guard.scrubber.scrub(&content).into_owned(),
             is_error: true,
         };
-        let Some((spec, tool)) = self.lookup(name) else {
-            let offered = self.offered();
+        let found = self.lookup(name);
+        if let Some((spec, _)) = &found
+            && !ctx.caller.may_use(&spec.name)
+        {
+            tracing::warn!(tool = %spec.name, sender = %ctx.caller.origin.sender, tier = %ctx.caller.origin.tier, "tool call refused: not available to this tier");
+            return failed(ctx.caller.refusal(&spec.name));
+        }
+        let Some((spec, tool)) = found else {
+            let offered = self.offered(&ctx.caller);
             let known: Vec<&str> = offered.iter().map(|s| s.name.as_str()).collect();
             return failed(format!(
                 "unknown tool `{name}`; available: {}",

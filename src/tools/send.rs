@@ -1,6 +1,8 @@
-//! `send_message`: the model sends a message to the current chat, or to a chat the
-//! owner allows — the owners' own chats (`agent.owners`). Anything else is refused, so
-//! a prompt-injected page cannot make the assistant message strangers.
+//! `send_message`: the model sends a message to the current chat, or — in an owner's
+//! turn — to an owner's own direct chat, named by their canonical id in `agent.owners`
+//! (`discord:<user id>`: the channel opens the DM). Anything else is refused, so a
+//! prompt-injected page cannot make the assistant message strangers, and a member's
+//! turn cannot message anyone but the chat it is in.
 
 use std::sync::Arc;
 
@@ -14,24 +16,16 @@ use crate::provider::ToolSpec;
 
 pub struct SendMessage {
     pub outbound: mpsc::Sender<OutboundMessage>,
-    /// Chats besides the current one that messages may go to.
-    pub allowed: Vec<Target>,
+    /// `agent.owners`: the direct chats owners' turns may also message.
+    pub owners: Vec<String>,
 }
 
 impl SendMessage {
-    /// Allowed targets from `agent.owners` ("telegram:42" → Telegram chat 42).
     pub fn new(outbound: mpsc::Sender<OutboundMessage>, owners: &[String]) -> Arc<Self> {
-        let allowed = owners
-            .iter()
-            .filter_map(|owner| owner.split_once(':'))
-            .map(|(channel, id)| Target {
-                channel: channel.into(),
-                chat_id: id.into(),
-                thread_id: None,
-                user: false,
-            })
-            .collect();
-        Arc::new(Self { outbound, allowed })
+        Arc::new(Self {
+            outbound,
+            owners: owners.to_vec(),
+        })
     }
 }
 
@@ -64,22 +58,29 @@ impl Tool for SendMessage {
                 ));
             }
             (Some(channel), Some(chat), _) => {
-                let wanted = Target {
-                    channel: channel.into(),
-                    chat_id: chat.into(),
-                    thread_id: None,
-                    user: false,
-                };
-                let is_here = ctx
+                let here = ctx
                     .origin
                     .as_ref()
-                    .is_some_and(|o| o.channel == wanted.channel && o.chat_id == wanted.chat_id);
-                if !is_here && !self.allowed.contains(&wanted) {
-                    return Err(ToolError::new(format!(
-                        "{channel}:{chat} is not a chat you may message; you can message this chat and the owner's chats (agent.owners)"
-                    )));
+                    .filter(|o| o.channel == channel && o.chat_id == chat);
+                let canonical = format!("{channel}:{chat}");
+                match here {
+                    Some(here) => here.clone(),
+                    None if ctx.caller.origin.is_owner() && self.owners.contains(&canonical) => {
+                        Target::user(&canonical)
+                            .ok_or_else(|| ToolError::new(format!("`{canonical}` is not a chat")))?
+                    }
+                    None if ctx.caller.origin.is_owner() => {
+                        return Err(ToolError::new(format!(
+                            "{canonical} is not a chat you may message; you can message this chat and the owners' own chats (agent.owners: {})",
+                            self.owners.join(", ")
+                        )));
+                    }
+                    None => {
+                        return Err(ToolError::new(format!(
+                            "{canonical} is not a chat you may message; in this conversation you can message only this chat"
+                        )));
+                    }
                 }
-                wanted
             }
             _ => {
                 return Err(ToolError::new(

@@ -150,6 +150,7 @@ mod tests {
         let ctx = ToolContext {
             workspace: dir.path().to_path_buf(),
             origin: None,
+            caller: crate::tools::Caller::owner(),
         };
         let loaded = SkillTool
             .call(json!({"name": "standup"}), &ctx)

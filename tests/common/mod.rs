@@ -2,6 +2,8 @@
 //! model, and ways to run the real `pincer` binary or the core in-process.
 #![allow(dead_code)] // each test file uses its own subset
 
+pub mod telegram;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;

@@ -113,6 +113,7 @@ pub fn inbound(
         received_at: SystemTime::UNIX_EPOCH + Duration::from_secs(seconds),
         ack: None,
         deliver_to: None,
+        scheduled: None,
         done: None,
     };
     Some((inbound, attachments))

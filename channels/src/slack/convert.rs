@@ -144,6 +144,7 @@ pub fn inbound(
         received_at: received_at(facts.ts),
         ack: None,
         deliver_to: None,
+        scheduled: None,
         done: None,
     };
     Some(Incoming {
@@ -191,6 +192,7 @@ pub fn slash_command(payload: &serde_json::Value, me: &Me) -> Option<Incoming> {
         received_at: SystemTime::now(),
         ack: None,
         deliver_to: None,
+        scheduled: None,
         done: None,
     };
     Some(Incoming {

@@ -81,6 +81,7 @@ pub fn inbound(message: &Message, me: &Me) -> Option<(InboundMessage, Vec<Attach
             ),
         ack: None,
         deliver_to: None,
+        scheduled: None,
         done: None,
     };
     Some((inbound, attachments))

@@ -21,6 +21,7 @@ fn ctx() -> ToolContext {
     ToolContext {
         workspace: PathBuf::new(),
         origin: None,
+        caller: crate::tools::Caller::owner(),
     }
 }
 

@@ -32,6 +32,7 @@ impl Workspace {
         ToolContext {
             workspace: self.0.clone(),
             origin: None,
+            caller: crate::tools::Caller::owner(),
         }
     }
 }
@@ -101,6 +102,7 @@ async fn a_missing_workspace_is_an_error() {
     let ctx = ToolContext {
         workspace: PathBuf::from("/nonexistent/pincer-workspace"),
         origin: None,
+        caller: crate::tools::Caller::owner(),
     };
     let err = ExecTool::new(|_| true)
         .call(json!({"command": "ls"}), &ctx)

@@ -1,0 +1,178 @@
+//! Who a tool call is made for, and so which tools they may use. Owners have every tool
+//! (the owner's memory tools only where their memory belongs in the turn: direct chats,
+//! the terminal, their own jobs; groups only with `access.owner_memory_in_groups`).
+//! Members and guests have the tools `access.member_tools` / `guest_tools` name (names or
+//! globs such as `mcp__weather__*`), and never the owner's memory tools. A tool a caller
+//! may not use is not offered to the model and is refused if called anyway.
+
+use std::sync::Arc;
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use pincer_config::{AccessConfig, Tier};
+
+use crate::access::Origin;
+
+/// The owner's private memory, whatever a tier's patterns say.
+const MEMORY_TOOLS: &[&str] = &[
+    "memory_write",
+    "memory_search",
+    "memory_read",
+    "memory_forget",
+];
+
+/// `[access]`'s tool lists, compiled once at start.
+#[derive(Debug, Clone)]
+pub struct ToolPolicy {
+    member: Arc<GlobSet>,
+    guest: Arc<GlobSet>,
+    owner_memory_in_groups: bool,
+}
+
+impl ToolPolicy {
+    /// A pattern that is not a glob is an error naming its key.
+    pub fn new(access: &AccessConfig) -> Result<ToolPolicy, String> {
+        let compile = |patterns: &[String], key: &str| -> Result<Arc<GlobSet>, String> {
+            let mut set = GlobSetBuilder::new();
+            for pattern in patterns {
+                let glob = Glob::new(pattern).map_err(|e| {
+                    format!("access.{key}: `{pattern}` is not a tool name or glob ({e}); write e.g. \"web_search\" or \"mcp__weather__*\"")
+                })?;
+                set.add(glob);
+            }
+            set.build()
+                .map(Arc::new)
+                .map_err(|e| format!("access.{key}: {e}"))
+        };
+        Ok(ToolPolicy {
+            member: compile(&access.member_tools, "member_tools")?,
+            guest: compile(&access.guest_tools, "guest_tools")?,
+            owner_memory_in_groups: access.owner_memory_in_groups,
+        })
+    }
+
+    /// What `origin` may use in a turn.
+    pub fn caller(&self, origin: Origin) -> Caller {
+        let tools = match origin.tier {
+            Tier::Owner => None,
+            Tier::Member => Some(Arc::clone(&self.member)),
+            Tier::Guest => Some(Arc::clone(&self.guest)),
+        };
+        let memory = origin.owner_memory(self.owner_memory_in_groups);
+        Caller {
+            origin,
+            tools,
+            memory,
+        }
+    }
+
+    /// Whether the owner's memory (USER.md, MEMORY.md, recall) belongs in `origin`'s turn.
+    pub fn owner_memory(&self, origin: &Origin) -> bool {
+        origin.owner_memory(self.owner_memory_in_groups)
+    }
+}
+
+impl Default for ToolPolicy {
+    fn default() -> Self {
+        // The defaults are valid globs; a failure here would be a bug in them.
+        ToolPolicy::new(&AccessConfig::default()).unwrap_or(ToolPolicy {
+            member: Arc::new(GlobSet::empty()),
+            guest: Arc::new(GlobSet::empty()),
+            owner_memory_in_groups: false,
+        })
+    }
+}
+
+/// The person a turn's tool calls are made for, and what they may use.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub origin: Origin,
+    /// `None`: every tool (owners).
+    tools: Option<Arc<GlobSet>>,
+    /// Whether the owner's memory tools are available in this turn.
+    memory: bool,
+}
+
+impl Caller {
+    /// The owner at the terminal: every tool.
+    pub fn owner() -> Caller {
+        Caller {
+            origin: Origin::terminal(),
+            tools: None,
+            memory: true,
+        }
+    }
+
+    /// Whether `tool` (its real name, aliases resolved) may be used.
+    pub fn may_use(&self, tool: &str) -> bool {
+        if MEMORY_TOOLS.contains(&tool) && !self.memory {
+            return false;
+        }
+        self.tools.as_ref().is_none_or(|set| set.is_match(tool))
+    }
+
+    /// Why a call to `tool` is refused, for the model.
+    pub fn refusal(&self, tool: &str) -> String {
+        if MEMORY_TOOLS.contains(&tool) && self.origin.is_owner() {
+            return format!(
+                "{tool} is not available here: the owner's memory stays out of group chats (access.owner_memory_in_groups)"
+            );
+        }
+        format!(
+            "{tool} is not available to {} ({}); do not retry it — answer with what you can do, or say the owner can allow it with access.{}_tools",
+            self.origin.name, self.origin.tier, self.origin.tier
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::access::Place;
+
+    fn origin(tier: Tier, place: Place) -> Origin {
+        Origin {
+            sender: "telegram:9".into(),
+            name: "Eve".into(),
+            tier,
+            place,
+        }
+    }
+
+    #[test]
+    fn each_tier_gets_its_tools_and_only_owners_the_memory() {
+        let mut access = AccessConfig::default();
+        access.member_tools.push("mcp__weather__*".into());
+        access.member_tools.push("memory_read".into());
+        let policy = ToolPolicy::new(&access).unwrap();
+        let guest = policy.caller(origin(Tier::Guest, Place::Group));
+        assert!(guest.may_use("web_search") && !guest.may_use("exec"));
+        assert!(!guest.may_use("todo"));
+        let member = policy.caller(origin(Tier::Member, Place::Direct));
+        assert!(member.may_use("todo") && member.may_use("mcp__weather__now"));
+        assert!(!member.may_use("mcp__github__push") && !member.may_use("cron"));
+        assert!(!member.may_use("memory_read"), "never the owner's memory");
+        let owner = policy.caller(origin(Tier::Owner, Place::Direct));
+        assert!(owner.may_use("exec") && owner.may_use("memory_write"));
+        let owner_in_group = policy.caller(origin(Tier::Owner, Place::Group));
+        assert!(owner_in_group.may_use("exec") && !owner_in_group.may_use("memory_read"));
+        assert!(
+            owner_in_group
+                .refusal("memory_read")
+                .contains("owner_memory_in_groups")
+        );
+        assert!(guest.refusal("exec").contains("access.guest_tools"));
+    }
+
+    #[test]
+    fn a_bad_pattern_names_its_key() {
+        let access = AccessConfig {
+            guest_tools: vec!["web_[".into()],
+            ..AccessConfig::default()
+        };
+        let err = ToolPolicy::new(&access).unwrap_err();
+        assert!(
+            err.contains("access.guest_tools") && err.contains("web_["),
+            "{err}"
+        );
+    }
+}
