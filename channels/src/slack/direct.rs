@@ -31,6 +31,13 @@ impl DirectOpener for Slack {
 /// Says whose IM could not be opened and, where Slack says why, what to do.
 fn opening_failed(user: &str, err: &SlackClientError) -> ChannelError {
     if let SlackClientError::ApiError(api) = err
+        && api.code == "missing_scope"
+    {
+        return ChannelError::permanent(format!(
+            "cannot open an IM with Slack user {user}: the Slack app lacks the im:write scope; add it under OAuth & Permissions and reinstall the app"
+        ));
+    }
+    if let SlackClientError::ApiError(api) = err
         && matches!(
             api.code.as_str(),
             "user_not_found" | "users_not_found" | "user_disabled" | "cannot_dm_bot"
