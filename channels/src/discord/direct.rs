@@ -46,7 +46,7 @@ fn opening_failed(user: u64, err: ChannelError) -> ChannelError {
     let hint = if err.retryable || err.message == TOKEN_REJECTED {
         ""
     } else {
-        " (the person must share a server with the bot and allow DMs from its members)"
+        " (check that it is the person's user id, and that they share a server with the bot and accept DMs from its members)"
     };
     ChannelError {
         message: format!(
