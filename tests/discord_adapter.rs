@@ -318,6 +318,49 @@ async fn approval_buttons_answer_the_owner_and_refuse_others() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_persons_dm_is_opened_once_and_their_approval_question_asked_there() {
+    let r = Running::start().await;
+    let handle = r.discord.handle();
+    let opener = handle.direct.clone().expect("Discord opens DMs");
+    let user = objects::user_id(42);
+    let dm = opener.open_direct(&user.to_string()).await.unwrap();
+    assert_eq!(dm, objects::dm_channel(42).to_string());
+    assert_eq!(opener.open_direct(&user.to_string()).await.unwrap(), dm);
+    let opened = r.fake.calls_of("create_dm");
+    assert_eq!(opened.len(), 1, "the second time comes from the cache");
+    assert_eq!(opened[0].path, "/api/v10/users/@me/channels");
+    assert_eq!(opened[0].body["recipient_id"], user.to_string());
+    assert_eq!(r.fake.opened_dm(user), Some(objects::dm_channel(42)));
+
+    // A question for the person (a job's turn delivered to the owner) goes to their DM.
+    let person = Target::user(&format!("discord:{user}")).unwrap();
+    let prompter = handle.approvals.clone().unwrap();
+    let id = prompter.ask(&person, "Allow?", "req1").await.unwrap();
+    prompter.settle(&person, &id, "Allowed once").await.unwrap();
+    let question = r.fake.bot_messages().pop().unwrap();
+    assert_eq!(question.id.to_string(), id);
+    assert_eq!(question.channel, objects::dm_channel(42));
+    assert_eq!(question.content(), "Allowed once");
+    assert_eq!(r.fake.calls_of("create_dm").len(), 1);
+
+    // Nobody Discord knows, or no user id at all: refused for good, saying what to do.
+    let err = opener.open_direct("80351110224678912").await.unwrap_err();
+    assert!(!err.retryable);
+    assert!(err.message.contains("80351110224678912"), "{err}");
+    assert!(err.message.contains("share a server"), "{err}");
+    let err = opener.open_direct("alice").await.unwrap_err();
+    assert!(err.message.contains("discord:<user id>"), "{err}");
+    // A rate limit keeps Discord's wait, for the manager to honour.
+    r.fake
+        .fail_next("create_dm", Fault::TooManyRequests { retry_after: 2.0 });
+    let err = opener
+        .open_direct(&objects::user_id(43).to_string())
+        .await
+        .unwrap_err();
+    assert_eq!(err.retry_after, Some(Duration::from_secs(2)), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revoked_token_is_down_with_the_fix_named() {
     let fake = FakeDiscord::start().await;
     fake.revoke_token(true);

@@ -440,6 +440,42 @@ async fn messages_are_edited_in_place_and_rate_limits_say_when_to_retry() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_persons_im_is_opened_once_and_their_approval_question_asked_there() {
+    let fake = FakeSlack::start().await;
+    let run = start_with(|s| s, &fake);
+    let handle = run.slack.handle();
+    let opener = handle.direct.clone().expect("Slack opens IMs");
+    assert_eq!(opener.open_direct("U7").await.unwrap(), "D7");
+    assert_eq!(opener.open_direct("U7").await.unwrap(), "D7");
+    let opened = fake.calls_of("conversations.open");
+    assert_eq!(opened.len(), 1, "the second time comes from the cache");
+    assert_eq!(opened[0].params["users"], serde_json::json!(["U7"]));
+    assert_eq!(fake.opened_im("U7").as_deref(), Some("D7"));
+
+    // A question for the person (a job's turn delivered to the owner) goes to their IM.
+    let person = Target::user("slack:U7").unwrap();
+    let prompter = handle.approvals.clone().unwrap();
+    let ts = prompter.ask(&person, "Allow?", "req1").await.unwrap();
+    prompter.settle(&person, &ts, "Allowed once").await.unwrap();
+    let question = fake.posted().into_iter().find(|m| m.ts == ts).unwrap();
+    assert_eq!(question.channel, "D7");
+    assert_eq!(question.text, "Allowed once");
+    assert_eq!(fake.calls_of("conversations.open").len(), 1);
+
+    // Nobody Slack knows: refused for good, saying how a person is written.
+    let err = opener.open_direct("alice").await.unwrap_err();
+    assert!(!err.retryable);
+    assert!(err.message.contains("slack:<member id>"), "{err}");
+    fake.fail_next(
+        "conversations.open",
+        SlackFault::Error("missing_scope".into()),
+    );
+    let err = opener.open_direct("U8").await.unwrap_err();
+    assert!(err.message.contains("U8"), "{err}");
+    assert!(err.message.contains("im:write"), "{err}");
+}
+
 fn free_port() -> SocketAddr {
     let socket = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     socket.local_addr().unwrap()

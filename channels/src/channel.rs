@@ -1,6 +1,7 @@
 //! The one trait every channel implements — listen (push inbound messages onto the
 //! bus until shut down) and send one text chunk — and the capability traits a
-//! platform may add. A channel's capabilities are known at start-up (see
+//! platform may add (typing, edits, media, reactions, approvals, opening a person's
+//! direct chat, health). A channel's capabilities are known at start-up (see
 //! `registry`); none has a no-op default for a platform that lacks it.
 
 use std::time::Duration;
@@ -130,6 +131,17 @@ pub trait ApprovalPrompter: Send + Sync {
         message_id: &str,
         text: &str,
     ) -> Result<(), ChannelError>;
+}
+
+/// Opens the bot's direct chat with a person, for a target that names a person rather
+/// than a chat (`Target::user`). Only platforms whose user ids are not chat ids have one
+/// (a Discord DM channel, a Slack IM); on Telegram a user's id is their private chat's
+/// id, so it needs none. An adapter remembers what it opened (`direct::DirectChats`).
+#[async_trait]
+pub trait DirectOpener: Send + Sync {
+    /// The chat id of the direct chat with `user_id` (the platform's own id, without the
+    /// `channel:` prefix), opened if it is not open yet.
+    async fn open_direct(&self, user_id: &str) -> Result<String, ChannelError>;
 }
 
 /// How a channel's connection is doing.

@@ -8,7 +8,8 @@
 //! - `inbox`    — where incoming attachments are saved, and the note the model gets
 //! - `message`  — `InboundMessage` / `OutboundMessage` and their typed parts
 //! - `channel`  — the `Channel` trait every adapter implements, the capability traits
-//!   (typing, editing, media, reactions, approvals, health), `ChannelError`
+//!   (typing, editing, media, reactions, approvals, direct chats, health), `ChannelError`
+//! - `direct`   — a person's direct chat for a target naming them: the cache, `resolve`
 //! - `registry` — the one registry of running channels and what each can do
 //! - `manager`  — delivery shared by every channel: split, pace, retry, stream, typing
 //! - `render`   — splitting markdown to a platform's limit, platform markup
@@ -22,6 +23,7 @@
 
 pub mod approval;
 pub mod channel;
+pub mod direct;
 #[cfg(feature = "discord")]
 pub mod discord;
 pub mod inbox;
@@ -36,8 +38,8 @@ pub mod telegram;
 pub mod terminal;
 
 pub use channel::{
-    ApprovalPrompter, Channel, ChannelError, Health, HealthCell, HealthChecker, InboundSender,
-    MediaSender, MessageEditor, OutboundMedia, ReactionCapable, TypingCapable,
+    ApprovalPrompter, Channel, ChannelError, DirectOpener, Health, HealthCell, HealthChecker,
+    InboundSender, MediaSender, MessageEditor, OutboundMedia, ReactionCapable, TypingCapable,
 };
 pub use message::{
     Ack, ChatKind, Done, InboundMessage, MediaKind, MediaRef, OutboundBody, OutboundMessage,

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::channel::{
-    ApprovalPrompter, Channel, Health, HealthChecker, MediaSender, MessageEditor, ReactionCapable,
-    TypingCapable,
+    ApprovalPrompter, Channel, DirectOpener, Health, HealthChecker, MediaSender, MessageEditor,
+    ReactionCapable, TypingCapable,
 };
 
 /// How the manager treats a channel's messages.
@@ -34,6 +34,9 @@ pub struct ChannelHandle {
     pub media: Option<Arc<dyn MediaSender>>,
     pub reactions: Option<Arc<dyn ReactionCapable>>,
     pub approvals: Option<Arc<dyn ApprovalPrompter>>,
+    /// Opens a person's direct chat (`Target::user`). `None` where a user's id is their
+    /// private chat's id (Telegram), so a person's target is delivered as it is.
+    pub direct: Option<Arc<dyn DirectOpener>>,
     pub health: Option<Arc<dyn HealthChecker>>,
 }
 
@@ -48,6 +51,7 @@ impl ChannelHandle {
             media: None,
             reactions: None,
             approvals: None,
+            direct: None,
             health: None,
         }
     }

@@ -1,17 +1,25 @@
 //! The channel conformance suite: the same guarantees, proved the same way, for every
 //! chat channel. Each `tests/conformance_<channel>.rs` invokes `conformance!` with its
 //! fake platform's start expression; every test runs the real `pincer run` binary
-//! against that fake and the fake model, through `pincer_fakes::platform::FakePlatform`.
+//! against that fake and the fake model, through `pincer_fakes::platform::FakePlatform`
+//! — except deliveries the core starts by itself (to a person, by their user id), which
+//! drive the real adapter and the real channel manager in this process (`adapter`).
 #![allow(dead_code)] // each channel file uses the whole suite, but through a macro
 
+mod adapter;
+
 use std::process::{Child, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use pincer_channels::{OutboundBody, OutboundMessage, Registry, Target, manager};
 use pincer_fakes::platform::{FakePlatform, Shown};
 use pincer_fakes::{FakeModel, Step};
 use serde_json::json;
+use tokio::sync::mpsc;
 
 use crate::common::TestHome;
+pub use adapter::InProcess;
 
 /// In `agent.owners`.
 pub const OWNER: u64 = 42;
@@ -258,6 +266,49 @@ pub async fn an_approval_button_reaches_the_waiting_call<P: FakePlatform>(platfo
     assert!(!settled.buttons, "buttons left on an answered question");
 }
 
+/// A message to a person (`Target::user`, as the core sends the owner a job's result,
+/// the heartbeat or a pairing notice) reaches their direct chat with the bot, opened on
+/// demand where the platform needs it (a Discord DM channel, a Slack IM; on Telegram
+/// their id is the chat) — through the real adapter and the real channel manager.
+pub async fn a_message_to_a_user_id_reaches_their_dm<P: InProcess>(platform: P) {
+    let inbox = tempfile::tempdir().expect("an inbox directory");
+    let mut registry = Registry::default();
+    registry.insert(platform.handle(inbox.path()));
+    let (outbound, queue) = mpsc::channel(8);
+    let delivering = tokio::spawn(manager::run(Arc::new(registry), queue));
+    let owner = platform.canonical(OWNER);
+    let person = Target::user(&owner).expect("a canonical id names a person");
+    for text in ["A note for you.", "And another."] {
+        let message = OutboundMessage {
+            target: person.clone(),
+            body: OutboundBody::Notice(text.into()),
+            reply_to: None,
+        };
+        outbound
+            .send(message)
+            .await
+            .expect("the manager is running");
+    }
+    // The manager returns once what was queued is delivered (or given up on).
+    drop(outbound);
+    delivering.await.expect("the manager finished");
+    let chat = platform
+        .direct_chat(OWNER)
+        .unwrap_or_else(|| panic!("the bot never opened a direct chat with {owner}"));
+    let texts: Vec<String> = platform
+        .shown()
+        .into_iter()
+        .filter(|m| m.chat == chat)
+        .map(|m| m.text)
+        .collect();
+    assert_eq!(
+        texts,
+        ["A note for you.", "And another."],
+        "in {chat}; everything shown: {:#?}",
+        platform.shown()
+    );
+}
+
 /// Every conformance test for one channel: `conformance!(FakeTelegram::start());`
 #[macro_export]
 macro_rules! conformance {
@@ -271,7 +322,8 @@ macro_rules! conformance {
             a_reply_streams_by_edits_with_typing_shown,
             a_thread_reply_stays_in_its_thread,
             a_reconnect_loses_nothing_and_answers_once,
-            an_approval_button_reaches_the_waiting_call
+            an_approval_button_reaches_the_waiting_call,
+            a_message_to_a_user_id_reaches_their_dm
         );
     };
 }

@@ -3,7 +3,9 @@
 //! `PendingApprovals` (which decides whether the presser may answer) and answered at
 //! once with an ephemeral message carrying the toast — Discord shows "This interaction
 //! failed" unless an interaction is answered within 3 s. The core then settles the
-//! question: its text replaced by the outcome and its buttons removed.
+//! question: its text replaced by the outcome and its buttons removed. A question for
+//! a person (`Target::user`, e.g. a scheduled job's turn delivered to the owner) goes
+//! to their DM, opened on demand: the core hands these targets over directly.
 
 use async_trait::async_trait;
 use reqwest::Method;
@@ -15,6 +17,7 @@ use super::rest::Rest;
 use super::send::{message_path, post_message};
 use crate::approval::{self, Choice, PendingApprovals};
 use crate::channel::{ApprovalPrompter, ChannelError};
+use crate::direct;
 use crate::message::Target;
 
 /// Interaction callback types.
@@ -58,7 +61,8 @@ impl ApprovalPrompter for Discord {
             "components": [approval_row(request_id)],
             "allowed_mentions": {"parse": []},
         });
-        post_message(&self.rest, target, body).await
+        let target = direct::resolve(self, target).await?;
+        post_message(&self.rest, &target, body).await
     }
 
     async fn settle(
@@ -68,8 +72,9 @@ impl ApprovalPrompter for Discord {
         text: &str,
     ) -> Result<(), ChannelError> {
         let body = json!({"content": text, "components": []});
+        let target = direct::resolve(self, target).await?;
         self.rest
-            .json(Method::PATCH, &message_path(target, message_id)?, &body)
+            .json(Method::PATCH, &message_path(&target, message_id)?, &body)
             .await
             .map(|_| ())
     }

@@ -35,7 +35,7 @@ pub fn from_response(status: u16, retry_after_header: Option<&str>, body: &[u8])
             "Discord refused (403 {message}); give the bot View Channel, Send Messages and Attach Files in that channel"
         )),
         404 => ChannelError::permanent(format!(
-            "Discord does not know that channel or message (404 {message})"
+            "Discord does not know that channel, message or user (404 {message})"
         )),
         500..=599 => ChannelError::transient(format!("Discord server error ({status})")),
         _ => ChannelError::permanent(format!("Discord refused the request ({status} {message})")),

@@ -18,9 +18,11 @@
 //! gateway errors → `ChannelError`), `rest`, `gateway` (the listen loop), `handler`
 //! (serenity's event handler), `order` (the per-channel sequencer), `send` (text, edits,
 //! typing, files, reactions), `buttons` (`ApprovalPrompter` and button presses).
+//! `direct` opens a person's DM channel for a target that names them (`DirectOpener`).
 
 mod buttons;
 mod convert;
+mod direct;
 mod errors;
 mod gateway;
 mod handler;
@@ -35,6 +37,7 @@ use std::time::Duration;
 
 use crate::approval::PendingApprovals;
 use crate::channel::{ChannelError, Health, HealthCell, HealthChecker};
+use crate::direct::DirectChats;
 use crate::registry::{ChannelHandle, ChannelInfo};
 use crate::render::discord_chunks;
 
@@ -64,6 +67,8 @@ pub struct Discord {
     approvals: Arc<PendingApprovals>,
     /// What kind of place each channel id is (DM, text channel, thread), looked up once.
     places: Mutex<HashMap<u64, Place>>,
+    /// People's DM channels by user id, opened for targets that name a person.
+    directs: DirectChats,
 }
 
 impl Discord {
@@ -78,6 +83,7 @@ impl Discord {
             health: Arc::new(HealthCell::new(CHANNEL)),
             approvals,
             places: Mutex::new(HashMap::new()),
+            directs: DirectChats::default(),
         }))
     }
 
@@ -90,6 +96,7 @@ impl Discord {
         handle.reactions = Some(Arc::clone(self) as _);
         handle.approvals = Some(Arc::clone(self) as _);
         handle.health = Some(Arc::clone(self) as _);
+        handle.direct = Some(Arc::clone(self) as _);
         handle
     }
 }

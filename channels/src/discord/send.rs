@@ -1,7 +1,9 @@
 //! Sending through Discord's REST API: text (markdown as written; Discord renders it),
 //! in-place edits (streaming), typing, files, reactions. A target with a
 //! `thread_id` is answered in that thread (a thread is a channel of its own on Discord).
-//! Replies never ping anyone: `allowed_mentions` is empty.
+//! Replies never ping anyone: `allowed_mentions` is empty. A target naming a person
+//! must be resolved to their DM first (the manager does; see `direct`): a user id is no
+//! channel id.
 
 use async_trait::async_trait;
 use reqwest::Method;
@@ -13,10 +15,14 @@ use super::rest::{Rest, snowflake};
 use crate::channel::{
     ChannelError, MediaSender, MessageEditor, OutboundMedia, ReactionCapable, TypingCapable,
 };
+use crate::direct;
 use crate::message::Target;
 
 /// The channel a target's messages go to: its thread, else the chat.
 fn channel(target: &Target) -> Result<u64, ChannelError> {
+    if target.user {
+        return Err(direct::unresolved(target));
+    }
     let id = target.thread_id.as_deref().unwrap_or(&target.chat_id);
     id.parse::<u64>()
         .map_err(|_| ChannelError::permanent(format!("`{id}` is not a Discord channel id")))
@@ -151,5 +157,13 @@ mod tests {
             "/channels/600/messages/7"
         );
         assert_eq!(percent("👍"), "%F0%9F%91%8D");
+    }
+
+    #[test]
+    fn a_persons_id_is_never_taken_for_a_channel() {
+        let person = Target::user("discord:80351110224678912").unwrap();
+        let err = channel(&person).unwrap_err();
+        assert!(!err.retryable);
+        assert!(err.message.contains("direct chat"), "{err}");
     }
 }

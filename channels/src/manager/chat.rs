@@ -7,6 +7,11 @@
 //! finishes sooner goes out whole as one message (no placeholder, no edit, no wait for
 //! the platform's per-chat pace); a longer one is sent with the text so far and then
 //! edited as more arrives.
+//!
+//! A worker whose target names a person (`Target::user`) opens their direct chat
+//! before its first operation (retried like a send) and addresses that chat from then
+//! on: text, edits and typing alike. A failure to open drops the message like a failed
+//! send; after a permanent one, nothing is tried for `REOPEN_AFTER`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +22,7 @@ use tokio::time::Instant;
 
 use super::pace::Pacer;
 use super::retry::with_retries;
+use crate::direct;
 use crate::message::{OutboundBody, OutboundMessage, Target};
 use crate::registry::ChannelHandle;
 
@@ -25,10 +31,16 @@ use crate::registry::ChannelHandle;
 const IDLE: Duration = Duration::from_secs(30);
 /// How long a reply streams unseen before its first part is shown.
 const FIRST_SHOW: Duration = Duration::from_millis(500);
+/// After a person's direct chat could not be opened for good (an unknown user, DMs
+/// closed), their messages are dropped without asking the platform again for this long.
+const REOPEN_AFTER: Duration = Duration::from_secs(30);
 
 pub struct ChatWorker {
     handle: ChannelHandle,
+    /// Where the messages go; a person's target becomes their direct chat's on first use.
     target: Target,
+    /// Until when a person's direct chat is not asked for again (see `REOPEN_AFTER`).
+    unreachable_until: Option<Instant>,
     /// Spaces messages to this chat (the platform's per-chat limit).
     chat_pacer: Pacer,
     /// Shared by all chats of the channel (the platform's global limit).
@@ -65,6 +77,7 @@ impl ChatWorker {
         Self {
             handle,
             target,
+            unreachable_until: None,
             chat_pacer,
             channel_pacer,
             typing: None,
@@ -95,6 +108,9 @@ impl ChatWorker {
                     Err(_) => continue,
                 },
             };
+            if !self.reachable().await {
+                continue; // dropped; `reachable` said why
+            }
             // Deltas that piled up while we waited on the platform go out as one, so a
             // slow chat never backs up the manager (and with it every other chat).
             if let OutboundBody::Delta(mut text) = message.body {
@@ -140,6 +156,46 @@ impl ChatWorker {
             OutboundBody::TurnEnd => {
                 self.typing = None;
                 self.close_stream().await;
+            }
+        }
+    }
+
+    /// Whether the target can be addressed now: a person's target is resolved to their
+    /// direct chat first (retried like a send).
+    async fn reachable(&mut self) -> bool {
+        if !self.target.user {
+            return true;
+        }
+        let Some(opener) = self.handle.direct.clone() else {
+            // The channel opens no direct chats: it addresses a person's private chat by
+            // their user id (on Telegram a user's id is their private chat's id).
+            self.target.user = false;
+            return true;
+        };
+        if self
+            .unreachable_until
+            .is_some_and(|until| Instant::now() < until)
+        {
+            tracing::debug!(channel = %self.target.channel, user = %self.target.chat_id, "message dropped: their direct chat could not be opened");
+            return false;
+        }
+        let person = self.target.clone();
+        match with_retries("opening a direct chat", || {
+            direct::resolve(opener.as_ref(), &person)
+        })
+        .await
+        {
+            Ok(chat) => {
+                self.target = chat;
+                self.unreachable_until = None;
+                true
+            }
+            Err(err) => {
+                tracing::error!(channel = %person.channel, user = %person.chat_id, "message not delivered: cannot open a direct chat with the user: {err}");
+                if !err.retryable {
+                    self.unreachable_until = Some(Instant::now() + REOPEN_AFTER);
+                }
+                false
             }
         }
     }

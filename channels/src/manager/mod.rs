@@ -2,7 +2,9 @@
 //! and delivers them through the registry — split to the platform's limit, paced per
 //! chat and per channel, retried with backoff, streamed by editing where the channel
 //! can, with "typing…" shown while a turn works. One worker per chat keeps each chat's
-//! messages in order while chats proceed side by side.
+//! messages in order while chats proceed side by side. A target naming a person
+//! (`Target::user`) is resolved to their direct chat by its worker, never here: opening
+//! a chat is a request to the platform, and this loop must not wait on one.
 
 mod chat;
 mod pace;

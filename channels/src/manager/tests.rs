@@ -1,5 +1,6 @@
 //! The manager against a recording channel: streaming by edits, plain
-//! messages beside it, typing from turn start to turn end, splitting.
+//! messages beside it, typing from turn start to turn end, splitting, and messages to a
+//! person delivered into their direct chat.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -8,7 +9,9 @@ use async_trait::async_trait;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::channel::{Channel, ChannelError, InboundSender, MessageEditor, TypingCapable};
+use crate::channel::{
+    Channel, ChannelError, DirectOpener, InboundSender, MessageEditor, TypingCapable,
+};
 use crate::message::{OutboundBody, OutboundMessage, Target};
 use crate::registry::{ChannelHandle, ChannelInfo, Registry};
 
@@ -16,6 +19,10 @@ use crate::registry::{ChannelHandle, ChannelInfo, Registry};
 struct Recorder {
     ops: Mutex<Vec<String>>,
     next_id: Mutex<u32>,
+    /// The target of every send, edit and typing, in order.
+    targets: Mutex<Vec<Target>>,
+    /// How many times opening a direct chat with user "flaky" failed so far.
+    flaky: Mutex<u32>,
 }
 
 impl Recorder {
@@ -28,6 +35,14 @@ impl Recorder {
 
     fn ops(&self) -> Vec<String> {
         self.ops.lock().unwrap().clone()
+    }
+
+    fn aimed(&self, target: &Target) {
+        self.targets.lock().unwrap().push(target.clone());
+    }
+
+    fn targets(&self) -> Vec<Target> {
+        self.targets.lock().unwrap().clone()
     }
 }
 
@@ -43,14 +58,16 @@ impl Channel for Recorder {
     ) -> Result<(), ChannelError> {
         Ok(())
     }
-    async fn send(&self, _target: &Target, text: &str) -> Result<String, ChannelError> {
+    async fn send(&self, target: &Target, text: &str) -> Result<String, ChannelError> {
+        self.aimed(target);
         Ok(self.log(format!("send {text}")))
     }
 }
 
 #[async_trait]
 impl TypingCapable for Recorder {
-    async fn typing(&self, _target: &Target) -> Result<(), ChannelError> {
+    async fn typing(&self, target: &Target) -> Result<(), ChannelError> {
+        self.aimed(target);
         self.log("typing".into());
         Ok(())
     }
@@ -58,9 +75,26 @@ impl TypingCapable for Recorder {
 
 #[async_trait]
 impl MessageEditor for Recorder {
-    async fn edit(&self, _target: &Target, id: &str, text: &str) -> Result<(), ChannelError> {
+    async fn edit(&self, target: &Target, id: &str, text: &str) -> Result<(), ChannelError> {
+        self.aimed(target);
         self.log(format!("edit {id} {text}"));
         Ok(())
+    }
+}
+
+/// "nobody" cannot be written to; "flaky" fails once, then opens.
+#[async_trait]
+impl DirectOpener for Recorder {
+    async fn open_direct(&self, user_id: &str) -> Result<String, ChannelError> {
+        self.log(format!("open {user_id}"));
+        match user_id {
+            "nobody" => Err(ChannelError::permanent("unknown user")),
+            "flaky" if *self.flaky.lock().unwrap() == 0 => {
+                *self.flaky.lock().unwrap() += 1;
+                Err(ChannelError::transient("network"))
+            }
+            id => Ok(format!("dm-{id}")),
+        }
     }
 }
 
@@ -78,6 +112,18 @@ fn setup(
     mpsc::Sender<OutboundMessage>,
     tokio::task::JoinHandle<()>,
 ) {
+    setup_with(streaming, false)
+}
+
+/// `direct`: the channel opens people's direct chats (as Discord and Slack do).
+fn setup_with(
+    streaming: bool,
+    direct: bool,
+) -> (
+    Arc<Recorder>,
+    mpsc::Sender<OutboundMessage>,
+    tokio::task::JoinHandle<()>,
+) {
     let recorder = Arc::new(Recorder::default());
     let info = ChannelInfo {
         split: split_at_10,
@@ -89,6 +135,9 @@ fn setup(
     handle.typing = Some(Arc::clone(&recorder) as _);
     if streaming {
         handle.editor = Some(Arc::clone(&recorder) as _);
+    }
+    if direct {
+        handle.direct = Some(Arc::clone(&recorder) as _);
     }
     let mut registry = Registry::default();
     registry.insert(handle);
@@ -258,4 +307,100 @@ async fn a_quiet_chat_frees_its_worker_within_a_minute_and_a_new_message_starts_
     drop(tx);
     task.await.unwrap();
     assert_eq!(rec.ops(), ["send one", "send two"]);
+}
+
+fn to_person(user: &str, body: OutboundBody) -> OutboundMessage {
+    OutboundMessage {
+        target: Target::user(&format!("rec:{user}")).unwrap(),
+        body,
+        reply_to: None,
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_persons_messages_go_to_their_direct_chat_opened_once() {
+    let (rec, tx, task) = setup_with(true, true);
+    tx.send(to_person("7", OutboundBody::TurnStart))
+        .await
+        .unwrap();
+    tx.send(to_person("7", OutboundBody::Delta("Hel".into())))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    for body in [
+        OutboundBody::Delta("lo".into()),
+        OutboundBody::Text {
+            text: "Hello".into(),
+            streamed: true,
+        },
+        OutboundBody::TurnEnd,
+        OutboundBody::Notice("later".into()),
+    ] {
+        tx.send(to_person("7", body)).await.unwrap();
+    }
+    drop(tx);
+    task.await.unwrap();
+    let ops = rec.ops();
+    assert_eq!(ops[0], "open 7", "{ops:?}");
+    assert_eq!(ops.iter().filter(|o| o.starts_with("open")).count(), 1);
+    // Ids are handed out in order, one per recorded operation.
+    let streamed = ops.iter().position(|o| o == "send Hel").unwrap() + 1;
+    for op in [
+        format!("edit {streamed} Hello"),
+        "send later".into(),
+        "typing".into(),
+    ] {
+        assert!(ops.contains(&op), "{op} missing: {ops:?}");
+    }
+    let dm = Target::chat("rec", "dm-7", None);
+    assert!(
+        rec.targets().iter().all(|t| *t == dm),
+        "{:?}",
+        rec.targets()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_direct_chat_that_fails_to_open_is_retried_like_a_send() {
+    let (rec, tx, task) = setup_with(false, true);
+    tx.send(to_person("flaky", OutboundBody::Notice("hi".into())))
+        .await
+        .unwrap();
+    drop(tx);
+    task.await.unwrap();
+    assert_eq!(rec.ops(), ["open flaky", "open flaky", "send hi"]);
+    assert_eq!(rec.targets(), [Target::chat("rec", "dm-flaky", None)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_direct_chat_that_cannot_be_opened_drops_messages_and_is_asked_again_later() {
+    let (rec, tx, task) = setup_with(false, true);
+    for text in ["one", "two"] {
+        tx.send(to_person("nobody", OutboundBody::Notice(text.into())))
+            .await
+            .unwrap();
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(rec.ops(), ["open nobody"], "not asked again at once");
+    tokio::time::sleep(Duration::from_secs(31)).await;
+    tx.send(to_person("nobody", OutboundBody::Notice("three".into())))
+        .await
+        .unwrap();
+    drop(tx);
+    task.await.unwrap();
+    assert_eq!(rec.ops(), ["open nobody", "open nobody"]);
+    assert!(rec.targets().is_empty(), "nothing was sent anywhere");
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_an_opener_a_persons_id_is_their_chat() {
+    // Telegram: a user's id is their private chat's id.
+    let (rec, tx, task) = setup(false);
+    tx.send(to_person("7", OutboundBody::Notice("hi".into())))
+        .await
+        .unwrap();
+    drop(tx);
+    task.await.unwrap();
+    assert_eq!(rec.ops(), ["send hi"]);
+    assert_eq!(rec.targets(), [Target::chat("rec", "7", None)]);
 }

@@ -3,7 +3,9 @@
 //! `interactive` envelope (`block_actions`), acknowledged at once by the socket; here it
 //! is answered through the shared `PendingApprovals` (who may answer lives there) and
 //! the presser sees the outcome as an ephemeral message only they can see. Settling a
-//! question replaces its blocks with the outcome, which removes the buttons.
+//! question replaces its blocks with the outcome, which removes the buttons. A question
+//! for a person (`Target::user`, e.g. a scheduled job's turn delivered to the owner)
+//! goes to their IM, opened on demand: the core hands these targets over directly.
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -16,6 +18,7 @@ use super::errors::{Token, channel_error};
 use super::send::{channel_id, thread_ts};
 use crate::approval::{Choice, button_data, parse_button};
 use crate::channel::{ApprovalPrompter, ChannelError};
+use crate::direct;
 use crate::message::Target;
 use crate::render::to_slack_mrkdwn;
 
@@ -60,8 +63,9 @@ impl ApprovalPrompter for Slack {
         let content = SlackMessageContent::new()
             .with_text(to_slack_mrkdwn(question))
             .with_blocks(blocks(question_blocks(question, request_id))?);
-        let request = SlackApiChatPostMessageRequest::new(channel_id(target), content)
-            .opt_thread_ts(thread_ts(target));
+        let target = direct::resolve(self, target).await?;
+        let request = SlackApiChatPostMessageRequest::new(channel_id(&target)?, content)
+            .opt_thread_ts(thread_ts(&target));
         self.session()
             .chat_post_message(&request)
             .await
@@ -81,8 +85,9 @@ impl ApprovalPrompter for Slack {
         let content = SlackMessageContent::new()
             .with_text(mrkdwn)
             .with_blocks(blocks(section)?);
+        let target = direct::resolve(self, target).await?;
         let request = SlackApiChatUpdateRequest::new(
-            channel_id(target),
+            channel_id(&target)?,
             content,
             SlackTs(message_id.to_string()),
         );

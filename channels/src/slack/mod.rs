@@ -20,10 +20,12 @@
 //! - `events`  — the Events API listener: signature check, url_verification
 //! - `send`    — text and edits, files, reactions
 //! - `buttons` — approval questions with Block Kit buttons, and button presses
+//! - `direct`  — a person's IM (`conversations.open`) for a target that names them
 //! - `errors`  — Slack failures as `ChannelError`s that name the fix
 
 mod buttons;
 mod convert;
+mod direct;
 mod errors;
 mod events;
 mod inbound;
@@ -44,6 +46,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::approval::PendingApprovals;
 use crate::channel::{Channel, ChannelError, Health, HealthCell, HealthChecker, InboundSender};
+use crate::direct::DirectChats;
 use crate::message::Target;
 use crate::registry::{ChannelHandle, ChannelInfo};
 use crate::render::slack_chunks;
@@ -113,6 +116,8 @@ pub struct Slack {
     /// Recently seen messages (a mention arrives twice) and display names.
     seen: Mutex<inbound::Recent>,
     names: Mutex<inbound::Names>,
+    /// People's IMs by member id, opened for targets that name a person.
+    directs: DirectChats,
     /// Downloads files with the bot token (Slack's file URLs need it).
     http: reqwest::Client,
 }
@@ -165,6 +170,7 @@ impl Slack {
             approvals,
             seen: Mutex::new(inbound::Recent::default()),
             names: Mutex::new(Default::default()),
+            directs: DirectChats::default(),
             http,
         }))
     }
@@ -178,6 +184,7 @@ impl Slack {
         handle.reactions = Some(Arc::clone(self) as _);
         handle.approvals = Some(Arc::clone(self) as _);
         handle.health = Some(Arc::clone(self) as _);
+        handle.direct = Some(Arc::clone(self) as _);
         handle
     }
 

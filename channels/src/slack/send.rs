@@ -1,7 +1,8 @@
 //! Sending through Slack: markdown rendered as mrkdwn (`chat.postMessage`, into the
 //! thread when the target has one), messages edited in place (`chat.update`), files
 //! (`files.getUploadURLExternal`, the upload, `files.completeUploadExternal`) and
-//! reactions. Message ids are Slack's `ts`.
+//! reactions. Message ids are Slack's `ts`. A target naming a person must be resolved
+//! to their IM first (the manager does; see `direct`): `chat.update` wants the IM's id.
 
 use async_trait::async_trait;
 use slack_morphism::errors::SlackClientError;
@@ -10,11 +11,15 @@ use slack_morphism::prelude::*;
 use super::Slack;
 use super::errors::{Token, channel_error};
 use crate::channel::{ChannelError, MediaSender, MessageEditor, OutboundMedia, ReactionCapable};
+use crate::direct;
 use crate::message::Target;
 use crate::render::to_slack_mrkdwn;
 
-pub fn channel_id(target: &Target) -> SlackChannelId {
-    SlackChannelId(target.chat_id.clone())
+pub fn channel_id(target: &Target) -> Result<SlackChannelId, ChannelError> {
+    if target.user {
+        return Err(direct::unresolved(target));
+    }
+    Ok(SlackChannelId(target.chat_id.clone()))
 }
 
 pub fn thread_ts(target: &Target) -> Option<SlackTs> {
@@ -32,7 +37,7 @@ impl Slack {
 
     async fn post(&self, target: &Target, mrkdwn: String) -> Result<String, ChannelError> {
         let content = SlackMessageContent::new().with_text(mrkdwn);
-        let request = SlackApiChatPostMessageRequest::new(channel_id(target), content)
+        let request = SlackApiChatPostMessageRequest::new(channel_id(target)?, content)
             .opt_thread_ts(thread_ts(target));
         self.session()
             .chat_post_message(&request)
@@ -47,7 +52,7 @@ impl MessageEditor for Slack {
     async fn edit(&self, target: &Target, id: &str, markdown: &str) -> Result<(), ChannelError> {
         let content = SlackMessageContent::new().with_text(to_slack_mrkdwn(markdown));
         let request =
-            SlackApiChatUpdateRequest::new(channel_id(target), content, SlackTs(id.to_string()));
+            SlackApiChatUpdateRequest::new(channel_id(target)?, content, SlackTs(id.to_string()));
         self.session()
             .chat_update(&request)
             .await
@@ -91,7 +96,7 @@ impl MediaSender for Slack {
         let complete = SlackApiFilesCompleteUploadExternalRequest::new(vec![
             SlackApiFilesComplete::new(upload.file_id.clone()).with_title(file_name),
         ])
-        .with_channel_id(channel_id(target))
+        .with_channel_id(channel_id(target)?)
         .opt_thread_ts(thread_ts(target))
         .opt_initial_comment(media.caption.as_deref().map(to_slack_mrkdwn));
         session
@@ -126,7 +131,7 @@ fn mime_of(name: &str) -> &'static str {
 impl ReactionCapable for Slack {
     async fn react(&self, target: &Target, id: &str, emoji: &str) -> Result<(), ChannelError> {
         let request = SlackApiReactionsAddRequest::new(
-            channel_id(target),
+            channel_id(target)?,
             SlackReactionName(reaction_name(emoji)),
             SlackTs(id.to_string()),
         );
@@ -167,5 +172,13 @@ mod tests {
     fn reactions_are_named() {
         assert_eq!(reaction_name("👍"), "thumbsup");
         assert_eq!(reaction_name(":rocket:"), "rocket");
+    }
+
+    #[test]
+    fn a_member_id_is_never_taken_for_a_channel() {
+        let person = Target::user("slack:U012AB3CD").unwrap();
+        let err = channel_id(&person).unwrap_err();
+        assert!(!err.retryable);
+        assert!(err.message.contains("direct chat"), "{err}");
     }
 }

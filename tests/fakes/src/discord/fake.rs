@@ -150,6 +150,12 @@ impl FakeDiscord {
             .read(|inner| inner.messages.iter().find(|m| found(m)).cloned())
     }
 
+    /// The DM channel the bot opened (`POST /users/@me/channels`) with the user whose
+    /// snowflake is `user`; `None` if it never did.
+    pub fn opened_dm(&self, user: u64) -> Option<u64> {
+        self.shared.read(|inner| inner.dms.get(&user).copied())
+    }
+
     /// The bot's answers to interactions, oldest first.
     pub fn answers(&self) -> Vec<Answer> {
         self.shared.read(|inner| inner.answers.clone())

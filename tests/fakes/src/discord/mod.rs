@@ -39,6 +39,9 @@
 //!   editing a user's message 403 (50005); unknown channels and messages 404. The bot's
 //!   own messages are echoed to it as MESSAGE_CREATE, as Discord does.
 //! - `GET /channels/{id}/messages?after=&limit=` lists what came after, newest first.
+//! - `POST /users/@me/channels` (`{"recipient_id"}`) answers a test user's DM channel
+//!   object (type 1, the user as recipient), the same for the same user each time, and
+//!   remembers it (`opened_dm`); any other id is 404 Unknown User (10013).
 //! - The gateway is at `ws://127.0.0.1:PORT/gateway` (`GET /gateway` says so). See
 //!   `gateway` for sessions, replay and kicks.
 

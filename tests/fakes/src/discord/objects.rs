@@ -16,6 +16,11 @@ pub fn dm_channel(n: u64) -> u64 {
     2_000_000_000_000 + n
 }
 
+/// The DM channel with the user whose snowflake is `user`, if they are a test user.
+pub fn dm_channel_with(user: u64) -> Option<u64> {
+    (user / 1_000_000_000_000 == 1).then(|| dm_channel(user % 1_000_000_000_000))
+}
+
 /// Guild text channel `g`.
 pub fn text_channel(g: u64) -> u64 {
     3_000_000_000_000 + g

@@ -2,7 +2,8 @@
 //! recorded, then checked in Discord's order — token (401), a scripted fault — and
 //! answered like Discord (its validation errors included: over 2000 characters, an
 //! empty message, editing someone else's message, an unknown channel or message, an
-//! interaction answered twice).
+//! interaction answered twice). `POST /users/@me/channels` opens a DM: a test user's
+//! DM channel, the same one each time, remembered as opened.
 
 use std::time::Instant;
 
@@ -28,6 +29,7 @@ fn route(method: &Method, segments: &[&str]) -> &'static str {
         ("GET", ["gateway"]) => "get_gateway",
         ("GET", ["gateway", "bot"]) => "get_gateway_bot",
         ("GET", ["users", "@me"]) => "get_me",
+        ("POST", ["users", "@me", "channels"]) => "create_dm",
         ("GET", ["channels", _]) => "get_channel",
         ("GET", ["channels", _, "messages"]) => "list_messages",
         ("POST", ["channels", _, "messages"]) => "create_message",
@@ -172,6 +174,7 @@ pub(crate) async fn api(
         }))
         .into_response(),
         "get_me" => Json(objects::user(BOT_ID, true)).into_response(),
+        "create_dm" => app.shared.update(|inner| open_dm(inner, &body.json)),
         "get_channel" => match objects::channel_json(id(1)) {
             Some(channel) => Json(channel).into_response(),
             None => error(404, "Unknown Channel", 10003),
@@ -205,6 +208,32 @@ fn list(app: &App, channel: u64, query: Option<&str>) -> Response {
     found.truncate(limit);
     found.reverse();
     Json(found).into_response()
+}
+
+/// Create DM: the channel with `recipient_id` (a snowflake string), the same each time.
+fn open_dm(inner: &mut Inner, body: &Value) -> Response {
+    let recipient = match &body["recipient_id"] {
+        Value::String(id) => id.parse::<u64>().ok(),
+        Value::Number(id) => id.as_u64(),
+        _ => None,
+    };
+    let Some(recipient) = recipient else {
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"message": "Invalid Form Body", "code": 50035, "errors": {"recipient_id": {"_errors": [
+                {"code": "NUMBER_TYPE_COERCE", "message": "Value is not snowflake."}
+            ]}}})),
+        )
+            .into_response();
+    };
+    let Some(channel) = objects::dm_channel_with(recipient) else {
+        return error(404, "Unknown User", 10013);
+    };
+    inner.dms.insert(recipient, channel);
+    match objects::channel_json(channel) {
+        Some(dm) => Json(dm).into_response(),
+        None => error(404, "Unknown Channel", 10003),
+    }
 }
 
 fn too_long(content: &str) -> bool {

@@ -2,7 +2,7 @@
 //! (gateway sockets, `wait_*` helpers) wake on change. Locks are short and never held
 //! across `.await`.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -15,8 +15,8 @@ use super::fault::Fault;
 #[derive(Debug, Clone)]
 pub struct Call {
     /// The route's name: `create_message`, `edit_message`, `typing`, `get_me`,
-    /// `get_gateway`, `get_gateway_bot`, `get_channel`, `list_messages`, `react`,
-    /// `interaction_callback`, `download`, or `unknown`.
+    /// `create_dm`, `get_gateway`, `get_gateway_bot`, `get_channel`, `list_messages`,
+    /// `react`, `interaction_callback`, `download`, or `unknown`.
     pub route: String,
     pub method: String,
     pub path: String,
@@ -133,6 +133,8 @@ pub(crate) struct Inner {
     /// Button presses sent, by interaction id: the (channel, message) pressed.
     pub pressed: HashMap<u64, (u64, u64)>,
     pub answers: Vec<Answer>,
+    /// DM channels opened through `POST /users/@me/channels`, by recipient.
+    pub dms: BTreeMap<u64, u64>,
 }
 
 impl Default for Inner {
@@ -148,6 +150,7 @@ impl Default for Inner {
             gateway: Gateway::default(),
             pressed: HashMap::new(),
             answers: Vec::new(),
+            dms: BTreeMap::new(),
         }
     }
 }

@@ -12,7 +12,7 @@ use super::{BOT_NAME, BOT_USER};
 const MAX_TEXT: usize = 40_000;
 
 /// The methods the fake knows (for 404s and token checks).
-pub(crate) const METHODS: [&str; 10] = [
+pub(crate) const METHODS: [&str; 11] = [
     "auth.test",
     "apps.connections.open",
     "chat.postMessage",
@@ -23,6 +23,7 @@ pub(crate) const METHODS: [&str; 10] = [
     "files.getUploadURLExternal",
     "files.completeUploadExternal",
     "conversations.info",
+    "conversations.open",
 ];
 
 fn text(params: &Value, key: &str) -> Option<String> {
@@ -205,6 +206,44 @@ pub(crate) fn call(
             let channel = require("channel")?;
             Ok(json!({ "channel": { "id": channel, "is_im": channel.starts_with('D') } }))
         }
+        "conversations.open" => open_im(params, inner),
         _ => Err("unknown_method".into()),
     }
+}
+
+/// `conversations.open` with one user: their IM, `D{n}` for `U{n}`, the same each time.
+/// Slack documents `users` as a comma-separated string; slack-morphism sends a JSON
+/// array; both are taken.
+fn open_im(params: &Value, inner: &mut Inner) -> Result<Value, String> {
+    let users: Vec<String> = match &params["users"] {
+        Value::String(list) => list
+            .split(',')
+            .map(|u| u.trim().to_string())
+            .filter(|u| !u.is_empty())
+            .collect(),
+        Value::Array(ids) => ids
+            .iter()
+            .filter_map(|id| id.as_str().map(str::to_string))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let user = match users.as_slice() {
+        [] => return Err("users_list_not_supplied".into()),
+        [user] => user,
+        _ => return Err("not_supported: the fake opens one-person IMs only".into()),
+    };
+    if user == BOT_USER {
+        return Err("cannot_dm_bot".into());
+    }
+    let Some(n) = user.strip_prefix('U').filter(|n| !n.is_empty()) else {
+        return Err("user_not_found".into());
+    };
+    let im = format!("D{n}");
+    let already_open = inner.ims.insert(user.clone(), im.clone()).is_some();
+    let mut answer = json!({ "channel": { "id": im } });
+    if already_open {
+        answer["no_op"] = json!(true);
+        answer["already_open"] = json!(true);
+    }
+    Ok(answer)
 }

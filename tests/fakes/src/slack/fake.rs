@@ -261,6 +261,12 @@ impl FakeSlack {
         self.deliveries()
     }
 
+    /// The IM the bot opened (`conversations.open`) with `user` (`U7`); `None` if it
+    /// never did.
+    pub fn opened_im(&self, user: &str) -> Option<String> {
+        self.shared.read(|inner| inner.ims.get(user).cloned())
+    }
+
     pub fn uploads(&self) -> Vec<Upload> {
         self.shared.read(|inner| inner.uploads.clone())
     }

@@ -45,6 +45,9 @@
 //! - `chat.update` of a message the bot did not send → `cant_update_message`; unknown →
 //!   `message_not_found`. Text over 40,000 characters → `msg_too_long`.
 //! - Files a user attaches are served at `/files/{id}/{name}` to the bot token only.
+//! - `conversations.open` with one user `U{n}` answers their IM `D{n}` (the same each
+//!   time, `already_open` after the first) and remembers it (`opened_im`); `UBOT` is
+//!   `cannot_dm_bot`, an id not starting with `U` is `user_not_found`.
 
 mod api;
 mod events;

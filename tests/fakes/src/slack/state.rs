@@ -45,6 +45,8 @@ pub(crate) struct Inner {
     pub reject_tokens: bool,
     /// Display names set by tests, by user id.
     pub names: HashMap<String, String>,
+    /// IMs opened through `conversations.open`, by user id.
+    pub ims: HashMap<String, String>,
     /// The open socket connection, if any: its id and its task's inbox.
     pub live: Option<(u64, mpsc::UnboundedSender<ToSocket>)>,
     /// How many socket connections were opened.

@@ -1,0 +1,98 @@
+//! The real adapters, built in this process against their fakes, for conformance cases
+//! that drive the channel manager directly instead of `pincer run` (deliveries the core
+//! starts by itself, which no chat message can trigger on cue). One `InProcess` per
+//! fake: how to build its adapter, and where the fake holds a person's direct chat.
+
+use std::path::Path;
+
+use pincer_channels::ChannelHandle;
+use pincer_channels::discord::{Discord, DiscordSettings};
+use pincer_channels::slack::{Slack, SlackMode, SlackSettings};
+use pincer_channels::telegram::{Telegram, TelegramSettings};
+use pincer_fakes::discord::FakeDiscord;
+use pincer_fakes::platform::FakePlatform;
+use pincer_fakes::slack::FakeSlack;
+use pincer_fakes::telegram::FakeTelegram;
+
+const MEDIA_MAX_BYTES: u64 = 1024 * 1024;
+
+pub trait InProcess: FakePlatform {
+    /// The real adapter pointed at this fake, with every capability it has.
+    fn handle(&self, inbox: &Path) -> ChannelHandle;
+
+    /// The chat the fake holds `user`'s direct messages with the bot in, as the bot
+    /// opened it; `None` if the bot never did.
+    fn direct_chat(&self, user: u64) -> Option<String>;
+}
+
+/// The platform's own id of `user` (what follows `channel:` in the canonical id).
+fn raw_id<P: FakePlatform + ?Sized>(platform: &P, user: u64) -> String {
+    let canonical = platform.canonical(user);
+    match canonical.split_once(':') {
+        Some((_, id)) => id.to_string(),
+        None => canonical,
+    }
+}
+
+impl InProcess for FakeTelegram {
+    fn handle(&self, inbox: &Path) -> ChannelHandle {
+        let settings = TelegramSettings {
+            token: self.token().to_string(),
+            api_url: self.api_url(),
+            inbox: inbox.to_path_buf(),
+            media_max_bytes: MEDIA_MAX_BYTES,
+            poll_timeout_secs: 1,
+        };
+        Telegram::new(settings, Default::default())
+            .expect("the Telegram adapter for the fake")
+            .handle()
+    }
+
+    /// Nothing is opened on Telegram: a user's id is their private chat's id.
+    fn direct_chat(&self, user: u64) -> Option<String> {
+        Some(raw_id(self, user))
+    }
+}
+
+impl InProcess for FakeDiscord {
+    fn handle(&self, inbox: &Path) -> ChannelHandle {
+        let settings = DiscordSettings {
+            token: self.token().to_string(),
+            api_url: self.api_url(),
+            inbox: inbox.to_path_buf(),
+            media_max_bytes: MEDIA_MAX_BYTES,
+        };
+        Discord::new(settings, Default::default())
+            .expect("the Discord adapter for the fake")
+            .handle()
+    }
+
+    /// The DM channel `POST /users/@me/channels` answered for the user.
+    fn direct_chat(&self, user: u64) -> Option<String> {
+        let user: u64 = raw_id(self, user).parse().ok()?;
+        self.opened_dm(user).map(|channel| channel.to_string())
+    }
+}
+
+impl InProcess for FakeSlack {
+    fn handle(&self, inbox: &Path) -> ChannelHandle {
+        let settings = SlackSettings {
+            bot_token: self.bot_token().into(),
+            app_token: Some(self.app_token().into()),
+            signing_secret: None,
+            api_url: self.api_url(),
+            mode: SlackMode::Socket,
+            listen: None,
+            inbox: inbox.to_path_buf(),
+            media_max_bytes: MEDIA_MAX_BYTES,
+        };
+        Slack::new(settings, Default::default())
+            .expect("the Slack adapter for the fake")
+            .handle()
+    }
+
+    /// The IM `conversations.open` answered for the user.
+    fn direct_chat(&self, user: u64) -> Option<String> {
+        self.opened_im(&raw_id(self, user))
+    }
+}
