@@ -2,7 +2,8 @@
 //! no public URL) or, with `mode = "events"`, the Events API (Slack posts signed requests
 //! to `listen`). Inbound: DMs, channel messages with mention gating (a mention arrives as
 //! both `app_mention` and `message`; deduped on channel and ts), threads as their own
-//! sessions, files downloaded into the inbox, Block Kit approval buttons. Outbound:
+//! sessions, files fetched into the inbox once the core admits the sender, Block Kit
+//! approval buttons. Outbound:
 //! mrkdwn, streaming by `chat.update`, file uploads, reactions. Every envelope
 //! is acknowledged within Slack's 3 s: as soon as the core has stored its message, and
 //! after 2 s at the latest — the model is never waited for.
@@ -15,7 +16,8 @@
 //!
 //! ## Layout
 //! - `convert` — a Slack event as an `InboundMessage`: kinds, threads, mentions, `!cmd`
-//! - `inbound` — dedupe, the in-order hand-off to the bus, display names, file downloads
+//! - `inbound` — dedupe, the in-order hand-off to the bus, display names
+//! - `files`   — pending attachments and their fetcher
 //! - `socket`  — the Socket Mode connection: hello, envelopes, acks, reconnects, health
 //! - `events`  — the Events API listener: signature check, url_verification
 //! - `send`    — text and edits, files, reactions
@@ -26,6 +28,7 @@ mod buttons;
 mod convert;
 mod errors;
 mod events;
+mod files;
 mod inbound;
 mod send;
 mod socket;
@@ -113,7 +116,7 @@ pub struct Slack {
     /// Recently seen messages (a mention arrives twice) and display names.
     seen: Mutex<inbound::Recent>,
     names: Mutex<inbound::Names>,
-    /// Downloads files with the bot token (Slack's file URLs need it).
+    /// Downloads files with the bot token (Slack's file URLs need it); see `files`.
     http: reqwest::Client,
 }
 
