@@ -338,31 +338,39 @@ async fn approval_buttons_answer_the_owner_and_refuse_anyone_else() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn files_are_fetched_only_when_the_core_asks() {
+async fn files_are_fetched_only_when_the_core_asks_and_the_token_stays_on_slack() {
     let fake = FakeSlack::start().await;
+    // Another server, standing for wherever an external file lives.
+    let elsewhere = FakeSlack::start().await;
     let mut run = start_with(|s| s, &fake);
-    fake.inject(Incoming::channel("C1", 7, "from a stranger").with_file(
-        "notes.txt",
-        "text/plain",
-        b"hello file".to_vec(),
-    ));
+    let external = format!("http://{}/files/F9/report.pdf", elsewhere.addr());
+    fake.inject(
+        Incoming::channel("C1", 7, "from a stranger")
+            .with_file("notes.txt", "text/plain", b"hello file".to_vec())
+            .with_external_file("report.pdf", &external),
+    );
     fake.inject(Incoming::channel("C1", 7, "and more"));
     let mut got = run.next().await;
     // The adapter has moved on to the next message without fetching a file.
     assert_eq!(run.next().await.text, "and more");
     assert!(fake.calls_of("download").is_empty(), "no url_private fetch");
-    assert_eq!(got.media.len(), 1);
+    assert_eq!(got.media.len(), 2);
     assert!(got.media.iter().all(|m| m.path.is_none()));
     assert_eq!(got.text, "from a stranger");
 
     let mut allowance = 1 << 20;
     assert_eq!(fetch_all(&mut got, &mut allowance).await, 10);
     assert_eq!(fake.calls_of("download").len(), 1);
+    assert!(elsewhere.calls().is_empty(), "nothing went outside Slack");
     let path = run._inbox.path().join("slack").join("C1-notes.txt");
     assert_eq!(std::fs::read(&path).unwrap(), b"hello file");
+    assert!(got.media[1].path.is_none());
     assert_eq!(
         got.text,
-        format!("from a stranger\n[attached: {}]", path.display())
+        format!(
+            "from a stranger\n[attached: {}]\n[report.pdf is stored outside Slack; not downloaded]",
+            path.display()
+        )
     );
 }
 
