@@ -20,6 +20,7 @@
 //! - `scrub`    — the credential scrubber for replies, logs and tool results
 //! - `cron`     — scheduled jobs, the scheduler, the heartbeat, the `cron` tool
 //! - `memory`   — memory tools, recall and the daily log around turns, the dream
+//! - `retention` — removes old inbox/ and tool-output/ files (`[workspace] retention_days`)
 //! - `cli`      — one module per subcommand (`src/main.rs` only parses and calls it)
 //!
 //! Message types and channel adapters live in `pincer-channels`, configuration in
@@ -40,6 +41,7 @@ pub mod memory;
 pub mod models;
 pub mod prices;
 pub mod provider;
+pub mod retention;
 pub mod router;
 pub mod scrub;
 pub mod store;

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use pincer_channels::approval::{self, Choice, PendingApprovals};
 use pincer_channels::discord::{Discord, DiscordSettings};
+use pincer_channels::inbox::fetch_all;
 use pincer_channels::{
     Channel, ChatKind, Health, HealthChecker, InboundMessage, MediaKind, OutboundMedia, Target,
 };
@@ -433,9 +434,11 @@ async fn attachments_come_in_to_the_inbox_and_go_out_with_captions() {
         "image/png",
         vec![0x89, b'P', b'N', b'G'],
     ));
-    let got = r.next().await;
+    let mut got = r.next().await;
     assert_eq!(got.media.len(), 1);
     assert_eq!(got.media[0].kind, MediaKind::Photo);
+    let mut allowance = 1024;
+    assert_eq!(fetch_all(&mut got, &mut allowance).await, 4);
     let path = got.media[0].path.clone().expect("downloaded");
     assert_eq!(std::fs::read(&path).unwrap(), vec![0x89, b'P', b'N', b'G']);
     assert!(got.text.contains("[attached:"), "{}", got.text);
@@ -467,6 +470,44 @@ async fn attachments_come_in_to_the_inbox_and_go_out_with_captions() {
     assert_eq!(call.body["content"], "the report");
     assert_eq!(call.body["files"][0]["file_name"], "report.pdf");
     assert_eq!(call.body["files"][0]["size"], 8);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attachment_is_not_fetched_from_the_cdn_until_the_core_asks() {
+    let mut r = Running::start().await;
+    r.connected().await;
+    let id = r
+        .fake
+        .inject(Incoming::channel(1, 77, "from a stranger").with_file(
+            "payload.bin",
+            "application/octet-stream",
+            b"0123456789".to_vec(),
+        ));
+    r.fake.inject(Incoming::channel(1, 77, "and more"));
+    let mut got = r.next().await;
+    // The adapter has moved on to the next message without touching the CDN.
+    assert_eq!(r.next().await.text, "and more");
+    assert!(r.fake.calls_of("download").is_empty(), "no CDN fetch");
+    assert_eq!(got.media.len(), 1);
+    assert_eq!(got.media[0].size_bytes, Some(10));
+    assert!(got.media[0].path.is_none());
+    assert_eq!(got.text, "from a stranger");
+
+    let mut allowance = 1024;
+    assert_eq!(fetch_all(&mut got, &mut allowance).await, 10);
+    assert_eq!(r.fake.calls_of("download").len(), 1);
+    let path = r
+        ._inbox
+        .path()
+        .join("discord")
+        .join(format!("{id}-payload.bin"));
+    assert_eq!(std::fs::read(&path).unwrap(), b"0123456789");
+    assert!(
+        got.text
+            .ends_with(&format!("[attached: {}]", path.display())),
+        "{}",
+        got.text
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pincer_channels::approval::{Choice, PendingApprovals, button_data};
+use pincer_channels::inbox::fetch_all;
 use pincer_channels::slack::{Slack, SlackMode, SlackSettings};
 use pincer_channels::{ChatKind, Health, InboundMessage, OutboundMedia, Target};
 use pincer_fakes::slack::{FakeSlack, Incoming, Signing, SlackFault};
@@ -337,6 +338,43 @@ async fn approval_buttons_answer_the_owner_and_refuse_anyone_else() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_are_fetched_only_when_the_core_asks_and_the_token_stays_on_slack() {
+    let fake = FakeSlack::start().await;
+    // Another server, standing for wherever an external file lives.
+    let elsewhere = FakeSlack::start().await;
+    let mut run = start_with(|s| s, &fake);
+    let external = format!("http://{}/files/F9/report.pdf", elsewhere.addr());
+    fake.inject(
+        Incoming::channel("C1", 7, "from a stranger")
+            .with_file("notes.txt", "text/plain", b"hello file".to_vec())
+            .with_external_file("report.pdf", &external),
+    );
+    fake.inject(Incoming::channel("C1", 7, "and more"));
+    let mut got = run.next().await;
+    // The adapter has moved on to the next message without fetching a file.
+    assert_eq!(run.next().await.text, "and more");
+    assert!(fake.calls_of("download").is_empty(), "no url_private fetch");
+    assert_eq!(got.media.len(), 2);
+    assert!(got.media.iter().all(|m| m.path.is_none()));
+    assert_eq!(got.text, "from a stranger");
+
+    let mut allowance = 1 << 20;
+    assert_eq!(fetch_all(&mut got, &mut allowance).await, 10);
+    assert_eq!(fake.calls_of("download").len(), 1);
+    assert!(elsewhere.calls().is_empty(), "nothing went outside Slack");
+    let path = run._inbox.path().join("slack").join("C1-notes.txt");
+    assert_eq!(std::fs::read(&path).unwrap(), b"hello file");
+    assert!(got.media[1].path.is_none());
+    assert_eq!(
+        got.text,
+        format!(
+            "from a stranger\n[attached: {}]\n[report.pdf is stored outside Slack; not downloaded]",
+            path.display()
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn files_come_in_within_the_cap_and_go_out_by_upload_url() {
     let fake = FakeSlack::start().await;
     let mut run = start_with(|s| s, &fake);
@@ -350,11 +388,14 @@ async fn files_come_in_within_the_cap_and_go_out_by_upload_url() {
         "application/octet-stream",
         vec![0; 4096],
     ));
-    let small = run.next().await;
+    let mut small = run.next().await;
+    let mut allowance = 1 << 20;
+    assert_eq!(fetch_all(&mut small, &mut allowance).await, 10);
     let path = small.media[0].path.clone().expect("downloaded");
     assert_eq!(std::fs::read(&path).unwrap(), b"hello file");
     assert!(small.text.contains("[attached:"), "{}", small.text);
-    let big = run.next().await;
+    let mut big = run.next().await;
+    assert_eq!(fetch_all(&mut big, &mut allowance).await, 0);
     assert!(big.media[0].path.is_none());
     assert!(
         big.text.contains("larger than channels.slack.media_max_mb"),

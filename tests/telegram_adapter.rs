@@ -1,12 +1,18 @@
 //! The Telegram adapter's capabilities driven directly against the fake Bot API: files
-//! out, reactions, edits, typing in a topic. (Conversations through the whole binary
-//! are in tests/telegram.rs.)
+//! in only once the core asks, files out, reactions, edits, typing in a topic.
+//! (Conversations through the whole binary are in tests/telegram.rs.)
 
 use std::sync::Arc;
+use std::time::Duration;
 
+use pincer_channels::inbox::fetch_all;
 use pincer_channels::telegram::{Telegram, TelegramSettings};
-use pincer_channels::{OutboundMedia, Target};
-use pincer_fakes::telegram::FakeTelegram;
+use pincer_channels::{Channel, InboundMessage, OutboundMedia, Target};
+use pincer_fakes::telegram::{FakeTelegram, Incoming};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+const WAIT: Duration = Duration::from_secs(10);
 
 fn adapter(fake: &FakeTelegram, inbox: &std::path::Path) -> Arc<Telegram> {
     Telegram::new(
@@ -20,6 +26,74 @@ fn adapter(fake: &FakeTelegram, inbox: &std::path::Path) -> Arc<Telegram> {
         Default::default(),
     )
     .unwrap()
+}
+
+/// The next message on the bus, acknowledged as the core does once it is stored.
+async fn next(bus: &mut mpsc::Receiver<InboundMessage>) -> InboundMessage {
+    let mut message = tokio::time::timeout(WAIT, bus.recv())
+        .await
+        .expect("a message on the bus in time")
+        .expect("the bus is open");
+    if let Some(ack) = message.ack.take() {
+        ack.fire();
+    }
+    message
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attachments_are_fetched_only_when_the_core_asks_within_the_allowance() {
+    let fake = FakeTelegram::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let telegram = adapter(&fake, dir.path());
+    let (tx, mut bus) = mpsc::channel(4);
+    let stop = CancellationToken::new();
+    let _stop = stop.clone().drop_guard();
+    tokio::spawn(async move { telegram.listen(tx, stop).await });
+
+    let photo = vec![0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3];
+    let first_id = fake.inject(Incoming::dm(42, "first").with_photo(photo.clone()));
+    let id = fake.inject(Incoming::dm(42, "second").with_photo(photo.clone()));
+    fake.inject(Incoming::dm(42, "just text"));
+    let mut first = next(&mut bus).await;
+    let mut second = next(&mut bus).await;
+    // The adapter has moved past both photos: it converted them without fetching.
+    assert_eq!(next(&mut bus).await.text, "just text");
+    assert!(
+        fake.calls_of("getFile").is_empty(),
+        "no getFile before the core asks"
+    );
+    assert!(fake.calls_of("downloadFile").is_empty());
+    assert_eq!(first.media.len(), 1);
+    assert!(first.media[0].path.is_none());
+    assert_eq!(first.text, "first");
+
+    // A sender with too little left today: still nothing asked of Telegram.
+    let mut allowance = 3;
+    assert_eq!(fetch_all(&mut first, &mut allowance).await, 0);
+    assert!(fake.calls_of("getFile").is_empty());
+    assert!(
+        first.text.ends_with(&format!(
+            "[photo-{first_id}.jpg not downloaded: over today's inbox allowance (access.inbox_max_mb_per_day)]"
+        )),
+        "{}",
+        first.text
+    );
+
+    let mut allowance = 1024;
+    assert_eq!(fetch_all(&mut second, &mut allowance).await, 7);
+    assert_eq!(allowance, 1024 - 7);
+    assert_eq!(fake.calls_of("getFile").len(), 1);
+    assert_eq!(fake.calls_of("downloadFile").len(), 1);
+    let path = dir
+        .path()
+        .join("telegram")
+        .join(format!("42-photo-{id}.jpg"));
+    assert_eq!(std::fs::read(&path).unwrap(), photo);
+    assert_eq!(second.media[0].path.as_deref(), Some(path.as_path()));
+    assert_eq!(
+        second.text,
+        format!("second\n[attached: {}]", path.display())
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

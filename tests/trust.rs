@@ -246,15 +246,17 @@ async fn past_the_rate_a_member_is_told_once_and_the_rest_is_kept_unanswered() {
             .inject(Incoming::dm(OWNER, &format!("owner {n}")));
     }
     s.wait_for_text(OWNER, "echo: owner 4").await;
+    // What the model saw in chat turns (a nightly dream, if one runs, reads everything).
     let asked: Vec<String> = s
         .model
         .requests()
         .iter()
-        .map(|r| r.last_user_text())
+        .map(|r| r.body["messages"].to_string())
+        .filter(|m| !m.contains("since the last dream"))
         .collect();
     for n in 3..=5 {
         assert!(
-            !asked.iter().any(|t| t.trim() == format!("message {n}")),
+            !asked.iter().any(|t| t.contains(&format!("message {n}"))),
             "message {n} was over the rate but reached the model: {asked:?}"
         );
     }
@@ -466,4 +468,29 @@ async fn a_slack_owner_gets_messages_and_job_results_by_user_id() {
         fake.opened_im("U1").is_some(),
         "the IM was opened by user id"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_strangers_attachment_is_never_downloaded_and_a_members_is() {
+    let s = setup("", &format!("owners = [\"telegram:{OWNER}\"]")).await;
+    let _gateway = s.start();
+    s.telegram.inject(
+        Incoming::dm(GUEST, "look at this")
+            .from(GUEST, "Mallory", None)
+            .with_photo(vec![0xFF; 2048]),
+    );
+    let code = pairing_code(&s.wait_for_text(GUEST, "pairing code").await.text);
+    assert!(
+        s.telegram.calls_of("getFile").is_empty(),
+        "a file was fetched for a sender who was never admitted"
+    );
+    assert!(s.home.run(&["pairing", "approve", "telegram", &code]).ok());
+    s.telegram.inject(
+        Incoming::dm(GUEST, "and now?")
+            .from(GUEST, "Mallory", None)
+            .with_photo(vec![0xFF; 2048]),
+    );
+    let reply = s.wait_for_text(GUEST, "echo:").await;
+    assert!(reply.text.contains("[attached: "), "{}", reply.text);
+    assert_eq!(s.telegram.calls_of("getFile").len(), 1);
 }

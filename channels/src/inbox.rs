@@ -1,16 +1,162 @@
-//! Attachments that come in, the same for every adapter: where a file is saved in the
-//! workspace inbox, and how the model hears what became of it.
+//! Attachments that come in, the same for every adapter. Converting a platform message
+//! downloads nothing: each attachment becomes a *pending* `MediaRef` whose `Remote`
+//! holds the adapter's `MediaFetcher` and the platform's reference to the file. Only
+//! once the core's gate has admitted the message does it call `fetch_all`, which
+//! downloads each file within the channel's `media_max_mb` and the sender's daily
+//! allowance (`access.inbox_max_mb_per_day`), saves it in the workspace inbox, and tells
+//! the model in the message text where it is or why it is not there.
+//!
+//! This module must not decide who is admitted (the core does), and adapters must not
+//! download outside `fetch_all`: a stranger's files are never fetched.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use crate::message::{InboundMessage, MediaKind, MediaRef};
+use async_trait::async_trait;
+
+use crate::message::InboundMessage;
+
+/// Downloads one platform's files with its own client and credentials. Each adapter
+/// implements it; `fetch_all` is its only caller.
+#[async_trait]
+pub trait MediaFetcher: Send + Sync {
+    /// The workspace inbox: files are saved as `<inbox>/<channel>/<prefix>-<name>`.
+    fn inbox(&self) -> &Path;
+    /// The largest file this channel downloads (`channels.<name>.media_max_mb`).
+    fn max_bytes(&self) -> u64;
+    /// The bytes of `file` (a `Remote::file`), refusing more than `max` of them.
+    async fn fetch(&self, file: &str, max: u64) -> Result<Vec<u8>, FetchError>;
+}
+
+/// Why a fetcher returned no bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FetchError {
+    /// More than the `max` asked for.
+    TooBig,
+    /// Not fetched, on purpose. The words complete "[<file name> …]" for the model,
+    /// e.g. "is stored outside Slack; not downloaded".
+    Refused(String),
+    /// The download failed: logged, and the model hears it could not be downloaded.
+    Failed(String),
+}
+
+/// Where a pending attachment is fetched from.
+#[derive(Clone)]
+pub struct Remote {
+    pub fetcher: Arc<dyn MediaFetcher>,
+    /// The platform's reference: Telegram's `file_id`, Discord's CDN URL, Slack's
+    /// `url_private`.
+    pub file: String,
+    /// Saved as `<inbox>/<channel>/<prefix>-<name>`: the chat id (Telegram, Slack) or
+    /// the message id (Discord), as files were always named.
+    pub prefix: String,
+}
+
+impl fmt::Debug for Remote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Remote")
+            .field("file", &self.file)
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
 
 /// What became of one attachment.
-pub enum Fetched {
-    Saved(PathBuf),
-    /// Over the channel's `media_max_mb`: not downloaded.
+enum Outcome {
+    /// Saved there, this many bytes.
+    Saved(PathBuf, u64),
+    /// Over the channel's `media_max_mb`.
     TooBig,
+    /// Over what is left of the sender's `access.inbox_max_mb_per_day` today.
+    OverAllowance,
+    Refused(String),
     Failed(String),
+}
+
+/// Downloads every pending attachment of an admitted `message` (those whose `remote`
+/// is set), in order: each within its channel's `media_max_mb` and within `allowance`,
+/// the sender's bytes left for today, which shrinks by what is saved. Sets each
+/// `MediaRef::path` it saved, clears every `remote` (a second call fetches nothing),
+/// appends one note per attachment to the text, and returns the bytes saved.
+///
+/// A download that turns out larger than its cap is abandoned and not counted: sizes
+/// the platform reported are checked before anything is fetched.
+pub async fn fetch_all(message: &mut InboundMessage, allowance: &mut u64) -> u64 {
+    let mut saved = 0;
+    let channel = message.channel.clone();
+    for media in &mut message.media {
+        let Some(remote) = media.remote.take() else {
+            continue;
+        };
+        let name = media
+            .file_name
+            .clone()
+            .unwrap_or_else(|| "attachment".to_string());
+        let note = match fetch_one(&channel, &name, media.size_bytes, &remote, *allowance).await {
+            Outcome::Saved(path, bytes) => {
+                *allowance = allowance.saturating_sub(bytes);
+                saved += bytes;
+                let note = format!("[attached: {}]", path.display());
+                media.path = Some(path);
+                note
+            }
+            Outcome::TooBig => {
+                format!("[{name} not downloaded: larger than channels.{channel}.media_max_mb]")
+            }
+            Outcome::OverAllowance => format!(
+                "[{name} not downloaded: over today's inbox allowance (access.inbox_max_mb_per_day)]"
+            ),
+            Outcome::Refused(why) => format!("[{name} {why}]"),
+            Outcome::Failed(err) => {
+                tracing::warn!(channel, "attachment not downloaded: {err}");
+                format!("[{name} could not be downloaded]")
+            }
+        };
+        message.text.push('\n');
+        message.text.push_str(&note);
+    }
+    saved
+}
+
+async fn fetch_one(
+    channel: &str,
+    name: &str,
+    size: Option<u64>,
+    remote: &Remote,
+    allowance: u64,
+) -> Outcome {
+    let max = remote.fetcher.max_bytes();
+    if size.is_some_and(|size| size > max) {
+        return Outcome::TooBig;
+    }
+    if allowance == 0 || size.is_some_and(|size| size > allowance) {
+        return Outcome::OverAllowance;
+    }
+    let cap = max.min(allowance);
+    let over_cap = || match cap < max {
+        true => Outcome::OverAllowance,
+        false => Outcome::TooBig,
+    };
+    let bytes = match remote.fetcher.fetch(&remote.file, cap).await {
+        Ok(bytes) if bytes.len() as u64 > cap => return over_cap(),
+        Ok(bytes) => bytes,
+        Err(FetchError::TooBig) => return over_cap(),
+        Err(FetchError::Refused(why)) => return Outcome::Refused(why),
+        Err(FetchError::Failed(err)) => return Outcome::Failed(err),
+    };
+    match save(
+        remote.fetcher.inbox(),
+        channel,
+        &remote.prefix,
+        name,
+        &bytes,
+    )
+    .await
+    {
+        Ok(path) => Outcome::Saved(path, bytes.len() as u64),
+        Err(err) => Outcome::Failed(err),
+    }
 }
 
 /// Make `<inbox>/<channel>/` and return where `file_name` goes in it:
@@ -25,7 +171,7 @@ pub async fn prepare(
     tokio::fs::create_dir_all(&dir)
         .await
         .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let safe: String = file_name
+    let safe: String = format!("{prefix}-{file_name}")
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
@@ -35,7 +181,7 @@ pub async fn prepare(
             }
         })
         .collect();
-    Ok(dir.join(format!("{prefix}-{safe}")))
+    Ok(dir.join(safe))
 }
 
 /// Save `bytes` as `prepare` names it.
@@ -47,56 +193,230 @@ pub async fn save(
     bytes: &[u8],
 ) -> Result<PathBuf, String> {
     let path = prepare(inbox, channel, prefix, file_name).await?;
-    tokio::fs::write(&path, bytes)
-        .await
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let mut written = tokio::fs::write(&path, bytes).await;
+    if written
+        .as_ref()
+        .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+    {
+        // The retention sweep removed the channel's folder, emptied, just now: once more.
+        prepare(inbox, channel, prefix, file_name).await?;
+        written = tokio::fs::write(&path, bytes).await;
+    }
+    written.map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok(path)
-}
-
-/// One attachment as the message carries it: a line telling the model where the file
-/// is (or why it is not there) and a `MediaRef`.
-pub struct Attached {
-    pub kind: MediaKind,
-    pub file_name: String,
-    pub mime: Option<String>,
-    pub size: Option<u64>,
-}
-
-pub fn record(inbound: &mut InboundMessage, channel: &str, attached: Attached, fetched: Fetched) {
-    let name = &attached.file_name;
-    let path = match fetched {
-        Fetched::Saved(path) => {
-            inbound
-                .text
-                .push_str(&format!("\n[attached: {}]", path.display()));
-            Some(path)
-        }
-        Fetched::TooBig => {
-            inbound.text.push_str(&format!(
-                "\n[{name} not downloaded: larger than channels.{channel}.media_max_mb]"
-            ));
-            None
-        }
-        Fetched::Failed(err) => {
-            tracing::warn!(channel, "attachment not downloaded: {err}");
-            inbound
-                .text
-                .push_str(&format!("\n[{name} could not be downloaded]"));
-            None
-        }
-    };
-    inbound.media.push(MediaRef {
-        kind: attached.kind,
-        path,
-        mime: attached.mime,
-        file_name: Some(attached.file_name),
-        size_bytes: attached.size,
-    });
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Mutex;
+    use std::time::SystemTime;
+
     use super::*;
+    use crate::message::{ChatKind, MediaKind, MediaRef, Sender};
+
+    /// A platform holding files by name; records what was asked of it.
+    struct Platform {
+        inbox: PathBuf,
+        max_bytes: u64,
+        files: Vec<(&'static str, Result<Vec<u8>, FetchError>)>,
+        asked: Mutex<Vec<(String, u64)>>,
+    }
+
+    #[async_trait]
+    impl MediaFetcher for Platform {
+        fn inbox(&self) -> &Path {
+            &self.inbox
+        }
+
+        fn max_bytes(&self) -> u64 {
+            self.max_bytes
+        }
+
+        async fn fetch(&self, file: &str, max: u64) -> Result<Vec<u8>, FetchError> {
+            self.asked.lock().unwrap().push((file.to_string(), max));
+            let (_, found) = self.files.iter().find(|(name, _)| *name == file).unwrap();
+            match found {
+                Ok(bytes) if bytes.len() as u64 > max => Err(FetchError::TooBig),
+                other => other.clone(),
+            }
+        }
+    }
+
+    fn platform(
+        inbox: &Path,
+        files: Vec<(&'static str, Result<Vec<u8>, FetchError>)>,
+    ) -> Arc<Platform> {
+        Arc::new(Platform {
+            inbox: inbox.to_path_buf(),
+            max_bytes: 100,
+            files,
+            asked: Mutex::default(),
+        })
+    }
+
+    fn message(media: Vec<MediaRef>) -> InboundMessage {
+        InboundMessage {
+            channel: "telegram".into(),
+            account: "default".into(),
+            chat_id: "42".into(),
+            chat_kind: ChatKind::Dm,
+            thread_id: None,
+            sender: Sender {
+                raw_id: "42".into(),
+                canonical: "telegram:42".into(),
+                display_name: "Ann".into(),
+            },
+            message_id: "42:1".into(),
+            text: "look".into(),
+            media,
+            reply_to: None,
+            addressed: true,
+            received_at: SystemTime::UNIX_EPOCH,
+            ack: None,
+            deliver_to: None,
+            scheduled: None,
+            done: None,
+        }
+    }
+
+    fn pending(platform: &Arc<Platform>, file: &str, size: Option<u64>) -> MediaRef {
+        let fetcher: Arc<dyn MediaFetcher> = Arc::clone(platform) as _;
+        MediaRef::pending(
+            MediaKind::Document,
+            format!("{file}.bin"),
+            None,
+            size,
+            Remote {
+                fetcher,
+                file: file.into(),
+                prefix: "42".into(),
+            },
+        )
+    }
+
+    fn asked(platform: &Platform) -> Vec<String> {
+        platform
+            .asked
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(f, _)| f.clone())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn nothing_is_fetched_until_fetch_all_then_files_land_in_the_inbox() {
+        let dir = tempfile::tempdir().unwrap();
+        let platform = platform(dir.path(), vec![("a", Ok(b"hello".to_vec()))]);
+        let mut msg = message(vec![pending(&platform, "a", Some(5))]);
+        assert!(asked(&platform).is_empty());
+        assert_eq!(msg.text, "look");
+
+        let mut allowance = 1000;
+        assert_eq!(fetch_all(&mut msg, &mut allowance).await, 5);
+        assert_eq!(allowance, 995);
+        let path = dir.path().join("telegram").join("42-a.bin");
+        assert_eq!(std::fs::read(&path).unwrap(), b"hello");
+        assert_eq!(msg.media[0].path.as_deref(), Some(path.as_path()));
+        assert!(msg.media[0].remote.is_none());
+        assert_eq!(msg.text, format!("look\n[attached: {}]", path.display()));
+
+        // A second call finds nothing pending.
+        assert_eq!(fetch_all(&mut msg, &mut allowance).await, 0);
+        assert_eq!(asked(&platform), ["a"]);
+    }
+
+    #[tokio::test]
+    async fn a_file_over_the_channels_cap_is_not_asked_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let platform = platform(dir.path(), vec![("big", Ok(vec![0; 200]))]);
+        let mut msg = message(vec![pending(&platform, "big", Some(200))]);
+        let mut allowance = 1000;
+        assert_eq!(fetch_all(&mut msg, &mut allowance).await, 0);
+        assert!(asked(&platform).is_empty());
+        assert!(msg.media[0].path.is_none());
+        assert!(
+            msg.text
+                .ends_with("[big.bin not downloaded: larger than channels.telegram.media_max_mb]"),
+            "{}",
+            msg.text
+        );
+        // Unknown size: the fetcher's cap finds out.
+        let mut msg = message(vec![pending(&platform, "big", None)]);
+        fetch_all(&mut msg, &mut allowance).await;
+        assert!(
+            msg.text
+                .contains("larger than channels.telegram.media_max_mb")
+        );
+        assert_eq!(allowance, 1000);
+    }
+
+    #[tokio::test]
+    async fn the_daily_allowance_bounds_what_is_downloaded() {
+        let dir = tempfile::tempdir().unwrap();
+        let platform = platform(
+            dir.path(),
+            vec![
+                ("a", Ok(vec![1; 60])),
+                ("b", Ok(vec![2; 60])),
+                ("c", Ok(vec![3; 30])),
+                ("d", Ok(vec![4; 30])),
+            ],
+        );
+        let mut msg = message(vec![
+            pending(&platform, "a", Some(60)),
+            pending(&platform, "b", Some(60)),
+            pending(&platform, "c", Some(30)),
+            pending(&platform, "d", None),
+        ]);
+        let mut allowance = 100;
+        assert_eq!(fetch_all(&mut msg, &mut allowance).await, 90);
+        assert_eq!(allowance, 10);
+        // b is over what is left and never asked for; c fits; d's size was unknown, so
+        // it was asked for with the allowance as its cap and refused.
+        assert_eq!(asked(&platform), ["a", "c", "d"]);
+        assert_eq!(platform.asked.lock().unwrap()[2].1, 10);
+        let over = "not downloaded: over today's inbox allowance (access.inbox_max_mb_per_day)]";
+        assert!(msg.text.contains(&format!("[b.bin {over}")), "{}", msg.text);
+        assert!(msg.text.contains(&format!("[d.bin {over}")), "{}", msg.text);
+        assert!(msg.media[0].path.is_some() && msg.media[2].path.is_some());
+        assert!(msg.media[1].path.is_none() && msg.media[3].path.is_none());
+
+        // Nothing left: nothing is asked for at all.
+        let mut msg = message(vec![pending(&platform, "c", None)]);
+        let mut allowance = 0;
+        assert_eq!(fetch_all(&mut msg, &mut allowance).await, 0);
+        assert_eq!(asked(&platform).len(), 3);
+        assert!(msg.text.contains(over));
+    }
+
+    #[tokio::test]
+    async fn refusals_and_failures_are_told_in_one_line_each() {
+        let dir = tempfile::tempdir().unwrap();
+        let platform = platform(
+            dir.path(),
+            vec![
+                (
+                    "ext",
+                    Err(FetchError::Refused(
+                        "is stored outside Slack; not downloaded".into(),
+                    )),
+                ),
+                ("gone", Err(FetchError::Failed("404".into()))),
+            ],
+        );
+        let mut msg = message(vec![
+            pending(&platform, "ext", None),
+            pending(&platform, "gone", None),
+        ]);
+        let mut allowance = 1000;
+        assert_eq!(fetch_all(&mut msg, &mut allowance).await, 0);
+        assert_eq!(
+            msg.text,
+            "look\n[ext.bin is stored outside Slack; not downloaded]\n[gone.bin could not be downloaded]"
+        );
+        assert_eq!(allowance, 1000);
+    }
 
     #[tokio::test]
     async fn names_are_made_safe_inside_the_channels_folder() {

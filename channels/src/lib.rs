@@ -5,7 +5,9 @@
 //!
 //! ## Layout
 //! - `approval` — questions asked with buttons, and who may answer them
-//! - `inbox`    — where incoming attachments are saved, and the note the model gets
+//! - `inbox`    — incoming attachments: fetched only for admitted messages (`fetch_all`),
+//!   within the size cap and the sender's daily allowance; where they are saved, the note
+//!   the model gets
 //! - `message`  — `InboundMessage` / `OutboundMessage` and their typed parts
 //! - `channel`  — the `Channel` trait every adapter implements, the capability traits
 //!   (typing, editing, media, reactions, approvals, direct chats, health), `ChannelError`

@@ -7,6 +7,8 @@ use std::time::SystemTime;
 
 use tokio::sync::oneshot;
 
+use crate::inbox::Remote;
+
 /// What kind of conversation a message belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ChatKind {
@@ -34,15 +36,39 @@ pub enum MediaKind {
     Video,
 }
 
-/// An attachment the adapter received (and downloaded, when it could).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// An attachment the adapter received: pending (still on the platform) until the core
+/// has admitted the message and called `inbox::fetch_all`, which downloads it.
+#[derive(Debug, Clone)]
 pub struct MediaRef {
     pub kind: MediaKind,
-    /// Where the adapter saved it inside the workspace inbox, if it did.
+    /// Where `inbox::fetch_all` saved it inside the workspace inbox, if it did.
     pub path: Option<PathBuf>,
     pub mime: Option<String>,
     pub file_name: Option<String>,
+    /// As the platform reported it, when it did.
     pub size_bytes: Option<u64>,
+    /// Where to fetch it from while it is pending; `None` once `fetch_all` has tried.
+    pub remote: Option<Remote>,
+}
+
+impl MediaRef {
+    /// An attachment still on the platform; nothing is downloaded yet.
+    pub fn pending(
+        kind: MediaKind,
+        file_name: String,
+        mime: Option<String>,
+        size_bytes: Option<u64>,
+        remote: Remote,
+    ) -> MediaRef {
+        MediaRef {
+            kind,
+            path: None,
+            mime,
+            file_name: Some(file_name),
+            size_bytes,
+            remote: Some(remote),
+        }
+    }
 }
 
 /// Fired by the core once a message is stored; only then may an adapter confirm the

@@ -1,7 +1,11 @@
-//! The per-sender message rate for non-owners (`access.rate_per_minute`): past it a
-//! sender's messages are stored but not answered, and they hear so once a minute. The
-//! owner is never limited. Windows are kept in memory (a restart forgets them) and
-//! bounded: past `MAX_SENDERS` windows, the ended ones are dropped.
+//! Per-sender limits for non-owners, kept in memory (a restart forgets them):
+//! - `RateLimiter` (`access.rate_per_minute`): past it a sender's messages are stored
+//!   but not answered, and they hear so once a minute. Bounded: past `MAX_SENDERS`
+//!   windows, the ended ones are dropped.
+//! - `InboxAllowance` (`access.inbox_max_mb_per_day`): attachment bytes a sender may
+//!   have downloaded a day. Bounded the same way.
+//!
+//! The owner is never limited.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -77,6 +81,48 @@ impl RateLimiter {
     }
 }
 
+/// Attachment bytes each sender may have downloaded today.
+pub struct InboxAllowance {
+    per_day: u64,
+    /// Sender → (the day's start in unix ms, bytes downloaded that day).
+    used: Mutex<HashMap<String, (i64, u64)>>,
+}
+
+impl InboxAllowance {
+    pub fn new(per_day_bytes: u64) -> Self {
+        Self {
+            per_day: per_day_bytes,
+            used: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// What `sender` may still download on the day that started at `day_ms`.
+    pub fn left(&self, sender: &str, day_ms: i64) -> u64 {
+        let Ok(used) = self.used.lock() else {
+            return 0;
+        };
+        match used.get(sender) {
+            Some((day, bytes)) if *day == day_ms => self.per_day.saturating_sub(*bytes),
+            _ => self.per_day,
+        }
+    }
+
+    /// Count `bytes` downloaded for `sender` on the day that started at `day_ms`.
+    pub fn spend(&self, sender: &str, day_ms: i64, bytes: u64) {
+        let Ok(mut used) = self.used.lock() else {
+            return;
+        };
+        if used.len() >= MAX_SENDERS && !used.contains_key(sender) {
+            used.retain(|_, (day, _)| *day == day_ms);
+        }
+        let entry = used.entry(sender.to_string()).or_insert((day_ms, 0));
+        if entry.0 != day_ms {
+            *entry = (day_ms, 0);
+        }
+        entry.1 += bytes;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,5 +139,16 @@ mod tests {
         tokio::time::advance(WINDOW).await;
         assert_eq!(limiter.check("telegram:9"), Rated::Within);
         assert_eq!(RateLimiter::new(0).check("x"), Rated::Within, "0 is off");
+    }
+
+    #[test]
+    fn the_inbox_allowance_is_per_sender_and_per_day() {
+        let inbox = InboxAllowance::new(100);
+        inbox.spend("telegram:9", 1, 70);
+        assert_eq!(inbox.left("telegram:9", 1), 30);
+        assert_eq!(inbox.left("telegram:8", 1), 100);
+        inbox.spend("telegram:9", 1, 70);
+        assert_eq!(inbox.left("telegram:9", 1), 0);
+        assert_eq!(inbox.left("telegram:9", 2), 100, "a new day");
     }
 }

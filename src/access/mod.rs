@@ -24,7 +24,7 @@ use pincer_config::{Config, DmPolicy, GroupPolicy, Tier};
 use crate::store::{Store, StoreError};
 use context::GroupContext;
 
-pub use limits::{RateLimiter, Rated};
+pub use limits::{InboxAllowance, RateLimiter, Rated};
 pub use origin::{Origin, Place, TERMINAL_SENDER, sanitize_name, speaker_line};
 pub use pairing::{CODE_ALPHABET, CODE_LEN, MAX_PENDING, new_code};
 
@@ -63,6 +63,8 @@ pub struct Gate {
     pairing_notes: pairing::NoteLimit,
     /// `access.rate_per_minute` for non-owners.
     rate: RateLimiter,
+    /// `access.inbox_max_mb_per_day` for non-owners.
+    inbox: InboxAllowance,
 }
 
 impl Gate {
@@ -88,7 +90,33 @@ impl Gate {
             context: GroupContext::default(),
             pairing_notes: pairing::NoteLimit::default(),
             rate: RateLimiter::new(config.access.rate_per_minute),
+            inbox: InboxAllowance::new(config.access.inbox_max_mb_per_day.saturating_mul(1 << 20)),
         }
+    }
+
+    /// Download an admitted message's attachments into the inbox, within the sender's
+    /// allowance for the day that started at `day_ms` (owners: no allowance). Returns
+    /// the notes the model reads about them (where each file is, or why it is not).
+    pub async fn fetch_media(
+        &self,
+        message: &mut InboundMessage,
+        origin: &Origin,
+        day_ms: i64,
+    ) -> String {
+        if message.media.iter().all(|m| m.remote.is_none()) {
+            return String::new();
+        }
+        let before = message.text.len();
+        let mut allowance = if origin.is_owner() {
+            u64::MAX
+        } else {
+            self.inbox.left(&origin.sender, day_ms)
+        };
+        let used = pincer_channels::inbox::fetch_all(message, &mut allowance).await;
+        if !origin.is_owner() {
+            self.inbox.spend(&origin.sender, day_ms, used);
+        }
+        message.text.get(before..).unwrap_or_default().to_string()
     }
 
     /// Count a message of a non-owner `sender` against `access.rate_per_minute`.

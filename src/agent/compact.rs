@@ -43,6 +43,7 @@ impl Agent {
             .map_err(|e| e.to_string())?;
         let done: Vec<&StoredMessage> = stored
             .iter()
+            .filter(|m| m.status != store::Status::Ignored)
             .filter(|m| m.role != store::Role::User || m.status == store::Status::Done)
             .collect();
         // Keep at least KEEP messages, starting at a user message so tool calls stay with their results.

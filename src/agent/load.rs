@@ -30,7 +30,10 @@ impl Agent {
             None => self.store.history(session_id).await?,
         };
         stored.retain(|m| {
-            m.role != store::Role::User || m.status == store::Status::Done || m.id <= newest
+            m.status != store::Status::Ignored
+                && (m.role != store::Role::User
+                    || m.status == store::Status::Done
+                    || m.id <= newest)
         });
         for message in &stored {
             if message.role == store::Role::User

@@ -92,6 +92,11 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
     });
     let scheduling = tokio::spawn(scheduler.run(shutdown.clone()));
     let dreaming = tokio::spawn(dream.run(Arc::clone(&running.agent), shutdown.clone()));
+    let retention = tokio::spawn(crate::retention::run(
+        home.workspace(&config),
+        config.workspace.retention_days,
+        shutdown.clone(),
+    ));
     running.dispatcher.recover(&registry.names()).await;
     tracing::info!(home = %home.dir.display(), channels = ?registry.names(), "pincer gateway running; stop it with Ctrl-C or SIGTERM");
 
@@ -103,6 +108,7 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
     }
     let _ = scheduling.await;
     let _ = dreaming.await;
+    let _ = retention.await;
     let _ = running.task.await;
     // The agent holds the outbound bus; once it is gone the manager drains and ends.
     let store = running.agent.store.clone();

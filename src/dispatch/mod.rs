@@ -146,7 +146,7 @@ impl Dispatcher {
         let ack = message.ack.take();
         let key = message.session_key();
         let target = message.target();
-        let (text, origin) = match self.gate.check(&message).await {
+        let (mut text, origin) = match self.gate.check(&message).await {
             Ok(Decision::Admit { text, origin }) => (text, origin),
             Ok(Decision::Reply { text, owners_note }) => {
                 fire(ack);
@@ -179,6 +179,12 @@ impl Dispatcher {
             self.say(&target, OutboundBody::TurnEnd).await;
             return;
         }
+        // Only now, the sender admitted, are their attachments downloaded.
+        let notes = self
+            .gate
+            .fetch_media(&mut message, &origin, self.agent.start_of_day_ms())
+            .await;
+        text.push_str(&notes);
         let store = &self.agent.store;
         let stored = match store.current_session(&key).await {
             Ok(session_id) => store
@@ -220,7 +226,7 @@ impl Dispatcher {
         {
             // Kept in the transcript, never answered (and not answered after a restart).
             tracing::info!(sender = %origin.sender, "over access.rate_per_minute; message stored, not answered");
-            if let Err(err) = store.set_status(vec![id], Status::Done).await {
+            if let Err(err) = store.set_status(vec![id], Status::Ignored).await {
                 tracing::warn!("cannot mark a rate-limited message: {err}");
             }
             if notify {

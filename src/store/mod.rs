@@ -86,6 +86,9 @@ pub enum Status {
     /// A turn is answering it for the second time, after a restart; never a third.
     Retried,
     Done,
+    /// Kept, deliberately not answered and never shown to the model (a non-owner's
+    /// message past `access.rate_per_minute`).
+    Ignored,
 }
 
 impl Status {
@@ -95,6 +98,7 @@ impl Status {
             Status::Active => "active",
             Status::Retried => "retried",
             Status::Done => "done",
+            Status::Ignored => "ignored",
         }
     }
 
@@ -103,6 +107,7 @@ impl Status {
             "pending" => Status::Pending,
             "active" => Status::Active,
             "retried" => Status::Retried,
+            "ignored" => Status::Ignored,
             _ => Status::Done,
         }
     }

@@ -11,8 +11,9 @@
 //!
 //! Messages pass through one forwarder in this loop: sorted per channel (`order`, for
 //! a REST catch-up that overlaps what the gateway delivers), repeats dropped, their
-//! place (DM, channel, thread) looked up, attachments downloaded, then sent to the bus
-//! one at a time. When a new session starts (READY) after messages were seen, each
+//! place (DM, channel, thread) looked up, then sent to the bus one at a time, with
+//! their attachments pending: nothing is downloaded before the core has admitted the
+//! sender (see `files`). When a new session starts (READY) after messages were seen, each
 //! recently active channel is asked over REST, beside the loop, for what came after the
 //! last message seen there: a resume replays what a short drop missed, but a
 //! re-identify starts a fresh session that replays nothing.
@@ -30,14 +31,15 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::Discord;
-use super::convert::{self, Attachment, CHANNEL, Me, Place};
+use super::convert::{self, CHANNEL, Me, Place};
 use super::errors;
+use super::files;
 use super::handler::{Event, Handler};
 use super::order::Reorder;
 use super::rest::{Rest, snowflake};
 use crate::channel::{Channel, ChannelError, Health, InboundSender};
-use crate::inbox::{self, Attached, Fetched};
-use crate::message::{InboundMessage, Target};
+use crate::inbox::MediaFetcher;
+use crate::message::Target;
 
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
@@ -73,6 +75,8 @@ struct Forwarder {
     /// `last_seen` when the connection was lost: where the next catch-up starts. Taken
     /// then, because after the next READY new messages may race ahead of it.
     gap_from: Option<HashMap<u64, u64>>,
+    /// What the messages' pending attachments are fetched with, once admitted.
+    fetcher: Arc<dyn MediaFetcher>,
 }
 
 #[async_trait]
@@ -93,6 +97,7 @@ impl Channel for Discord {
             order: Reorder::new(HOLD),
             last_seen: HashMap::new(),
             gap_from: None,
+            fetcher: self.fetcher(),
         };
         let mut backoff = FIRST_BACKOFF;
         loop {
@@ -235,7 +240,7 @@ impl Discord {
                 },
                 _ = sleep_until(due) => {
                     for message in forwarder.order.ready(Instant::now()) {
-                        if !self.deliver(&message, &me, bus).await {
+                        if !self.deliver(&message, &me, &forwarder.fetcher, bus).await {
                             break;
                         }
                     }
@@ -277,13 +282,20 @@ impl Discord {
         });
     }
 
-    /// Converts, downloads and sends one message; false once the core has stopped.
-    async fn deliver(&self, message: &Message, me: &Me, bus: &InboundSender) -> bool {
+    /// Converts and sends one message, its attachments pending; false once the core
+    /// has stopped.
+    async fn deliver(
+        &self,
+        message: &Message,
+        me: &Me,
+        fetcher: &Arc<dyn MediaFetcher>,
+        bus: &InboundSender,
+    ) -> bool {
         let place = self.place(message).await;
         let Some((mut inbound, attachments)) = convert::inbound(message, me, place) else {
             return true;
         };
-        self.fetch(&mut inbound, attachments).await;
+        files::attach(&mut inbound, attachments, fetcher);
         bus.send(inbound).await.is_ok()
     }
 
@@ -314,42 +326,6 @@ impl Discord {
             places.insert(id, place);
         }
         place
-    }
-
-    /// Download attachments into the inbox (within the size cap) and tell the model
-    /// where they are.
-    async fn fetch(&self, inbound: &mut InboundMessage, attachments: Vec<Attachment>) {
-        for attachment in attachments {
-            let fetched = if attachment.size > self.settings.media_max_bytes {
-                Fetched::TooBig
-            } else {
-                match self.download(&inbound.message_id, &attachment).await {
-                    Ok(path) => Fetched::Saved(path),
-                    Err(err) => Fetched::Failed(err),
-                }
-            };
-            let attached = Attached {
-                kind: attachment.kind,
-                file_name: attachment.file_name,
-                mime: attachment.mime,
-                size: Some(attachment.size),
-            };
-            inbox::record(inbound, CHANNEL, attached, fetched);
-        }
-    }
-
-    async fn download(
-        &self,
-        message_id: &str,
-        attachment: &Attachment,
-    ) -> Result<std::path::PathBuf, String> {
-        let bytes = self
-            .rest
-            .download(&attachment.url, self.settings.media_max_bytes)
-            .await
-            .map_err(|e| e.message)?;
-        let inbox = &self.settings.inbox;
-        inbox::save(inbox, CHANNEL, message_id, &attachment.file_name, &bytes).await
     }
 }
 

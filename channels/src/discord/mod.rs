@@ -17,13 +17,15 @@
 //! Layout: `convert` (a Discord message → `InboundMessage`), `errors` (HTTP status and
 //! gateway errors → `ChannelError`), `rest`, `gateway` (the listen loop), `handler`
 //! (serenity's event handler), `order` (the per-channel sequencer), `send` (text, edits,
-//! typing, files, reactions), `buttons` (`ApprovalPrompter` and button presses).
+//! typing, files, reactions), `buttons` (`ApprovalPrompter` and button presses), `files`
+//! (pending attachments and their fetcher, used once the core admits the sender).
 //! `direct` opens a person's DM channel for a target that names them (`DirectOpener`).
 
 mod buttons;
 mod convert;
 mod direct;
 mod errors;
+mod files;
 mod gateway;
 mod handler;
 mod order;

@@ -1,24 +1,24 @@
 //! From a Slack event to the bus. The socket (or the Events API listener) hands each
 //! event to `accept`, which drops what was seen already (a mention arrives twice, Slack
 //! redelivers unacknowledged envelopes) and queues the rest; one forwarder task takes
-//! them in order, looks up the sender's name, downloads files, and puts the message on
-//! the bus. `acknowledge_when` says when the envelope may be acknowledged: once the core
+//! them in order, looks up the sender's name, and puts the message on the bus with its
+//! files pending: nothing is downloaded before the core has admitted the sender (see
+//! `files`). `acknowledge_when` says when the envelope may be acknowledged: once the core
 //! has stored the message, or after `ACK_WITHIN` at the latest — never later, since
 //! Slack wants an answer within 3 s, and never waiting for the model.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::{BuildHasher as _, RandomState};
-use std::path::PathBuf;
 use std::time::Duration;
 
 use slack_morphism::prelude::*;
 use tokio::sync::{mpsc, oneshot};
 
 use super::Slack;
-use super::convert::{self, Attachment, CHANNEL, Incoming};
+use super::convert::{self, CHANNEL, Incoming};
+use super::files;
 use crate::channel::InboundSender;
-use crate::inbox::{self, Attached, Fetched};
-use crate::message::{Ack, InboundMessage};
+use crate::message::Ack;
 
 /// The longest an envelope waits for its message to be stored before it is acked.
 pub const ACK_WITHIN: Duration = Duration::from_secs(2);
@@ -173,6 +173,7 @@ impl Slack {
 
     /// Drain the queue onto the bus, in order, until the bus or the queue closes.
     pub(super) async fn forward(&self, mut queue: mpsc::Receiver<Delivery>, bus: InboundSender) {
+        let fetcher = self.fetcher();
         while let Some(Delivery { incoming, stored }) = queue.recv().await {
             let Incoming {
                 mut inbound,
@@ -180,7 +181,7 @@ impl Slack {
                 key,
             } = incoming;
             inbound.sender.display_name = self.display_name(&inbound.sender.raw_id).await;
-            self.fetch(&mut inbound, attachments).await;
+            files::attach(&mut inbound, attachments, &fetcher);
             let (ack, was_stored) = Ack::pair();
             inbound.ack = Some(ack);
             if bus.send(inbound).await.is_err() {
@@ -228,63 +229,6 @@ impl Slack {
         }
         name
     }
-
-    /// Download attachments into the inbox (within the size cap) and tell the model
-    /// where they are.
-    async fn fetch(&self, inbound: &mut InboundMessage, attachments: Vec<Attachment>) {
-        for attachment in attachments {
-            let fetched = match self.download(&inbound.chat_id, &attachment).await {
-                Ok(path) => Fetched::Saved(path),
-                Err(Skipped::TooBig) => Fetched::TooBig,
-                Err(Skipped::Failed(err)) => Fetched::Failed(err),
-            };
-            let attached = Attached {
-                kind: attachment.kind,
-                file_name: attachment.file_name,
-                mime: attachment.mime,
-                size: None,
-            };
-            inbox::record(inbound, CHANNEL, attached, fetched);
-        }
-    }
-
-    async fn download(&self, chat_id: &str, attachment: &Attachment) -> Result<PathBuf, Skipped> {
-        let failed = |e: String| Skipped::Failed(e);
-        let mut response = self
-            .http
-            .get(&attachment.url)
-            .bearer_auth(&self.settings.bot_token)
-            .send()
-            .await
-            .map_err(|e| failed(format!("cannot fetch the file: {}", e.without_url())))?;
-        if !response.status().is_success() {
-            return Err(failed(format!("Slack answered {}", response.status())));
-        }
-        let cap = self.settings.media_max_bytes;
-        if response.content_length().is_some_and(|len| len > cap) {
-            return Err(Skipped::TooBig);
-        }
-        let mut bytes = Vec::new();
-        while let Some(chunk) = response
-            .chunk()
-            .await
-            .map_err(|e| failed(format!("the download broke off: {}", e.without_url())))?
-        {
-            bytes.extend_from_slice(&chunk);
-            if bytes.len() as u64 > cap {
-                return Err(Skipped::TooBig);
-            }
-        }
-        let inbox = &self.settings.inbox;
-        inbox::save(inbox, CHANNEL, chat_id, &attachment.file_name, &bytes)
-            .await
-            .map_err(failed)
-    }
-}
-
-enum Skipped {
-    TooBig,
-    Failed(String),
 }
 
 #[cfg(test)]

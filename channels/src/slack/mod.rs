@@ -2,7 +2,8 @@
 //! no public URL) or, with `mode = "events"`, the Events API (Slack posts signed requests
 //! to `listen`). Inbound: DMs, channel messages with mention gating (a mention arrives as
 //! both `app_mention` and `message`; deduped on channel and ts), threads as their own
-//! sessions, files downloaded into the inbox, Block Kit approval buttons. Outbound:
+//! sessions, files fetched into the inbox once the core admits the sender (the bot token
+//! goes only to Slack), Block Kit approval buttons. Outbound:
 //! mrkdwn, streaming by `chat.update`, file uploads, reactions. Every envelope
 //! is acknowledged within Slack's 3 s: as soon as the core has stored its message, and
 //! after 2 s at the latest — the model is never waited for.
@@ -15,7 +16,8 @@
 //!
 //! ## Layout
 //! - `convert` — a Slack event as an `InboundMessage`: kinds, threads, mentions, `!cmd`
-//! - `inbound` — dedupe, the in-order hand-off to the bus, display names, file downloads
+//! - `inbound` — dedupe, the in-order hand-off to the bus, display names
+//! - `files`   — pending attachments and their fetcher; where the bot token may go
 //! - `socket`  — the Socket Mode connection: hello, envelopes, acks, reconnects, health
 //! - `events`  — the Events API listener: signature check, url_verification
 //! - `send`    — text and edits, files, reactions
@@ -28,6 +30,7 @@ mod convert;
 mod direct;
 mod errors;
 mod events;
+mod files;
 mod inbound;
 mod send;
 mod socket;
@@ -118,7 +121,7 @@ pub struct Slack {
     names: Mutex<inbound::Names>,
     /// People's IMs by member id, opened for targets that name a person.
     directs: DirectChats,
-    /// Downloads files with the bot token (Slack's file URLs need it).
+    /// Downloads files with the bot token (Slack's file URLs need it); see `files`.
     http: reqwest::Client,
 }
 
@@ -157,10 +160,7 @@ impl Slack {
         let connector = SlackClientHyperConnector::with_connector(https_connector())
             .with_slack_api_url(&api_url);
         let bot_token = SlackApiToken::new(settings.bot_token.clone().into());
-        let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(120))
-            .build()
-            .map_err(|e| ChannelError::permanent(format!("cannot build an HTTP client: {e}")))?;
+        let http = files::client(&api_url)?;
         Ok(Arc::new(Self {
             client: Arc::new(SlackClient::new(connector)),
             settings,

@@ -6,6 +6,7 @@
 
 mod convert;
 mod errors;
+mod files;
 mod poll;
 mod send;
 

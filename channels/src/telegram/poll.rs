@@ -6,18 +6,20 @@
 
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
-use teloxide::net::Download;
 use teloxide::prelude::*;
 use teloxide::types::{AllowedUpdate, BotCommand, CallbackQuery, UpdateKind};
 use tokio_util::sync::CancellationToken;
 
 use super::Telegram;
-use super::convert::{self, Attachment, CHANNEL, Me};
+use super::convert::{self, CHANNEL, Me};
 use super::errors::channel_error;
+use super::files;
 use crate::approval::parse_button;
 use crate::channel::{Channel, ChannelError, Health, InboundSender};
-use crate::inbox::{self, Attached, Fetched};
+use crate::inbox::MediaFetcher;
 use crate::message::{Ack, Target};
 
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
@@ -38,13 +40,14 @@ impl Channel for Telegram {
     ) -> Result<(), ChannelError> {
         let mut backoff = FIRST_BACKOFF;
         let mut offset: i32 = 0;
+        let fetcher = self.fetcher();
         loop {
             if shutdown.is_cancelled() {
                 return Ok(());
             }
             let step = match self.me.get() {
                 None => self.setup().await.map(|_| true),
-                Some(_) => self.poll_once(&bus, &mut offset, &shutdown).await,
+                Some(_) => self.poll_once(&bus, &mut offset, &fetcher, &shutdown).await,
             };
             let wait = match step {
                 Ok(true) => {
@@ -116,11 +119,13 @@ impl Telegram {
         Ok(())
     }
 
-    /// One getUpdates round. Ok(false) when the core has stopped listening.
+    /// One getUpdates round. Ok(false) when the core has stopped listening. Attachments
+    /// go on the bus pending (see `files`): nothing is downloaded here.
     async fn poll_once(
         &self,
         bus: &InboundSender,
         offset: &mut i32,
+        fetcher: &Arc<dyn MediaFetcher>,
         shutdown: &CancellationToken,
     ) -> Result<bool, ChannelError> {
         let request = self
@@ -146,7 +151,7 @@ impl Telegram {
             } else if let UpdateKind::Message(message) = &update.kind
                 && let Some((mut inbound, attachments)) = convert::inbound(message, me)
             {
-                self.fetch(&mut inbound, attachments).await;
+                files::attach(&mut inbound, attachments, fetcher);
                 let (ack, stored) = Ack::pair();
                 inbound.ack = Some(ack);
                 if bus.send(inbound).await.is_err() {
@@ -185,61 +190,5 @@ impl Telegram {
                 channel_error(&err)
             );
         }
-    }
-
-    /// Download attachments into the inbox (within the size cap) and tell the model
-    /// where they are.
-    async fn fetch(
-        &self,
-        inbound: &mut crate::message::InboundMessage,
-        attachments: Vec<Attachment>,
-    ) {
-        for attachment in attachments {
-            let too_big = attachment
-                .size
-                .is_some_and(|size| size > self.settings.media_max_bytes);
-            let fetched = if too_big {
-                Fetched::TooBig
-            } else {
-                match self.download(&inbound.chat_id, &attachment).await {
-                    Ok(path) => Fetched::Saved(path),
-                    Err(err) => Fetched::Failed(err),
-                }
-            };
-            let attached = Attached {
-                kind: attachment.kind,
-                file_name: attachment.file_name,
-                mime: attachment.mime,
-                size: attachment.size,
-            };
-            inbox::record(inbound, CHANNEL, attached, fetched);
-        }
-    }
-
-    async fn download(
-        &self,
-        chat_id: &str,
-        attachment: &Attachment,
-    ) -> Result<std::path::PathBuf, String> {
-        let file = self
-            .bot
-            .get_file(attachment.file_id.clone().into())
-            .await
-            .map_err(|e| channel_error(&e).message)?;
-        let path = inbox::prepare(
-            &self.settings.inbox,
-            CHANNEL,
-            chat_id,
-            &attachment.file_name,
-        )
-        .await?;
-        let mut out = tokio::fs::File::create(&path)
-            .await
-            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-        self.bot
-            .download_file(&file.path, &mut out)
-            .await
-            .map_err(|e| super::redact_token(&e.to_string()))?;
-        Ok(path)
     }
 }

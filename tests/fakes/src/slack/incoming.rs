@@ -20,6 +20,8 @@ pub struct Incoming {
     pub mention: bool,
     /// Files attached: (name, mimetype, bytes).
     pub files: Vec<(String, String, Vec<u8>)>,
+    /// Files shared from outside Slack (`is_external`, e.g. Google Drive): (name, url).
+    pub external_files: Vec<(String, String)>,
     /// Sent by a bot (carries `bot_id`).
     pub bot: bool,
     /// A `message_changed` event instead of a new message.
@@ -47,6 +49,7 @@ impl Incoming {
             parent_user: None,
             mention: false,
             files: Vec::new(),
+            external_files: Vec::new(),
             bot: false,
             edit: false,
         }
@@ -71,6 +74,12 @@ impl Incoming {
 
     pub fn with_file(mut self, name: &str, mimetype: &str, bytes: Vec<u8>) -> Incoming {
         self.files.push((name.into(), mimetype.into(), bytes));
+        self
+    }
+
+    /// A file stored outside Slack, whose `url_private` is `url`.
+    pub fn with_external_file(mut self, name: &str, url: &str) -> Incoming {
+        self.external_files.push((name.into(), url.into()));
         self
     }
 
@@ -127,7 +136,7 @@ pub(crate) fn events(inner: &mut Inner, msg: Incoming, base: &str) -> (String, V
         event["bot_id"] = json!("BOTHER");
         event["subtype"] = json!("bot_message");
     }
-    if !msg.files.is_empty() {
+    if !msg.files.is_empty() || !msg.external_files.is_empty() {
         let mut files = Vec::new();
         for (name, mime, bytes) in &msg.files {
             let id = inner.id("F");
@@ -144,6 +153,13 @@ pub(crate) fn events(inner: &mut Inner, msg: Incoming, base: &str) -> (String, V
                     bytes: bytes.clone(),
                 },
             );
+        }
+        for (name, url) in &msg.external_files {
+            files.push(json!({
+                "id": inner.id("F"), "name": name, "title": name,
+                "mimetype": "application/octet-stream", "is_external": true,
+                "external_type": "gdrive", "url_private": url,
+            }));
         }
         event["files"] = Value::Array(files);
         event["subtype"] = json!("file_share");
