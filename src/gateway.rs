@@ -104,6 +104,10 @@ pub fn build_agent(
         .map_err(StartError::Permissions)?;
     let tool_policy =
         crate::tools::ToolPolicy::new(&config.access).map_err(StartError::Permissions)?;
+    let jail = crate::sandbox::Jail::new(
+        config.tools.exec.sandbox,
+        crate::sandbox::confinement(&home.dir, &workspace, config.tools.exec.network),
+    );
     let scrubber = Arc::new(Scrubber::new(secret_values(config, secrets, env)));
     crate::scrub::install(Arc::clone(&scrubber));
     Ok(Agent {
@@ -112,7 +116,8 @@ pub fn build_agent(
             scrubber,
             approvers: Default::default(),
             grants: Some(store.clone()),
-            hooks: crate::tools::hooks::Hooks::new(&config.tools.hooks),
+            hooks: crate::tools::hooks::Hooks::new(&config.tools.hooks).in_jail(jail.clone()),
+            after_untrusted: config.tools.after_untrusted,
         },
         store: store.clone(),
         models: Models::from_config(config, secrets, env)?,
@@ -125,9 +130,10 @@ pub fn build_agent(
                 owners: config.agent.owners.clone(),
             }),
             SendMessage::new(outbound.clone(), &config.agent.owners),
-            Arc::new(ExecTool::new(|group| {
-                config.tools.exec.deny_groups.denies(group)
-            })),
+            Arc::new(
+                ExecTool::new(|group| config.tools.exec.deny_groups.denies(group))
+                    .in_jail(jail.clone()),
+            ),
             Arc::new(WebFetch::new(FetchPolicy::default())),
             Arc::new(WebSearch::new(SearchSettings {
                 backend: config.tools.web_search.backend.clone(),
@@ -141,7 +147,7 @@ pub fn build_agent(
             memory::tool(memory::Action::Forget, timezone),
         ])
         .with_mcp(McpManager::start(
-            mcp_servers(config, secrets),
+            mcp_servers(config, secrets, &jail),
             workspace.clone(),
         )),
         memory: Memory::new(&workspace),
@@ -247,7 +253,11 @@ pub(crate) fn secret_values(
 }
 
 /// `[mcp.servers.*]` with their secrets from `.security.yml`.
-fn mcp_servers(config: &Config, secrets: &Secrets) -> Vec<McpServerConfig> {
+fn mcp_servers(
+    config: &Config,
+    secrets: &Secrets,
+    jail: &crate::sandbox::Jail,
+) -> Vec<McpServerConfig> {
     use secrecy::ExposeSecret;
     config
         .mcp
@@ -273,6 +283,8 @@ fn mcp_servers(config: &Config, secrets: &Secrets) -> Vec<McpServerConfig> {
                 url: server.url.clone(),
                 env: pairs(secret.map(|s| &s.env)),
                 headers: pairs(secret.map(|s| &s.headers)),
+                // MCP servers need the network whatever [tools.exec] network says.
+                jail: server.sandbox.then(|| jail.with_network(true)),
             }
         })
         .collect()

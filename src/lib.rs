@@ -14,6 +14,7 @@
 //! - `router`   — the cheap-first score that picks light or heavy per turn
 //! - `provider` — OpenAI-compatible and Anthropic streaming clients, retry/fallback
 //! - `tools`    — the tools the model may call, confined to the workspace
+//! - `sandbox`  — bubblewrap or Landlock around every command run for the model
 //! - `mcp`      — MCP servers' tools, connected in the background
 //! - `store`    — SQLite sessions, messages, parts, usage; crash repair
 //! - `prices`   — what each call costs
@@ -43,6 +44,7 @@ pub mod prices;
 pub mod provider;
 pub mod retention;
 pub mod router;
+pub mod sandbox;
 pub mod scrub;
 pub mod store;
 pub mod tools;

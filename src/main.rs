@@ -3,11 +3,41 @@
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
+    // A sandboxed call's launcher or inner step (`pincer __sandbox …`): nothing else.
+    if let Some(code) = pincer::sandbox::launcher::entry() {
+        return code;
+    }
     let cli = pincer::cli::Cli::parse();
+    if !matches!(cli.command, pincer::cli::Command::Onboard(_)) {
+        guard::protect_process();
+    }
     if matches!(cli.command, pincer::cli::Command::Run) {
         heap::keep_small();
     }
     pincer::cli::main(cli)
+}
+
+/// What the process does for itself before any thread starts: its /proc entries
+/// closed to other users' processes, and secrets read from the environment and then
+/// taken out of it (so `getenv` in a library, or a child that inherits the
+/// environment, never sees them). Neither hides the environment the process started
+/// with from `/proc/<pid>/environ` for root: keeping commands out of the gateway's
+/// `/proc` is the sandbox's job.
+mod guard {
+    pub fn protect_process() {
+        // Best effort: an older kernel without the prctl leaves the default.
+        let _ =
+            rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
+        let vars: Vec<(String, String)> = std::env::vars().collect();
+        for (key, _) in &vars {
+            if pincer::cli::is_secret_var(key) {
+                // SAFETY: called from `main` before the runtime or any other thread
+                // exists, so nothing reads the environment concurrently.
+                unsafe { std::env::remove_var(key) };
+            }
+        }
+        pincer::cli::keep_env(vars);
+    }
 }
 
 /// The gateway runs for months; glibc's allocator left alone keeps every page it ever

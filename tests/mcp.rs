@@ -31,6 +31,7 @@ fn ctx(dir: &Path) -> ToolContext {
         workspace: dir.to_path_buf(),
         origin: None,
         caller: pincer::tools::Caller::owner(),
+        taint: Default::default(),
     }
 }
 

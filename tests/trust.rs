@@ -138,7 +138,7 @@ async fn a_members_job_delivers_only_to_their_chat_and_runs_as_a_member() {
     let s = setup(
         &format!("allow_from = [\"{MEMBER}\"]"),
         &format!(
-            "owners = [\"telegram:{OWNER}\"]\n[access]\nmember_tools = [\"web_search\", \"cron\"]"
+            "owners = [\"telegram:{OWNER}\"]\n[access]\nmember_tools = [\"web_search\", \"cron\"]\n[tools]\nafter_untrusted = \"allow\""
         ),
     )
     .await;

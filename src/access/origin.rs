@@ -123,9 +123,26 @@ pub fn sanitize_name(name: &str) -> String {
 /// further line of the text indented so that no line of it can pass for another
 /// speaker's.
 pub fn speaker_line(name: &str, sender: &str, text: &str) -> String {
-    let text = text.replace("\r\n", "\n").replace('\r', "\n");
-    let indented = text.replace('\n', "\n    ");
+    let indented = indent(text);
     format!("{} ({sender}): {indented}", sanitize_name(name))
+}
+
+/// `text` with every line after the first indented, whatever breaks it into lines
+/// (`\r\n`, `\r`, vertical tab, form feed, NEL, Unicode line and paragraph separators).
+pub fn indent(text: &str) -> String {
+    let text = text.replace("\r\n", "\n");
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(
+            c,
+            '\n' | '\r' | '\u{0B}' | '\u{0C}' | '\u{85}' | '\u{2028}' | '\u{2029}'
+        ) {
+            out.push_str("\n    ");
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 #[cfg(test)]

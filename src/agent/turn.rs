@@ -13,7 +13,7 @@ use crate::provider::{
     ChatMessage, ChatRequest, ErrorKind, Part, StopReason as ModelStop, StreamEvent,
 };
 use crate::store::{self, Spender, now_ms};
-use crate::tools::ToolContext;
+use crate::tools::{Taint, ToolContext};
 
 /// How often a reply cut by the output limit is continued.
 const MAX_CONTINUATIONS: u32 = 3;
@@ -44,6 +44,8 @@ struct Turn<'a> {
     done: Vec<pincer_channels::Done>,
     /// Who the turn is for: the first message's sender, lowered by any steered in.
     origin: Origin,
+    /// Set once the turn takes in untrusted content (see `crate::tools::Taint`).
+    taint: Taint,
     /// User texts steered into the turn, and everything the assistant said: the
     /// daily log's record of the turn.
     heard: Vec<String>,
@@ -103,6 +105,7 @@ pub(super) async fn run(
                 compacted: false,
                 done: Vec::new(),
                 origin: first.origin.clone(),
+                taint: untrusted_from_the_start(&first),
                 heard: Vec::new(),
                 said: String::new(),
             };
@@ -443,6 +446,9 @@ impl Turn<'_> {
                 )
                 .await?;
             self.answered.extend(item.message_ids);
+            if !item.origin.is_owner() || item.attachment {
+                self.taint.set();
+            }
             self.origin = self.origin.clone().join(item.origin);
             self.heard.push(item.text.clone());
             let text = format!("{} {}", self.agent.stamp(now_ms()), item.text);
@@ -462,6 +468,7 @@ impl Turn<'_> {
             workspace: self.agent.workspace.clone(),
             origin: Some(self.first.target.clone()),
             caller: self.agent.tool_policy.caller(self.origin.clone()),
+            taint: self.taint.clone(),
         };
         let tools = &self.agent.tools;
         let mut ended = None;
@@ -531,6 +538,16 @@ impl Turn<'_> {
         }
         ended
     }
+}
+
+/// A turn for someone other than the owner, or about a file someone sent, is tainted
+/// from its first message.
+fn untrusted_from_the_start(first: &Queued) -> Taint {
+    let taint = Taint::default();
+    if !first.origin.is_owner() || first.attachment {
+        taint.set();
+    }
+    taint
 }
 
 fn stopped(control: &TurnControl) -> Ended {

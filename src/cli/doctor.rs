@@ -111,6 +111,7 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
     check_channels(home, &config, &secrets, &env, &http, &mut report).await;
     check_mcp(&config, &http, &mut report).await;
     check_tools(&config, &secrets, &mut report);
+    check_sandbox(&config, &mut report);
     check_workspace(&home.workspace(&config), &mut report);
     check_store(home, &mut report).await;
     Ok(report.finish(&scrubber))
@@ -386,6 +387,38 @@ fn find_program(command: &str) -> Option<std::path::PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|dir| dir.join(command))
         .find(|path| is_program(path))
+}
+
+/// Which sandbox commands run in, what it hides, and the MCP servers left out of it.
+fn check_sandbox(config: &Config, report: &mut Report) {
+    use crate::sandbox::Sandbox;
+    let sandbox = Sandbox::detect(config.tools.exec.sandbox);
+    match &sandbox {
+        Sandbox::Bwrap { .. } | Sandbox::Landlock { .. } => {
+            report.ok("sandbox", sandbox.describe())
+        }
+        Sandbox::Off => report.warn(
+            "sandbox",
+            sandbox.describe(),
+            "set [tools.exec] sandbox = \"auto\" (bubblewrap, else Landlock)",
+        ),
+        Sandbox::Missing(why) => report.fail("sandbox", why.clone(), ""),
+    }
+    if !config.tools.exec.network && sandbox.confines() {
+        report.ok(
+            "sandbox",
+            "commands have no network ([tools.exec] network = false)",
+        );
+    }
+    for (name, server) in &config.mcp.servers {
+        if server.command.is_some() && !server.sandbox {
+            report.warn(
+                &format!("mcp {name}"),
+                "runs outside the sandbox ([mcp.servers.NAME] sandbox = false): it can read $PINCER_HOME, secrets included",
+                format!("remove `sandbox = false` from [mcp.servers.{name}] unless it truly needs more"),
+            );
+        }
+    }
 }
 
 fn check_tools(config: &Config, secrets: &Secrets, report: &mut Report) {

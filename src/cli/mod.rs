@@ -136,7 +136,30 @@ fn init_logging(verbose: u8, json: bool, default_level: &str) {
 
 /// The process environment, as the config loader wants it.
 pub fn env_vars() -> Vec<(String, String)> {
-    std::env::vars().collect()
+    match KEPT_ENV.get() {
+        Some(vars) => vars.clone(),
+        None => std::env::vars().collect(),
+    }
+}
+
+/// The environment as the process started, kept by `main` before it takes the secret
+/// variables out of the process environment.
+static KEPT_ENV: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
+
+/// Keep `vars` as the environment settings are read from (see `env_vars`).
+pub fn keep_env(vars: Vec<(String, String)>) {
+    // A second call (never made by `main`) keeps the first.
+    let _ = KEPT_ENV.set(vars);
+}
+
+/// Whether an environment variable holds a secret: the ones Pincer reads keys and
+/// tokens from, and anything named like a key, token, secret or password.
+pub fn is_secret_var(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    ["_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_API_KEYS"]
+        .iter()
+        .any(|suffix| upper.ends_with(suffix))
+        || upper.contains("API_KEY")
 }
 
 /// Load config.toml and .security.yml, or say exactly what is wrong.

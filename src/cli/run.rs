@@ -149,9 +149,11 @@ fn register_approvers(
             let approver = crate::tools::approval::ChatApprover {
                 channel: handle.name().to_string(),
                 prompter: Arc::clone(prompter),
+                handle: handle.clone(),
                 pending: Arc::clone(approvals),
                 gate: Arc::clone(&gate),
                 wait,
+                workspace: agent.workspace.clone(),
             };
             agent
                 .guard

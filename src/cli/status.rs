@@ -1,5 +1,5 @@
 //! `pincer status`: whether the gateway runs, each channel's health as it last
-//! reported it, and today's usage and cost.
+//! reported it, the sandbox commands run in, and today's usage and cost.
 
 use std::process::ExitCode;
 
@@ -12,6 +12,11 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
         "Gateway: {}",
         if running { "running" } else { "not running" }
     );
+    // The sandbox this config gets; a config that does not load is doctor's business.
+    if let Ok((config, _)) = super::load(home) {
+        let sandbox = crate::sandbox::Sandbox::detect(config.tools.exec.sandbox);
+        println!("Sandbox: {}", sandbox.describe());
+    }
     if !home.db_file.exists() {
         println!("No data yet (run `pincer chat` or `pincer run`).");
         return Ok(ExitCode::SUCCESS);

@@ -184,7 +184,8 @@ impl Dispatcher {
             .gate
             .fetch_media(&mut message, &origin, self.agent.start_of_day_ms())
             .await;
-        text.push_str(&notes);
+        // Indented like the rest of a group speaker's text: no line of it is a speaker.
+        text.push_str(&crate::access::indent(&notes));
         let store = &self.agent.store;
         let stored = match store.current_session(&key).await {
             Ok(session_id) => store

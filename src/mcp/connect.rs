@@ -110,11 +110,18 @@ fn spawn(
     workspace: &Path,
     stderr: &StderrTail,
 ) -> Result<TokioChildProcess, String> {
-    let mut cmd = tokio::process::Command::new(command);
-    cmd.args(&config.args)
-        .current_dir(workspace)
-        .env_clear()
-        .kill_on_drop(true);
+    let args: Vec<std::ffi::OsString> = config.args.iter().map(Into::into).collect();
+    let mut cmd = match &config.jail {
+        Some(jail) => jail
+            .command(command, &args)
+            .map_err(|e| format!("MCP server {} cannot start: {e}", config.name))?,
+        None => {
+            let mut cmd = tokio::process::Command::new(command);
+            cmd.args(&args);
+            cmd
+        }
+    };
+    cmd.current_dir(workspace).env_clear().kill_on_drop(true);
     for key in INHERITED_ENV {
         if let Some(value) = std::env::var_os(key) {
             cmd.env(key, value);

@@ -28,7 +28,7 @@ pub use manager::McpManager;
 pub use tool::tool_name;
 
 /// One MCP server, as configured.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct McpServerConfig {
     /// The server's name in config; the middle part of its tools' names.
     pub name: String,
@@ -44,6 +44,9 @@ pub struct McpServerConfig {
     pub env: Vec<(String, String)>,
     /// HTTP headers sent with every request to `url` (e.g. `Authorization`).
     pub headers: Vec<(String, String)>,
+    /// The sandbox a stdio server runs in (workspace writable, network on); `None`
+    /// when `[mcp.servers.NAME] sandbox = false` (or in library use without one).
+    pub jail: Option<crate::sandbox::Jail>,
 }
 
 /// How long to wait before reconnecting a failed server: `first`, doubling on each

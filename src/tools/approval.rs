@@ -32,6 +32,8 @@ pub struct Request {
     pub subject: String,
     /// The chat the turn answers: where a chat channel asks.
     pub origin: Target,
+    /// Why it is asked when no rule says so (the turn took in untrusted content).
+    pub why: Option<String>,
 }
 
 #[async_trait]
@@ -70,8 +72,13 @@ const TERMINAL_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
 #[async_trait]
 impl Approver for TerminalApprover {
     async fn approve(&self, request: &Request) -> Approval {
+        let why = request
+            .why
+            .as_ref()
+            .map(|why| format!(" (asked {why})"))
+            .unwrap_or_default();
         let question = format!(
-            "\nAllow {} `{}`? [y] once, [a] always, [N] no: ",
+            "\nAllow {} `{}`{why}? [y] once, [a] always, [N] no: ",
             request.tool, request.subject
         );
         match self
@@ -95,10 +102,66 @@ impl Approver for TerminalApprover {
 pub struct ChatApprover {
     pub channel: String,
     pub prompter: Arc<dyn ApprovalPrompter>,
+    /// The channel itself, for a subject too long for the question (sent whole first:
+    /// as a file where it takes files, else as messages).
+    pub handle: pincer_channels::ChannelHandle,
     pub pending: Arc<PendingApprovals>,
     /// Knows who owns the channel (agent.owners).
     pub gate: Arc<Gate>,
     pub wait: std::time::Duration,
+    /// Where a long subject's file is written (`tool-output/` in it).
+    pub workspace: std::path::PathBuf,
+}
+
+/// A subject longer than this is sent whole before the question, which then shows its
+/// start and says where the rest is. Nothing is ever cut silently.
+const INLINE_CHARS: usize = 1500;
+
+impl ChatApprover {
+    /// The subject as the question shows it: whole, or — when long — its start and
+    /// where the whole of it was just sent.
+    async fn shown(&self, request: &Request, id: &str) -> String {
+        let subject = &request.subject;
+        let chars = subject.chars().count();
+        if chars <= INLINE_CHARS {
+            return format!("`{subject}`");
+        }
+        let start: String = subject.chars().take(300).collect();
+        let whole = format!(
+            "The whole {} call awaiting approval ({chars} characters):\n\n{subject}",
+            request.tool
+        );
+        let file = self.workspace.join("tool-output").join(format!(
+            "approval-{}.txt",
+            id.replace(|c: char| !c.is_ascii_alphanumeric(), "")
+        ));
+        if let Some(media) = &self.handle.media
+            && tokio::fs::create_dir_all(self.workspace.join("tool-output"))
+                .await
+                .is_ok()
+            && tokio::fs::write(&file, &whole).await.is_ok()
+        {
+            let attached = pincer_channels::OutboundMedia {
+                path: file,
+                caption: Some(format!("The whole {} call awaiting approval", request.tool)),
+                as_photo: false,
+            };
+            if media.send_media(&request.origin, &attached).await.is_ok() {
+                return format!(
+                    "`{start}` … ({chars} characters: the whole of it is in the file above)"
+                );
+            }
+        }
+        for chunk in (self.handle.info.split)(&whole) {
+            if let Err(err) = self.handle.channel.send(&request.origin, &chunk).await {
+                tracing::warn!(channel = %self.channel, "could not show a long approval subject: {err}");
+                return format!(
+                    "`{start}` … ({chars} characters; the rest could not be shown, so say no)"
+                );
+            }
+        }
+        format!("`{start}` … ({chars} characters: the whole of it is in the messages above)")
+    }
 }
 
 #[async_trait]
@@ -113,10 +176,15 @@ impl Approver for ChatApprover {
             ));
         }
         let (id, answer) = self.pending.open(owners);
+        let why = request
+            .why
+            .as_ref()
+            .map(|why| format!("\nAsked {why}."))
+            .unwrap_or_default();
         let question = format!(
-            "🔐 Allow {} `{}`?\n(Only my owner can answer; no answer in {} is a no.)",
+            "🔐 Allow {} {}?{why}\n(Only my owner can answer; no answer in {} is a no.)",
             request.tool,
-            request.subject,
+            self.shown(request, &id).await,
             minutes(self.wait)
         );
         let message = match self.prompter.ask(&request.origin, &question, &id).await {
@@ -137,11 +205,12 @@ impl Approver for ChatApprover {
                 "{} — {} `{}`",
                 choice.outcome(),
                 request.tool,
-                request.subject
+                brief(&request.subject)
             ),
             None => format!(
                 "⌛ No answer — {} `{}` was not run",
-                request.tool, request.subject
+                request.tool,
+                brief(&request.subject)
             ),
         };
         if let Err(err) = self
@@ -157,6 +226,15 @@ impl Approver for ChatApprover {
             Some(Choice::Deny) | None => Approval::Deny,
         }
     }
+}
+
+/// A subject in a settled question: short ones whole, long ones by their start.
+fn brief(subject: &str) -> String {
+    if subject.chars().count() <= INLINE_CHARS {
+        return subject.to_string();
+    }
+    let start: String = subject.chars().take(300).collect();
+    format!("{start} …")
 }
 
 fn minutes(wait: std::time::Duration) -> String {

@@ -64,6 +64,7 @@ mod tests {
             workspace: dir.path().to_path_buf(),
             origin: None,
             caller: crate::tools::Caller::owner(),
+            taint: Default::default(),
         };
         let big = format!("START{}END", "é".repeat(40_000));
         let shown = fit("grep", big.clone(), MAX_RESULT_BYTES, &ctx).await;

@@ -230,6 +230,7 @@ mod tests {
             workspace: dir.path().to_path_buf(),
             origin: None,
             caller: crate::tools::Caller::owner(),
+            taint: Default::default(),
         };
         (dir, ctx)
     }

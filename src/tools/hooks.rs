@@ -1,6 +1,7 @@
 //! The owner's hooks: shell commands (`[tools.hooks.<name>]`) run for matching tool
 //! calls. The call arrives as one JSON object on stdin; the command runs in the
-//! workspace with the same clean environment as `exec` (no secrets).
+//! workspace, in the same sandbox and with the same clean environment as `exec` (no
+//! secrets).
 //!
 //! - A **pre** hook runs after the arguments are checked and before the permission
 //!   decision. Exit 0 lets the call go on; any other exit, a timeout or a hook that
@@ -10,6 +11,7 @@
 //!   the result (to redact or annotate); exit 0 with none leaves it; a failure is
 //!   logged and leaves it.
 
+use std::ffi::OsString;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
@@ -20,6 +22,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
 use super::exec::run::build_env;
+use crate::sandbox::Jail;
 
 /// The most of a hook's output that is kept.
 const MAX_OUTPUT: usize = 64 * 1024;
@@ -50,6 +53,8 @@ impl Hook {
 #[derive(Debug, Clone, Default)]
 pub struct Hooks {
     hooks: Vec<Hook>,
+    /// The sandbox hooks run in (`None` only in library use without one).
+    jail: Option<Jail>,
 }
 
 /// What a hook run came to.
@@ -70,14 +75,20 @@ impl Hooks {
                 timeout: Duration::from_secs(hook.timeout_secs),
             })
             .collect();
-        Self { hooks }
+        Self { hooks, jail: None }
+    }
+
+    /// Run every hook in `jail`.
+    pub fn in_jail(mut self, jail: Jail) -> Self {
+        self.jail = Some(jail);
+        self
     }
 
     /// Run the pre hooks for this call in order; `Err` is the first refusal's reason.
     pub async fn pre(&self, tool: &str, args: &Value, workspace: &Path) -> Result<(), String> {
         let input = json!({"event": "pre", "tool": tool, "args": args});
         for hook in self.matching(HookEvent::Pre, tool) {
-            match run(hook, &input, workspace).await {
+            match run(hook, &input, workspace, self.jail.as_ref()).await {
                 Ran::Exited { ok: true, .. } => {}
                 Ran::Exited { ok: false, output } => {
                     let why = output.trim();
@@ -118,7 +129,7 @@ impl Hooks {
                 "event": "post", "tool": tool, "args": args,
                 "result": content, "is_error": is_error,
             });
-            match run(hook, &input, workspace).await {
+            match run(hook, &input, workspace, self.jail.as_ref()).await {
                 Ran::Exited { ok: true, output } if !output.trim().is_empty() => content = output,
                 Ran::Exited { ok: true, .. } => {}
                 Ran::Exited { ok: false, output } => {
@@ -139,11 +150,20 @@ impl Hooks {
     }
 }
 
-async fn run(hook: &Hook, input: &Value, workspace: &Path) -> Ran {
-    let mut cmd = Command::new("/bin/sh");
-    cmd.arg("-c")
-        .arg(&hook.command)
-        .current_dir(workspace)
+async fn run(hook: &Hook, input: &Value, workspace: &Path, jail: Option<&Jail>) -> Ran {
+    let args = [OsString::from("-c"), OsString::from(&hook.command)];
+    let mut cmd = match jail {
+        Some(jail) => match jail.command("/bin/sh", &args) {
+            Ok(cmd) => cmd,
+            Err(err) => return Ran::Failed(err.to_string()),
+        },
+        None => {
+            let mut cmd = Command::new("/bin/sh");
+            cmd.args(&args);
+            cmd
+        }
+    };
+    cmd.current_dir(workspace)
         .env_clear()
         .envs(build_env(|key| std::env::var_os(key), workspace))
         .stdin(Stdio::piped())

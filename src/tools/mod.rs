@@ -63,6 +63,42 @@ impl ToolError {
     }
 }
 
+/// Whether a turn has taken in content nobody vouches for: a web page or search result,
+/// an MCP server's answer, a file someone sent (the inbox), a non-owner's message. Shared
+/// by every call of the turn; once set it stays set.
+#[derive(Debug, Clone, Default)]
+pub struct Taint(Arc<std::sync::atomic::AtomicBool>);
+
+impl Taint {
+    pub fn set(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn is_set(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// Whether a call's result is untrusted content (it taints the turn).
+fn taints(tool: &str, args: &Value) -> bool {
+    matches!(tool, "web_fetch" | "web_search")
+        || tool.starts_with("mcp__")
+        || (matches!(tool, "read_file" | "grep" | "glob" | "list_dir")
+            && args
+                .get("path")
+                .and_then(Value::as_str)
+                .is_some_and(|p| p.trim_start_matches("./").starts_with("inbox")))
+}
+
+/// Whether a call can act on what untrusted content asked for, so it needs the owner's
+/// yes in a tainted turn (`[tools] after_untrusted = "ask"`).
+fn acts(tool: &str, args: &Value) -> bool {
+    matches!(
+        tool,
+        "exec" | "write_file" | "edit_file" | "send_message" | "memory_write"
+    ) || (tool == "cron" && args.get("action").and_then(Value::as_str) == Some("add"))
+}
+
 /// What a tool may touch.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
@@ -71,6 +107,8 @@ pub struct ToolContext {
     pub origin: Option<pincer_channels::Target>,
     /// Who the call is made for, and which tools they may use.
     pub caller: Caller,
+    /// Set once the turn has taken in untrusted content.
+    pub taint: Taint,
 }
 
 #[async_trait]
@@ -124,6 +162,8 @@ pub struct Guard {
     pub grants: Option<Store>,
     /// The owner's commands run before and after matching calls.
     pub hooks: Hooks,
+    /// `[tools] after_untrusted`: whether acting tools need a yes in a tainted turn.
+    pub after_untrusted: pincer_config::AfterUntrusted,
 }
 
 impl Default for Guard {
@@ -134,6 +174,7 @@ impl Default for Guard {
             approvers: Approvers::default(),
             grants: None,
             hooks: Hooks::default(),
+            after_untrusted: pincer_config::AfterUntrusted::Ask,
         }
     }
 }
@@ -141,7 +182,13 @@ impl Default for Guard {
 impl Guard {
     /// Resolve an "ask": a stored "always", else the owner's answer where someone can
     /// be asked. `Err` carries the reason for the model.
-    async fn ask(&self, tool: &str, args: &Value, ctx: &ToolContext) -> Result<(), String> {
+    async fn ask(
+        &self,
+        tool: &str,
+        args: &Value,
+        ctx: &ToolContext,
+        why: Option<&str>,
+    ) -> Result<(), String> {
         let subject = permissions::subject(tool, args);
         if let Some(store) = &self.grants
             && store.is_granted(tool, &subject).await.unwrap_or(false)
@@ -153,15 +200,20 @@ impl Guard {
             .as_ref()
             .and_then(|o| Some((o, self.approvers.get(&o.channel)?)));
         let Some((origin, approver)) = asked else {
-            return Err(format!(
-                "{tool} needs the owner's approval ([tools.permissions] ask), and nobody can be asked here; the owner can allow it in config.toml"
-            ));
+            return Err(match why {
+                Some(why) => format!(
+                    "{tool} needs the owner's approval {why}, and nobody can be asked here; do not retry it (the owner can set [tools] after_untrusted = \"allow\" in config.toml)"
+                ),
+                None => format!(
+                    "{tool} needs the owner's approval ([tools.permissions] ask), and nobody can be asked here; the owner can allow it in config.toml"
+                ),
+            });
         };
-        let shown: String = subject.chars().take(200).collect();
         let request = approval::Request {
             tool: tool.to_string(),
-            subject: shown,
+            subject: subject.clone(),
             origin: origin.clone(),
+            why: why.map(str::to_string),
         };
         match approver.approve(&request).await {
             Approval::Once => Ok(()),
@@ -357,14 +409,23 @@ impl Registry {
         if let Err(reason) = guard.hooks.pre(&spec.name, &args, &ctx.workspace).await {
             return failed(reason);
         }
+        let untrusted = ctx.taint.is_set()
+            && guard.after_untrusted == pincer_config::AfterUntrusted::Ask
+            && acts(&spec.name, &args);
         match guard.permissions.decide(&spec.name, &args) {
-            Decision::Allow => {}
             Decision::Deny(reason) => return failed(reason),
-            Decision::Ask => {
-                if let Err(reason) = guard.ask(&spec.name, &args, ctx).await {
+            Decision::Allow if !untrusted => {}
+            Decision::Allow | Decision::Ask => {
+                let why = untrusted.then_some(
+                    "because this conversation took in content nobody vouches for (a web page, an MCP answer, a received file or someone else's message)",
+                );
+                if let Err(reason) = guard.ask(&spec.name, &args, ctx, why).await {
                     return failed(reason);
                 }
             }
+        }
+        if taints(&spec.name, &args) {
+            ctx.taint.set();
         }
         let (content, is_error) = match tool.call(args.clone(), ctx).await {
             Ok(content) => (

@@ -151,6 +151,7 @@ mod tests {
             workspace: dir.path().to_path_buf(),
             origin: None,
             caller: crate::tools::Caller::owner(),
+            taint: Default::default(),
         };
         let loaded = SkillTool
             .call(json!({"name": "standup"}), &ctx)

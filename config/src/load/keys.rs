@@ -58,7 +58,12 @@ const HOOK: Node = Table(&[
     ("command", Leaf),
     ("timeout_secs", Leaf),
 ]);
-const MCP_SERVER: Node = Table(&[("command", Leaf), ("args", Leaf), ("url", Leaf)]);
+const MCP_SERVER: Node = Table(&[
+    ("command", Leaf),
+    ("args", Leaf),
+    ("url", Leaf),
+    ("sandbox", Leaf),
+]);
 
 /// The whole of `config.toml`.
 pub(crate) const ROOT: Node = Table(&[
@@ -95,7 +100,10 @@ pub(crate) const ROOT: Node = Table(&[
     (
         "tools",
         Table(&[
-            ("exec", Table(&[("deny_groups", Leaf)])),
+            (
+                "exec",
+                Table(&[("deny_groups", Leaf), ("sandbox", Leaf), ("network", Leaf)]),
+            ),
             (
                 "permissions",
                 Table(&[
@@ -107,6 +115,7 @@ pub(crate) const ROOT: Node = Table(&[
             ),
             ("web_search", Table(&[("backend", Leaf), ("url", Leaf)])),
             ("hooks", Names(&HOOK)),
+            ("after_untrusted", Leaf),
         ]),
     ),
     ("cron", Table(&[("grace_secs", Leaf)])),

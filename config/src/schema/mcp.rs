@@ -14,7 +14,7 @@ pub struct McpConfig {
 }
 
 /// One MCP server: exactly one of `command` and `url` (checked at load).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct McpServer {
     /// Program started for a stdio server.
@@ -25,4 +25,18 @@ pub struct McpServer {
     /// Endpoint of a streamable-HTTP server.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// Run a stdio server inside the sandbox (workspace writable, network on); `false`
+    /// opts this one out (`pincer doctor` warns).
+    pub sandbox: bool,
+}
+
+impl Default for McpServer {
+    fn default() -> Self {
+        Self {
+            command: None,
+            args: Vec::new(),
+            url: None,
+            sandbox: true,
+        }
+    }
 }

@@ -25,5 +25,6 @@ pub use providers::{Price, ProviderConfig, ProviderKind};
 pub use router::{ModelRef, RouterConfig};
 pub use schedules::{CronConfig, HeartbeatConfig, MemoryConfig};
 pub use tools::{
-    DenyGroups, ExecConfig, HookConfig, HookEvent, PermissionsConfig, ToolsConfig, WebSearchConfig,
+    AfterUntrusted, DenyGroups, ExecConfig, HookConfig, HookEvent, PermissionsConfig, SandboxMode,
+    ToolsConfig, WebSearchConfig,
 };

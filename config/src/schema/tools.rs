@@ -22,6 +22,48 @@ pub struct ToolsConfig {
     pub web_search: WebSearchConfig,
     /// `[tools.hooks.<name>]`: commands run before or after matching calls.
     pub hooks: BTreeMap<String, HookConfig>,
+    /// Once a turn has taken in untrusted content (web or MCP results, an inbox file,
+    /// a non-owner's message), whether exec, file writes, send_message, cron add and
+    /// memory_write need the owner's approval (`ask`, default) or not (`allow`).
+    pub after_untrusted: AfterUntrusted,
+}
+
+/// `[tools] after_untrusted`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AfterUntrusted {
+    /// The risky tools need the owner's yes for the rest of the turn.
+    #[default]
+    Ask,
+    /// No extra approval (the owner's choice, knowingly).
+    Allow,
+}
+
+/// `[tools.exec] sandbox`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxMode {
+    /// bubblewrap if it works here, else Landlock, else commands are refused.
+    #[default]
+    Auto,
+    /// bubblewrap only.
+    Bwrap,
+    /// Landlock only.
+    Landlock,
+    /// No sandbox: commands run unconfined (they can read the secrets).
+    Off,
+}
+
+impl SandboxMode {
+    /// The name as written in config.toml.
+    pub fn name(self) -> &'static str {
+        match self {
+            SandboxMode::Auto => "auto",
+            SandboxMode::Bwrap => "bwrap",
+            SandboxMode::Landlock => "landlock",
+            SandboxMode::Off => "off",
+        }
+    }
 }
 
 /// When a hook runs.
@@ -61,11 +103,25 @@ impl Default for HookConfig {
 }
 
 /// `[tools.exec]`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ExecConfig {
     /// Dangerous command groups refused by `exec`: `"all"` (default) or a list of names.
     pub deny_groups: DenyGroups,
+    /// The sandbox around exec, hooks and stdio MCP servers.
+    pub sandbox: SandboxMode,
+    /// Whether sandboxed commands may use the network (`false`: none, loopback included).
+    pub network: bool,
+}
+
+impl Default for ExecConfig {
+    fn default() -> Self {
+        Self {
+            deny_groups: DenyGroups::default(),
+            sandbox: SandboxMode::default(),
+            network: true,
+        }
+    }
 }
 
 /// `deny_groups = "all"` or `deny_groups = ["net", ...]`.

@@ -1,5 +1,7 @@
-//! The `exec` tool: run a shell command in the workspace, with a timeout, an output
-//! cap and an environment without secrets, after the deny groups have checked it.
+//! The `exec` tool: run a shell command in the workspace, inside the sandbox, with a
+//! timeout, an output cap and an environment without secrets, after the deny groups
+//! (a tripwire, not the wall: the sandbox is) have checked it. The prompt's own files
+//! are put back if the command changed them.
 //!
 //! - `parse/`    — splits the command into segments (`&&`, `||`, `;`, `|`, subshells,
 //!   substitutions); what it cannot follow is refused
@@ -28,6 +30,7 @@ use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError};
 use crate::provider::ToolSpec;
+use crate::sandbox::Jail;
 
 pub use deny::{Denied, GROUPS, check};
 
@@ -76,6 +79,9 @@ pub struct ExecTool {
     max_timeout: Duration,
     /// The cap on the output put into the conversation.
     max_output: usize,
+    /// The sandbox commands run in; `None` only where the library is used without one
+    /// (unit tests): the gateway always sets it.
+    jail: Option<Jail>,
 }
 
 impl ExecTool {
@@ -87,7 +93,14 @@ impl ExecTool {
             default_timeout: DEFAULT_TIMEOUT,
             max_timeout: MAX_TIMEOUT,
             max_output: MAX_OUTPUT,
+            jail: None,
         }
+    }
+
+    /// Run every command in `jail`.
+    pub fn in_jail(mut self, jail: Jail) -> Self {
+        self.jail = Some(jail);
+        self
     }
 
     fn timeout(&self, args: &Value) -> Result<Duration, ToolError> {
@@ -143,6 +156,32 @@ impl Tool for ExecTool {
         self.deny
             .check(command)
             .map_err(|denied| ToolError::new(denied.to_string()))?;
-        run::run(command, &ctx.workspace, timeout, self.max_output).await
+        let before = self
+            .jail
+            .as_ref()
+            .map(|_| crate::sandbox::Protected::snapshot(&ctx.workspace));
+        let mut result = run::run(
+            self.jail.as_ref(),
+            command,
+            &ctx.workspace,
+            timeout,
+            self.max_output,
+        )
+        .await;
+        let put_back = before
+            .map(|b| b.restore(&ctx.workspace))
+            .unwrap_or_default();
+        if !put_back.is_empty() {
+            tracing::warn!(files = ?put_back, "an exec call changed the prompt's files; put back");
+            let note = format!(
+                "\n[the command changed {}; put back as it was: these files change only through the memory tools]",
+                put_back.join(", ")
+            );
+            match &mut result {
+                Ok(text) => text.push_str(&note),
+                Err(err) => err.0.push_str(&note),
+            }
+        }
+        result
     }
 }

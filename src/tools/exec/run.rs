@@ -1,7 +1,10 @@
-//! Runs one command: `/bin/sh -c` in the workspace, with a fresh environment (never
-//! Pincer's, so API keys and tokens stay out), no stdin, and its own process group,
-//! which is killed whole when the command ends, times out, or the call is dropped.
-//! stdout and stderr are captured separately, keeping each one's head and tail.
+//! Runs one command: `/bin/sh -c` in the workspace, inside the sandbox (see
+//! `crate::sandbox`), with a fresh environment (never Pincer's, so API keys and tokens
+//! stay out), no stdin, and its own process group. When the command ends, times out,
+//! or the call is dropped, the group is told to stop (SIGTERM: the landlock launcher
+//! then kills every process of the call, `setsid` ones included; bwrap's namespace ends
+//! with it) and then killed. stdout and stderr are captured separately, keeping each
+//! one's head and tail.
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -9,10 +12,12 @@ use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
+use rustix::process::{Pid, Signal};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
 use super::super::ToolError;
+use crate::sandbox::Jail;
 
 /// The shell every command runs in.
 const SHELL: &str = "/bin/sh";
@@ -20,7 +25,8 @@ const SHELL: &str = "/bin/sh";
 /// `PATH` when Pincer itself has none.
 const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
-/// How long output still held by stray processes is waited for once the command is over.
+/// How long output still held by stray processes is waited for once the command is over,
+/// and how long a stopped sandbox gets to clean up before it is killed.
 const GRACE: Duration = Duration::from_millis(500);
 
 /// The whole environment a command gets: `PATH`, `HOME` (the workspace), a UTF-8
@@ -47,6 +53,7 @@ pub fn build_env(
 
 /// Run `command` in `workspace` and describe what happened, output capped at `max_output`.
 pub async fn run(
+    jail: Option<&Jail>,
     command: &str,
     workspace: &Path,
     timeout: Duration,
@@ -58,10 +65,18 @@ pub async fn run(
             workspace.display()
         )));
     }
-    let mut cmd = Command::new(SHELL);
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(workspace)
+    let args = [OsString::from("-c"), OsString::from(command)];
+    let mut cmd = match jail {
+        Some(jail) => jail
+            .command(SHELL, &args)
+            .map_err(|err| ToolError::new(err.to_string()))?,
+        None => {
+            let mut cmd = Command::new(SHELL);
+            cmd.args(&args);
+            cmd
+        }
+    };
+    cmd.current_dir(workspace)
         .env_clear()
         .envs(build_env(|key| std::env::var_os(key), workspace))
         .stdin(Stdio::null())
@@ -73,7 +88,7 @@ pub async fn run(
     let mut child = cmd
         .spawn()
         .map_err(|err| ToolError::new(format!("cannot start {SHELL}: {err}")))?;
-    let mut group = Group(child.id());
+    let mut group = Group::new(child.id());
     let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
     let mut out = Capture::new(max_output);
     let mut err = Capture::new(max_output);
@@ -90,11 +105,15 @@ pub async fn run(
                 () = &mut deadline => break None,
             }
         };
-        // Background jobs do not outlive the command; their output so far is kept.
-        group.kill().await;
         if status.is_none() {
-            // The group kill already reached the shell; this covers systems without groups.
+            // Timed out: ask the sandbox to clean up, give it a moment, then kill.
+            group.signal(Signal::TERM);
+            let _ = tokio::time::timeout(GRACE, child.wait()).await;
             let _ = child.start_kill();
+        }
+        // Background jobs do not outlive the command; their output so far is kept.
+        group.kill();
+        if status.is_none() {
             let _ = tokio::time::timeout(GRACE, child.wait()).await;
         }
         if !read_all {
@@ -125,40 +144,42 @@ async fn drain(pipe: Option<impl AsyncRead + Unpin>, capture: &mut Capture) {
     }
 }
 
-/// The command's process group (its id is the shell's pid), killed when done with.
-struct Group(Option<u32>);
+/// The command's process group (its id is the first process's pid), killed when done
+/// with.
+struct Group(Option<Pid>);
 
 impl Group {
-    async fn kill(&mut self) {
-        let Some(id) = self.0.take() else { return };
-        if cfg!(unix) {
-            // The shell's own `kill` reaches a whole group; an error means it is gone.
-            let _ = Command::new(SHELL)
-                .arg("-c")
-                .arg(format!("kill -KILL -{id} 2>/dev/null"))
-                .env_clear()
-                .stdin(Stdio::null())
-                .status()
-                .await;
+    fn new(id: Option<u32>) -> Group {
+        Group(
+            id.and_then(|id| i32::try_from(id).ok())
+                .and_then(Pid::from_raw),
+        )
+    }
+
+    fn signal(&self, signal: Signal) {
+        if let Some(id) = self.0 {
+            // An error means the group is gone already.
+            let _ = rustix::process::kill_process_group(id, signal);
         }
+    }
+
+    fn kill(&mut self) {
+        self.signal(Signal::KILL);
+        self.0 = None;
     }
 }
 
 impl Drop for Group {
-    /// The call was dropped mid-run (the turn was stopped): kill the group off-thread.
+    /// The call was dropped mid-run (the turn was stopped): stop the group off-thread,
+    /// giving a sandbox launcher its moment to clean up first.
     fn drop(&mut self) {
         let Some(id) = self.0.take() else { return };
-        if cfg!(unix) {
-            std::thread::spawn(move || {
-                // Nothing to report to: the call that wanted the output is gone.
-                let _ = std::process::Command::new(SHELL)
-                    .arg("-c")
-                    .arg(format!("kill -KILL -{id} 2>/dev/null"))
-                    .env_clear()
-                    .stdin(Stdio::null())
-                    .status();
-            });
-        }
+        let _ = rustix::process::kill_process_group(id, Signal::TERM);
+        std::thread::spawn(move || {
+            std::thread::sleep(GRACE);
+            // Nothing to report to: the call that wanted the output is gone.
+            let _ = rustix::process::kill_process_group(id, Signal::KILL);
+        });
     }
 }
 

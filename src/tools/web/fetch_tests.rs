@@ -22,6 +22,7 @@ fn ctx() -> ToolContext {
         workspace: PathBuf::new(),
         origin: None,
         caller: crate::tools::Caller::owner(),
+        taint: Default::default(),
     }
 }
 

@@ -16,6 +16,7 @@ fn ctx() -> ToolContext {
         workspace: PathBuf::new(),
         origin: None,
         caller: crate::tools::Caller::owner(),
+        taint: Default::default(),
     }
 }
 

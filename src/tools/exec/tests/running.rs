@@ -33,6 +33,7 @@ impl Workspace {
             workspace: self.0.clone(),
             origin: None,
             caller: crate::tools::Caller::owner(),
+            taint: Default::default(),
         }
     }
 }
@@ -103,6 +104,7 @@ async fn a_missing_workspace_is_an_error() {
         workspace: PathBuf::from("/nonexistent/pincer-workspace"),
         origin: None,
         caller: crate::tools::Caller::owner(),
+        taint: Default::default(),
     };
     let err = ExecTool::new(|_| true)
         .call(json!({"command": "ls"}), &ctx)

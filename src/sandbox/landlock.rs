@@ -1,0 +1,149 @@
+//! Landlock, built in. Landlock only allows, so hiding `$PINCER_HOME` means allowing
+//! everything else: read (and execute) access to every sibling of each directory on the
+//! way down from `/` to the home, full access to the workspace and the call's private
+//! temp dir, writes to the harmless devices (`/dev/null` …). Signals and abstract UNIX
+//! sockets are scoped to the sandbox where the kernel has it (ABI 6+), so nothing inside
+//! can signal the gateway or the launcher; Landlock also refuses a sandboxed process
+//! ptrace-level access to processes outside it, which is what reading another process's
+//! `/proc/<pid>/environ`, `mem` or `fd` needs — for root too. With `network = false`,
+//! TCP bind and connect are refused (ABI 4+).
+
+use std::path::{Path, PathBuf};
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope,
+};
+
+use super::{Confinement, SandboxError};
+
+/// The newest Landlock ABI this code was written and tested against.
+const ABI_USED: ABI = ABI::V6;
+
+/// Devices a command may read and write; the rest of `/dev` (disks above all: root could
+/// read the raw blocks of the secrets file) stays closed.
+const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/tty",
+    "/dev/pts",
+];
+/// Devices a command may read.
+const READ_DEVICES: &[&str] = &["/dev/random", "/dev/urandom"];
+
+/// Whether this kernel enforces Landlock at all.
+pub fn available() -> Result<(), SandboxError> {
+    Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::from_all(ABI::V1))
+        .and_then(|ruleset| ruleset.create())
+        .map(drop)
+        .map_err(|e| SandboxError(format!("Landlock is not available on this kernel ({e})")))
+}
+
+/// The paths that stay readable: every entry of each directory on the way from `/` to
+/// `hidden`, but that way itself, `/dev` (see `DEVICES`), and anything that resolves
+/// into or above `hidden`.
+pub fn read_roots(hidden: &Path) -> Vec<PathBuf> {
+    let mut roots = Vec::new();
+    let mut dir = PathBuf::from("/");
+    for component in hidden.components().skip(1) {
+        let next = dir.join(component);
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if path == next || path == Path::new("/dev") {
+                    continue;
+                }
+                // A sibling that is a link into (or above) the home would open it up.
+                let resolved = path.canonicalize().unwrap_or_else(|_| path.clone());
+                if resolved.starts_with(hidden) || hidden.starts_with(&resolved) {
+                    continue;
+                }
+                roots.push(path);
+            }
+        }
+        dir = next;
+    }
+    roots
+}
+
+/// Give up every capability, for good: out of the bounding set (so exec cannot give
+/// them back, not even to root), then out of the current sets. Root without
+/// capabilities cannot read kernel memory (`/proc/kcore`), remount, or bypass the
+/// permissions of files it does not own. For other users there is nothing to drop.
+fn drop_capabilities() {
+    use rustix::thread::{CapabilitySet, CapabilitySets};
+    for cap in CapabilitySet::all().iter() {
+        // Not held, or not allowed to drop (no CAP_SETPCAP: then none is held either).
+        let _ = rustix::thread::remove_capability_from_bounding_set(cap);
+    }
+    let none = CapabilitySets {
+        effective: CapabilitySet::empty(),
+        permitted: CapabilitySet::empty(),
+        inheritable: CapabilitySet::empty(),
+    };
+    // Best effort, as above.
+    let _ = rustix::thread::set_capabilities(None, none);
+}
+
+/// Restrict this process (and what it will exec) to `confinement`, with `tmp` as its
+/// private temp dir. Fails rather than run unconfined.
+pub fn restrict(confinement: &Confinement, tmp: &Path) -> Result<(), SandboxError> {
+    let fail = |e: &dyn std::fmt::Display| SandboxError(format!("cannot set up Landlock: {e}"));
+    let all = AccessFs::from_all(ABI_USED);
+    let read = AccessFs::from_read(ABI_USED);
+    let mut ruleset = Ruleset::default()
+        .handle_access(all)
+        .map_err(|e| fail(&e))?;
+    if !confinement.network {
+        ruleset = ruleset
+            .handle_access(AccessNet::from_all(ABI_USED))
+            .map_err(|e| fail(&e))?;
+    }
+    let mut created = ruleset
+        .scope(Scope::from_all(ABI_USED))
+        .map_err(|e| fail(&e))?
+        .create()
+        .map_err(|e| fail(&e))?;
+    for root in read_roots(&confinement.hidden) {
+        // A path that vanished since it was listed is simply not granted.
+        if let Ok(fd) = PathFd::new(&root) {
+            created = created
+                .add_rule(PathBeneath::new(fd, read))
+                .map_err(|e| fail(&e))?;
+        }
+    }
+    for device in DEVICES {
+        if let Ok(fd) = PathFd::new(device) {
+            created = created
+                .add_rule(PathBeneath::new(
+                    fd,
+                    AccessFs::ReadFile | AccessFs::WriteFile,
+                ))
+                .map_err(|e| fail(&e))?;
+        }
+    }
+    for device in READ_DEVICES {
+        if let Ok(fd) = PathFd::new(device) {
+            created = created
+                .add_rule(PathBeneath::new(fd, AccessFs::ReadFile))
+                .map_err(|e| fail(&e))?;
+        }
+    }
+    drop_capabilities();
+    for writable in [confinement.workspace.as_path(), tmp] {
+        let fd = PathFd::new(writable).map_err(|e| fail(&e))?;
+        created = created
+            .add_rule(PathBeneath::new(fd, all))
+            .map_err(|e| fail(&e))?;
+    }
+    let status = created.restrict_self().map_err(|e| fail(&e))?;
+    if status.ruleset == RulesetStatus::NotEnforced {
+        return Err(SandboxError(
+            "Landlock is not enforced on this kernel; the command was not run".into(),
+        ));
+    }
+    Ok(())
+}

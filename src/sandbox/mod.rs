@@ -1,0 +1,228 @@
+//! The sandbox every command Pincer runs on the model's behalf goes through: `exec`,
+//! hooks, and stdio MCP servers. Both kinds give one property: everything outside
+//! `$PINCER_HOME` stays readable (the user's tools keep working), the workspace and a
+//! private temp dir are the only places written, nothing else of `$PINCER_HOME` can be
+//! read (secrets, database, config, lock), the gateway can be neither seen in `/proc`
+//! nor signalled, and every process a call started ends with it.
+//!
+//! - `bwrap`    — bubblewrap: `/` read-only, the home under a tmpfs, new PID/IPC/UTS
+//!   (and, with `network = false`, network) namespaces
+//! - `landlock` — Landlock (Linux 5.13+), built in: the read set, the ruleset
+//! - `launcher` — `pincer __sandbox …`: the landlock launcher (a child subreaper that
+//!   kills the whole tree) and the inner step that restricts itself and execs
+//! - `protect`  — the prompt's own files, put back if a call changed them
+//!
+//! `auto` picks bwrap, else landlock, else refuses to run commands, naming both fixes.
+
+mod bwrap;
+mod landlock;
+pub mod launcher;
+mod protect;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use pincer_config::SandboxMode as Mode;
+use serde::{Deserialize, Serialize};
+
+pub use protect::Protected;
+
+/// What a sandboxed command may touch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Confinement {
+    /// Read and written.
+    pub workspace: PathBuf,
+    /// `$PINCER_HOME`: nothing of it readable but the workspace.
+    pub hidden: PathBuf,
+    /// Whether the command may use the network.
+    pub network: bool,
+    /// Files and folders in the workspace the command may read but not change (the
+    /// prompt's own files); bwrap mounts them read-only, landlock restores them after.
+    pub read_only: Vec<PathBuf>,
+}
+
+/// The sandbox in use, chosen once at start.
+#[derive(Debug, Clone)]
+pub enum Sandbox {
+    Bwrap {
+        program: PathBuf,
+    },
+    Landlock {
+        launcher: PathBuf,
+    },
+    /// `sandbox = "off"`: commands run as the gateway's user, unconfined.
+    Off,
+    /// `auto` found neither: commands are refused with this reason.
+    Missing(String),
+}
+
+/// Why a command cannot run in the sandbox.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SandboxError(pub String);
+
+const BOTH_FIXES: &str = "install bubblewrap (`apt-get install bubblewrap`, or your distribution's package) or run on Linux 5.13+ with Landlock enabled; or set [tools.exec] sandbox = \"off\" in config.toml, knowingly (commands then run unconfined and can read your secrets)";
+
+impl Sandbox {
+    /// Pick the sandbox for `mode`. One that is missing — asked for by name, or neither
+    /// for `auto` — is `Missing`: commands are refused with the fix.
+    pub fn detect(mode: Mode) -> Sandbox {
+        let landlock = || {
+            landlock::available()?;
+            Ok::<_, SandboxError>(Sandbox::Landlock {
+                launcher: launcher::program()?,
+            })
+        };
+        match mode {
+            Mode::Off => Sandbox::Off,
+            Mode::Bwrap => match bwrap::find() {
+                Ok(program) => Sandbox::Bwrap { program },
+                Err(why) => Sandbox::Missing(format!(
+                    "[tools.exec] sandbox = \"bwrap\", but {why}; install bubblewrap, or set sandbox = \"auto\" to use Landlock"
+                )),
+            },
+            Mode::Landlock => landlock().unwrap_or_else(|why| {
+                Sandbox::Missing(format!(
+                    "[tools.exec] sandbox = \"landlock\", but {why}; set sandbox = \"auto\" to use bubblewrap"
+                ))
+            }),
+            Mode::Auto => match bwrap::find() {
+                Ok(program) => Sandbox::Bwrap { program },
+                Err(no_bwrap) => landlock().unwrap_or_else(|no_landlock| {
+                    Sandbox::Missing(format!(
+                        "no sandbox is available ({no_bwrap}; {no_landlock}), so commands are not run: {BOTH_FIXES}"
+                    ))
+                }),
+            },
+        }
+    }
+
+    /// "bwrap", "landlock", "off" or "none".
+    pub fn name(&self) -> &'static str {
+        match self {
+            Sandbox::Bwrap { .. } => "bwrap",
+            Sandbox::Landlock { .. } => "landlock",
+            Sandbox::Off => "off",
+            Sandbox::Missing(_) => "none",
+        }
+    }
+
+    /// What the sandbox hides, in a line for `pincer doctor` and `pincer status`.
+    pub fn describe(&self) -> String {
+        match self {
+            Sandbox::Bwrap { program } => format!(
+                "bwrap ({}): $PINCER_HOME hidden but for the workspace, / read-only, private /tmp, own PID/IPC/UTS namespaces (the gateway is invisible), every process ends with its call",
+                program.display()
+            ),
+            Sandbox::Landlock { .. } => "landlock: $PINCER_HOME unreadable but for the workspace, writes only to the workspace and a private temp dir, no signals or /proc access to the gateway, every process ends with its call".into(),
+            Sandbox::Off => "off: commands run unconfined as your user and can read $PINCER_HOME, its secrets included".into(),
+            Sandbox::Missing(why) => why.clone(),
+        }
+    }
+
+    /// A command running `program args` inside the sandbox (or the refusal). The caller
+    /// sets the environment, stdio and working directory as for an unconfined command.
+    pub fn command(
+        &self,
+        confinement: &Confinement,
+        program: &str,
+        args: &[OsString],
+    ) -> Result<tokio::process::Command, SandboxError> {
+        match self {
+            Sandbox::Off => {
+                let mut cmd = tokio::process::Command::new(program);
+                cmd.args(args);
+                Ok(cmd)
+            }
+            Sandbox::Missing(why) => Err(SandboxError(why.clone())),
+            Sandbox::Bwrap { program: bwrap } => {
+                let mut cmd = tokio::process::Command::new(bwrap);
+                cmd.args(bwrap::args(confinement))
+                    .arg("--")
+                    .arg(program)
+                    .args(args);
+                Ok(cmd)
+            }
+            Sandbox::Landlock { launcher } => {
+                let spec = serde_json::to_string(confinement)
+                    .map_err(|e| SandboxError(format!("cannot describe the sandbox: {e}")))?;
+                let mut cmd = tokio::process::Command::new(launcher);
+                cmd.arg(launcher::ARG)
+                    .arg(launcher::LAUNCH)
+                    .arg(spec)
+                    .arg("--")
+                    .arg(program)
+                    .args(args);
+                Ok(cmd)
+            }
+        }
+    }
+
+    /// Whether calls run confined (doctor warns when not).
+    pub fn confines(&self) -> bool {
+        matches!(self, Sandbox::Bwrap { .. } | Sandbox::Landlock { .. })
+    }
+}
+
+/// A sandbox and what it confines commands to: what exec, hooks and MCP servers hold.
+/// The sandbox is chosen on first use (finding bubblewrap runs it once), so commands
+/// that never run a tool pay nothing for it.
+#[derive(Debug, Clone)]
+pub struct Jail {
+    mode: Mode,
+    chosen: std::sync::Arc<std::sync::OnceLock<Sandbox>>,
+    confinement: Confinement,
+}
+
+impl Jail {
+    pub fn new(mode: Mode, confinement: Confinement) -> Jail {
+        Jail {
+            mode,
+            chosen: std::sync::Arc::default(),
+            confinement,
+        }
+    }
+
+    /// The same jail (sharing its choice of sandbox) with the network on or off.
+    pub fn with_network(&self, network: bool) -> Jail {
+        let mut jail = self.clone();
+        jail.confinement.network = network;
+        jail
+    }
+
+    /// The sandbox in use, chosen now if it was not yet.
+    pub fn sandbox(&self) -> &Sandbox {
+        self.chosen.get_or_init(|| {
+            let sandbox = Sandbox::detect(self.mode);
+            tracing::info!(sandbox = sandbox.name(), "{}", sandbox.describe());
+            sandbox
+        })
+    }
+
+    /// `program args` inside the jail.
+    pub fn command(
+        &self,
+        program: &str,
+        args: &[OsString],
+    ) -> Result<tokio::process::Command, SandboxError> {
+        self.sandbox().command(&self.confinement, program, args)
+    }
+}
+
+/// The confinement for commands in `workspace`, with `$PINCER_HOME` = `home`.
+pub fn confinement(home: &Path, workspace: &Path, network: bool) -> Confinement {
+    let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let workspace = canonical(workspace);
+    Confinement {
+        read_only: protect::PROMPT_FILES
+            .iter()
+            .map(|name| workspace.join(name))
+            .collect(),
+        hidden: canonical(home),
+        workspace,
+        network,
+    }
+}
+
+#[cfg(test)]
+mod tests;
