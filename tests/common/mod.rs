@@ -3,6 +3,7 @@
 #![allow(dead_code)] // each test file uses its own subset
 
 pub mod telegram;
+pub mod trust;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -1,0 +1,86 @@
+//! What the trust tests share: the cast (an owner, a member, a guest, an allowed
+//! group), the tools a model request offered and the tool results it carried, and an
+//! owner's memory whose every part carries a marker to look for in what the model saw.
+
+use std::time::{Duration, Instant};
+
+use pincer_fakes::Recorded;
+use serde_json::Value;
+
+use super::telegram::Setup;
+
+pub const WAIT: Duration = Duration::from_secs(15);
+pub const GROUP: i64 = -1001;
+pub const OWNER: i64 = 42;
+pub const MEMBER: i64 = 7;
+pub const GUEST: i64 = 9;
+
+/// `owners = ["telegram:42"]`, for `[agent]`.
+pub fn owners() -> String {
+    format!("owners = [\"telegram:{OWNER}\"]")
+}
+
+/// The names of the tools a request offered, in order.
+pub fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// The content of every tool result a request carried, in order.
+pub fn tool_results(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| match &m["content"] {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+/// Wait until the model has received `n` requests.
+pub async fn requests(s: &Setup, n: usize) -> Vec<Recorded> {
+    let got = s.model.wait_for_requests(n, WAIT).await;
+    assert!(got.len() >= n, "{} of {n} model requests came", got.len());
+    got
+}
+
+/// Wait until `done` holds, or fail saying `what` never happened.
+pub async fn until(what: &str, done: impl Fn() -> bool) {
+    let deadline = Instant::now() + WAIT;
+    while !done() {
+        assert!(Instant::now() < deadline, "{what} never happened");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The owner's profile, memory index and one memory file, each with a marker.
+pub fn owner_memory(s: &Setup) {
+    let ws = s.home.workspace();
+    std::fs::create_dir_all(ws.join("memory")).unwrap();
+    std::fs::write(ws.join("SOUL.md"), "SOULMARK: be kind.\n").unwrap();
+    std::fs::write(ws.join("USER.md"), "USERMARK: the owner lives in Lyon.\n").unwrap();
+    std::fs::write(
+        ws.join("MEMORY.md"),
+        "- [cat](memory/cat.md) — INDEXMARK the owner's cat\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join("memory/cat.md"),
+        "---\nname: cat\ndescription: the owner's cat\ntype: user\n---\nRECALLMARK The cat is called Mochi.\n",
+    )
+    .unwrap();
+}
+
+/// Whether any of the owner's memory markers (besides the persona) is in `text`.
+pub fn holds_owner_memory(text: &str) -> Option<&'static str> {
+    ["USERMARK", "INDEXMARK", "RECALLMARK"]
+        .into_iter()
+        .find(|m| text.contains(m))
+}
