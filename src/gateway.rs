@@ -165,6 +165,7 @@ pub fn build_agent(
         dream_max_tokens: config.memory.dream_max_tokens,
         tool_policy,
         access: config.access.clone(),
+        owners: config.agent.owners.clone(),
     })
 }
 

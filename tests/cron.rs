@@ -454,6 +454,7 @@ async fn a_heartbeat_with_nothing_to_say_delivers_nothing() {
             prompt: "check",
             creator: "terminal:local",
             tier: pincer_config::Tier::Owner,
+            in_group: false,
         };
         let beat = pincer::cron::system_message(
             format!("heartbeat:{n}"),

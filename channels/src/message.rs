@@ -115,6 +115,8 @@ pub struct Scheduled {
     /// The tier the job was made at; the run gets no more (the sender is the job's
     /// creator, and the run gets less if the creator has lost their standing since).
     pub tier: pincer_config::Tier,
+    /// The job was made in a group: its runs are treated as group turns.
+    pub in_group: bool,
 }
 
 /// One message from a person (or a synthetic one from the scheduler, channel "cron").

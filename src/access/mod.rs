@@ -139,7 +139,11 @@ impl Gate {
                     sender: message.sender.canonical.clone(),
                     name: sanitize_name(&message.sender.display_name),
                     tier: scheduled.tier.min(now),
-                    place: Place::Scheduled,
+                    place: if scheduled.in_group {
+                        Place::Group
+                    } else {
+                        Place::Scheduled
+                    },
                 },
             });
         }
@@ -261,6 +265,31 @@ impl Gate {
             name: sanitize_name(&message.sender.display_name),
             tier,
             place,
+        }
+    }
+
+    /// Whether the gate would still let `origin` in at `target` (a stored message is
+    /// answered after a restart only then: the sender may have been revoked, the group
+    /// dropped from `groups`, or the policy changed).
+    pub fn still_admits(&self, target: &Target, origin: &Origin) -> bool {
+        if origin.place == Place::Terminal {
+            return true;
+        }
+        let Some(policy) = self.policies.get(&target.channel) else {
+            return false;
+        };
+        match origin.place {
+            Place::Direct => {
+                policy.dm != DmPolicy::Disabled
+                    && (origin.tier >= Tier::Member || policy.dm == DmPolicy::Open)
+            }
+            _ => {
+                policy.group != GroupPolicy::Disabled
+                    && policy
+                        .groups
+                        .iter()
+                        .any(|g| g == "*" || *g == target.chat_id)
+            }
         }
     }
 

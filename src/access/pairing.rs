@@ -1,7 +1,8 @@
 //! Pairing: an unknown DM sender gets an 8-character code (no 0/O/1/I), valid for an
 //! hour. A sender holds at most one code (a repeat sender gets the same one again, at
 //! most once every few minutes); a channel holds at most ten, and when it is full the
-//! oldest unanswered code makes room, so strangers cannot jam it. Each new code is
+//! oldest unanswered code the owners were not told about makes room, so strangers can
+//! neither jam it nor push out the request the owner is looking at. Each new code is
 //! announced to the channel's owners in one line (at most one such line a minute). The
 //! owner approves with `pincer pairing approve` or `/approve CODE`.
 
@@ -77,15 +78,23 @@ pub async fn respond(
             owners_note: None,
         });
     }
-    if pending.len() >= MAX_PENDING
-        && let Some(oldest) = pending.first()
-    {
+    if pending.len() >= MAX_PENDING {
+        // The oldest code the owners were not told about makes room; when they were
+        // told about every one, the newcomer waits.
+        let Some(oldest) = pending.iter().find(|c| !c.announced) else {
+            return Ok(Decision::Reply {
+                text: "I can't take new pairing requests right now; please try again later."
+                    .into(),
+                owners_note: None,
+            });
+        };
         tracing::info!(channel = %channel, sender = %oldest.sender, "pairing code dropped to make room for a newer request");
         store.delete_code(channel, &oldest.code).await?;
     }
     let code = new_code()
         .map_err(|err| StoreError::Worker(format!("no randomness for a pairing code: {err}")))?;
     let now = now_ms();
+    let announced = has_owner && notes.take();
     store
         .insert_code(PendingCode {
             channel: channel.clone(),
@@ -95,10 +104,11 @@ pub async fn respond(
             display_name: message.sender.display_name.clone(),
             expires_at: now + VALID_MS,
             last_sent_at: now,
+            announced,
         })
         .await?;
     tracing::info!(channel = %channel, sender = %message.sender.canonical, "pairing code issued");
-    let owners_note = (has_owner && notes.take()).then(|| {
+    let owners_note = announced.then(|| {
         format!(
             "{} ({}) asks to pair — reply /approve {code}",
             super::sanitize_name(&message.sender.display_name),

@@ -142,6 +142,7 @@ mod tests {
             status: Status::Done,
             sender: None,
             created_at: 0,
+            tier: None,
         }
     }
 

@@ -8,6 +8,9 @@ use crate::dispatch::queue::Queued;
 use crate::provider::{ChatMessage, Part};
 use crate::store::{self, StoreError};
 
+/// What a lower tier's turn sees of a higher tier's tool result.
+const HIDDEN: &str = "[hidden: the result of a call made for someone with more trust]";
+
 /// Heads the summary of the compacted part of a conversation.
 pub const SUMMARY_HEADING: &str = "[Summary of our earlier conversation]";
 
@@ -41,6 +44,18 @@ impl Agent {
                 && !answered.contains(&message.id)
             {
                 answered.push(message.id);
+            }
+        }
+        // What a turn with more trust did here (an owner's tool calls in a group) stays
+        // out of a lower tier's view: the calls without arguments, the results hidden.
+        let tier = first.origin.tier;
+        for message in stored.iter_mut().filter(|m| m.tier.is_some_and(|t| t > tier)) {
+            for part in &mut message.parts {
+                match part {
+                    Part::ToolCall { arguments, .. } => *arguments = serde_json::json!({}),
+                    Part::ToolResult { content, .. } => *content = HIDDEN.to_string(),
+                    _ => {}
+                }
             }
         }
         let mut messages = Vec::new();

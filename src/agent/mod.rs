@@ -77,6 +77,8 @@ pub struct Agent {
     pub tool_policy: ToolPolicy,
     /// `[access]`: the per-sender day budgets of non-owners.
     pub access: pincer_config::AccessConfig,
+    /// `agent.owners`: whose conversations the dream reads.
+    pub owners: Vec<String>,
 }
 
 /// The result of one turn: how it ended and which stored user messages it answered.

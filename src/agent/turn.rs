@@ -46,6 +46,9 @@ struct Turn<'a> {
     origin: Origin,
     /// Set once the turn takes in untrusted content (see `crate::tools::Taint`).
     taint: Taint,
+    /// The owner's memory recalled into this turn, taken out again if someone whose
+    /// turn it must not be steers in.
+    recalled: Option<String>,
     /// User texts steered into the turn, and everything the assistant said: the
     /// daily log's record of the turn.
     heard: Vec<String>,
@@ -77,14 +80,17 @@ pub(super) async fn run(
     };
     let mut heard = vec![first.text.clone()];
     let mut said = String::new();
+    let mut turn_origin = first.origin.clone();
     let (ended, answered, mut reply, done) = match prepared {
         Ok((mut messages, route)) => {
             // Recalled memory rides on the newest user message, after the cached prefix;
             // it is the owner's, so only where their memory belongs.
+            let mut recalled = None;
             if agent.tool_policy.owner_memory(&first.origin)
-                && let Some(recalled) = agent.recall(&first.text).await
+                && let Some(text) = agent.recall(&first.text).await
             {
-                history::push_user(&mut messages, Part::Text { text: recalled });
+                history::push_user(&mut messages, Part::Text { text: text.clone() });
+                recalled = Some(text);
             }
             let mut turn = Turn {
                 agent,
@@ -105,6 +111,7 @@ pub(super) async fn run(
                 compacted: false,
                 done: Vec::new(),
                 origin: first.origin.clone(),
+                recalled,
                 taint: untrusted_from_the_start(&first),
                 heard: Vec::new(),
                 said: String::new(),
@@ -112,6 +119,7 @@ pub(super) async fn run(
             let ended = turn.run().await;
             heard.append(&mut turn.heard);
             said = turn.said;
+            turn_origin = turn.origin;
             (ended, turn.answered, turn.reply, turn.done)
         }
         Err(err) => (Ended::Failed(err), answered, reply, Vec::new()),
@@ -128,7 +136,11 @@ pub(super) async fn run(
         Place::Terminal => String::new(),
         _ => first.origin.label(),
     };
-    agent.log_turn(&who, &heard, &said).await;
+    // The daily log feeds the dream, which tidies the owner's memory: only turns where
+    // the owner's memory belongs are written to it.
+    if agent.tool_policy.owner_memory(&turn_origin) {
+        agent.log_turn(&who, &heard, &said).await;
+    }
     reply.end().await;
     TurnReport {
         ended,
@@ -185,7 +197,12 @@ impl Turn<'_> {
                 && let Err(err) = self
                     .agent
                     .store
-                    .append(self.session_id, store::Role::Assistant, parts.clone())
+                    .append_as(
+                        self.session_id,
+                        store::Role::Assistant,
+                        parts.clone(),
+                        Some(self.origin.tier),
+                    )
                     .await
             {
                 return Ended::Failed(err.to_string());
@@ -370,7 +387,12 @@ impl Turn<'_> {
         if let Err(err) = self
             .agent
             .store
-            .append(self.session_id, store::Role::Assistant, vec![part])
+            .append_as(
+                self.session_id,
+                store::Role::Assistant,
+                vec![part],
+                Some(self.origin.tier),
+            )
             .await
         {
             tracing::warn!("the partial reply was not stored: {err}");
@@ -450,6 +472,11 @@ impl Turn<'_> {
                 self.taint.set();
             }
             self.origin = self.origin.clone().join(item.origin);
+            if !self.agent.tool_policy.owner_memory(&self.origin)
+                && let Some(recalled) = self.recalled.take()
+            {
+                forget(&mut self.messages, &recalled);
+            }
             self.heard.push(item.text.clone());
             let text = format!("{} {}", self.agent.stamp(now_ms()), item.text);
             history::push_user(&mut self.messages, Part::Text { text });
@@ -524,7 +551,12 @@ impl Turn<'_> {
                 if let Err(err) = self
                     .agent
                     .store
-                    .append(self.session_id, store::Role::Tool, vec![result.clone()])
+                    .append_as(
+                        self.session_id,
+                        store::Role::Tool,
+                        vec![result.clone()],
+                        Some(self.origin.tier),
+                    )
                     .await
                 {
                     ended.get_or_insert(Ended::Failed(err.to_string()));
@@ -537,6 +569,21 @@ impl Turn<'_> {
                 .escalate(self.agent, "the light model asked for it");
         }
         ended
+    }
+}
+
+/// Take `recalled` out of the conversation (it was added to a user message's text).
+fn forget(messages: &mut [crate::provider::ChatMessage], recalled: &str) {
+    for message in messages {
+        for part in &mut message.parts {
+            if let Part::Text { text } = part
+                && text.contains(recalled)
+            {
+                *text = text
+                    .replace(&format!("\n\n{recalled}"), "")
+                    .replace(recalled, "");
+            }
+        }
     }
 }
 

@@ -40,7 +40,7 @@ pub async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
                     let minutes = (code.expires_at - now_ms()).max(0) / 60_000;
                     println!(
                         "  {:<10} {}  {} ({})  expires in {minutes} min",
-                        code.channel, code.code, code.display_name, code.sender
+                        code.channel, code.code, crate::access::sanitize_name(&code.display_name), code.sender
                     );
                 }
             }
@@ -57,7 +57,7 @@ pub async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
                         .unwrap_or_default();
                     println!(
                         "  {:<10} {:<24} {}  approved {when} by {}",
-                        who.channel, who.sender, who.display_name, who.approved_by
+                        who.channel, who.sender, crate::access::sanitize_name(&who.display_name), who.approved_by
                     );
                 }
             }
@@ -77,7 +77,7 @@ pub async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
                             .unwrap_or_default();
                         println!(
                             "Approved {} ({}) on {} as an owner: added to agent.owners in {}{kept}.\nRestart the gateway (`pincer run`) for owner rights to take effect; until then they are a member.",
-                            who.display_name,
+                            crate::access::sanitize_name(&who.display_name),
                             who.sender,
                             who.channel,
                             file.display()
@@ -85,7 +85,7 @@ pub async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
                     }
                     pincer_config::OwnerAdded::Already => println!(
                         "Approved {} ({}) on {}; they were already in agent.owners.",
-                        who.display_name, who.sender, who.channel
+                        crate::access::sanitize_name(&who.display_name), who.sender, who.channel
                     ),
                 }
                 Ok(ExitCode::SUCCESS)
@@ -93,7 +93,7 @@ pub async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
             Some(who) => {
                 println!(
                     "Approved {} ({}) on {} as a member. To make them an owner, add \"{}\" to agent.owners in {} (or approve with --owner).",
-                    who.display_name,
+                    crate::access::sanitize_name(&who.display_name),
                     who.sender,
                     who.channel,
                     who.sender,

@@ -105,6 +105,7 @@ impl Heartbeat {
             prompt: &prompt,
             creator: crate::access::TERMINAL_SENDER,
             tier: pincer_config::Tier::Owner,
+            in_group: false,
         };
         let message = system_message(
             format!("heartbeat:{stamp}"),

@@ -37,6 +37,8 @@ pub struct Maker {
     pub chat: Option<Target>,
     /// `agent.owners`: a target naming one of them is their direct chat.
     pub owners: Vec<String>,
+    /// Made in a group (see `Job::in_group`).
+    pub in_group: bool,
 }
 
 impl Maker {
@@ -47,6 +49,7 @@ impl Maker {
             tier: Tier::Owner,
             chat: None,
             owners: owners.to_vec(),
+            in_group: false,
         }
     }
 }
@@ -143,6 +146,7 @@ pub async fn create(
         anchor: now.timestamp_millis(),
         creator: maker.creator.clone(),
         tier: maker.tier,
+        in_group: maker.in_group,
     };
     store.add_job(job).await.map_err(|e| e.to_string())
 }

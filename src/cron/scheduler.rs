@@ -213,6 +213,7 @@ pub struct JobRun<'a> {
     pub prompt: &'a str,
     pub creator: &'a str,
     pub tier: Tier,
+    pub in_group: bool,
 }
 
 impl<'a> JobRun<'a> {
@@ -222,6 +223,7 @@ impl<'a> JobRun<'a> {
             prompt: &job.prompt,
             creator: &job.creator,
             tier: job.tier,
+            in_group: job.in_group,
         }
     }
 }
@@ -262,6 +264,7 @@ pub fn system_message(
         scheduled: Some(Scheduled {
             job: name.to_string(),
             tier: job.tier,
+            in_group: job.in_group,
         }),
         done: Some(done),
     }

@@ -83,6 +83,7 @@ impl Tool for CronTool {
                         .clone()
                         .filter(|_| caller.place != Place::Terminal),
                     owners: self.owners.clone(),
+                    in_group: caller.place == Place::Group,
                 };
                 let job = create(
                     &self.store,

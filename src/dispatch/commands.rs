@@ -72,6 +72,9 @@ impl Dispatcher {
         message: &InboundMessage,
         origin: &Origin,
     ) -> String {
+        if let Some(refusal) = not_for(&command, origin) {
+            return refusal.to_string();
+        }
         match command {
             Command::Approve(code) => self.approve(&code, message, origin).await,
             Command::Help => HELP.to_string(),
@@ -103,6 +106,7 @@ impl Dispatcher {
             // Answered by `dream` (it runs in the background); here only by mistake.
             Command::Dream => "Dreaming…".into(),
             Command::Model(choice) => self.model(key, &choice).await,
+            Command::Usage if !origin.is_owner() => self.own_usage(origin).await,
             Command::Usage => self.usage(key).await,
             Command::Compact => {
                 if self.queue(key).is_some_and(|q| q.busy()) {
@@ -193,7 +197,9 @@ impl Dispatcher {
                     .await;
                 format!(
                     "Approved {} ({}) on {}.",
-                    approved.display_name, approved.sender, approved.channel
+                    crate::access::sanitize_name(&approved.display_name),
+                    approved.sender,
+                    approved.channel
                 )
             }
             Ok(None) => {
@@ -269,7 +275,33 @@ impl Dispatcher {
         lines.join("\n")
     }
 
+    /// A non-owner's own spending today and their allowance; nothing of anyone else's.
+    async fn own_usage(&self, origin: &Origin) -> String {
+        let since = self.agent.start_of_day_ms();
+        let spent = self
+            .agent
+            .store
+            .sender_cost_since(&origin.sender, since)
+            .await
+            .unwrap_or_default();
+        let allowance = self
+            .agent
+            .access
+            .day_cost_usd(origin.tier)
+            .unwrap_or_default();
+        format!(
+            "You: {} ({}). Today you have used ${spent:.4} of your ${allowance:.2} allowance; it renews at midnight.",
+            origin.label(),
+            origin.tier
+        )
+    }
+
     async fn status(&self, key: &str, origin: &Origin) -> String {
+        if !origin.is_owner() {
+            let busy = self.queue(key).is_some_and(|q| q.busy());
+            let state = if busy { "a reply is in progress" } else { "idle" };
+            return format!("{}\nConversation: {state}", self.own_usage(origin).await);
+        }
         let store = &self.agent.store;
         let mut lines = vec![format!("You: {} ({})", origin.label(), origin.tier)];
         match store.current_session(key).await {
@@ -317,6 +349,23 @@ impl Dispatcher {
             self.live_sessions()
         ));
         lines.join("\n")
+    }
+}
+
+/// Why `origin` may not use `command`, if they may not: /model and /compact spend and
+/// change the conversation for everyone, so they are the owner's; in a group so are
+/// /stop and /new (a guest must not stop or reset the owner's conversation).
+fn not_for(command: &Command, origin: &Origin) -> Option<&'static str> {
+    if origin.is_owner() {
+        return None;
+    }
+    match command {
+        Command::Model(_) => Some("Only the owner can change the model."),
+        Command::Compact => Some("Only the owner can compact the conversation."),
+        Command::Stop | Command::New if origin.place == Place::Group => {
+            Some("Only the owner can stop or restart the conversation in a group.")
+        }
+        _ => None,
     }
 }
 

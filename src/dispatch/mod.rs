@@ -39,6 +39,9 @@ pub struct Dispatcher {
     turns: Arc<tokio::sync::Semaphore>,
 }
 
+/// What a non-owner past `access.rate_per_minute` hears, once a minute.
+const RATE_NOTICE: &str = "You're sending messages faster than I can answer; I'll skip the ones sent in the next minute. Please wait a moment.";
+
 /// The most turns that run at the same time; the rest wait their turn, in order.
 pub const MAX_PARALLEL_TURNS: usize = 32;
 
@@ -127,6 +130,15 @@ impl Dispatcher {
                     continue;
                 }
             };
+            if !self.gate.still_admits(&target, &origin) {
+                tracing::info!(session = %message.key, sender = %sender, "not answering a message from a sender no longer admitted");
+                let _ = self
+                    .agent
+                    .store
+                    .set_status(vec![message.message_id], Status::Ignored)
+                    .await;
+                continue;
+            }
             let item = Queued {
                 session_id: message.session_id,
                 message_ids: vec![message.message_id],
@@ -168,8 +180,20 @@ impl Dispatcher {
                 return;
             }
         };
+        // Non-owners are held to access.rate_per_minute, commands included.
+        let rated = if origin.is_owner() {
+            Rated::Within
+        } else {
+            self.gate.rate(&origin.sender)
+        };
         if let Some(command) = commands::parse(&message.text) {
             fire(ack);
+            if let Rated::Over { notify } = rated {
+                if notify {
+                    self.say_text(&target, RATE_NOTICE.to_string()).await;
+                }
+                return;
+            }
             if command == commands::Command::Dream {
                 self.dream(&target, &origin).await;
                 return;
@@ -222,17 +246,14 @@ impl Dispatcher {
             }
         };
         fire(ack);
-        if !origin.is_owner()
-            && let Rated::Over { notify } = self.gate.rate(&origin.sender)
-        {
+        if let Rated::Over { notify } = rated {
             // Kept in the transcript, never answered (and not answered after a restart).
             tracing::info!(sender = %origin.sender, "over access.rate_per_minute; message stored, not answered");
             if let Err(err) = store.set_status(vec![id], Status::Ignored).await {
                 tracing::warn!("cannot mark a rate-limited message: {err}");
             }
             if notify {
-                let text = "You're sending messages faster than I can answer; I'll skip the ones sent in the next minute. Please wait a moment.".to_string();
-                self.say_text(&target, text).await;
+                self.say_text(&target, RATE_NOTICE.to_string()).await;
             }
             return;
         }

@@ -109,11 +109,12 @@ impl Agent {
             .await
             .map_err(blocking_err)?
             .map_err(|e| e.to_string())?;
-        let said = self
+        let mut said = self
             .store
             .said_since(prepared.cursor.transcript_ms, MAX_MESSAGES)
             .await
             .map_err(|e| e.to_string())?;
+        self.owners_conversations_only(&mut said);
         if prepared.logs.text.is_empty() && said.is_empty() && !prepared.anything_edited() {
             return Ok(Dreamt::NothingNew {
                 last_dream_ms: prepared.cursor.last_dream_ms,
@@ -177,6 +178,24 @@ impl Agent {
             outcome,
             rolled_back,
         })
+    }
+}
+
+impl Agent {
+    /// The dream tidies the owner's memory: it reads only conversations where everyone
+    /// who spoke was an owner (a guest's "I am your owner, remember…" never reaches it).
+    fn owners_conversations_only(&self, said: &mut Vec<crate::store::Said>) {
+        let is_owner = |sender: &Option<String>| {
+            sender.as_deref().is_some_and(|s| {
+                s == crate::access::TERMINAL_SENDER || self.owners.iter().any(|o| o == s)
+            })
+        };
+        let foreign: std::collections::HashSet<String> = said
+            .iter()
+            .filter(|m| m.role == crate::store::Role::User && !is_owner(&m.sender))
+            .map(|m| m.key.clone())
+            .collect();
+        said.retain(|m| !foreign.contains(&m.key));
     }
 }
 

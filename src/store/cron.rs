@@ -34,6 +34,9 @@ pub struct Job {
     pub creator: String,
     /// The tier it was made at; it runs at no higher.
     pub tier: Tier,
+    /// Made in a group: its runs get the owner's memory only with
+    /// `access.owner_memory_in_groups`.
+    pub in_group: bool,
 }
 
 /// What creating a job needs.
@@ -50,9 +53,10 @@ pub struct NewJob {
     pub anchor: i64,
     pub creator: String,
     pub tier: Tier,
+    pub in_group: bool,
 }
 
-const COLUMNS: &str = "id, name, kind, expr, tz, prompt, deliver_channel, deliver_chat, deliver_thread, session, enabled, next_run, last_run, last_status, last_error, failures, anchor, creator, tier, deliver_user";
+const COLUMNS: &str = "id, name, kind, expr, tz, prompt, deliver_channel, deliver_chat, deliver_thread, session, enabled, next_run, last_run, last_status, last_error, failures, anchor, creator, tier, deliver_user, in_group";
 
 fn job_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Job> {
     let channel: Option<String> = row.get(6)?;
@@ -83,6 +87,7 @@ fn job_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Job> {
         creator: row.get(17)?,
         // A tier this build does not know is treated as the lowest.
         tier: Tier::parse(&row.get::<_, String>(18)?).unwrap_or(Tier::Guest),
+        in_group: row.get(20)?,
     })
 }
 
@@ -94,9 +99,9 @@ impl Store {
                 None => (None, None, None, false),
             };
             let inserted = conn.execute(
-                "INSERT INTO cron_jobs (name, kind, expr, tz, prompt, deliver_channel, deliver_chat, deliver_thread, session, next_run, anchor, created_at, creator, tier, deliver_user)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) ON CONFLICT (name) DO NOTHING",
-                params![job.name, job.kind, job.expr, job.tz, job.prompt, channel, chat, thread, job.session, job.next_run, job.anchor, now_ms(), job.creator, job.tier.name(), user],
+                "INSERT INTO cron_jobs (name, kind, expr, tz, prompt, deliver_channel, deliver_chat, deliver_thread, session, next_run, anchor, created_at, creator, tier, deliver_user, in_group)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) ON CONFLICT (name) DO NOTHING",
+                params![job.name, job.kind, job.expr, job.tz, job.prompt, channel, chat, thread, job.session, job.next_run, job.anchor, now_ms(), job.creator, job.tier.name(), user, job.in_group],
             )?;
             if inserted == 0 {
                 return Err(StoreError::Conflict(format!(

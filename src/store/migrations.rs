@@ -124,15 +124,21 @@ const MIGRATIONS: &[&str] = &[
     );",
     // 6: trust. Usage records whom a call was for (the turn's sender and tier), so
     // non-owners get day budgets of their own and never use up the owner's; a job
-    // records who made it and at which tier it runs, and whether it delivers to a person
-    // (their direct chat, opened by user id) rather than a chat. Rows from before were the owner's
+    // records who made it and at which tier it runs, whether it was made in a group (its
+    // runs then follow owner_memory_in_groups), and whether it delivers to a person (their
+    // direct chat, opened by user id) rather than a chat. A pairing code the owners were
+    // told about is never the one evicted. An assistant or tool message records the tier
+    // of the turn that made it: a lower tier's turn does not see a higher one's results. Rows from before were the owner's
     // (jobs: made with the CLI or by whoever the bot then trusted with everything).
     "ALTER TABLE usage ADD COLUMN sender TEXT;
     ALTER TABLE usage ADD COLUMN tier TEXT;
     CREATE INDEX usage_by_sender ON usage(sender, created_at);
     ALTER TABLE cron_jobs ADD COLUMN creator TEXT NOT NULL DEFAULT 'terminal:local';
     ALTER TABLE cron_jobs ADD COLUMN tier TEXT NOT NULL DEFAULT 'owner';
-    ALTER TABLE cron_jobs ADD COLUMN deliver_user INTEGER NOT NULL DEFAULT 0;",
+    ALTER TABLE cron_jobs ADD COLUMN deliver_user INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE cron_jobs ADD COLUMN in_group INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE pairing_codes ADD COLUMN announced INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE messages ADD COLUMN tier TEXT;",
 ];
 
 /// Bring the database up to the newest schema; each step commits on its own.

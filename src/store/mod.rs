@@ -123,6 +123,9 @@ pub struct StoredMessage {
     pub status: Status,
     pub sender: Option<String>,
     pub created_at: i64,
+    /// The tier of the turn that made an assistant or tool message (none: the owner's,
+    /// from before tiers, or a user message).
+    pub tier: Option<pincer_config::Tier>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -306,9 +309,27 @@ impl Store {
 
     /// Append an assistant reply or a tool result, committed at once.
     pub async fn append(&self, session_id: i64, role: Role, parts: Vec<Part>) -> Result<i64> {
+        self.append_as(session_id, role, parts, None).await
+    }
+
+    /// `append`, recording the tier of the turn that made the message: a lower tier's
+    /// turn is not shown what it holds (see `agent::load`).
+    pub async fn append_as(
+        &self,
+        session_id: i64,
+        role: Role,
+        parts: Vec<Part>,
+        tier: Option<pincer_config::Tier>,
+    ) -> Result<i64> {
         self.run(move |conn| {
             let tx = conn.transaction()?;
             let id = append(&tx, session_id, role, &parts)?;
+            if let Some(tier) = tier {
+                tx.exec(
+                    "UPDATE messages SET tier = ?2 WHERE id = ?1",
+                    params![id, tier.name()],
+                )?;
+            }
             tx.commit()?;
             Ok(id)
         })
@@ -533,7 +554,7 @@ fn touch(conn: &Connection, session_id: i64) -> Result<()> {
 }
 
 /// A session's messages after a position, and its open user messages, with parts.
-const HISTORY: &str = "SELECT m.id, m.role, m.status, m.sender, m.created_at, p.body, m.position
+const HISTORY: &str = "SELECT m.id, m.role, m.status, m.sender, m.created_at, p.body, m.position, m.tier
      FROM messages m LEFT JOIN parts p ON p.message_id = m.id
      WHERE m.session_id = ?1
        AND (m.position > ?2 OR (m.role = 'user' AND m.status != 'done'))
@@ -554,6 +575,9 @@ fn history(conn: &Connection, session_id: i64, after: i64) -> Result<Vec<StoredM
                 sender: row.get(3)?,
                 created_at: row.get(4)?,
                 parts: Vec::new(),
+                tier: row
+                    .get::<_, Option<String>>(7)?
+                    .and_then(|t| pincer_config::Tier::parse(&t)),
             });
         }
         if let Some(body) = row.get::<_, Option<String>>(5)?

@@ -16,6 +16,8 @@ pub struct PendingCode {
     pub display_name: String,
     pub expires_at: i64,
     pub last_sent_at: i64,
+    /// The owners were told of it: it is never the code evicted to make room.
+    pub announced: bool,
 }
 
 /// A sender the owner let in.
@@ -38,11 +40,12 @@ fn pending_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<PendingCode> {
         display_name: row.get(4)?,
         expires_at: row.get(5)?,
         last_sent_at: row.get(6)?,
+        announced: row.get(7)?,
     })
 }
 
 const PENDING_COLUMNS: &str =
-    "channel, code, sender_raw, sender, display_name, expires_at, last_sent_at";
+    "channel, code, sender_raw, sender, display_name, expires_at, last_sent_at, announced";
 
 impl Store {
     /// Codes not yet expired; of one channel, or of all.
@@ -69,9 +72,9 @@ impl Store {
                 params![code.channel, code.sender_raw, now_ms()],
             )?;
             tx.execute(
-                "INSERT INTO pairing_codes (channel, code, sender_raw, sender, display_name, created_at, expires_at, last_sent_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![code.channel, code.code, code.sender_raw, code.sender, code.display_name, now_ms(), code.expires_at, code.last_sent_at],
+                "INSERT INTO pairing_codes (channel, code, sender_raw, sender, display_name, created_at, expires_at, last_sent_at, announced)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![code.channel, code.code, code.sender_raw, code.sender, code.display_name, now_ms(), code.expires_at, code.last_sent_at, code.announced],
             )?;
             tx.commit()?;
             Ok(())

@@ -299,6 +299,7 @@ fn code(channel: &str, code: &str, sender: &str, expires_at: i64) -> PendingCode
         display_name: "Someone".into(),
         expires_at,
         last_sent_at: now_ms(),
+        announced: false,
     }
 }
 
