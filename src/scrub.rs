@@ -3,12 +3,15 @@
 //! it. Known token shapes (OpenAI, Anthropic, GitHub, AWS, Slack, Telegram) and every
 //! secret value loaded at start become `[REDACTED]`, and so do the secret's simple
 //! transforms (`forms`): base64 anywhere inside a longer base64 text, URL-safe base64,
-//! hex, the reversed string, and a header's credential without its scheme.
+//! hex, the reversed string, and a header's credential without its scheme. A streamed
+//! reply goes through `StreamScrubber`, which holds back the end of the stream until
+//! a secret split across pieces can be seen whole.
 //!
 //! It must never be the only thing between a secret and a chat: it catches what it
 //! knows, it does not sandbox.
 
 mod forms;
+mod stream;
 #[cfg(test)]
 mod tests;
 
@@ -21,12 +24,16 @@ use pincer_channels::OutboundBody;
 use regex::Regex;
 
 pub use forms::header_forms;
+pub use stream::StreamScrubber;
 
 pub const REDACTED: &str = "[REDACTED]";
 
 /// Secret values shorter than this are not scrubbed one by one (too many false hits).
 const MIN_SECRET_LEN: usize = 8;
 
+/// Token shapes. Each matches only runs of `is_token_char` characters, with `\b` at
+/// most at its two ends: `StreamScrubber` relies on that to know where a stream may be
+/// cut without splitting a match (see `stream::is_cut`).
 const PATTERNS: &[&str] = &[
     r"sk-ant-[A-Za-z0-9_\-]{16,}",               // Anthropic
     r"sk-(?:proj-)?[A-Za-z0-9_\-]{20,}",         // OpenAI and compatible
@@ -37,6 +44,11 @@ const PATTERNS: &[&str] = &[
     r"xapp-[A-Za-z0-9\-]{10,}",                  // Slack app tokens
     r"\b[0-9]{8,10}:[A-Za-z0-9_\-]{35}\b",       // Telegram bot tokens
 ];
+
+/// The characters any of `PATTERNS` can match.
+fn is_token_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ':')
+}
 
 /// Line breaks are ignored inside encoded forms: `base64` wraps at 76 columns and
 /// `xxd -p` at 60.
@@ -55,12 +67,15 @@ pub struct Scrubber {
 /// Many literals found in one pass over the text, however many secrets there are.
 struct Literals {
     matcher: Option<AhoCorasick>,
+    /// The longest literal: how much of a stream must be held back to see it whole.
+    longest: usize,
 }
 
 impl Literals {
     fn new(mut literals: Vec<String>) -> Self {
         literals.sort();
         literals.dedup();
+        let longest = literals.iter().map(String::len).max().unwrap_or(0);
         let matcher = if literals.is_empty() {
             None
         } else {
@@ -80,7 +95,7 @@ impl Literals {
                 }
             }
         };
-        Self { matcher }
+        Self { matcher, longest }
     }
 }
 
@@ -138,7 +153,8 @@ impl Scrubber {
     }
 
     /// Where `text` holds something to redact: every occurrence of every literal and
-    /// every token-shape match, overlapping ones merged, in order.
+    /// every token-shape match, overlapping ones merged, in order. Each span is decided
+    /// by the text around it alone, which is what lets a stream be scrubbed in pieces.
     fn spans(&self, text: &str) -> Vec<Range<usize>> {
         let mut found = Vec::new();
         if let Some(matcher) = &self.plain.matcher {
@@ -151,6 +167,15 @@ impl Scrubber {
             found.extend(pattern.find_iter(text).map(|m| m.range()));
         }
         merge(found)
+    }
+
+    /// Bytes a stream keeps back, as is and with line breaks left out, so that a
+    /// literal starting before the released text's end can be seen whole.
+    fn hold_back(&self) -> (usize, usize) {
+        (
+            self.plain.longest.saturating_sub(1),
+            self.encoded.longest.saturating_sub(1),
+        )
     }
 }
 

@@ -1,4 +1,7 @@
-//! Tests of the scrubber: token shapes, secret values and their transformed forms.
+//! Tests of the scrubber: token shapes, secret values and their transformed forms, and
+//! scrubbing a stream in pieces.
+
+use std::sync::Arc;
 
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE};
@@ -206,4 +209,121 @@ fn every_derived_fragment_is_long_enough_to_mean_something() {
             assert!(form.len() >= forms::MIN_FRAGMENT_LEN, "{secret}: {form}");
         }
     }
+}
+
+/// Feed `pieces` through a stream scrubber: what it released, in order.
+fn streamed(scrubber: &Arc<Scrubber>, pieces: &[&str]) -> String {
+    let mut stream = StreamScrubber::new(Arc::clone(scrubber));
+    let mut out = String::new();
+    for piece in pieces {
+        out.push_str(&stream.push(piece));
+    }
+    out + &stream.finish()
+}
+
+/// A secret with spaces in it, ending where a stream may be cut.
+const PHRASE: &str = "correct horse battery staple!";
+
+/// Texts where a secret (or a token shape) can be split across pieces, each followed by
+/// enough text that the stream may cut anywhere inside it.
+fn stream_cases() -> Vec<String> {
+    let base64 = wrap(&STANDARD.encode(format!("key: {SECRET}\n")), 12);
+    let tail = "and that is all there is to say about it, for now at least.";
+    [
+        format!("Your key is {SECRET}, keep it."),
+        format!("a phrase: {PHRASE} and twice: {PHRASE}{PHRASE}"),
+        "token sk-proj-abcdefghijklmnopqrstuvwxyz0123 and xéAKIAIOSFODNN7EXAMPLE".into(),
+        format!("ünïcode {SECRET}→done"),
+        format!("file:\n{base64}end"),
+    ]
+    .map(|case| format!("{case} {tail}"))
+    .into()
+}
+
+#[test]
+fn a_secret_split_across_two_pieces_never_comes_out() {
+    let scrubber = Arc::new(scrubber(&[SECRET, PHRASE]));
+    for text in stream_cases() {
+        let whole = scrubber.scrub(&text).into_owned();
+        for (at, _) in text.char_indices().skip(1) {
+            let out = streamed(&scrubber, &[&text[..at], &text[at..]]);
+            assert!(!out.contains(SECRET), "{text:?} cut at {at}: {out}");
+            assert_eq!(out, whole, "{text:?} cut at {at}");
+        }
+    }
+}
+
+#[test]
+fn a_token_split_across_pieces_is_caught_with_no_secrets_loaded() {
+    // Nothing to hold back for literals: only the cut rule keeps a token whole.
+    let scrubber = Arc::new(scrubber(&[]));
+    for text in stream_cases() {
+        let whole = scrubber.scrub(&text).into_owned();
+        for (at, _) in text.char_indices().skip(1) {
+            let out = streamed(&scrubber, &[&text[..at], &text[at..]]);
+            assert_eq!(out, whole, "{text:?} cut at {at}");
+        }
+        let pieces: Vec<String> = text.chars().map(String::from).collect();
+        let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
+        assert_eq!(streamed(&scrubber, &pieces), whole, "{text:?}");
+    }
+}
+
+#[test]
+fn a_secret_split_across_three_pieces_never_comes_out() {
+    let scrubber = Arc::new(scrubber(&[SECRET, PHRASE]));
+    for text in stream_cases() {
+        let whole = scrubber.scrub(&text).into_owned();
+        let cuts: Vec<usize> = text.char_indices().map(|(i, _)| i).skip(1).collect();
+        for (n, &a) in cuts.iter().enumerate() {
+            // The middle piece no longer than a secret: cut twice inside one.
+            for &b in cuts[n..].iter().take_while(|&&b| b - a <= 32) {
+                let out = streamed(&scrubber, &[&text[..a], &text[a..b], &text[b..]]);
+                assert_eq!(out, whole, "{text:?} cut at {a} and {b}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_stream_one_character_at_a_time_equals_the_whole_text_scrubbed() {
+    let scrubber = Arc::new(scrubber(&[SECRET, PHRASE]));
+    for text in stream_cases() {
+        let pieces: Vec<String> = text.chars().map(String::from).collect();
+        let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
+        assert_eq!(
+            streamed(&scrubber, &pieces),
+            scrubber.scrub(&text),
+            "{text:?}"
+        );
+    }
+}
+
+#[test]
+fn a_stream_releases_all_but_its_held_back_end_as_it_goes() {
+    let scrubber = Arc::new(scrubber(&[SECRET]));
+    let (plain_hold, encoded_hold) = scrubber.hold_back();
+    let hold = plain_hold.max(encoded_hold);
+    let text = "the quick brown fox jumps over the lazy dog ".repeat(20);
+    let mut stream = StreamScrubber::new(Arc::clone(&scrubber));
+    let mut released = String::new();
+    for word in text.split_inclusive(' ') {
+        released.push_str(&stream.push(word));
+    }
+    // Held back: at most the hold and the word it cut into.
+    assert!(
+        released.len() + hold + "jumps ".len() >= text.len(),
+        "{released:?}"
+    );
+    assert!(text.starts_with(&released));
+    assert_eq!(released + &stream.finish(), text);
+}
+
+#[test]
+fn a_discarded_stream_forgets_what_it_held_back() {
+    let scrubber = Arc::new(scrubber(&[SECRET]));
+    let mut stream = StreamScrubber::new(Arc::clone(&scrubber));
+    let held = stream.push("abandoned reply");
+    stream.discard();
+    assert_eq!(held + &stream.push("fresh") + &stream.finish(), "fresh");
 }

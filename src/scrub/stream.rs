@@ -1,0 +1,107 @@
+//! Scrubbing a text that arrives in pieces (a streamed reply): a secret split across
+//! two pieces must not slip through because each piece alone looks clean. The stream
+//! keeps back its end until more text or the stream's end shows what it was, and
+//! releases only scrubbed text; all released pieces together equal `Scrubber::scrub`
+//! of the whole text. It never sends anything itself.
+
+use std::sync::Arc;
+
+use super::{Scrubber, is_break, is_token_char};
+
+pub struct StreamScrubber {
+    scrubber: Arc<Scrubber>,
+    /// Text received but not yet released, raw.
+    pending: String,
+    /// Positions in `pending` where it may be cut (see `is_cut`), ascending.
+    cuts: Vec<usize>,
+}
+
+/// May a text be scrubbed in two parts, cut between `before` and `after`? Only where no
+/// token-shape match can span the cut or change with what lies across it: every match
+/// is a run of token characters, so none ends at the cut when `before` is not one; and
+/// none starts at it when `after` is not one either, or when `before` is ASCII (then a
+/// non-word character, so a `\b` at the cut reads the same with or without `before`).
+/// Literals are checked separately: they may contain anything.
+fn is_cut(before: char, after: char) -> bool {
+    !is_token_char(before) && (!is_token_char(after) || before.is_ascii())
+}
+
+impl StreamScrubber {
+    pub fn new(scrubber: Arc<Scrubber>) -> Self {
+        Self {
+            scrubber,
+            pending: String::new(),
+            cuts: Vec::new(),
+        }
+    }
+
+    /// Take the next piece of the stream; returns the scrubbed text that is now safe to
+    /// show (often empty while a possible secret is still incomplete).
+    pub fn push(&mut self, piece: &str) -> String {
+        let old = self.pending.len();
+        self.pending.push_str(piece);
+        // Cut positions need the characters on both sides: look again from the last
+        // character held before this piece.
+        let from = self.pending[..old]
+            .char_indices()
+            .next_back()
+            .map_or(0, |(i, _)| i);
+        let mut before = None;
+        for (i, c) in self.pending[from..].char_indices() {
+            if let Some(b) = before
+                && from + i >= old
+                && is_cut(b, c)
+            {
+                self.cuts.push(from + i);
+            }
+            before = Some(c);
+        }
+        let Some((index, at)) = self.cut() else {
+            return String::new();
+        };
+        let released = self.scrubber.scrub(&self.pending[..at]).into_owned();
+        self.pending.drain(..at);
+        self.cuts = self.cuts[index + 1..].iter().map(|c| c - at).collect();
+        released
+    }
+
+    /// The stream ended: the rest of it, scrubbed.
+    pub fn finish(&mut self) -> String {
+        self.cuts.clear();
+        let rest = std::mem::take(&mut self.pending);
+        self.scrubber.scrub_owned(rest)
+    }
+
+    /// The stream was abandoned: forget what was held back.
+    pub fn discard(&mut self) {
+        self.cuts.clear();
+        self.pending.clear();
+    }
+
+    /// The latest cut (its index in `cuts` and position) that keeps back enough text
+    /// that no literal starting before it can still be completed by what comes next,
+    /// and that no match seen so far spans.
+    fn cut(&self) -> Option<(usize, usize)> {
+        let (plain_hold, encoded_hold) = self.scrubber.hold_back();
+        let len = self.pending.len();
+        let bytes = self.pending.as_bytes();
+        let mut spans = None;
+        // Bytes after the cut being tried, line breaks left out, counted as we go back.
+        let mut kept_after = 0;
+        let mut counted_from = len;
+        for (index, &at) in self.cuts.iter().enumerate().rev() {
+            let between = bytes.get(at..counted_from).unwrap_or_default();
+            kept_after += between.iter().filter(|&&b| !is_break(b)).count();
+            counted_from = at;
+            if len - at < plain_hold || kept_after < encoded_hold {
+                continue;
+            }
+            let spans = spans.get_or_insert_with(|| self.scrubber.spans(&self.pending));
+            if spans.iter().any(|s| s.start < at && at < s.end) {
+                continue;
+            }
+            return Some((index, at));
+        }
+        None
+    }
+}
