@@ -1,7 +1,7 @@
 //! Credentials never come back in a chat-command answer: the dispatcher's own texts pass
-//! the same scrubber as the model's replies, with every secret value loaded at start.
-//! Driven in-process through `pincer::start` against the fake model, which these
-//! commands never reach.
+//! the same scrubber as the model's replies, with every secret value loaded at start
+//! (an MCP header's credential also without its `Bearer` scheme). Driven in-process
+//! through `pincer::start` against the fake model, which these commands never reach.
 
 mod common;
 
@@ -16,6 +16,8 @@ use common::WAIT;
 
 /// The provider key, from the environment.
 const API_KEY: &str = "test-key-7Hq2xLz9Vb4Nc8Rt1Kd5";
+/// An MCP server's header credential, from `.security.yml`.
+const MCP_TOKEN: &str = "mcp-0123456789abcdef";
 
 struct Core {
     _home: common::TestHome,
@@ -29,7 +31,8 @@ fn start(fake: &FakeModel) -> Core {
     let paths = pincer::Home::resolve(Some(home.path().to_path_buf()), None);
     let config = pincer_config::load_str(&text, &paths.config_file, &paths.security_file, &[])
         .expect("config");
-    let secrets = pincer_config::Secrets::default();
+    let yaml = format!("mcp:\n  search:\n    headers:\n      Authorization: Bearer {MCP_TOKEN}\n");
+    let secrets = pincer_config::parse_secrets(&yaml, &paths.security_file).expect("secrets");
     let env = [("OPENAI_API_KEY".to_string(), API_KEY.to_string())];
     let shutdown = CancellationToken::new();
     let running = pincer::start(&paths, &config, &secrets, &env, shutdown.clone()).expect("start");
@@ -88,6 +91,7 @@ async fn a_command_answer_echoing_a_secret_is_scrubbed() {
     for (n, (label, secret)) in [
         (API_KEY, API_KEY.to_string()),
         (encoded.as_str(), encoded[8..32].to_string()),
+        (MCP_TOKEN, MCP_TOKEN.to_string()),
     ]
     .into_iter()
     .enumerate()
