@@ -4,13 +4,14 @@
 //! secret value loaded at start become `[REDACTED]`, and so do the secret's simple
 //! transforms (`forms`): base64 anywhere inside a longer base64 text, URL-safe base64,
 //! hex, the reversed string, and a header's credential without its scheme. A streamed
-//! reply goes through `StreamScrubber`, which holds back the end of the stream until
-//! a secret split across pieces can be seen whole.
+//! reply goes through `StreamScrubber`, which holds back the end of the stream while it
+//! may be the beginning of a secret, so a secret split across pieces is seen whole.
 //!
 //! It must never be the only thing between a secret and a chat: it catches what it
 //! knows, it does not sandbox.
 
 mod forms;
+mod literals;
 mod stream;
 #[cfg(test)]
 mod tests;
@@ -19,11 +20,11 @@ use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
-use aho_corasick::{AhoCorasick, MatchKind};
 use pincer_channels::OutboundBody;
 use regex::Regex;
 
 pub use forms::header_forms;
+use literals::Literals;
 pub use stream::StreamScrubber;
 
 pub const REDACTED: &str = "[REDACTED]";
@@ -50,53 +51,12 @@ fn is_token_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ':')
 }
 
-/// Line breaks are ignored inside encoded forms: `base64` wraps at 76 columns and
-/// `xxd -p` at 60.
-fn is_break(b: u8) -> bool {
-    b == b'\n' || b == b'\r'
-}
-
 pub struct Scrubber {
     patterns: Vec<Regex>,
     /// Each secret as is and reversed, matched in the text as it stands.
-    plain: Literals,
+    plain: Option<Literals>,
     /// Each secret's base64 and hex forms, matched with line breaks taken out.
-    encoded: Literals,
-}
-
-/// Many literals found in one pass over the text, however many secrets there are.
-struct Literals {
-    matcher: Option<AhoCorasick>,
-    /// The longest literal: how much of a stream must be held back to see it whole.
-    longest: usize,
-}
-
-impl Literals {
-    fn new(mut literals: Vec<String>) -> Self {
-        literals.sort();
-        literals.dedup();
-        let longest = literals.iter().map(String::len).max().unwrap_or(0);
-        let matcher = if literals.is_empty() {
-            None
-        } else {
-            // Standard matching is what makes overlapping search (`spans`) possible.
-            let built = AhoCorasick::builder()
-                .match_kind(MatchKind::Standard)
-                .build(&literals);
-            match built {
-                Ok(matcher) => Some(matcher),
-                Err(err) => {
-                    // Only a limit on the automaton's size can fail; the token shapes
-                    // still apply.
-                    tracing::error!(
-                        "secret values will not be scrubbed ({err}); remove unused secrets from .security.yml and the environment"
-                    );
-                    None
-                }
-            }
-        };
-        Self { matcher, longest }
-    }
+    encoded: Option<Literals>,
 }
 
 impl Scrubber {
@@ -114,8 +74,8 @@ impl Scrubber {
         let patterns = PATTERNS.iter().filter_map(|p| Regex::new(p).ok()).collect();
         Self {
             patterns,
-            plain: Literals::new(plain),
-            encoded: Literals::new(encoded),
+            plain: Literals::new(plain, false),
+            encoded: Literals::new(encoded, true),
         }
     }
 
@@ -157,11 +117,8 @@ impl Scrubber {
     /// by the text around it alone, which is what lets a stream be scrubbed in pieces.
     fn spans(&self, text: &str) -> Vec<Range<usize>> {
         let mut found = Vec::new();
-        if let Some(matcher) = &self.plain.matcher {
-            found.extend(matcher.find_overlapping_iter(text).map(|m| m.range()));
-        }
-        if let Some(matcher) = &self.encoded.matcher {
-            encoded_spans(matcher, text.as_bytes(), &mut found);
+        for literals in [&self.plain, &self.encoded].into_iter().flatten() {
+            literals.find(text.as_bytes(), &mut found);
         }
         for pattern in &self.patterns {
             found.extend(pattern.find_iter(text).map(|m| m.range()));
@@ -169,36 +126,15 @@ impl Scrubber {
         merge(found)
     }
 
-    /// Bytes a stream keeps back, as is and with line breaks left out, so that a
-    /// literal starting before the released text's end can be seen whole.
-    fn hold_back(&self) -> (usize, usize) {
-        (
-            self.plain.longest.saturating_sub(1),
-            self.encoded.longest.saturating_sub(1),
-        )
-    }
-}
-
-/// Matches of the encoded forms, looked for with line breaks taken out and mapped back
-/// onto `text` (a match then covers the breaks inside it).
-fn encoded_spans(matcher: &AhoCorasick, text: &[u8], found: &mut Vec<Range<usize>>) {
-    if !text.iter().any(|&b| is_break(b)) {
-        found.extend(matcher.find_overlapping_iter(text).map(|m| m.range()));
-        return;
-    }
-    let mut kept = Vec::with_capacity(text.len());
-    // For each break taken out: how many kept bytes came before it.
-    let mut breaks = Vec::new();
-    for &b in text {
-        if is_break(b) {
-            breaks.push(kept.len());
-        } else {
-            kept.push(b);
-        }
-    }
-    let original = |i: usize| i + breaks.partition_point(|&before| before <= i);
-    for m in matcher.find_overlapping_iter(&kept) {
-        found.push(original(m.start())..original(m.end() - 1) + 1);
+    /// Where the end of `text` may be the beginning of a secret or of one of its
+    /// forms (`text.len()` when it cannot): a stream releases nothing from there on.
+    fn unfinished(&self, text: &str) -> usize {
+        [&self.plain, &self.encoded]
+            .into_iter()
+            .flatten()
+            .filter_map(|literals| literals.unfinished(text.as_bytes()))
+            .min()
+            .unwrap_or(text.len())
     }
 }
 

@@ -1,12 +1,14 @@
 //! Scrubbing a text that arrives in pieces (a streamed reply): a secret split across
 //! two pieces must not slip through because each piece alone looks clean. The stream
-//! keeps back its end until more text or the stream's end shows what it was, and
-//! releases only scrubbed text; all released pieces together equal `Scrubber::scrub`
-//! of the whole text. It never sends anything itself.
+//! keeps back its end — from where it could be the beginning of a secret or of one of
+//! its forms (never longer than the longest of them, line breaks aside), and the
+//! token-shaped word in progress — until more text or the stream's end shows what it
+//! was, and releases only scrubbed text; all released pieces together equal
+//! `Scrubber::scrub` of the whole text. It never sends anything itself.
 
 use std::sync::Arc;
 
-use super::{Scrubber, is_break, is_token_char};
+use super::{Scrubber, is_token_char};
 
 pub struct StreamScrubber {
     scrubber: Arc<Scrubber>,
@@ -78,30 +80,22 @@ impl StreamScrubber {
         self.pending.clear();
     }
 
-    /// The latest cut (its index in `cuts` and position) that keeps back enough text
-    /// that no literal starting before it can still be completed by what comes next,
-    /// and that no match seen so far spans.
+    /// The latest cut (its index in `cuts` and position) before any unfinished secret
+    /// at the end of the text, and that no match seen so far spans. A secret starting
+    /// before such a cut is either whole in the text already, or not there at all.
     fn cut(&self) -> Option<(usize, usize)> {
-        let (plain_hold, encoded_hold) = self.scrubber.hold_back();
-        let len = self.pending.len();
-        let bytes = self.pending.as_bytes();
-        let mut spans = None;
-        // Bytes after the cut being tried, line breaks left out, counted as we go back.
-        let mut kept_after = 0;
-        let mut counted_from = len;
-        for (index, &at) in self.cuts.iter().enumerate().rev() {
-            let between = bytes.get(at..counted_from).unwrap_or_default();
-            kept_after += between.iter().filter(|&&b| !is_break(b)).count();
-            counted_from = at;
-            if len - at < plain_hold || kept_after < encoded_hold {
-                continue;
-            }
-            let spans = spans.get_or_insert_with(|| self.scrubber.spans(&self.pending));
-            if spans.iter().any(|s| s.start < at && at < s.end) {
-                continue;
-            }
-            return Some((index, at));
+        let first = *self.cuts.first()?;
+        let unfinished = self.scrubber.unfinished(&self.pending);
+        if first > unfinished {
+            return None;
         }
-        None
+        let spans = self.scrubber.spans(&self.pending);
+        self.cuts
+            .iter()
+            .enumerate()
+            .rev()
+            .filter(|&(_, &at)| at <= unfinished)
+            .find(|&(_, &at)| !spans.iter().any(|s| s.start < at && at < s.end))
+            .map(|(index, &at)| (index, at))
     }
 }
