@@ -242,12 +242,13 @@ pub(crate) fn secret_values(
         values.push(search.api_key.expose_secret().to_string());
     }
     for server in secrets.mcp.values() {
+        values.extend(server.env.values().map(|v| v.expose_secret().to_string()));
+        // `Bearer ghp_…` also leaks as `ghp_…` alone.
         values.extend(
             server
-                .env
+                .headers
                 .values()
-                .chain(server.headers.values())
-                .map(|v| v.expose_secret().to_string()),
+                .flat_map(|v| crate::scrub::header_forms(v.expose_secret())),
         );
     }
     values

@@ -1,18 +1,40 @@
 //! The credential scrubber: every text that leaves the process — replies to channels,
-//! log lines, tool results shown to the model — passes through it. Known token shapes
-//! (OpenAI, Anthropic, GitHub, AWS, Slack, Telegram) and every secret value loaded at
-//! start become `[REDACTED]`.
+//! chat-command answers, log lines, tool results shown to the model — passes through
+//! it. Known token shapes (OpenAI, Anthropic, GitHub, AWS, Slack, Telegram) and every
+//! secret value loaded at start become `[REDACTED]`, and so do the secret's simple
+//! transforms (`forms`): base64 anywhere inside a longer base64 text, URL-safe base64,
+//! hex, the reversed string, and a header's credential without its scheme. A streamed
+//! reply goes through `StreamScrubber`, which holds back the end of the stream while it
+//! may be the beginning of a secret, so a secret split across pieces is seen whole.
+//!
+//! It must never be the only thing between a secret and a chat: it catches what it
+//! knows, it does not sandbox.
+
+mod forms;
+mod literals;
+mod stream;
+#[cfg(test)]
+mod tests;
 
 use std::borrow::Cow;
+use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
+use pincer_channels::OutboundBody;
 use regex::Regex;
+
+pub use forms::header_forms;
+use literals::Literals;
+pub use stream::StreamScrubber;
 
 pub const REDACTED: &str = "[REDACTED]";
 
 /// Secret values shorter than this are not scrubbed one by one (too many false hits).
 const MIN_SECRET_LEN: usize = 8;
 
+/// Token shapes. Each matches only runs of `is_token_char` characters, with `\b` at
+/// most at its two ends: `StreamScrubber` relies on that to know where a stream may be
+/// cut without splitting a match (see `stream::is_cut`).
 const PATTERNS: &[&str] = &[
     r"sk-ant-[A-Za-z0-9_\-]{16,}",               // Anthropic
     r"sk-(?:proj-)?[A-Za-z0-9_\-]{20,}",         // OpenAI and compatible
@@ -24,36 +46,128 @@ const PATTERNS: &[&str] = &[
     r"\b[0-9]{8,10}:[A-Za-z0-9_\-]{35}\b",       // Telegram bot tokens
 ];
 
+/// The characters any of `PATTERNS` can match.
+fn is_token_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ':')
+}
+
 pub struct Scrubber {
     patterns: Vec<Regex>,
-    /// Exact secret values from .security.yml and the environment, longest first.
-    secrets: Vec<String>,
+    /// Each secret as is and reversed, matched in the text as it stands.
+    plain: Option<Literals>,
+    /// Each secret's base64 and hex forms, matched with line breaks taken out.
+    encoded: Option<Literals>,
 }
 
 impl Scrubber {
     pub fn new(mut secrets: Vec<String>) -> Self {
         secrets.retain(|s| s.len() >= MIN_SECRET_LEN);
-        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        secrets.dedup();
-        // The patterns are constants tested below; one that failed to compile would
+        let mut plain = Vec::new();
+        let mut encoded = Vec::new();
+        for secret in secrets {
+            encoded.extend(forms::encoded(&secret));
+            plain.push(forms::reversed(&secret));
+            plain.push(secret);
+        }
+        // The patterns are constants tested in `tests`; one that failed to compile would
         // simply not scrub, never crash.
         let patterns = PATTERNS.iter().filter_map(|p| Regex::new(p).ok()).collect();
-        Self { patterns, secrets }
+        Self {
+            patterns,
+            plain: Literals::new(plain, false),
+            encoded: Literals::new(encoded, true),
+        }
     }
 
     pub fn scrub<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        let mut out = Cow::Borrowed(text);
-        for secret in &self.secrets {
-            if out.contains(secret.as_str()) {
-                out = Cow::Owned(out.replace(secret.as_str(), REDACTED));
+        let spans = self.spans(text);
+        if spans.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        Cow::Owned(redact(text, &spans))
+    }
+
+    /// `scrub` for a text already owned: no copy when nothing is found.
+    pub fn scrub_owned(&self, text: String) -> String {
+        let spans = self.spans(&text);
+        if spans.is_empty() {
+            return text;
+        }
+        redact(&text, &spans)
+    }
+
+    /// A message for a channel with its text scrubbed.
+    pub fn scrub_body(&self, body: OutboundBody) -> OutboundBody {
+        match body {
+            OutboundBody::Text { text, streamed } => OutboundBody::Text {
+                text: self.scrub_owned(text),
+                streamed,
+            },
+            OutboundBody::Delta(text) => OutboundBody::Delta(self.scrub_owned(text)),
+            OutboundBody::Notice(text) => OutboundBody::Notice(self.scrub_owned(text)),
+            OutboundBody::Error(text) => OutboundBody::Error(self.scrub_owned(text)),
+            other @ (OutboundBody::TurnStart | OutboundBody::Retract | OutboundBody::TurnEnd) => {
+                other
             }
+        }
+    }
+
+    /// Where `text` holds something to redact: every occurrence of every literal and
+    /// every token-shape match, overlapping ones merged, in order. Each span is decided
+    /// by the text around it alone, which is what lets a stream be scrubbed in pieces.
+    fn spans(&self, text: &str) -> Vec<Range<usize>> {
+        let mut found = Vec::new();
+        for literals in [&self.plain, &self.encoded].into_iter().flatten() {
+            literals.find(text.as_bytes(), &mut found);
         }
         for pattern in &self.patterns {
-            if pattern.is_match(&out) {
-                out = Cow::Owned(pattern.replace_all(&out, REDACTED).into_owned());
-            }
+            found.extend(pattern.find_iter(text).map(|m| m.range()));
         }
-        out
+        merge(found)
+    }
+
+    /// Where the end of `text` may be the beginning of a secret or of one of its
+    /// forms (`text.len()` when it cannot): a stream releases nothing from there on.
+    fn unfinished(&self, text: &str) -> usize {
+        [&self.plain, &self.encoded]
+            .into_iter()
+            .flatten()
+            .filter_map(|literals| literals.unfinished(text.as_bytes()))
+            .min()
+            .unwrap_or(text.len())
+    }
+}
+
+/// Sort spans and merge those that overlap (touching ones stay apart, so a text cut
+/// between two of them scrubs the same in pieces as whole).
+fn merge(mut spans: Vec<Range<usize>>) -> Vec<Range<usize>> {
+    spans.sort_unstable_by_key(|s| s.start);
+    let mut merged: Vec<Range<usize>> = Vec::with_capacity(spans.len());
+    for span in spans {
+        match merged.last_mut() {
+            Some(last) if span.start < last.end => last.end = last.end.max(span.end),
+            _ => merged.push(span),
+        }
+    }
+    merged
+}
+
+/// `text` with each span replaced by `REDACTED`.
+fn redact(text: &str, spans: &[Range<usize>]) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(text.len());
+    let mut at = 0;
+    for span in spans {
+        out.extend_from_slice(bytes.get(at..span.start).unwrap_or_default());
+        out.extend_from_slice(REDACTED.as_bytes());
+        at = span.end;
+    }
+    out.extend_from_slice(bytes.get(at..).unwrap_or_default());
+    // Spans start and end on character boundaries (every literal and pattern is
+    // whole UTF-8), so this is never lossy.
+    match String::from_utf8(out) {
+        Ok(text) => text,
+        Err(err) => String::from_utf8_lossy(err.as_bytes()).into_owned(),
     }
 }
 
@@ -90,39 +204,5 @@ impl std::io::Write for ScrubbingStderr {
 
     fn flush(&mut self) -> std::io::Result<()> {
         std::io::stderr().flush()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_known_token_shape_and_loaded_secret_is_redacted() {
-        let scrubber = Scrubber::new(vec!["my-own-long-password".into(), "short".into()]);
-        let samples = [
-            "sk-proj-abcdefghijklmnopqrstuvwxyz0123",
-            "sk-ant-api03-abcdefghijklmnopqrstuvwx",
-            "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
-            "github_pat_11ABCDEFG0123456789_abcdefghij",
-            "AKIAIOSFODNN7EXAMPLE",
-            "xoxb-1234567890-abcdefghij",
-            "xapp-1-A0123456789-abcdef",
-            "123456789:AAHfiqksKZ8WmR2zSjiQ7_v4TMAKdiHm9T0",
-            "my-own-long-password",
-        ];
-        for secret in samples {
-            let text = format!("the key is {secret}, keep it safe");
-            let clean = scrubber.scrub(&text);
-            assert_eq!(
-                clean,
-                format!("the key is {REDACTED}, keep it safe"),
-                "{secret}"
-            );
-        }
-        assert_eq!(
-            scrubber.scrub("a short word and sk-not"),
-            "a short word and sk-not"
-        );
     }
 }

@@ -1,12 +1,14 @@
 //! The agent's side of the outbound bus for one turn: streamed deltas (never lost
 //! when the bus is momentarily full), finished messages, errors and the turn's end.
+//! Every text passes the scrubber before it leaves; streamed text through a
+//! `StreamScrubber`, so a secret split across deltas is still caught.
 
 use pincer_channels::{OutboundBody, OutboundMessage, Target};
 use std::sync::Arc;
 
 use tokio::sync::mpsc::{self, error::TrySendError};
 
-use crate::scrub::Scrubber;
+use crate::scrub::{Scrubber, StreamScrubber};
 
 pub struct Reply {
     tx: mpsc::Sender<OutboundMessage>,
@@ -19,6 +21,8 @@ pub struct Reply {
     quiet: bool,
     /// Every text leaving for a channel passes it.
     scrubber: Arc<Scrubber>,
+    /// Streamed text, held back while it may end in part of a secret.
+    stream: StreamScrubber,
 }
 
 /// What a heartbeat answers when nothing needs the owner.
@@ -38,6 +42,7 @@ impl Reply {
             reply_to,
             backlog: String::new(),
             quiet,
+            stream: StreamScrubber::new(Arc::clone(&scrubber)),
             scrubber,
         }
     }
@@ -55,9 +60,12 @@ impl Reply {
         if self.quiet {
             return;
         }
-        // Best effort: a secret split across two deltas passes here, but the finished
-        // text, which replaces the streamed one where channels edit, is scrubbed whole.
-        self.backlog.push_str(&self.scrubber.scrub(text));
+        // Only what the stream scrubber releases: the end of the text so far waits
+        // until the next delta or the finished message shows it is no secret's start.
+        self.backlog.push_str(&self.stream.push(text));
+        if self.backlog.is_empty() {
+            return;
+        }
         let body = OutboundBody::Delta(std::mem::take(&mut self.backlog));
         match self.tx.try_send(self.message(body)) {
             Ok(()) => {}
@@ -73,6 +81,7 @@ impl Reply {
 
     /// The reply streamed so far is abandoned (the model chain switched models).
     pub fn retract(&mut self) {
+        self.stream.discard();
         self.backlog.clear();
         // Best effort like deltas: a full bus drops the retraction, and the finished
         // text still replaces the streamed one where the channel edits in place.
@@ -80,19 +89,12 @@ impl Reply {
     }
 
     async fn send(&mut self, body: OutboundBody) {
-        let body = match body {
-            OutboundBody::Text { text, streamed } => OutboundBody::Text {
-                text: self.scrubber.scrub(&text).into_owned(),
-                streamed,
-            },
-            OutboundBody::Notice(text) => {
-                OutboundBody::Notice(self.scrubber.scrub(&text).into_owned())
-            }
-            OutboundBody::Error(text) => {
-                OutboundBody::Error(self.scrubber.scrub(&text).into_owned())
-            }
-            other => other,
-        };
+        // A finished text is scrubbed whole, whatever its deltas were.
+        let body = self.scrubber.scrub_body(body);
+        // Whatever comes next, the stream so far has ended: its held-back end goes
+        // out (scrubbed) ahead of it.
+        let rest = self.stream.finish();
+        self.backlog.push_str(&rest);
         if !self.backlog.is_empty() {
             let backlog = OutboundBody::Delta(std::mem::take(&mut self.backlog));
             let _ = self.tx.send(self.message(backlog)).await;
@@ -126,5 +128,80 @@ impl Reply {
 
     pub async fn end(&mut self) {
         self.send(OutboundBody::TurnEnd).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SECRET: &str = "pw-7Hq2xLz9Vb4Nc8Rt1Kd5";
+
+    fn scrubber() -> Arc<Scrubber> {
+        Arc::new(Scrubber::new(vec![SECRET.to_string()]))
+    }
+
+    fn reply(scrubber: &Arc<Scrubber>) -> (Reply, mpsc::Receiver<OutboundMessage>) {
+        let (tx, rx) = mpsc::channel(1024);
+        let target = Target::chat("terminal", "local", None);
+        let reply = Reply::new(tx, target, None, false, Arc::clone(scrubber));
+        (reply, rx)
+    }
+
+    fn drain(rx: &mut mpsc::Receiver<OutboundMessage>) -> Vec<OutboundBody> {
+        let mut bodies = Vec::new();
+        while let Ok(message) = rx.try_recv() {
+            bodies.push(message.body);
+        }
+        bodies
+    }
+
+    /// The text of the deltas after the last retraction.
+    fn streamed(bodies: &[OutboundBody]) -> String {
+        let start = bodies
+            .iter()
+            .rposition(|b| *b == OutboundBody::Retract)
+            .map_or(0, |i| i + 1);
+        bodies[start..]
+            .iter()
+            .filter_map(|b| match b {
+                OutboundBody::Delta(text) => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_secret_split_across_two_deltas_never_reaches_the_channel() {
+        let scrubber = scrubber();
+        let text = format!("The key in .security.yml is {SECRET}; rotate it soon please.");
+        for (at, _) in text.char_indices().skip(1) {
+            let (mut reply, mut rx) = reply(&scrubber);
+            reply.delta(&text[..at]);
+            reply.delta(&text[at..]);
+            reply.finished_text(text.clone()).await;
+            let bodies = drain(&mut rx);
+            let shown = streamed(&bodies);
+            assert!(!shown.contains(SECRET), "cut at {at}: {shown}");
+            assert_eq!(shown, scrubber.scrub(&text), "cut at {at}");
+            // The held-back end went out before the finished message.
+            let finished = OutboundBody::Text {
+                text: scrubber.scrub(&text).into_owned(),
+                streamed: true,
+            };
+            assert_eq!(bodies.last(), Some(&finished), "cut at {at}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_retracted_stream_drops_what_it_held_back() {
+        let (mut reply, mut rx) = reply(&scrubber());
+        reply.delta("an abandoned reply that ends in the middle of a long wo");
+        reply.retract();
+        reply.delta("fresh answer");
+        reply.finished_text("fresh answer".into()).await;
+        let bodies = drain(&mut rx);
+        assert!(bodies.contains(&OutboundBody::Retract));
+        assert_eq!(streamed(&bodies), "fresh answer");
     }
 }

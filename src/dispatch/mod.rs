@@ -369,10 +369,12 @@ impl Dispatcher {
         }
     }
 
+    /// Every text the dispatcher says (command answers, refusals, errors) is scrubbed:
+    /// `/model <label>` echoes its input, `/memory` shows what the model wrote.
     async fn say(&self, target: &Target, body: OutboundBody) {
         let message = OutboundMessage {
             target: target.clone(),
-            body,
+            body: self.agent.guard.scrubber.scrub_body(body),
             reply_to: None,
         };
         // A closed bus means we are shutting down; nobody is left to tell.
