@@ -1,7 +1,6 @@
-//! Attacks on the trust tiers that still work against the real `pincer run`. Each test
-//! states what should hold and fails today, so it is ignored with the reason; run them
-//! with `cargo test -p pincer --test trust_attacks_open -- --ignored` (every one fails
-//! until its weakness is fixed). The attacks that fail are in `trust_attacks.rs`.
+//! Attacks on the trust tiers that worked against the real `pincer run` when the red
+//! team first tried them, and are fixed: each test states what must hold. The attacks
+//! that never worked are in `trust_attacks.rs`.
 
 mod common;
 
@@ -43,7 +42,6 @@ fn poses_as_owner(text: &str) -> bool {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "attack works: memory recalled for the owner stays in the turn after a member steers in"]
 async fn a_member_steering_into_the_owners_group_turn_sees_no_recalled_memory() {
     let s = setup(
         &format!("groups = [\"{GROUP}\"]\nallow_from = [\"{MEMBER}\"]"),
@@ -71,7 +69,6 @@ async fn a_member_steering_into_the_owners_group_turn_sees_no_recalled_memory() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "attack works: speaker_line indents only \\n and \\r, not Unicode line breaks"]
 async fn a_guest_cannot_pose_as_the_owner_with_unicode_line_breaks() {
     let s = setup(&format!("groups = [\"{GROUP}\"]"), &owners()).await;
     let _gateway = s.start();
@@ -86,7 +83,6 @@ async fn a_guest_cannot_pose_as_the_owner_with_unicode_line_breaks() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "attack works: an attachment's file name goes unindented into the speaker's text"]
 async fn a_guest_cannot_pose_as_the_owner_through_an_attachments_name() {
     let s = setup(
         &format!("groups = [\"{GROUP}\"]"),
@@ -104,7 +100,6 @@ async fn a_guest_cannot_pose_as_the_owner_through_an_attachments_name() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "attack works: group attachments are saved as <chat id>-<name>, so a guest overwrites the owner's"]
 async fn a_guest_cannot_overwrite_a_file_the_owner_sent_to_the_group() {
     let s = setup(&format!("groups = [\"{GROUP}\"]"), &owners()).await;
     let _gateway = s.start();
@@ -129,7 +124,6 @@ async fn a_guest_cannot_overwrite_a_file_the_owner_sent_to_the_group() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "attack works: the dream reads guests' words as the owner's, unlabelled"]
 async fn a_guests_claims_do_not_reach_the_dream_as_the_owners() {
     let s = setup(&format!("groups = [\"{GROUP}\"]"), &owners()).await;
     owner_memory(&s);
@@ -139,25 +133,22 @@ async fn a_guests_claims_do_not_reach_the_dream_as_the_owners() {
     ));
     s.wait_for_text(GROUP, "echo:").await;
     s.telegram.inject(Incoming::dm(OWNER, "/dream").command());
-    until("the dream asked the model", || {
-        s.model
-            .requests()
-            .iter()
-            .any(|r| r.body.to_string().contains("long-term memory"))
-    })
-    .await;
-    let dream = s
-        .model
-        .requests()
-        .into_iter()
-        .find(|r| r.body.to_string().contains("long-term memory"))
-        .unwrap();
-    let material = dream.last_user_text();
-    for line in material.lines().filter(|l| l.contains("evil.example")) {
-        assert!(
-            line.contains("guest") || line.contains("not the owner"),
-            "a guest's words reach the dream unmarked: {line}"
-        );
+    // The dream reads only conversations where every speaker is an owner, and guests'
+    // turns are not written to the daily log: it has nothing from the guest to read.
+    until("the dream answered", || !s.texts_to(OWNER).is_empty()).await;
+    for request in s.model.requests() {
+        let body = request.body.to_string();
+        if body.contains("long-term memory") {
+            assert!(
+                !body.contains("evil.example"),
+                "a guest's words reached the dream: {body}"
+            );
+        }
+    }
+    let log_dir = s.home.workspace().join("memory/logs");
+    for entry in std::fs::read_dir(&log_dir).into_iter().flatten().flatten() {
+        let log = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        assert!(!log.contains("evil.example"), "a guest's turn was logged: {log}");
     }
 }
 
@@ -209,7 +200,6 @@ async fn file_tools_given_to_members_neither_read_nor_rewrite_the_owners_memory(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "attack works: a guest's turn in a group loads the owner's earlier tool results"]
 async fn a_guest_in_a_group_does_not_get_the_owners_earlier_tool_results() {
     let s = setup(&format!("groups = [\"{GROUP}\"]"), &owners()).await;
     let ws = s.home.workspace();
@@ -236,7 +226,6 @@ async fn a_guest_in_a_group_does_not_get_the_owners_earlier_tool_results() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "attack works: an owner's job made in a group runs with the owner's memory and answers the group"]
 async fn an_owners_job_made_in_a_group_brings_no_owner_memory_to_the_group() {
     let s = setup(&format!("groups = [\"{GROUP}\"]"), &owners()).await;
     owner_memory(&s);
@@ -262,18 +251,8 @@ async fn an_owners_job_made_in_a_group_brings_no_owner_memory_to_the_group() {
     assert_eq!(holds_owner_memory(&body), None, "{body}");
 }
 
-/// The tokens "Today:" says were used, in a /status or /usage answer.
-fn today_tokens(text: &str) -> u64 {
-    let after = text.split("Today: ").nth(1).unwrap_or("0 ");
-    after
-        .split(' ')
-        .next()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "attack works: /status and /usage show a guest everyone's spending today"]
 async fn a_guests_status_and_usage_do_not_show_the_owners_spending() {
     let s = setup(&format!("groups = [\"{GROUP}\"]"), &owners()).await;
     let _gateway = s.start();
@@ -290,12 +269,15 @@ async fn a_guests_status_and_usage_do_not_show_the_owners_spending() {
     let answers = || -> Vec<String> {
         s.texts_to(GROUP)
             .into_iter()
-            .filter(|t| t.contains("Today: "))
+            .filter(|t| t.contains("allowance"))
             .collect()
     };
     until("both answers came", || answers().len() == 2).await;
     for shown in answers() {
-        assert_eq!(today_tokens(&shown), 0, "a guest was told: {shown}");
+        assert!(
+            !shown.contains("tokens") && shown.contains("$0.0000"),
+            "a guest was told more than their own spending: {shown}"
+        );
     }
 }
 
@@ -303,7 +285,6 @@ async fn a_guests_status_and_usage_do_not_show_the_owners_spending() {
 const DEAR: &str = "\n[prices.\"fake/m\"]\ninput = 1000.0\noutput = 1000.0\n";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "attack works: /compact calls the model with no budget or rate check"]
 async fn a_member_over_budget_cannot_spend_through_compact() {
     let s = setup(
         &format!("allow_from = [\"{MEMBER}\"]"),
@@ -337,7 +318,6 @@ async fn a_member_over_budget_cannot_spend_through_compact() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "attack works: any guest's /stop and /model act on the owner's group session"]
 async fn a_guest_can_neither_stop_the_owners_reply_nor_pin_the_groups_model() {
     let s = setup(&format!("groups = [\"{GROUP}\"]"), &owners()).await;
     s.model
@@ -353,7 +333,7 @@ async fn a_guest_can_neither_stop_the_owners_reply_nor_pin_the_groups_model() {
                 .mentioning_bot(),
         );
     }
-    let pinned = s.wait_for_text(GROUP, "Model:").await.text;
+    let pinned = s.wait_for_text(GROUP, "change the model").await.text;
     until("the owner's turn ended, answered or stopped", || {
         s.texts_to(GROUP)
             .iter()
@@ -372,7 +352,6 @@ async fn a_guest_can_neither_stop_the_owners_reply_nor_pin_the_groups_model() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "attack works: crash recovery answers stored messages without asking the gate again"]
 async fn a_revoked_senders_stored_message_is_not_answered_after_a_restart() {
     let s = setup("", &owners()).await;
     let gateway = s.start();
@@ -400,7 +379,6 @@ async fn a_revoked_senders_stored_message_is_not_answered_after_a_restart() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "attack works: a flood of strangers evicts the one code the owner was told about"]
 async fn the_code_the_owner_was_told_about_survives_a_flood_of_strangers() {
     let s = setup("", &owners()).await;
     let _gateway = s.start();
@@ -421,7 +399,6 @@ async fn the_code_the_owner_was_told_about_survives_a_flood_of_strangers() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "attack works: /approve echoes a stranger's raw display name, markdown and all, to the owner"]
 async fn a_strangers_name_cannot_put_a_link_in_the_owners_approval_reply() {
     let s = setup("", &owners()).await;
     let _gateway = s.start();
