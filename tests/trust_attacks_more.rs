@@ -148,12 +148,14 @@ async fn a_guests_claims_do_not_reach_the_dream_as_the_owners() {
     let log_dir = s.home.workspace().join("memory/logs");
     for entry in std::fs::read_dir(&log_dir).into_iter().flatten().flatten() {
         let log = std::fs::read_to_string(entry.path()).unwrap_or_default();
-        assert!(!log.contains("evil.example"), "a guest's turn was logged: {log}");
+        assert!(
+            !log.contains("evil.example"),
+            "a guest's turn was logged: {log}"
+        );
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "attack works: file tools given to members read and rewrite USER.md, memory/ and HEARTBEAT.md"]
 async fn file_tools_given_to_members_neither_read_nor_rewrite_the_owners_memory() {
     let s = setup(
         &format!("allow_from = [\"{MEMBER}\"]"),
@@ -250,7 +252,6 @@ async fn an_owners_job_made_in_a_group_brings_no_owner_memory_to_the_group() {
     let body = run.body.to_string();
     assert_eq!(holds_owner_memory(&body), None, "{body}");
 }
-
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_guests_status_and_usage_do_not_show_the_owners_spending() {

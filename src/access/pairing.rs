@@ -83,8 +83,7 @@ pub async fn respond(
         // told about every one, the newcomer waits.
         let Some(oldest) = pending.iter().find(|c| !c.announced) else {
             return Ok(Decision::Reply {
-                text: "I can't take new pairing requests right now; please try again later."
-                    .into(),
+                text: "I can't take new pairing requests right now; please try again later.".into(),
                 owners_note: None,
             });
         };

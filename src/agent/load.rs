@@ -49,7 +49,10 @@ impl Agent {
         // What a turn with more trust did here (an owner's tool calls in a group) stays
         // out of a lower tier's view: the calls without arguments, the results hidden.
         let tier = first.origin.tier;
-        for message in stored.iter_mut().filter(|m| m.tier.is_some_and(|t| t > tier)) {
+        for message in stored
+            .iter_mut()
+            .filter(|m| m.tier.is_some_and(|t| t > tier))
+        {
             for part in &mut message.parts {
                 match part {
                     Part::ToolCall { arguments, .. } => *arguments = serde_json::json!({}),

@@ -40,7 +40,10 @@ pub async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
                     let minutes = (code.expires_at - now_ms()).max(0) / 60_000;
                     println!(
                         "  {:<10} {}  {} ({})  expires in {minutes} min",
-                        code.channel, code.code, crate::access::sanitize_name(&code.display_name), code.sender
+                        code.channel,
+                        code.code,
+                        crate::access::sanitize_name(&code.display_name),
+                        code.sender
                     );
                 }
             }
@@ -57,7 +60,10 @@ pub async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
                         .unwrap_or_default();
                     println!(
                         "  {:<10} {:<24} {}  approved {when} by {}",
-                        who.channel, who.sender, crate::access::sanitize_name(&who.display_name), who.approved_by
+                        who.channel,
+                        who.sender,
+                        crate::access::sanitize_name(&who.display_name),
+                        who.approved_by
                     );
                 }
             }
@@ -85,7 +91,9 @@ pub async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
                     }
                     pincer_config::OwnerAdded::Already => println!(
                         "Approved {} ({}) on {}; they were already in agent.owners.",
-                        crate::access::sanitize_name(&who.display_name), who.sender, who.channel
+                        crate::access::sanitize_name(&who.display_name),
+                        who.sender,
+                        who.channel
                     ),
                 }
                 Ok(ExitCode::SUCCESS)

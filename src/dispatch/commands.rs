@@ -299,7 +299,11 @@ impl Dispatcher {
     async fn status(&self, key: &str, origin: &Origin) -> String {
         if !origin.is_owner() {
             let busy = self.queue(key).is_some_and(|q| q.busy());
-            let state = if busy { "a reply is in progress" } else { "idle" };
+            let state = if busy {
+                "a reply is in progress"
+            } else {
+                "idle"
+            };
             return format!("{}\nConversation: {state}", self.own_usage(origin).await);
         }
         let store = &self.agent.store;

@@ -554,7 +554,8 @@ fn touch(conn: &Connection, session_id: i64) -> Result<()> {
 }
 
 /// A session's messages after a position, and its open user messages, with parts.
-const HISTORY: &str = "SELECT m.id, m.role, m.status, m.sender, m.created_at, p.body, m.position, m.tier
+const HISTORY: &str =
+    "SELECT m.id, m.role, m.status, m.sender, m.created_at, p.body, m.position, m.tier
      FROM messages m LEFT JOIN parts p ON p.message_id = m.id
      WHERE m.session_id = ?1
        AND (m.position > ?2 OR (m.role = 'user' AND m.status != 'done'))

@@ -110,6 +110,51 @@ impl Caller {
         self.tools.as_ref().is_none_or(|set| set.is_match(tool))
     }
 
+    /// Whether a file tool call stays out of the owner's private files. A non-owner
+    /// whose tier was given file tools still never reads or writes USER.md, MEMORY.md,
+    /// HEARTBEAT.md (its tasks run as the owner), `memory/`, `inbox/` (what people sent
+    /// the owner), `tool-output/`, nor writes under `skills/`; nor searches the whole
+    /// workspace, which holds them. Owners: anything in the workspace.
+    pub fn may_touch(&self, tool: &str, args: &serde_json::Value) -> Result<(), String> {
+        if self.origin.is_owner() {
+            return Ok(());
+        }
+        let writes = matches!(tool, "write_file" | "edit_file");
+        let searches = matches!(tool, "grep" | "glob");
+        if !writes && !searches && !matches!(tool, "read_file" | "list_dir") {
+            return Ok(());
+        }
+        let path = args
+            .get("path")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or(".");
+        let normal = normalise(path);
+        let first = normal.split('/').next().unwrap_or_default();
+        let private = [
+            "USER.md",
+            "MEMORY.md",
+            "HEARTBEAT.md",
+            "memory",
+            "inbox",
+            "tool-output",
+        ];
+        let refused = private.contains(&first)
+            || (writes && first == "skills")
+            || (searches && normal.is_empty());
+        if refused {
+            let what = if normal.is_empty() {
+                "the whole workspace"
+            } else {
+                path
+            };
+            return Err(format!(
+                "{tool} on {what} is not available to {} ({}): the owner's private files stay the owner's; use a folder of your own",
+                self.origin.name, self.origin.tier
+            ));
+        }
+        Ok(())
+    }
+
     /// Why a call to `tool` is refused, for the model.
     pub fn refusal(&self, tool: &str) -> String {
         if MEMORY_TOOLS.contains(&tool) && self.origin.is_owner() {
@@ -122,6 +167,21 @@ impl Caller {
             self.origin.name, self.origin.tier, self.origin.tier
         )
     }
+}
+
+/// A workspace-relative path with `.` and `..` resolved by hand ("" is the root).
+fn normalise(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.trim().split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            part => parts.push(part),
+        }
+    }
+    parts.join("/")
 }
 
 #[cfg(test)]
@@ -161,6 +221,46 @@ mod tests {
                 .contains("owner_memory_in_groups")
         );
         assert!(guest.refusal("exec").contains("access.guest_tools"));
+    }
+
+    #[test]
+    fn non_owners_keep_out_of_the_owners_files_whatever_their_tools() {
+        let mut access = AccessConfig::default();
+        access.member_tools = vec!["read_file".into(), "write_file".into(), "grep".into()];
+        let policy = ToolPolicy::new(&access).unwrap();
+        let member = policy.caller(origin(Tier::Member, Place::Direct));
+        let path = |p: &str| serde_json::json!({ "path": p });
+        for private in [
+            "USER.md",
+            "./MEMORY.md",
+            "notes/../memory/cat.md",
+            "HEARTBEAT.md",
+            "inbox/x.png",
+        ] {
+            assert!(
+                member.may_touch("read_file", &path(private)).is_err(),
+                "{private}"
+            );
+        }
+        assert!(
+            member
+                .may_touch("write_file", &path("skills/evil/SKILL.md"))
+                .is_err()
+        );
+        assert!(
+            member
+                .may_touch("read_file", &path("skills/a/SKILL.md"))
+                .is_ok()
+        );
+        assert!(member.may_touch("grep", &path(".")).is_err());
+        assert!(member.may_touch("grep", &path("notes")).is_ok());
+        assert!(
+            member
+                .may_touch("write_file", &path("notes/mine.md"))
+                .is_ok()
+        );
+        let owner = policy.caller(origin(Tier::Owner, Place::Direct));
+        assert!(owner.may_touch("read_file", &path("USER.md")).is_ok());
     }
 
     #[test]

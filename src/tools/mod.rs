@@ -406,6 +406,9 @@ impl Registry {
         if let Err(err) = tool.validate(&args) {
             return failed(format!("{}: {err}", spec.name));
         }
+        if let Err(reason) = ctx.caller.may_touch(&spec.name, &args) {
+            return failed(reason);
+        }
         if let Err(reason) = guard.hooks.pre(&spec.name, &args, &ctx.workspace).await {
             return failed(reason);
         }
