@@ -225,8 +225,10 @@ mod tests {
 
     #[test]
     fn non_owners_keep_out_of_the_owners_files_whatever_their_tools() {
-        let mut access = AccessConfig::default();
-        access.member_tools = vec!["read_file".into(), "write_file".into(), "grep".into()];
+        let access = AccessConfig {
+            member_tools: vec!["read_file".into(), "write_file".into(), "grep".into()],
+            ..AccessConfig::default()
+        };
         let policy = ToolPolicy::new(&access).unwrap();
         let member = policy.caller(origin(Tier::Member, Place::Direct));
         let path = |p: &str| serde_json::json!({ "path": p });
