@@ -60,7 +60,7 @@ async fn lists_and_calls_the_tools_of_a_server() {
     manager.settle(Duration::from_secs(10)).await;
     assert_eq!(
         manager.status(),
-        vec![("fake".to_string(), "ready, 6 tools".to_string())]
+        vec![("fake".to_string(), "ready, 7 tools".to_string())]
     );
 
     let names: Vec<String> = manager.tools().iter().map(|t| t.spec().name).collect();
@@ -72,7 +72,8 @@ async fn lists_and_calls_the_tools_of_a_server() {
             "mcp__fake__cwd",
             "mcp__fake__echo",
             "mcp__fake__env",
-            "mcp__fake__fail"
+            "mcp__fake__fail",
+            "mcp__fake__read"
         ]
     );
     let echo = find(&manager, "mcp__fake__echo");
@@ -125,7 +126,7 @@ async fn a_server_that_cannot_start_fails_alone() {
     assert!(status[0].1.contains("retrying in"), "{status:?}");
     assert_eq!(
         status[1],
-        ("good".to_string(), "ready, 6 tools".to_string())
+        ("good".to_string(), "ready, 7 tools".to_string())
     );
 
     let tools = manager.tools();
@@ -178,7 +179,7 @@ async fn a_crashed_server_is_reported_then_reconnected() {
             Err(e) => panic!("never reconnected: {e}; status {:?}", manager.status()),
         }
     }
-    assert_eq!(manager.status()[0].1, "ready, 6 tools");
+    assert_eq!(manager.status()[0].1, "ready, 7 tools");
 }
 
 #[tokio::test]
@@ -233,7 +234,7 @@ async fn a_streamable_http_server_works_too() {
     };
     let manager = McpManager::start_with(vec![config], dir.path().into(), quick());
     manager.settle(Duration::from_secs(10)).await;
-    assert_eq!(manager.status()[0].1, "ready, 6 tools");
+    assert_eq!(manager.status()[0].1, "ready, 7 tools");
     let add = find(&manager, "mcp__web__add");
     assert_eq!(
         call(&add, json!({"a": 1.5, "b": 2}), dir.path())

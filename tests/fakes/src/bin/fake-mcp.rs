@@ -7,6 +7,7 @@
 //! - `add {a, b}`  → the sum
 //! - `env {name}`  → the server's value of that environment variable, or `<unset>`
 //! - `cwd {}`      → the server's working directory
+//! - `read {path}` → the file's text as the server can read it, or the error
 //! - `fail {}`     → a result with `isError: true`
 //! - `crash {}`    → the process exits at once (code 3) without answering
 //!
@@ -148,6 +149,8 @@ fn tool_list() -> Value {
           "inputSchema": object(json!({ "name": { "type": "string" } }), json!(["name"])) },
         { "name": "cwd", "description": "The working directory",
           "inputSchema": object(json!({}), json!([])) },
+        { "name": "read", "description": "Read a file",
+          "inputSchema": object(json!({ "path": { "type": "string" } }), json!(["path"])) },
         { "name": "fail", "description": "Always fails",
           "inputSchema": object(json!({}), json!([])) },
         { "name": "crash", "description": "Exit the server process",
@@ -176,6 +179,10 @@ fn call(params: &Value) -> Value {
         "cwd" => std::env::current_dir()
             .map(|d| d.display().to_string())
             .unwrap_or_default(),
+        "read" => match std::fs::read_to_string(arg("path").as_str().unwrap_or("")) {
+            Ok(text) => text,
+            Err(err) => return tool_result(&format!("cannot read: {err}"), true),
+        },
         "fail" => return tool_result("it failed on purpose", true),
         "crash" => std::process::exit(3),
         other => return tool_result(&format!("unknown tool {other}"), true),
