@@ -9,8 +9,10 @@
 //! - `walk`    — the component-by-component fallback for kernels without `openat2`
 //! - `regular` — opening regular files only, and the errors a file tool reports
 //! - `tree`    — walking a folder by descriptors, for glob and grep
+//! - `prompt`  — the prompt's own files, which file tools may not write
 
 mod open;
+pub mod prompt;
 mod regular;
 pub mod tree;
 mod walk;

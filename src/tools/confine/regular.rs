@@ -42,11 +42,13 @@ impl Access {
     }
 }
 
-/// An open regular file with its size.
+/// An open regular file with its size and identity.
 #[derive(Debug)]
 pub struct Opened {
     pub file: File,
     pub size: u64,
+    /// Device and inode: which file it really is, whatever name reached it.
+    pub id: (u64, u64),
 }
 
 /// Open the existing regular file `rel` for `access`.
@@ -78,7 +80,14 @@ pub fn regular(rel: &Rel, fd: OwnedFd) -> Result<Opened, ToolError> {
     Ok(Opened {
         file: File::from(fd),
         size: u64::try_from(stat.st_size).unwrap_or(0),
+        id: identity(&stat),
     })
+}
+
+/// Device and inode: which file `stat` describes.
+#[allow(clippy::useless_conversion)] // the field widths differ between targets
+pub(super) fn identity(stat: &Stat) -> (u64, u64) {
+    (u64::from(stat.st_dev), u64::from(stat.st_ino))
 }
 
 /// How many names the file has.

@@ -1,6 +1,6 @@
 //! Every way out of the workspace that was tried against the file tools, through the
 //! tools themselves: symlinks out (dangling ones too), a folder swapped for a symlink
-//! while reading, FIFOs and hard links.
+//! while reading, FIFOs, hard links, the prompt's own files, and skills/ by a side door.
 
 use std::os::unix::fs::symlink;
 use std::sync::mpsc;
@@ -210,4 +210,62 @@ async fn a_hard_link_to_a_file_outside_is_refused() {
         std::fs::read_to_string(s.out.path().join("secret")).unwrap(),
         "OUTSIDE SECRET\n"
     );
+}
+
+#[tokio::test]
+async fn the_prompt_files_are_not_tool_writable() {
+    let s = setup();
+    let ws = s.ws.path();
+    std::fs::create_dir(ws.join("memory")).unwrap();
+    for name in ["SOUL.md", "USER.md", "MEMORY.md", "memory/tea.md"] {
+        std::fs::write(ws.join(name), "kept\n").unwrap();
+    }
+    symlink("MEMORY.md", ws.join("notes.md")).unwrap();
+    symlink("memory", ws.join("m")).unwrap();
+    let why = "changes only through the memory tools (memory_write / memory_forget) and the dream";
+    for path in [
+        "SOUL.md",
+        "USER.md",
+        "MEMORY.md",
+        "./MEMORY.md",
+        "memory/../MEMORY.md",
+        "memory/tea.md",
+        "memory/new.md",
+        "memory/deep/new.md",
+        "notes.md",
+        "m/tea.md",
+        "m/new.md",
+        "m/deep/new.md",
+    ] {
+        let out = call(&s.ctx, "write_file", json!({"path": path, "content": "x"})).await;
+        assert!(
+            out.is_error && out.content.contains(why),
+            "{path}: {}",
+            out.content
+        );
+        let args = json!({"path": path, "old_text": "kept", "new_text": "x"});
+        let out = call(&s.ctx, "edit_file", args).await;
+        assert!(out.is_error, "{path}: {}", out.content);
+    }
+    for name in ["SOUL.md", "USER.md", "MEMORY.md", "memory/tea.md"] {
+        assert_eq!(std::fs::read_to_string(ws.join(name)).unwrap(), "kept\n");
+    }
+    assert!(!ws.join("memory/new.md").exists() && !ws.join("memory/deep").exists());
+    let read = call(&s.ctx, "read_file", json!({"path": "MEMORY.md"})).await;
+    assert_eq!(read.content, "     1\tkept\n", "reading them is fine");
+}
+
+#[tokio::test]
+async fn skills_cannot_be_reached_through_a_symlink() {
+    let s = setup();
+    std::fs::create_dir(s.ws.path().join("skills")).unwrap();
+    symlink("skills", s.ws.path().join("s")).unwrap();
+    let args = json!({"path": "s/x/SKILL.md", "content": "---\nname: x\n---\n"});
+    let out = call(&s.ctx, "write_file", args).await;
+    assert!(
+        out.is_error && out.content.contains("leads into skills/ through a symlink"),
+        "{}",
+        out.content
+    );
+    assert!(!s.ws.path().join("skills/x").exists());
 }

@@ -1,7 +1,7 @@
 //! The workspace file tools: read_file, write_file, edit_file, list_dir. Every path is
 //! normalised by `confine` and opened beneath the workspace at open time, so no
 //! symlink, swapped folder or hard link reaches outside it; only regular files are
-//! read or written.
+//! read or written, and never the prompt's own files.
 //!
 //! - `read`  — read_file, streamed line by line under a size cap
 //! - `write` — write_file and edit_file

@@ -1,6 +1,6 @@
 //! Tests of the file tools: the round trip, the errors the model sees, and every way
 //! out of the workspace that has been tried (symlinks, a folder swapped mid-read, FIFOs,
-//! hard links, huge files).
+//! hard links, huge files, the prompt's own files).
 
 use super::*;
 use crate::tools::Registry;

@@ -1,10 +1,11 @@
 //! write_file and edit_file. The target is opened beneath the workspace without
-//! truncating, checked (a regular file with one link), and only then changed. A new file is made with `O_EXCL | O_NOFOLLOW` in its folder,
+//! truncating, checked (a regular file with one link, not one of the prompt's files),
+//! and only then changed. A new file is made with `O_EXCL | O_NOFOLLOW` in its folder,
 //! itself opened beneath, and missing folders are made beneath too (`Root::make_parents`).
 
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
@@ -15,6 +16,7 @@ use serde_json::{Value, json};
 
 use super::{Rel, Root, Tool, ToolContext, ToolError, blocking, spec};
 use crate::provider::ToolSpec;
+use crate::tools::confine::prompt::{self, Target};
 use crate::tools::confine::{Access, io_error, open_dir, open_file, refuse, regular};
 use crate::tools::string_arg;
 
@@ -41,6 +43,7 @@ impl Tool for WriteFile {
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
         let rel = Rel::parse(string_arg(&args, "path")?)?;
         let content = string_arg(&args, "content")?.to_string();
+        prompt::refuse_by_name(&rel)?;
         let workspace = ctx.workspace.clone();
         blocking("write_file", move || {
             write(&workspace, &rel, content.as_bytes())?;
@@ -58,12 +61,21 @@ fn write(workspace: &Path, rel: &Rel, content: &[u8]) -> Result<(), ToolError> {
             rel.given()
         )));
     };
+    refuse_growth(&root, rel)?;
     root.make_parents(rel)
         .map_err(|err| refuse(rel, "create the folder for", err))?;
     let mut file = match root.open_at(rel, Access::Write.flags(), Mode::empty()) {
-        Ok(fd) => existing(rel, fd)?,
+        Ok(fd) => existing(&root, rel, fd)?,
         Err(Errno::NOENT) => {
             let dir = open_dir(&root, &parent)?;
+            prompt::refuse_reached(
+                &root,
+                rel,
+                &Target::New {
+                    dir: dir.as_fd(),
+                    name,
+                },
+            )?;
             let flags = Access::Write.flags() | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW;
             match rustix::fs::openat(&dir, name, flags, NEW_FILE_MODE) {
                 Ok(fd) => File::from(fd),
@@ -73,7 +85,7 @@ fn write(workspace: &Path, rel: &Rel, content: &[u8]) -> Result<(), ToolError> {
                     let fd = root
                         .open_at(rel, flags, NEW_FILE_MODE)
                         .map_err(|err| refuse(rel, "write", err))?;
-                    existing(rel, fd)?
+                    existing(&root, rel, fd)?
                 }
                 Err(err) => return Err(refuse(rel, "write", err)),
             }
@@ -85,13 +97,34 @@ fn write(workspace: &Path, rel: &Rel, content: &[u8]) -> Result<(), ToolError> {
 }
 
 /// An existing file opened for writing: checked, then emptied.
-fn existing(rel: &Rel, fd: OwnedFd) -> Result<File, ToolError> {
+fn existing(root: &Root, rel: &Rel, fd: OwnedFd) -> Result<File, ToolError> {
     let opened = regular(rel, fd)?;
+    prompt::refuse_reached(root, rel, &Target::File(&opened))?;
     opened
         .file
         .set_len(0)
         .map_err(|err| io_error("write", rel.given(), err))?;
     Ok(opened.file)
+}
+
+/// Before any folder is made: refuse when the deepest folder that exists on the way
+/// is really a prompt folder (or skills/ reached through a symlink).
+fn refuse_growth(root: &Root, rel: &Rel) -> Result<(), ToolError> {
+    let mut path = rel.clone();
+    while let Some((parent, name)) = path.split_last() {
+        if let Ok(dir) = open_dir(root, &parent) {
+            return prompt::refuse_reached(
+                root,
+                rel,
+                &Target::New {
+                    dir: dir.as_fd(),
+                    name,
+                },
+            );
+        }
+        path = parent;
+    }
+    Ok(())
 }
 
 pub struct EditFile;
@@ -129,6 +162,7 @@ impl Tool for EditFile {
         let rel = Rel::parse(string_arg(&args, "path")?)?;
         let old = string_arg(&args, "old_text")?.to_string();
         let new = string_arg(&args, "new_text")?.to_string();
+        prompt::refuse_by_name(&rel)?;
         let workspace = ctx.workspace.clone();
         blocking("edit_file", move || edit(&workspace, &rel, &old, &new)).await
     }
@@ -138,6 +172,7 @@ fn edit(workspace: &Path, rel: &Rel, old: &str, new: &str) -> Result<String, Too
     let given = rel.given();
     let root = Root::open(workspace)?;
     let opened = open_file(&root, rel, Access::Update)?;
+    prompt::refuse_reached(&root, rel, &Target::File(&opened))?;
     let too_big = |size: u64| {
         ToolError::new(format!(
             "`{given}` is {:.1} MB; edit_file edits files up to {} MB, so change this one with exec (e.g. `sed -i`)",
