@@ -7,11 +7,16 @@
 //! Rules match what really runs. An exec pattern is matched against the whole command
 //! and against every program it runs (`true && git push`, `sh -c 'git push'`,
 //! `$(git push)` all run `git push`); deny or ask when any of them matches, and when
-//! part of the command cannot be followed while such a rule exists.
+//! part of the command cannot be followed while such a rule exists. A file pattern is
+//! matched against the normalised workspace path (`./secrets/a.txt` is
+//! `secrets/a.txt`). Writing under skills/ asks the owner even with no rule (skills
+//! change what the assistant does later), unless a deny or an explicit allow rule
+//! covers the call.
 
 use globset::{Glob, GlobMatcher};
 use serde_json::Value;
 
+use super::confine::{Rel, prompt};
 use super::exec::ExecTool;
 
 /// What the watchdog says about a call.
@@ -125,6 +130,9 @@ impl Permissions {
         {
             return Decision::Ask;
         }
+        if writes_skills(tool, &subjects.whole) && !self.allows(tool, args) {
+            return Decision::Ask;
+        }
         Decision::Allow
     }
 
@@ -147,6 +155,11 @@ impl Permissions {
                 .iter()
                 .all(|forms| forms.iter().any(|form| covered(form)))
     }
+}
+
+/// A write under skills/: what the assistant will do later, so the owner says yes.
+fn writes_skills(tool: &str, path: &str) -> bool {
+    matches!(tool, "write_file" | "edit_file") && path.split('/').next() == Some(prompt::SKILLS)
 }
 
 impl Rule {
@@ -182,7 +195,8 @@ fn rule(text: &str) -> Result<Rule, String> {
     })
 }
 
-/// The argument a rule's pattern is matched against.
+/// The argument a rule's pattern is matched against: file paths normalised
+/// (`./a/../secrets/b` → `secrets/b`; a path that climbs out stays as written).
 pub fn subject(tool: &str, args: &Value) -> String {
     let key = match tool {
         "exec" => "command",
@@ -191,6 +205,9 @@ pub fn subject(tool: &str, args: &Value) -> String {
         _ => "",
     };
     match args.get(key).and_then(Value::as_str) {
+        Some(path) if key == "path" => {
+            Rel::parse(path).map_or_else(|_| path.to_string(), |r| r.path())
+        }
         Some(text) => text.to_string(),
         None => args.to_string(),
     }
@@ -306,6 +323,69 @@ mod tests {
             exec(&rules(&[], &[], &["web_fetch(*evil*)"]), command),
             Decision::Allow,
             "only rules for exec with a pattern are in doubt"
+        );
+    }
+
+    #[test]
+    fn file_rules_match_the_normalised_path() {
+        let p = rules(&[], &[], &["read_file(secrets/*)", "write_file(secrets/*)"]);
+        for path in [
+            "secrets/a.txt",
+            "./secrets/a.txt",
+            "a/../secrets/b",
+            "secrets//c",
+            " secrets/d ",
+        ] {
+            assert!(
+                matches!(
+                    p.decide("read_file", &json!({ "path": path })),
+                    Decision::Deny(_)
+                ),
+                "{path}"
+            );
+        }
+        assert_eq!(
+            p.decide("read_file", &json!({"path": "notsecrets/a.txt"})),
+            Decision::Allow
+        );
+        assert_eq!(subject("edit_file", &json!({"path": "./x/../y"})), "y");
+        assert_eq!(subject("read_file", &json!({"path": "../out"})), "../out");
+    }
+
+    #[test]
+    fn writing_skills_asks_the_owner_unless_a_rule_says_otherwise() {
+        let none = rules(&[], &[], &[]);
+        for (tool, path) in [
+            ("write_file", "skills/x/SKILL.md"),
+            ("write_file", "./skills/new.md"),
+            ("write_file", "notes/../skills/x/run.sh"),
+            ("edit_file", "skills/x/SKILL.md"),
+        ] {
+            assert_eq!(
+                none.decide(tool, &json!({ "path": path })),
+                Decision::Ask,
+                "{tool} {path}"
+            );
+        }
+        for (tool, path) in [
+            ("read_file", "skills/x/SKILL.md"),
+            ("write_file", "skillset/a.md"),
+            ("write_file", "notes/skills/a.md"),
+        ] {
+            assert_eq!(
+                none.decide(tool, &json!({ "path": path })),
+                Decision::Allow,
+                "{tool} {path}"
+            );
+        }
+        let write = json!({"path": "skills/x/SKILL.md"});
+        assert!(matches!(
+            rules(&[], &[], &["write_file(skills/*)"]).decide("write_file", &write),
+            Decision::Deny(_)
+        ));
+        assert_eq!(
+            rules(&["write_file(skills/**)"], &[], &[]).decide("write_file", &write),
+            Decision::Allow
         );
     }
 
