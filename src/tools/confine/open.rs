@@ -83,6 +83,24 @@ impl Root {
     }
 }
 
+impl Root {
+    /// Make the new file `rel` (its folders too), beneath the workspace and never
+    /// through a symlink; an existing file of that name is an error (EEXIST).
+    pub fn create_new(&self, rel: &Rel) -> rustix::io::Result<std::fs::File> {
+        let (parent, name) = rel.split_last().ok_or(Errno::ISDIR)?;
+        self.make_parents(rel)?;
+        let dir = self.open_at(&parent, DIR_FLAGS, Mode::empty())?;
+        let flags = OFlags::WRONLY
+            | OFlags::CREATE
+            | OFlags::EXCL
+            | OFlags::NOFOLLOW
+            | OFlags::NONBLOCK
+            | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(&dir, name, flags, Mode::from_raw_mode(0o666))?;
+        Ok(std::fs::File::from(fd))
+    }
+}
+
 /// Open `path` (relative, normalised) beneath the folder `dir`.
 pub(super) fn beneath(
     dir: BorrowedFd<'_>,
