@@ -1,8 +1,10 @@
 //! The tool pipeline end to end: a scripted fake model drives tools through the real
 //! binary (permission rules, schema errors, the result budget, the scrubber) and, for
-//! timing, through the core in-process with a slow tool of our own.
+//! timing, through the core in-process with a slow tool of our own. `containment` holds
+//! the file tools against every attack that once led them outside the workspace.
 
 mod common;
+mod containment;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -68,6 +70,49 @@ async fn denied_calls_and_bad_arguments_come_back_to_the_model_with_the_reason()
         results[3]
     );
     assert!(!home.workspace().join("secrets/x.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permission_rules_match_what_really_runs_and_the_path_really_opened() {
+    let fake = FakeModel::start().await;
+    let home = TestHome::new();
+    home.write_config(&common::openai_config(
+        &fake,
+        "[tools.permissions]\nask = [\"exec(git push*)\"]\ndeny = [\"read_file(secrets/*)\"]\n",
+    ));
+    std::fs::create_dir_all(home.workspace().join("secrets")).unwrap();
+    std::fs::write(home.workspace().join("secrets/a.txt"), "key").unwrap();
+    fake.push(Step::tool_calls([
+        ("exec", json!({"command": "true && git push origin main"})),
+        ("exec", json!({"command": "sh -c 'git push'"})),
+        ("read_file", json!({"path": "./secrets/a.txt"})),
+        ("read_file", json!({"path": "notes/../secrets/a.txt"})),
+        (
+            "write_file",
+            json!({"path": "skills/x/SKILL.md", "content": "x"}),
+        ),
+        ("exec", json!({"command": "echo git push"})),
+    ]));
+    fake.push(Step::text("done"));
+    let run = home.run(&["chat", "-m", "push it"]);
+    assert!(run.ok(), "{run:?}");
+    let results = tool_results(&fake, 1);
+    for at in [0, 1, 4] {
+        assert!(
+            results[at].contains("needs the owner's approval"),
+            "{at}: {}",
+            results[at]
+        );
+    }
+    for at in [2, 3] {
+        assert!(
+            results[at].contains("refused by the owner's rule `read_file(secrets/*)`"),
+            "{at}: {}",
+            results[at]
+        );
+    }
+    assert!(results[5].contains("git push"), "{}", results[5]);
+    assert!(!home.workspace().join("skills").exists());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,9 +1,14 @@
 //! The result budget: a tool result over its tool's cap (`MAX_RESULT_BYTES` unless the
 //! tool says otherwise) is saved whole to a file
 //! in the workspace (`tool-output/`, not tracked by the memory repository), and the
-//! model gets its head and tail with the path to read the rest.
+//! model gets its head and tail with the path to read the rest. The file is made
+//! beneath the workspace like write_file's, so a `tool-output` symlink cannot send it out.
+
+use std::io::Write;
+use std::path::Path;
 
 use super::ToolContext;
+use super::confine::{Rel, Root};
 use crate::store::now_ms;
 
 /// How much of the head and of the tail an oversized result keeps inline.
@@ -14,25 +19,35 @@ pub async fn fit(tool: &str, content: String, cap: usize, ctx: &ToolContext) -> 
     if content.len() <= cap {
         return content;
     }
-    let dir = ctx.workspace.join("tool-output");
     let name = format!("{tool}-{}.txt", now_ms());
-    let saved = match tokio::fs::create_dir_all(&dir).await {
-        Ok(()) => tokio::fs::write(dir.join(&name), &content).await,
-        Err(err) => Err(err),
-    };
-    let head = cut_at(&content, HEAD.min(cap * 4 / 5), true);
-    let tail = cut_at(&content, TAIL.min(cap / 5), false);
+    let head = cut_at(&content, HEAD.min(cap * 4 / 5), true).to_string();
+    let tail = cut_at(&content, TAIL.min(cap / 5), false).to_string();
+    let (workspace, path) = (ctx.workspace.clone(), format!("tool-output/{name}"));
+    let len = content.len();
+    let saved = tokio::task::spawn_blocking(move || save(&workspace, &path, &content))
+        .await
+        .unwrap_or_else(|err| Err(err.to_string()));
     let note = match saved {
         Ok(()) => format!(
-            "[{} bytes in all; the full output is in tool-output/{name} — read_file it with offset/limit]",
-            content.len()
+            "[{len} bytes in all; the full output is in tool-output/{name} — read_file it with offset/limit]"
         ),
-        Err(err) => format!(
-            "[{} bytes in all; the rest could not be saved: {err}]",
-            content.len()
-        ),
+        Err(err) => format!("[{len} bytes in all; the rest could not be saved: {err}]"),
     };
     format!("{head}\n[…]\n{tail}\n{note}")
+}
+
+/// Save `content` as the new file `path` of the workspace.
+fn save(workspace: &Path, path: &str, content: &str) -> Result<(), String> {
+    let root = Root::open(workspace).map_err(|err| err.to_string())?;
+    let rel = Rel::parse(path).map_err(|err| err.to_string())?;
+    let mut file = root.create_new(&rel).map_err(|err| match err {
+        rustix::io::Errno::XDEV => {
+            "tool-output/ in the workspace leads outside it (a symlink); remove it".to_string()
+        }
+        err => std::io::Error::from(err).to_string(),
+    })?;
+    file.write_all(content.as_bytes())
+        .map_err(|err| err.to_string())
 }
 
 /// The first (or last) `n` bytes, on a character boundary.
@@ -90,5 +105,24 @@ mod tests {
             tight.starts_with(&"y".repeat(80)) && !tight.starts_with(&"y".repeat(81)),
             "{tight}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_tool_output_symlink_cannot_send_the_saved_result_outside() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("tool-output")).unwrap();
+        let ctx = ToolContext {
+            workspace: dir.path().to_path_buf(),
+            origin: None,
+            caller: crate::tools::Caller::owner(),
+            taint: Default::default(),
+        };
+        let shown = fit("grep", "z".repeat(50_000), MAX_RESULT_BYTES, &ctx).await;
+        assert!(
+            shown.contains("could not be saved: tool-output/ in the workspace leads outside it"),
+            "{shown}"
+        );
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
     }
 }

@@ -3,9 +3,21 @@
 //! glob over the call's main argument (exec: the command; file tools: the path;
 //! web_fetch: the URL; others: the arguments as JSON). Deny beats ask beats allow; a
 //! call no rule names is allowed (the tools themselves are confined).
+//!
+//! Rules match what really runs. An exec pattern is matched against the whole command
+//! and against every program it runs (`true && git push`, `sh -c 'git push'`,
+//! `$(git push)` all run `git push`); deny or ask when any of them matches, and when
+//! part of the command cannot be followed while such a rule exists. A file pattern is
+//! matched against the normalised workspace path (`./secrets/a.txt` is
+//! `secrets/a.txt`). Writing under skills/ asks the owner even with no rule (skills
+//! change what the assistant does later), unless a deny or an explicit allow rule
+//! covers the call.
 
 use globset::{Glob, GlobMatcher};
 use serde_json::Value;
+
+use super::confine::{Rel, prompt};
+use super::exec::ExecTool;
 
 /// What the watchdog says about a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,6 +43,57 @@ pub struct Permissions {
     deny: Vec<Rule>,
 }
 
+/// What a call's rules are matched against.
+struct Subjects {
+    /// The main argument: the command, the normalised path, the URL, or the JSON.
+    whole: String,
+    /// exec: every program the command runs, each the ways to write it.
+    runs: Vec<Vec<String>>,
+    /// exec: why part of the command could not be followed.
+    unfollowed: Option<String>,
+}
+
+impl Subjects {
+    fn of(tool: &str, args: &Value) -> Self {
+        let whole = subject(tool, args);
+        if tool != "exec" {
+            return Self {
+                whole,
+                runs: Vec::new(),
+                unfollowed: None,
+            };
+        }
+        let (runs, followed) = ExecTool::runs(&whole);
+        let unfollowed = followed.err().map(|denied| match denied {
+            super::exec::Denied::Unparsable { reason } => reason,
+            other => other.to_string(),
+        });
+        Self {
+            whole,
+            runs,
+            unfollowed,
+        }
+    }
+
+    /// Whether `rule` names this call: its tool, and its pattern matches the whole
+    /// argument or any program run.
+    fn hit(&self, rule: &Rule, tool: &str) -> bool {
+        rule.names(tool)
+            && rule.pattern.as_ref().is_none_or(|p| {
+                p.is_match(&self.whole) || self.runs.iter().flatten().any(|run| p.is_match(run))
+            })
+    }
+
+    /// A rule with a pattern for this tool that could not be checked against all of it.
+    fn unchecked<'r>(&self, rules: &'r [Rule], tool: &str) -> Option<(&'r Rule, &str)> {
+        let why = self.unfollowed.as_deref()?;
+        let rule = rules
+            .iter()
+            .find(|r| r.names(tool) && r.pattern.is_some())?;
+        Some((rule, why))
+    }
+}
+
 impl Permissions {
     /// Parse the three lists; a malformed rule is an error naming it.
     pub fn new(allow: &[String], ask: &[String], deny: &[String]) -> Result<Self, String> {
@@ -49,35 +112,59 @@ impl Permissions {
     }
 
     pub fn decide(&self, tool: &str, args: &Value) -> Decision {
-        let subject = subject(tool, args);
-        let hit = |rules: &[Rule]| {
-            rules
-                .iter()
-                .find(|r| r.matches(tool, &subject))
-                .map(|r| r.text.clone())
-        };
-        if let Some(rule) = hit(&self.deny) {
+        let subjects = Subjects::of(tool, args);
+        if let Some(rule) = self.deny.iter().find(|r| subjects.hit(r, tool)) {
             return Decision::Deny(format!(
-                "refused by the owner's rule `{rule}` in [tools.permissions] deny"
+                "refused by the owner's rule `{}` in [tools.permissions] deny",
+                rule.text
             ));
         }
-        if hit(&self.ask).is_some() {
+        if let Some((rule, why)) = subjects.unchecked(&self.deny, tool) {
+            return Decision::Deny(format!(
+                "refused: the owner's rule `{}` in [tools.permissions] deny cannot be checked against this command ({why}); simplify it (no eval, heredocs or programs named by variables) or split it into several calls",
+                rule.text
+            ));
+        }
+        if self.ask.iter().any(|r| subjects.hit(r, tool))
+            || subjects.unchecked(&self.ask, tool).is_some()
+        {
+            return Decision::Ask;
+        }
+        if writes_skills(tool, &subjects.whole) && !self.allows(tool, args) {
             return Decision::Ask;
         }
         Decision::Allow
     }
 
-    /// Whether an explicit allow rule covers the call (for "always" answers).
+    /// Whether explicit allow rules cover the call: for exec, every program it runs
+    /// (`exec(git *)` does not cover `git status && rm -rf x`).
     pub fn allows(&self, tool: &str, args: &Value) -> bool {
-        let subject = subject(tool, args);
-        self.allow.iter().any(|r| r.matches(tool, &subject))
+        let subjects = Subjects::of(tool, args);
+        let rules: Vec<&Rule> = self.allow.iter().filter(|r| r.names(tool)).collect();
+        let covered = |text: &str| {
+            rules
+                .iter()
+                .any(|r| r.pattern.as_ref().is_none_or(|p| p.is_match(text)))
+        };
+        if subjects.runs.is_empty() {
+            return subjects.unfollowed.is_none() && covered(&subjects.whole);
+        }
+        subjects.unfollowed.is_none()
+            && subjects
+                .runs
+                .iter()
+                .all(|forms| forms.iter().any(|form| covered(form)))
     }
 }
 
+/// A write under skills/: what the assistant will do later, so the owner says yes.
+fn writes_skills(tool: &str, path: &str) -> bool {
+    matches!(tool, "write_file" | "edit_file") && path.split('/').next() == Some(prompt::SKILLS)
+}
+
 impl Rule {
-    fn matches(&self, tool: &str, subject: &str) -> bool {
-        (self.tool == "*" || self.tool == tool)
-            && self.pattern.as_ref().is_none_or(|p| p.is_match(subject))
+    fn names(&self, tool: &str) -> bool {
+        self.tool == "*" || self.tool == tool
     }
 }
 
@@ -108,7 +195,8 @@ fn rule(text: &str) -> Result<Rule, String> {
     })
 }
 
-/// The argument a rule's pattern is matched against.
+/// The argument a rule's pattern is matched against: file paths normalised
+/// (`./a/../secrets/b` → `secrets/b`; a path that climbs out stays as written).
 pub fn subject(tool: &str, args: &Value) -> String {
     let key = match tool {
         "exec" => "command",
@@ -117,6 +205,9 @@ pub fn subject(tool: &str, args: &Value) -> String {
         _ => "",
     };
     match args.get(key).and_then(Value::as_str) {
+        Some(path) if key == "path" => {
+            Rel::parse(path).map_or_else(|_| path.to_string(), |r| r.path())
+        }
         Some(text) => text.to_string(),
         None => args.to_string(),
     }
@@ -164,5 +255,149 @@ mod tests {
             err.contains("tools.permissions.allow") && err.contains("closing"),
             "{err}"
         );
+    }
+
+    fn rules(allow: &[&str], ask: &[&str], deny: &[&str]) -> Permissions {
+        let list = |l: &[&str]| l.iter().map(|r| r.to_string()).collect::<Vec<_>>();
+        Permissions::new(&list(allow), &list(ask), &list(deny)).unwrap()
+    }
+
+    fn exec(p: &Permissions, command: &str) -> Decision {
+        p.decide("exec", &json!({ "command": command }))
+    }
+
+    const RUNS_GIT_PUSH: &[&str] = &[
+        "git push",
+        "true && git push origin main",
+        "echo x; git push",
+        "(git push)",
+        "sh -c 'git push'",
+        "$(git push)",
+        "echo $(git push)",
+        "echo `git push`",
+        "git status || git push --force",
+        "ls | git push",
+        "sudo git push",
+        "env X=1 git push",
+        "/usr/bin/git push",
+        "GIT_DIR=x git 'push'",
+        "echo 'git push' | sh",
+        "bash -lc \"cd repo && git push\"",
+    ];
+
+    #[test]
+    fn exec_rules_match_every_program_the_command_runs() {
+        let ask = rules(&[], &["exec(git push*)"], &[]);
+        let deny = rules(&[], &[], &["exec(git push*)"]);
+        for command in RUNS_GIT_PUSH {
+            assert_eq!(exec(&ask, command), Decision::Ask, "{command}");
+            assert!(
+                matches!(exec(&deny, command), Decision::Deny(r) if r.contains("`exec(git push*)`")),
+                "{command}"
+            );
+        }
+        for command in [
+            "git status",
+            "echo git push",
+            "git pull && ls",
+            "cat push.txt",
+        ] {
+            assert_eq!(exec(&ask, command), Decision::Allow, "{command}");
+            assert_eq!(exec(&deny, command), Decision::Allow, "{command}");
+        }
+    }
+
+    #[test]
+    fn a_command_that_cannot_be_followed_meets_the_rules_that_might_apply() {
+        let command = "eval \"$CMD\"";
+        assert!(matches!(
+            exec(&rules(&[], &[], &["exec(git push*)"]), command),
+            Decision::Deny(r) if r.contains("cannot be checked") && r.contains("eval")
+        ));
+        assert_eq!(
+            exec(&rules(&[], &["exec(git push*)"], &[]), command),
+            Decision::Ask
+        );
+        assert_eq!(exec(&rules(&[], &[], &[]), command), Decision::Allow);
+        assert_eq!(
+            exec(&rules(&[], &[], &["web_fetch(*evil*)"]), command),
+            Decision::Allow,
+            "only rules for exec with a pattern are in doubt"
+        );
+    }
+
+    #[test]
+    fn file_rules_match_the_normalised_path() {
+        let p = rules(&[], &[], &["read_file(secrets/*)", "write_file(secrets/*)"]);
+        for path in [
+            "secrets/a.txt",
+            "./secrets/a.txt",
+            "a/../secrets/b",
+            "secrets//c",
+            " secrets/d ",
+        ] {
+            assert!(
+                matches!(
+                    p.decide("read_file", &json!({ "path": path })),
+                    Decision::Deny(_)
+                ),
+                "{path}"
+            );
+        }
+        assert_eq!(
+            p.decide("read_file", &json!({"path": "notsecrets/a.txt"})),
+            Decision::Allow
+        );
+        assert_eq!(subject("edit_file", &json!({"path": "./x/../y"})), "y");
+        assert_eq!(subject("read_file", &json!({"path": "../out"})), "../out");
+    }
+
+    #[test]
+    fn writing_skills_asks_the_owner_unless_a_rule_says_otherwise() {
+        let none = rules(&[], &[], &[]);
+        for (tool, path) in [
+            ("write_file", "skills/x/SKILL.md"),
+            ("write_file", "./skills/new.md"),
+            ("write_file", "notes/../skills/x/run.sh"),
+            ("edit_file", "skills/x/SKILL.md"),
+        ] {
+            assert_eq!(
+                none.decide(tool, &json!({ "path": path })),
+                Decision::Ask,
+                "{tool} {path}"
+            );
+        }
+        for (tool, path) in [
+            ("read_file", "skills/x/SKILL.md"),
+            ("write_file", "skillset/a.md"),
+            ("write_file", "notes/skills/a.md"),
+        ] {
+            assert_eq!(
+                none.decide(tool, &json!({ "path": path })),
+                Decision::Allow,
+                "{tool} {path}"
+            );
+        }
+        let write = json!({"path": "skills/x/SKILL.md"});
+        assert!(matches!(
+            rules(&[], &[], &["write_file(skills/*)"]).decide("write_file", &write),
+            Decision::Deny(_)
+        ));
+        assert_eq!(
+            rules(&["write_file(skills/**)"], &[], &[]).decide("write_file", &write),
+            Decision::Allow
+        );
+    }
+
+    #[test]
+    fn allow_rules_cover_a_command_only_when_they_cover_all_it_runs() {
+        let p = rules(&["exec(git *)", "exec(ls*)"], &[], &[]);
+        let allows = |command: &str| p.allows("exec", &json!({ "command": command }));
+        assert!(allows("git status && git log"));
+        assert!(allows("git status | ls -l"));
+        assert!(allows("/usr/bin/git log"));
+        assert!(!allows("git status && rm -rf x"));
+        assert!(!allows("sudo git push"));
+        assert!(!allows("eval git status"));
     }
 }

@@ -1,6 +1,10 @@
 //! Finding things in the workspace: `glob` (files by name pattern) and `grep` (lines by
-//! regular expression). Both are read-only, bounded, and confined to the workspace.
+//! regular expression). Both are read-only, bounded, and confined to the workspace:
+//! they walk it by descriptors (`confine::tree`), never follow a symlink, and read only
+//! regular files with one link.
 
+use std::io::Read;
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -9,7 +13,7 @@ use globset::GlobBuilder;
 use regex::Regex;
 use serde_json::{Value, json};
 
-use super::confine::{confine, display};
+use super::confine::{Rel, Root, tree};
 use super::{Tool, ToolContext, ToolError, string_arg};
 use crate::provider::ToolSpec;
 
@@ -24,15 +28,22 @@ pub fn all() -> Vec<Arc<dyn Tool>> {
     vec![Arc::new(GlobTool), Arc::new(GrepTool)]
 }
 
-/// Every file under `root`, skipping `.git` and hidden folders' internals.
-fn files(root: &Path) -> impl Iterator<Item = walkdir::DirEntry> {
-    walkdir::WalkDir::new(root)
-        .follow_links(false)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| e.depth() == 0 || e.file_name() != ".git")
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
+/// The folder (or file) to search: the `path` argument, else the workspace.
+fn start(args: &Value) -> Result<Rel, ToolError> {
+    Rel::parse(args.get("path").and_then(Value::as_str).unwrap_or("."))
+}
+
+/// Walk `rel` in the workspace on the blocking pool.
+async fn walk<T: Send + 'static>(
+    tool: &'static str,
+    workspace: &Path,
+    rel: Rel,
+    work: impl FnOnce(&Root, &Rel) -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    let workspace = workspace.to_path_buf();
+    tokio::task::spawn_blocking(move || work(&Root::open(&workspace)?, &rel))
+        .await
+        .map_err(|e| ToolError::new(format!("{tool} failed: {e}")))?
 }
 
 struct GlobTool;
@@ -58,31 +69,26 @@ impl Tool for GlobTool {
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
         let pattern = string_arg(&args, "pattern")?;
-        let root = confine(
-            &ctx.workspace,
-            args.get("path").and_then(Value::as_str).unwrap_or("."),
-        )?;
+        let rel = start(&args)?;
         let matcher = GlobBuilder::new(pattern)
             .literal_separator(true)
             .build()
             .map_err(|e| ToolError::new(format!("`{pattern}` is not a glob: {e}")))?
             .compile_matcher();
-        let workspace = ctx.workspace.clone();
-        let found = tokio::task::spawn_blocking(move || {
+        let found = walk("glob", &ctx.workspace, rel, move |root, rel| {
             let mut found = Vec::new();
-            for entry in files(&root) {
-                let relative = entry.path().strip_prefix(&root).unwrap_or(entry.path());
-                if matcher.is_match(relative) {
-                    found.push(display(&workspace, entry.path()));
+            tree::walk(root, rel, &mut |entry| {
+                if matcher.is_match(entry.below) {
+                    found.push(entry.path.to_string());
                     if found.len() > MAX_PATHS {
-                        break;
+                        return ControlFlow::Break(());
                     }
                 }
-            }
-            found
+                ControlFlow::Continue(())
+            })?;
+            Ok(found)
         })
-        .await
-        .map_err(|e| ToolError::new(format!("glob failed: {e}")))?;
+        .await?;
         Ok(match found.len() {
             0 => format!("no files match `{pattern}`"),
             n if n > MAX_PATHS => format!(
@@ -122,43 +128,34 @@ impl Tool for GrepTool {
                 "`{pattern}` is not a valid regular expression: {e}"
             ))
         })?;
-        let root = confine(
-            &ctx.workspace,
-            args.get("path").and_then(Value::as_str).unwrap_or("."),
-        )?;
-        let workspace = ctx.workspace.clone();
-        let (lines, more) = tokio::task::spawn_blocking(move || {
+        let rel = start(&args)?;
+        let (lines, more) = walk("grep", &ctx.workspace, rel, move |root, rel| {
             let mut lines = Vec::new();
-            for entry in files(&root) {
-                if entry
-                    .metadata()
-                    .map(|m| m.len() > MAX_FILE_BYTES)
-                    .unwrap_or(true)
-                {
-                    continue;
-                }
-                // Binary and unreadable files are skipped.
-                let Ok(text) = std::fs::read_to_string(entry.path()) else {
-                    continue;
+            let mut more = false;
+            tree::walk(root, rel, &mut |entry| {
+                // Big, special, hard-linked, binary and unreadable files are skipped.
+                let Some(file) = entry.open(MAX_FILE_BYTES) else {
+                    return ControlFlow::Continue(());
                 };
+                let mut text = String::new();
+                if file.take(MAX_FILE_BYTES).read_to_string(&mut text).is_err() {
+                    return ControlFlow::Continue(());
+                }
                 for (n, line) in text.lines().enumerate() {
                     if regex.is_match(line) {
                         if lines.len() == MAX_MATCHES {
-                            return (lines, true);
+                            more = true;
+                            return ControlFlow::Break(());
                         }
                         let shown: String = line.chars().take(300).collect();
-                        lines.push(format!(
-                            "{}:{}: {shown}",
-                            display(&workspace, entry.path()),
-                            n + 1
-                        ));
+                        lines.push(format!("{}:{}: {shown}", entry.path, n + 1));
                     }
                 }
-            }
-            (lines, false)
+                ControlFlow::Continue(())
+            })?;
+            Ok((lines, more))
         })
-        .await
-        .map_err(|e| ToolError::new(format!("grep failed: {e}")))?;
+        .await?;
         if lines.is_empty() {
             return Ok(format!("no lines match `{pattern}`"));
         }

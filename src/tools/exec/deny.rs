@@ -1,6 +1,7 @@
 //! The deny groups of `exec`: their names, what each refuses, and `check`, which parses
 //! a command and runs every switched-on group over every segment, nested commands
-//! included. Anything that cannot be parsed is refused while any group is on.
+//! included. Anything that cannot be parsed is refused while any group is on. The same
+//! walk gives `runs`: every program a command runs, for the owner's permission rules.
 //!
 //! This is a tripwire against obvious mistakes and prompt-injected commands, not a
 //! sandbox: a script file the command runs is not read, and a determined author can
@@ -130,14 +131,68 @@ pub fn check(command: &str, denies: &dyn Fn(&str) -> bool) -> Result<(), Denied>
     if on.is_empty() {
         return Ok(());
     }
-    check_at(command, &on, 0)
+    walk(command, 0, &mut |ctx| {
+        for &(group, rule) in rules::RULES {
+            if !on.contains(&group) {
+                continue;
+            }
+            if let Some(reason) = rule(ctx) {
+                return Err(Denied::Group {
+                    group,
+                    segment: ctx.stage().seg.text.clone(),
+                    reason,
+                });
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Every program `command` runs, for the owner's permission rules: one entry per
+/// invocation, each the ways to write it (`/usr/bin/git push` and `git push`), wrappers
+/// (`sudo`, `env`), `sh -c` strings, substitutions and piped scripts included. The
+/// result says why the rest could not be followed; what was found before is kept.
+pub fn runs(command: &str) -> (Vec<Vec<String>>, Result<(), Denied>) {
+    let mut found = Vec::new();
+    let followed = walk(command, 0, &mut |ctx| {
+        for invocation in &ctx.stage().invocations {
+            let line = |program: &str| {
+                std::iter::once(program)
+                    .chain(invocation.args.iter().map(|w| w.text.as_str()))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            let mut forms = vec![line(invocation.path)];
+            if invocation.program != invocation.path {
+                forms.push(line(invocation.program));
+            }
+            found.push(forms);
+        }
+        Ok(())
+    });
+    (found, followed)
+}
+
+impl super::ExecTool {
+    /// Every program an exec call of `command` runs (see [`runs`]), so permission rules
+    /// match what really runs, not only the text as a whole.
+    pub fn runs(command: &str) -> (Vec<Vec<String>>, Result<(), Denied>) {
+        runs(command)
+    }
 }
 
 fn unparsable(err: Unparsable) -> Denied {
     Denied::Unparsable { reason: err.0 }
 }
 
-fn check_at(command: &str, on: &[&str], depth: usize) -> Result<(), Denied> {
+/// Hand `visit` every segment of `command`, `depth` levels down, and of every command
+/// nested in it: `sh -c` strings, scripts piped into a shell, and string literals of
+/// inline code that parse as commands. Stops at the first error.
+fn walk(
+    command: &str,
+    depth: usize,
+    visit: &mut dyn FnMut(&Ctx) -> Result<(), Denied>,
+) -> Result<(), Denied> {
     let pipelines = parse::parse(command, depth).map_err(unparsable)?;
     let mut cd: Option<String> = None;
     for pipeline in &pipelines {
@@ -152,24 +207,13 @@ fn check_at(command: &str, on: &[&str], depth: usize) -> Result<(), Denied> {
                 at,
                 cd: cd.as_deref(),
             };
-            for &(group, rule) in rules::RULES {
-                if !on.contains(&group) {
-                    continue;
-                }
-                if let Some(reason) = rule(&ctx) {
-                    return Err(Denied::Group {
-                        group,
-                        segment: stages[at].seg.text.clone(),
-                        reason,
-                    });
-                }
-            }
+            visit(&ctx)?;
             let piped = piped_script(&ctx).map_err(unparsable)?;
             for nested in stages[at].nested.iter().chain(&piped) {
-                check_at(nested, on, depth + 1)?;
+                walk(nested, depth + 1, visit)?;
             }
             for literal in &stages[at].embedded {
-                match check_at(literal, on, depth + 1) {
+                match walk(literal, depth + 1, visit) {
                     Err(denied @ Denied::Group { .. }) => return Err(denied),
                     // Most literals in code are not commands.
                     Ok(()) | Err(Denied::Unparsable { .. }) => {}

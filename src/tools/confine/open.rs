@@ -1,0 +1,181 @@
+//! The workspace folder held open for one call, and paths opened beneath it at open
+//! time: `openat2` with `RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS` where the kernel has
+//! it (Linux 5.6+), else the `walk` fallback. Either way a symlink may lead anywhere
+//! inside the workspace but never out, whatever happens to the folders meanwhile.
+//! Folders that write_file needs are made beneath too: one `mkdirat` at a time, on a
+//! folder that was itself opened beneath.
+
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::Path;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rustix::fs::{Mode, OFlags};
+use rustix::io::Errno;
+
+use super::{Rel, ToolError, walk};
+
+/// How a folder is opened on the way down.
+pub(super) const DIR_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::DIRECTORY)
+    .union(OFlags::CLOEXEC);
+
+/// Set once `openat2` answered ENOSYS: this kernel lacks it, use the walk from then on.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
+
+/// How often a lookup that a concurrent rename disturbed (EAGAIN) is tried again.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const RETRIES: usize = 16;
+
+/// The workspace folder, opened once per call; every path of the call is opened from it.
+#[derive(Debug)]
+pub struct Root {
+    fd: OwnedFd,
+}
+
+impl Root {
+    pub fn open(workspace: &Path) -> Result<Self, ToolError> {
+        let fd = rustix::fs::open(workspace, DIR_FLAGS, Mode::empty()).map_err(|err| {
+            ToolError::new(format!(
+                "the workspace {} is not usable: {}; check [agent] workspace in config.toml",
+                workspace.display(),
+                std::io::Error::from(err)
+            ))
+        })?;
+        Ok(Self { fd })
+    }
+
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+
+    /// Open `rel` beneath the workspace with `flags` (`mode` only with `O_CREAT`).
+    pub fn open_at(&self, rel: &Rel, flags: OFlags, mode: Mode) -> rustix::io::Result<OwnedFd> {
+        beneath(self.fd(), &rel.path(), flags, mode)
+    }
+
+    /// Make the folders above `rel` that are missing. Each is made with `mkdirat` on its
+    /// parent, which was opened beneath the workspace, and opened beneath again before
+    /// going on, so a symlink planted on the way cannot move the next folder outside.
+    pub fn make_parents(&self, rel: &Rel) -> rustix::io::Result<()> {
+        let Some((_, dirs)) = rel.parts().split_last() else {
+            return Ok(());
+        };
+        let mut parent: Option<OwnedFd> = None;
+        for (i, name) in dirs.iter().enumerate() {
+            let prefix = dirs[..=i].join("/");
+            let dir = match beneath(self.fd(), &prefix, DIR_FLAGS, Mode::empty()) {
+                Err(Errno::NOENT) => {
+                    let at = parent.as_ref().map_or(self.fd(), |fd| fd.as_fd());
+                    match rustix::fs::mkdirat(at, name.as_str(), Mode::from_raw_mode(0o777)) {
+                        // Made meanwhile by someone else: opening it below checks what it is.
+                        Ok(()) | Err(Errno::EXIST) => {}
+                        Err(err) => return Err(err),
+                    }
+                    beneath(self.fd(), &prefix, DIR_FLAGS, Mode::empty())?
+                }
+                other => other?,
+            };
+            parent = Some(dir);
+        }
+        Ok(())
+    }
+}
+
+impl Root {
+    /// Make the new file `rel` (its folders too), beneath the workspace and never
+    /// through a symlink; an existing file of that name is an error (EEXIST).
+    pub fn create_new(&self, rel: &Rel) -> rustix::io::Result<std::fs::File> {
+        let (parent, name) = rel.split_last().ok_or(Errno::ISDIR)?;
+        self.make_parents(rel)?;
+        let dir = self.open_at(&parent, DIR_FLAGS, Mode::empty())?;
+        let flags = OFlags::WRONLY
+            | OFlags::CREATE
+            | OFlags::EXCL
+            | OFlags::NOFOLLOW
+            | OFlags::NONBLOCK
+            | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(&dir, name, flags, Mode::from_raw_mode(0o666))?;
+        Ok(std::fs::File::from(fd))
+    }
+}
+
+/// Open `path` (relative, normalised) beneath the folder `dir`.
+pub(super) fn beneath(
+    dir: BorrowedFd<'_>,
+    path: &str,
+    flags: OFlags,
+    mode: Mode,
+) -> rustix::io::Result<OwnedFd> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if !NO_OPENAT2.load(Ordering::Relaxed) {
+        use rustix::fs::ResolveFlags;
+        let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
+        for _ in 0..RETRIES {
+            match rustix::fs::openat2(dir, path, flags, mode, resolve) {
+                Err(Errno::AGAIN) => continue,
+                Err(Errno::NOSYS) => {
+                    NO_OPENAT2.store(true, Ordering::Relaxed);
+                    return walk::open(dir, path, flags, mode);
+                }
+                // Some container seccomp profiles answer EPERM for system calls they do
+                // not know; the walk gives the real answer.
+                Err(Errno::PERM) => return walk::open(dir, path, flags, mode),
+                other => return other,
+            }
+        }
+        return Err(Errno::AGAIN);
+    }
+    walk::open(dir, path, flags, mode)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn rel(path: &str) -> Rel {
+        Rel::parse(path).unwrap()
+    }
+
+    const READ: OFlags = OFlags::RDONLY.union(OFlags::CLOEXEC);
+
+    #[test]
+    fn symlinks_inside_are_followed_and_symlinks_out_are_refused() {
+        let ws = tempfile::tempdir().unwrap();
+        let out = tempfile::tempdir().unwrap();
+        std::fs::write(out.path().join("secret"), "s").unwrap();
+        std::fs::create_dir(ws.path().join("notes")).unwrap();
+        std::fs::write(ws.path().join("notes/a.md"), "a").unwrap();
+        symlink(out.path(), ws.path().join("out")).unwrap();
+        symlink("../notes/a.md", ws.path().join("notes/up")).unwrap();
+        symlink("notes", ws.path().join("in")).unwrap();
+        let root = Root::open(ws.path()).unwrap();
+        assert!(root.open_at(&rel("in/a.md"), READ, Mode::empty()).is_ok());
+        assert!(root.open_at(&rel("notes/up"), READ, Mode::empty()).is_ok());
+        assert_eq!(
+            root.open_at(&rel("out/secret"), READ, Mode::empty())
+                .unwrap_err(),
+            Errno::XDEV
+        );
+        let create = OFlags::WRONLY | OFlags::CREATE | OFlags::CLOEXEC;
+        assert!(
+            root.open_at(&rel("out/new"), create, Mode::from_raw_mode(0o644))
+                .is_err()
+        );
+        assert!(!out.path().join("new").exists());
+    }
+
+    #[test]
+    fn parents_are_made_beneath_and_never_through_a_symlink_out() {
+        let ws = tempfile::tempdir().unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let root = Root::open(ws.path()).unwrap();
+        root.make_parents(&rel("a/b/c/file.txt")).unwrap();
+        assert!(ws.path().join("a/b/c").is_dir());
+        symlink(out.path().join("gone"), ws.path().join("dangling")).unwrap();
+        assert!(root.make_parents(&rel("dangling/x/file.txt")).is_err());
+        assert!(!out.path().join("gone").exists());
+    }
+}

@@ -1,0 +1,79 @@
+//! The workspace file tools: read_file, write_file, edit_file, list_dir. Every path is
+//! normalised by `confine` and opened beneath the workspace at open time, so no
+//! symlink, swapped folder or hard link reaches outside it; only regular files are
+//! read or written, and never the prompt's own files.
+//!
+//! - `read`  — read_file, streamed line by line under a size cap
+//! - `write` — write_file and edit_file
+
+#[cfg(test)]
+mod attacks;
+mod read;
+#[cfg(test)]
+mod tests;
+mod write;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::confine::{Rel, Root, tree};
+use super::{Tool, ToolContext, ToolError};
+use crate::provider::ToolSpec;
+
+pub fn all() -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(read::ReadFile),
+        Arc::new(write::WriteFile),
+        Arc::new(write::EditFile),
+        Arc::new(ListDir),
+    ]
+}
+
+fn spec(name: &str, description: &str, schema: Value) -> ToolSpec {
+    ToolSpec {
+        name: name.into(),
+        description: description.into(),
+        input_schema: schema,
+    }
+}
+
+/// Run blocking file work off the async threads.
+async fn blocking<T: Send + 'static>(
+    tool: &str,
+    work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|err| ToolError::new(format!("{tool} failed: {err}")))?
+}
+
+struct ListDir;
+
+#[async_trait]
+impl Tool for ListDir {
+    fn spec(&self) -> ToolSpec {
+        spec(
+            "list_dir",
+            "List a folder in the workspace (folders end with /).",
+            json!({"type": "object", "properties": {
+                "path": {"type": "string", "description": "folder relative to the workspace; \".\" for its root"}
+            }, "required": ["path"]}),
+        )
+    }
+
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
+        let given = args.get("path").and_then(Value::as_str).unwrap_or(".");
+        let rel = Rel::parse(given)?;
+        let workspace = ctx.workspace.clone();
+        let names = blocking("list_dir", move || {
+            tree::list(&Root::open(&workspace)?, &rel)
+        })
+        .await?;
+        if names.is_empty() {
+            return Ok(format!("{given} is empty"));
+        }
+        Ok(names.join("\n"))
+    }
+}
