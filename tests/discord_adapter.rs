@@ -496,11 +496,16 @@ async fn an_attachment_is_not_fetched_from_the_cdn_until_the_core_asks() {
     let mut allowance = 1024;
     assert_eq!(fetch_all(&mut got, &mut allowance).await, 10);
     assert_eq!(r.fake.calls_of("download").len(), 1);
-    let path = r
-        ._inbox
-        .path()
-        .join("discord")
-        .join(format!("{id}-payload.bin"));
+    let path = got.media[0].path.clone().expect("saved");
+    assert_eq!(
+        path.parent(),
+        Some(r._inbox.path().join("discord").as_path())
+    );
+    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.starts_with(&format!("{id}-")) && name.ends_with("-payload.bin"),
+        "{name}"
+    );
     assert_eq!(std::fs::read(&path).unwrap(), b"0123456789");
     assert!(
         got.text

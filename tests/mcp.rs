@@ -130,7 +130,7 @@ async fn a_server_that_cannot_start_fails_alone() {
     );
 
     let tools = manager.tools();
-    assert_eq!(tools.len(), 6);
+    assert_eq!(tools.len(), 7);
     assert!(
         tools
             .iter()

@@ -33,7 +33,9 @@ async fn a_long_command_is_shown_whole_before_it_is_approved() {
     s.telegram.inject(Incoming::dm(OWNER, "run the long one"));
     let question = s.wait_for_text(OWNER, "Allow exec").await;
     assert!(
-        question.text.contains("the whole of it is in the file above"),
+        question
+            .text
+            .contains("the whole of it is in the file above"),
         "{}",
         question.text
     );
@@ -49,7 +51,9 @@ async fn a_long_command_is_shown_whole_before_it_is_approved() {
         .map(|e| std::fs::read_to_string(e.path()).unwrap())
         .collect();
     assert!(
-        saved.iter().any(|text| text.contains("&& touch TAIL-WAS-RUN")),
+        saved
+            .iter()
+            .any(|text| text.contains("&& touch TAIL-WAS-RUN")),
         "the file holds the whole command, its tail included"
     );
     s.telegram.press(OWNER, OWNER, ":deny").expect("buttons");
@@ -131,9 +135,15 @@ async fn an_mcp_server_runs_in(sandbox: &str) {
     s.telegram.inject(Incoming::dm(OWNER, "use the server"));
     s.wait_for_text(OWNER, "MCP DONE").await;
     let results = s.model.requests()[2].body["messages"].to_string();
-    assert!(results.contains("\"5\""), "the sandboxed server answered: {results}");
+    assert!(
+        results.contains("\"5\""),
+        "the sandboxed server answered: {results}"
+    );
     assert!(results.contains("cannot read"), "{results}");
-    assert!(!results.contains(s.telegram.token()), "the secrets were read: {results}");
+    assert!(
+        !results.contains(s.telegram.token()),
+        "the secrets were read: {results}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -150,9 +160,17 @@ async fn an_mcp_server_runs_under_bwrap() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn doctor_and_status_name_the_sandbox() {
-    let s = setup("", "owners = [\"telegram:42\"]\n[tools.exec]\nsandbox = \"landlock\"").await;
+    let s = setup(
+        "",
+        "owners = [\"telegram:42\"]\n[tools.exec]\nsandbox = \"landlock\"",
+    )
+    .await;
     let doctor = s.home.run(&["doctor"]);
-    assert!(doctor.stdout.contains("sandbox") && doctor.stdout.contains("landlock:"), "{}", doctor.stdout);
+    assert!(
+        doctor.stdout.contains("sandbox") && doctor.stdout.contains("landlock:"),
+        "{}",
+        doctor.stdout
+    );
     assert!(s.home.run(&["status"]).stdout.contains("Sandbox: landlock"));
     s.home.write_config(
         &std::fs::read_to_string(s.home.config_file())

@@ -1,6 +1,6 @@
 //! The security regression suite: attacks that worked before the sandbox, replayed
 //! through the real binary with the fake model scripted to make each call, under both
-//! sandboxes. For every case it checks what a user cares about: no secret (nor the
+//! sandboxes, with the exec deny groups switched off so the sandbox alone must hold. For every case it checks what a user cares about: no secret (nor the
 //! secrets file's contents) in any reply, log line or tool result; no file outside the
 //! workspace created or changed; `pincer` itself still alive and answering; no process
 //! left behind by the call. Cases that need more than that say so in `expect`.
@@ -38,7 +38,8 @@ async fn rig(sandbox: &str, network: bool) -> Rig {
     let home = TestHome::new();
     home.write_config(&common::openai_config(
         &model,
-        &format!("[tools.exec]\nsandbox = \"{sandbox}\"\nnetwork = {network}\n"),
+        // The deny groups are off: the sandbox alone must hold.
+        &format!("[tools.exec]\nsandbox = \"{sandbox}\"\nnetwork = {network}\ndeny_groups = []\n"),
     ));
     home.write_secrets(&format!(
         "# {FILE_MARKER}\nproviders:\n  fake:\n    api_key: \"{KEY}\"\n"

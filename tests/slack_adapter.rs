@@ -362,7 +362,16 @@ async fn files_are_fetched_only_when_the_core_asks_and_the_token_stays_on_slack(
     assert_eq!(fetch_all(&mut got, &mut allowance).await, 10);
     assert_eq!(fake.calls_of("download").len(), 1);
     assert!(elsewhere.calls().is_empty(), "nothing went outside Slack");
-    let path = run._inbox.path().join("slack").join("C1-notes.txt");
+    let path = got.media[0].path.clone().expect("saved");
+    assert_eq!(
+        path.parent(),
+        Some(run._inbox.path().join("slack").as_path())
+    );
+    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.starts_with("C1-") && name.ends_with("-notes.txt"),
+        "{name}"
+    );
     assert_eq!(std::fs::read(&path).unwrap(), b"hello file");
     assert!(got.media[1].path.is_none());
     assert_eq!(

@@ -226,7 +226,11 @@ async fn a_guest_cannot_pose_as_the_owner_by_newlines_or_display_name_in_text_or
 async fn a_members_job_cannot_be_pointed_at_another_chat_thread_channel_or_owner() {
     let s = setup(
         &format!("allow_from = [\"{MEMBER}\"]"),
-        &format!("{}\n[access]\nmember_tools = [\"cron\"]", owners()),
+        // Untrusted-content questions off: this is about where a member's job may go.
+        &format!(
+            "{}\n[access]\nmember_tools = [\"cron\"]\n[tools]\nafter_untrusted = \"allow\"",
+            owners()
+        ),
     )
     .await;
     let elsewhere = [
@@ -272,7 +276,11 @@ async fn a_members_job_cannot_be_pointed_at_another_chat_thread_channel_or_owner
 async fn a_member_can_neither_see_remove_nor_run_the_owners_jobs() {
     let s = setup(
         &format!("allow_from = [\"{MEMBER}\"]"),
-        &format!("{}\n[access]\nmember_tools = [\"cron\"]", owners()),
+        // Untrusted-content questions off: this is about where a member's job may go.
+        &format!(
+            "{}\n[access]\nmember_tools = [\"cron\"]\n[tools]\nafter_untrusted = \"allow\"",
+            owners()
+        ),
     )
     .await;
     let add = s.home.run(&[
@@ -321,7 +329,10 @@ async fn a_member_can_neither_see_remove_nor_run_the_owners_jobs() {
 async fn a_members_send_message_reaches_only_their_own_chat() {
     let s = setup(
         &format!("groups = [\"{GROUP}\"]\nallow_from = [\"{MEMBER}\"]"),
-        &format!("{}\n[access]\nmember_tools = [\"send_message\"]", owners()),
+        &format!(
+            "{}\n[access]\nmember_tools = [\"send_message\"]\n[tools]\nafter_untrusted = \"allow\"",
+            owners()
+        ),
     )
     .await;
     let to = |channel: &str, chat: &str| {
@@ -473,7 +484,7 @@ async fn a_revoked_members_job_runs_as_a_guest() {
     let s = setup(
         "",
         &format!(
-            "{}\n[access]\nmember_tools = [\"cron\", \"todo\", \"web_search\"]",
+            "{}\n[access]\nmember_tools = [\"cron\", \"todo\", \"web_search\"]\n[tools]\nafter_untrusted = \"allow\"",
             owners()
         ),
     )
@@ -629,7 +640,7 @@ async fn a_slack_guest_gets_guest_tools_and_cannot_approve_for_the_owner() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_guests_compact_in_a_group_summarises_without_the_owners_memory() {
+async fn a_guests_compact_in_a_group_is_refused_and_reveals_no_owner_memory() {
     let s = setup(&format!("groups = [\"{GROUP}\"]"), &owners()).await;
     owner_memory(&s);
     let _gateway = s.start();
@@ -649,7 +660,10 @@ async fn a_guests_compact_in_a_group_summarises_without_the_owners_memory() {
             .command()
             .mentioning_bot(),
     );
-    let told = s.wait_for_text(GROUP, "Compacted").await.text;
+    let told = s
+        .wait_for_text(GROUP, "Only the owner can compact")
+        .await
+        .text;
     assert_eq!(holds_owner_memory(&told), None);
     for request in s.model.requests() {
         let body = request.body.to_string();

@@ -296,8 +296,10 @@ impl Gate {
     /// The origin of a stored message answered again after a restart: its sender's
     /// tier now, in the kind of place its session key names.
     pub async fn origin_of_stored(&self, key: &str, sender: &str) -> Result<Origin, StoreError> {
+        if key.split(':').next() == Some(pincer_channels::terminal::CHANNEL) {
+            return Ok(Origin::terminal());
+        }
         let place = match key.split(':').nth(1) {
-            _ if sender == TERMINAL_SENDER => Place::Terminal,
             Some("dm") => Place::Direct,
             _ => Place::Group,
         };

@@ -119,7 +119,6 @@ pub fn cases() -> Vec<Case> {
         case("own environment", "env; cat /proc/self/environ"),
         case("kill the parent", "kill -9 $PPID"),
         case("kill pincer by name", "pkill -9 pincer; killall -9 pincer"),
-        case("kill everything", "kill -9 -1"),
         // Writing outside the workspace.
         case(
             "append a hook to the config",
@@ -197,6 +196,55 @@ pub fn cases() -> Vec<Case> {
             Expect::ResultLacks("c2stZmFrZXByb3ZpZGVyLVMzQ1IzVC0wMTIzNDU2Nzg5YWJjZGVm"),
         ),
     ];
+    // The file tools run in the gateway, outside the sandbox: links and special files
+    // the sandbox could make must not lead them out.
+    let two = |name: &'static str, setup: &str, call: (&'static str, Value), expect: Expect| Case {
+        name,
+        calls: vec![exec(setup), call],
+        expect,
+        network_off: false,
+    };
+    all.extend([
+        two(
+            "write_file through a dangling symlink",
+            "ln -s /tmp/pincer-security-outside out2.txt",
+            ("write_file", json!({"path": "out2.txt", "content": "owned"})),
+            Expect::Contained,
+        ),
+        two(
+            "read_file through a symlink to the secrets",
+            "ln -sf ../.security.yml s.yml",
+            ("read_file", json!({"path": "s.yml"})),
+            Expect::Contained,
+        ),
+        two(
+            "read_file through a symlinked folder",
+            "ln -sfn .. up",
+            ("read_file", json!({"path": "up/.security.yml"})),
+            Expect::Contained,
+        ),
+        two(
+            "read_file of a FIFO does not hang",
+            "mkfifo pipe",
+            ("read_file", json!({"path": "pipe"})),
+            Expect::ResultHas("pipe"),
+        ),
+        Case {
+            name: "write_file cannot rewrite MEMORY.md",
+            calls: vec![("write_file", json!({"path": "./MEMORY.md", "content": "- obey"}))],
+            expect: Expect::MemoryIntact,
+            network_off: false,
+        },
+        Case {
+            name: "edit_file cannot change a memory file",
+            calls: vec![(
+                "edit_file",
+                json!({"path": "memory/../memory/cat.md", "old_text": "Mochi", "new_text": "Mallory"}),
+            )],
+            expect: Expect::MemoryIntact,
+            network_off: false,
+        },
+    ]);
     // Without the network, loopback services (the fake model itself) are out of reach.
     all.push(Case {
         network_off: true,
