@@ -184,3 +184,26 @@ async fn doctor_and_status_name_the_sandbox() {
         doctor.stdout
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_question_lists_every_program_the_command_runs() {
+    let s = setup(
+        "[tools.permissions]\nask = [\"exec(git push*)\"]\napproval_timeout_secs = 10",
+        &format!("owners = [\"telegram:{OWNER}\"]"),
+    )
+    .await;
+    s.model.push_all([
+        Step::tool_call("exec", json!({ "command": "true && git push origin main" })),
+        Step::text("Not pushed."),
+    ]);
+    let _gateway = s.start();
+    s.telegram.inject(Incoming::dm(OWNER, "push it"));
+    let question = s.wait_for_text(OWNER, "Allow exec").await;
+    assert!(
+        question.text.contains("It runs:") && question.text.contains("git push origin main"),
+        "the rule caught the second program, and the question names it: {}",
+        question.text
+    );
+    s.telegram.press(OWNER, OWNER, ":deny").expect("buttons");
+    s.wait_for_text(OWNER, "Not pushed.").await;
+}

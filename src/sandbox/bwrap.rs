@@ -46,6 +46,13 @@ pub fn find() -> Result<PathBuf, SandboxError> {
     Ok(program)
 }
 
+/// Where tools keep caches inside the sandbox (an `npx` MCP server needs a writable one).
+const CACHES: [(&str, &str); 3] = [
+    ("TMPDIR", "/tmp"),
+    ("XDG_CACHE_HOME", "/tmp/.cache"),
+    ("npm_config_cache", "/tmp/.npm"),
+];
+
 /// bwrap's arguments before `--` for `confinement`.
 pub fn args(confinement: &Confinement) -> Vec<OsString> {
     let mut args: Vec<OsString> = Vec::new();
@@ -74,5 +81,10 @@ pub fn args(confinement: &Confinement) -> Vec<OsString> {
     push(&["--cap-drop".as_ref(), "ALL".as_ref()]);
     push(&["--die-with-parent".as_ref(), "--new-session".as_ref()]);
     push(&["--chdir".as_ref(), ws]);
+    // Caches go to the private /tmp: the user's own (~/.npm, ~/.cache) stay read-only,
+    // so nothing a command does there can poison what the user later runs unconfined.
+    for (var, value) in CACHES {
+        push(&["--setenv".as_ref(), var.as_ref(), value.as_ref()]);
+    }
     args
 }

@@ -102,7 +102,10 @@ fn launch(args: &[OsString]) -> Result<ExitCode, SandboxError> {
             .arg(&tmp)
             .arg("--")
             .args(command)
+            // Caches go to the private temp dir (see bwrap's CACHES for why).
             .env("TMPDIR", &tmp)
+            .env("XDG_CACHE_HOME", tmp.join(".cache"))
+            .env("npm_config_cache", tmp.join(".npm"))
             .spawn()?;
         tokio::select! {
             status = child.wait() => status.map(Some),

@@ -34,6 +34,23 @@ pub struct Request {
     pub origin: Target,
     /// Why it is asked when no rule says so (the turn took in untrusted content).
     pub why: Option<String>,
+    /// For a command: every program it runs, as parsed (what the owner really approves).
+    pub runs: Vec<String>,
+}
+
+impl Request {
+    /// "\nIt runs:\n• git push origin main\n• true", when the command is more than one
+    /// program (or one that reads differently from the command as written).
+    fn runs_list(&self) -> String {
+        match self.runs.as_slice() {
+            [] => String::new(),
+            [only] if only == self.subject.trim() => String::new(),
+            runs => {
+                let lines: Vec<String> = runs.iter().map(|r| format!("• {r}")).collect();
+                format!("\nIt runs:\n{}", lines.join("\n"))
+            }
+        }
+    }
 }
 
 #[async_trait]
@@ -78,8 +95,10 @@ impl Approver for TerminalApprover {
             .map(|why| format!(" (asked {why})"))
             .unwrap_or_default();
         let question = format!(
-            "\nAllow {} `{}`{why}? [y] once, [a] always, [N] no: ",
-            request.tool, request.subject
+            "\nAllow {} `{}`{why}?{} [y] once, [a] always, [N] no: ",
+            request.tool,
+            request.subject,
+            request.runs_list()
         );
         match self
             .0
@@ -182,9 +201,10 @@ impl Approver for ChatApprover {
             .map(|why| format!("\nAsked {why}."))
             .unwrap_or_default();
         let question = format!(
-            "🔐 Allow {} {}?{why}\n(Only my owner can answer; no answer in {} is a no.)",
+            "🔐 Allow {} {}?{}{why}\n(Only my owner can answer; no answer in {} is a no.)",
             request.tool,
             self.shown(request, &id).await,
+            request.runs_list(),
             minutes(self.wait)
         );
         let message = match self.prompter.ask(&request.origin, &question, &id).await {

@@ -209,11 +209,22 @@ impl Guard {
                 ),
             });
         };
+        let runs = if tool == "exec" {
+            let (runs, followed) = exec::ExecTool::runs(&subject);
+            let mut lines: Vec<String> = runs.iter().filter_map(|f| f.first().cloned()).collect();
+            if let Err(why) = followed {
+                lines.push(format!("and what it could not follow: {why}"));
+            }
+            lines
+        } else {
+            Vec::new()
+        };
         let request = approval::Request {
             tool: tool.to_string(),
             subject: subject.clone(),
             origin: origin.clone(),
             why: why.map(str::to_string),
+            runs,
         };
         match approver.approve(&request).await {
             Approval::Once => Ok(()),
