@@ -61,7 +61,9 @@ impl Heartbeat {
             *next = Some(now + every);
         }
         let following = Some(now + every);
-        let text = std::fs::read_to_string(self.workspace.join("HEARTBEAT.md")).unwrap_or_default();
+        // Opened beneath the workspace: a link a command planted is not followed out.
+        let text = crate::tools::confine::read_beneath(&self.workspace, "HEARTBEAT.md", 64 * 1024)
+            .unwrap_or_default();
         let tasks = active_tasks(&text);
         if tasks.is_empty() {
             return following;

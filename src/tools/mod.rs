@@ -18,7 +18,7 @@
 pub mod approval;
 mod budget;
 mod caller;
-mod confine;
+pub mod confine;
 pub mod exec;
 mod fs;
 pub mod hooks;

@@ -1,6 +1,8 @@
 //! Skills: `workspace/skills/<name>/SKILL.md`, each with a frontmatter `name` and
 //! `description`. Only the names and descriptions go into the system prompt; the body
-//! is loaded when the model asks for it with the `skill` tool.
+//! is loaded when the model asks for it with the `skill` tool. Each file is opened
+//! beneath the workspace: a link a command planted cannot make the prompt or the tool
+//! read a file outside it.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,6 +15,8 @@ use crate::provider::ToolSpec;
 
 /// The most skills listed in the prompt.
 const MAX_SKILLS: usize = 50;
+/// The most of a SKILL.md that is read.
+const MAX_SKILL_BYTES: u64 = 256 * 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skill {
@@ -24,14 +28,20 @@ pub struct Skill {
 /// The skills in a workspace, by name. A SKILL.md without a description is skipped
 /// with a warning (the model could not know when to use it).
 pub fn list(workspace: &Path) -> Vec<Skill> {
-    let Ok(entries) = std::fs::read_dir(workspace.join("skills")) else {
+    // A `skills` that is a link (a command could plant one) is not followed.
+    let folder = workspace.join("skills");
+    if !std::fs::symlink_metadata(&folder).is_ok_and(|m| m.is_dir()) {
+        return Vec::new();
+    }
+    let Ok(entries) = std::fs::read_dir(&folder) else {
         return Vec::new();
     };
     let mut skills: Vec<Skill> = entries
         .filter_map(Result::ok)
         .filter_map(|entry| {
             let path = entry.path().join("SKILL.md");
-            let text = std::fs::read_to_string(&path).ok()?;
+            let rel = format!("skills/{}/SKILL.md", entry.file_name().to_string_lossy());
+            let text = super::confine::read_beneath(workspace, &rel, MAX_SKILL_BYTES).ok()?;
             let (name, description) = frontmatter(&text);
             let name = name.unwrap_or_else(|| entry.file_name().to_string_lossy().into_owned());
             match description {
@@ -121,8 +131,12 @@ impl Tool for SkillTool {
                 known.join(", ")
             )));
         };
-        let text = tokio::fs::read_to_string(&skill.path)
-            .await
+        let rel = skill
+            .path
+            .strip_prefix(&ctx.workspace)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let text = super::confine::read_beneath(&ctx.workspace, &rel, MAX_SKILL_BYTES)
             .map_err(|e| ToolError::new(format!("cannot read the skill `{name}`: {e}")))?;
         Ok(body(&text).to_string())
     }
@@ -131,6 +145,32 @@ impl Tool for SkillTool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_skill_that_links_out_of_the_workspace_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("secret.md");
+        std::fs::write(
+            &secret,
+            "---\nname: leak\ndescription: OUTSIDE-SECRET\n---\nbody",
+        )
+        .unwrap();
+        std::fs::create_dir_all(dir.path().join("skills/leak")).unwrap();
+        std::os::unix::fs::symlink(&secret, dir.path().join("skills/leak/SKILL.md")).unwrap();
+        assert!(
+            list(dir.path()).is_empty(),
+            "a linked SKILL.md is not followed"
+        );
+        let ws2 = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(outside.path().join("x")).unwrap();
+        std::fs::copy(&secret, outside.path().join("x/SKILL.md")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), ws2.path().join("skills")).unwrap();
+        assert!(
+            list(ws2.path()).is_empty(),
+            "a linked skills folder is not followed"
+        );
+    }
 
     #[tokio::test]
     async fn skills_are_listed_by_frontmatter_and_loaded_on_demand() {

@@ -24,6 +24,23 @@ use super::ToolError;
 pub use open::Root;
 pub use regular::{Access, Opened, io_error, open_dir, open_file, refuse, regular};
 
+/// The text of the regular file `rel` in `workspace`, opened beneath it (no link may
+/// lead out), at most `max` bytes: for the gateway's own reads of files a sandboxed
+/// command could have replaced with a link (skills, HEARTBEAT.md).
+pub fn read_beneath(workspace: &Path, rel: &str, max: u64) -> Result<String, ToolError> {
+    use std::io::Read;
+    let rel = Rel::parse(rel)?;
+    let root = Root::open(workspace)?;
+    let opened = open_file(&root, &rel, Access::Read)?;
+    let mut text = String::new();
+    opened
+        .file
+        .take(max)
+        .read_to_string(&mut text)
+        .map_err(|e| io_error("read", rel.given(), e))?;
+    Ok(text)
+}
+
 /// A workspace path as the model gave it, normalised.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rel {
