@@ -164,6 +164,16 @@ pub fn cases() -> Vec<Case> {
             "setsid double fork",
             "setsid sh -c '(sleep 4242424 &) ; sleep 4242424' >/dev/null 2>&1 < /dev/null & echo started",
         ),
+        // A call that times out with a sleeper it detached: both end with the call.
+        Case {
+            name: "a timed-out call takes its detached sleeper with it",
+            calls: vec![(
+                "exec",
+                json!({"command": "setsid sh -c 'sleep 4242424' & sleep 30", "timeout_secs": 1}),
+            )],
+            expect: Expect::ResultHas("timed out"),
+            network_off: false,
+        },
         // The prompt's own files.
         expect(
             "rewrite MEMORY.md",
