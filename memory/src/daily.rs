@@ -41,6 +41,39 @@ pub struct LogsSince {
     pub end: LogCursor,
 }
 
+/// Make sure `memory/logs` is a real folder inside the workspace: a link (or anything
+/// else) planted in its place by a command is removed first, so the gateway never
+/// writes or reads through it.
+fn real_dir(root: &Path) -> std::io::Result<()> {
+    for rel in ["memory", DIR] {
+        let dir = root.join(rel);
+        match std::fs::symlink_metadata(&dir) {
+            Ok(meta) if meta.is_dir() => continue,
+            Ok(_) => {
+                tracing::warn!(path = %dir.display(), "not a folder (a planted link?); removed");
+                std::fs::remove_file(&dir)?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        std::fs::create_dir_all(&dir)?;
+    }
+    Ok(())
+}
+
+/// Open a day's log without following a link, and only if it is a regular file
+/// (a FIFO would block, a link could lead out of the workspace).
+fn open_log(path: &Path, flags: rustix::fs::OFlags) -> std::io::Result<std::fs::File> {
+    use rustix::fs::{FileType, Mode, OFlags};
+    let flags = flags | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let fd = rustix::fs::open(path, flags, Mode::from_raw_mode(0o600))?;
+    let stat = rustix::fs::fstat(&fd)?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    Ok(std::fs::File::from(fd))
+}
+
 pub fn file(root: &Path, day: NaiveDate) -> PathBuf {
     root.join(DIR)
         .join(format!("{}.md", day.format("%Y-%m-%d")))
@@ -54,7 +87,11 @@ pub fn append(root: &Path, at: NaiveDateTime, said: &[Said]) -> Result<(), Memor
         path: path.clone(),
         source,
     };
-    std::fs::create_dir_all(root.join(DIR)).map_err(failed)?;
+    real_dir(root).map_err(failed)?;
+    if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
+        tracing::warn!(path = %path.display(), "a day's log that is not a file (a planted link?); removed");
+        std::fs::remove_file(&path).map_err(failed)?;
+    }
     let mut text = String::new();
     if !path.exists() {
         text.push_str(&format!("# {}\n\n", day.format("%Y-%m-%d (%A)")));
@@ -71,18 +108,26 @@ pub fn append(root: &Path, at: NaiveDateTime, said: &[Said]) -> Result<(), Memor
         ));
     }
     // One write with O_APPEND: concurrent turns never interleave inside a line.
-    let mut handle = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(failed)?;
+    let mut handle = open_log(
+        &path,
+        rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::APPEND | rustix::fs::OFlags::CREATE,
+    )
+    .map_err(failed)?;
     handle.write_all(text.as_bytes()).map_err(failed)
 }
 
 /// The log text after `cursor`, day by day, up to about `max_bytes` (whole lines;
 /// the returned cursor says where it stopped).
 pub fn since(root: &Path, cursor: LogCursor, max_bytes: usize) -> Result<LogsSince, MemoryError> {
-    let mut days: Vec<NaiveDate> = match std::fs::read_dir(root.join(DIR)) {
+    // A `memory/logs` that is a link is not read through.
+    let real = std::fs::symlink_metadata(root.join("memory")).is_ok_and(|m| m.is_dir())
+        && std::fs::symlink_metadata(root.join(DIR)).is_ok_and(|m| m.is_dir());
+    let listed = if real {
+        std::fs::read_dir(root.join(DIR))
+    } else {
+        Err(std::io::ErrorKind::NotFound.into())
+    };
+    let mut days: Vec<NaiveDate> = match listed {
         Ok(entries) => entries
             .filter_map(Result::ok)
             .filter_map(|e| {
@@ -105,7 +150,13 @@ pub fn since(root: &Path, cursor: LogCursor, max_bytes: usize) -> Result<LogsSin
             _ => 0,
         };
         let path = file(root, day);
-        let bytes = std::fs::read(&path).map_err(|source| MemoryError::Read {
+        // A log that is a link or not a regular file is skipped, never followed.
+        let Ok(mut log) = open_log(&path, rustix::fs::OFlags::RDONLY) else {
+            tracing::warn!(path = %path.display(), "a day's log that is not a regular file; skipped");
+            continue;
+        };
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut log, &mut bytes).map_err(|source| MemoryError::Read {
             path: path.clone(),
             source,
         })?;

@@ -404,11 +404,17 @@ fn check_sandbox(config: &Config, report: &mut Report) {
         ),
         Sandbox::Missing(why) => report.fail("sandbox", why.clone(), ""),
     }
-    if !config.tools.exec.network && sandbox.confines() {
-        report.ok(
+    match (&sandbox, config.tools.exec.network) {
+        (Sandbox::Bwrap { .. }, false) => report.ok(
             "sandbox",
             "commands have no network ([tools.exec] network = false)",
-        );
+        ),
+        (Sandbox::Landlock { .. }, false) => report.warn(
+            "sandbox",
+            "network = false stops TCP only under Landlock: a command can still send UDP",
+            "install bubblewrap for no network at all",
+        ),
+        _ => {}
     }
     for (name, server) in &config.mcp.servers {
         if server.command.is_some() && !server.sandbox {

@@ -6,7 +6,8 @@
 //! can signal the gateway or the launcher; Landlock also refuses a sandboxed process
 //! ptrace-level access to processes outside it, which is what reading another process's
 //! `/proc/<pid>/environ`, `mem` or `fd` needs — for root too. With `network = false`,
-//! TCP bind and connect are refused (ABI 4+).
+//! TCP bind and connect are refused (ABI 4+); Landlock cannot filter UDP, so that stays
+//! open (bwrap's network namespace is the sandbox for no network at all).
 
 use std::path::{Path, PathBuf};
 

@@ -6,7 +6,9 @@
 //! removed is put back, and the model is told.
 //!
 //! Daily logs (`memory/logs/`) are written by the gateway during other turns and are not
-//! prompt files; they are left alone. A memory tool in another conversation writing
+//! prompt files: their regular files are left alone, but anything else there (a link,
+//! a FIFO) and a `memory/logs` that is not a real folder are removed, so the gateway
+//! never writes or reads through them. A memory tool in another conversation writing
 //! while a command runs could be undone by the restore; the window is the call's length.
 
 use std::collections::BTreeMap;
@@ -35,7 +37,12 @@ impl Protected {
         let mut snapshot = Protected::default();
         let mut total = 0;
         for rel in current(workspace) {
-            if let Ok(bytes) = std::fs::read(workspace.join(&rel)) {
+            // Only regular files are kept: anything else is removed after the call.
+            let path = workspace.join(&rel);
+            if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+                continue;
+            }
+            if let Ok(bytes) = std::fs::read(&path) {
                 total += bytes.len();
                 if total > MAX_BYTES {
                     snapshot.too_big = true;
@@ -116,13 +123,19 @@ fn current(workspace: &Path) -> Vec<PathBuf> {
             found.push(PathBuf::from(name));
             continue;
         }
+        let logs = workspace.join(LOGS);
         for entry in walkdir::WalkDir::new(&path)
             .follow_links(false)
             .into_iter()
-            .filter_entry(|e| !e.path().ends_with(LOGS))
             .flatten()
         {
-            if entry.file_type().is_dir() {
+            let kind = entry.file_type();
+            if kind.is_dir() {
+                continue;
+            }
+            // The gateway's own daily logs are not the prompt's: only what is not a
+            // regular file there counts (and is removed).
+            if entry.path().starts_with(&logs) && kind.is_file() {
                 continue;
             }
             if let Ok(rel) = entry.path().strip_prefix(workspace) {
