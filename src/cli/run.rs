@@ -153,7 +153,6 @@ fn register_approvers(
                 pending: Arc::clone(approvals),
                 gate: Arc::clone(&gate),
                 wait,
-                workspace: agent.workspace.clone(),
             };
             agent
                 .guard

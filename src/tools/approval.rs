@@ -128,8 +128,6 @@ pub struct ChatApprover {
     /// Knows who owns the channel (agent.owners).
     pub gate: Arc<Gate>,
     pub wait: std::time::Duration,
-    /// Where a long subject's file is written (`tool-output/` in it).
-    pub workspace: std::path::PathBuf,
 }
 
 /// A subject longer than this is sent whole before the question, which then shows its
@@ -139,7 +137,7 @@ const INLINE_CHARS: usize = 1500;
 impl ChatApprover {
     /// The subject as the question shows it: whole, or — when long — its start and
     /// where the whole of it was just sent.
-    async fn shown(&self, request: &Request, id: &str) -> String {
+    async fn shown(&self, request: &Request) -> String {
         let subject = &request.subject;
         let chars = subject.chars().count();
         if chars <= INLINE_CHARS {
@@ -150,22 +148,21 @@ impl ChatApprover {
             "The whole {} call awaiting approval ({chars} characters):\n\n{subject}",
             request.tool
         );
-        let file = self.workspace.join("tool-output").join(format!(
-            "approval-{}.txt",
-            id.replace(|c: char| !c.is_ascii_alphanumeric(), "")
-        ));
+        // The file is the gateway's own: a new, randomly named file in the system temp
+        // dir (never the workspace, where a command could plant a link at the name),
+        // removed once sent.
         if let Some(media) = &self.handle.media
-            && tokio::fs::create_dir_all(self.workspace.join("tool-output"))
-                .await
-                .is_ok()
-            && tokio::fs::write(&file, &whole).await.is_ok()
+            && let Some(file) = private_file(&whole)
         {
             let attached = pincer_channels::OutboundMedia {
-                path: file,
+                path: file.clone(),
                 caption: Some(format!("The whole {} call awaiting approval", request.tool)),
                 as_photo: false,
             };
-            if media.send_media(&request.origin, &attached).await.is_ok() {
+            let sent = media.send_media(&request.origin, &attached).await;
+            // Best effort: a leftover holds only the question's own text.
+            let _ = tokio::fs::remove_file(&file).await;
+            if sent.is_ok() {
                 return format!(
                     "`{start}` … ({chars} characters: the whole of it is in the file above)"
                 );
@@ -203,7 +200,7 @@ impl Approver for ChatApprover {
         let question = format!(
             "🔐 Allow {} {}?{}{why}\n(Only my owner can answer; no answer in {} is a no.)",
             request.tool,
-            self.shown(request, &id).await,
+            self.shown(request).await,
             request.runs_list(),
             minutes(self.wait)
         );
@@ -246,6 +243,23 @@ impl Approver for ChatApprover {
             Some(Choice::Deny) | None => Approval::Deny,
         }
     }
+}
+
+/// `text` in a new file of the gateway's own (`/tmp/pincer-approval-<random>.txt`,
+/// created exclusively, so no existing name or link is ever written through).
+fn private_file(text: &str) -> Option<std::path::PathBuf> {
+    use std::io::Write;
+    let mut bytes = [0u8; 12];
+    getrandom::fill(&mut bytes).ok()?;
+    let name: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let path = std::env::temp_dir().join(format!("pincer-approval-{name}.txt"));
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .ok()?;
+    file.write_all(text.as_bytes()).ok()?;
+    Some(path)
 }
 
 /// A subject in a settled question: short ones whole, long ones by their start.
