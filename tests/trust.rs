@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use common::pairing_code;
 use common::telegram::{Setup, setup};
+use common::trust::owner_memory;
 use pincer_fakes::Step;
 use pincer_fakes::telegram::Incoming;
 use serde_json::{Value, json};
@@ -75,25 +76,6 @@ async fn a_guest_in_a_group_is_not_offered_exec_and_a_forced_call_runs_nothing()
         "{}",
         sent[0].last_user_text()
     );
-}
-
-/// A workspace where the owner's profile, memory index and one memory file each carry
-/// a marker a test can look for in what the model was sent.
-fn owner_memory(s: &Setup) {
-    let ws = s.home.workspace();
-    std::fs::create_dir_all(ws.join("memory")).unwrap();
-    std::fs::write(ws.join("SOUL.md"), "SOULMARK: be kind.\n").unwrap();
-    std::fs::write(ws.join("USER.md"), "USERMARK: the owner lives in Lyon.\n").unwrap();
-    std::fs::write(
-        ws.join("MEMORY.md"),
-        "- [cat](memory/cat.md) — INDEXMARK the owner's cat\n",
-    )
-    .unwrap();
-    std::fs::write(
-        ws.join("memory/cat.md"),
-        "---\nname: cat\ndescription: the owner's cat\ntype: user\n---\nRECALLMARK The cat is called Mochi.\n",
-    )
-    .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
