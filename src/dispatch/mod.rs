@@ -121,7 +121,6 @@ impl Dispatcher {
                     .await;
                 continue;
             }
-            tracing::info!(session = %message.key, "answering a message left unanswered by the last run");
             let sender = message.sender.clone().unwrap_or_default();
             let origin = match self.gate.origin_of_stored(&message.key, &sender).await {
                 Ok(origin) => origin,
@@ -139,6 +138,7 @@ impl Dispatcher {
                     .await;
                 continue;
             }
+            tracing::info!(session = %message.key, "answering a message left unanswered by the last run");
             let item = Queued {
                 session_id: message.session_id,
                 message_ids: vec![message.message_id],
@@ -203,11 +203,16 @@ impl Dispatcher {
             self.say(&target, OutboundBody::TurnEnd).await;
             return;
         }
-        // Only now, the sender admitted, are their attachments downloaded.
-        let notes = self
-            .gate
-            .fetch_media(&mut message, &origin, self.agent.start_of_day_ms())
-            .await;
+        // Only now, the sender admitted (and within their rate), are their attachments
+        // downloaded.
+        let notes = match rated {
+            Rated::Within => {
+                self.gate
+                    .fetch_media(&mut message, &origin, self.agent.start_of_day_ms())
+                    .await
+            }
+            Rated::Over { .. } => String::new(),
+        };
         // Indented like the rest of a group speaker's text: no line of it is a speaker.
         text.push_str(&crate::access::indent(&notes));
         let store = &self.agent.store;
