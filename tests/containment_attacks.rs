@@ -3,9 +3,7 @@
 //! memory index, the memory repository), the landlock launcher run again from inside,
 //! and the network switched off. Each runs through the real binary (`pincer chat -m go`)
 //! with the fake model scripted to make the calls, the deny groups off so the sandbox
-//! alone must hold. The one known limit (UDP under Landlock with the network off) is
-//! `#[ignore]`d with the reason; `cargo test -p pincer --test containment_attacks --
-//! --ignored` shows it.
+//! alone must hold.
 
 mod common;
 
@@ -327,7 +325,6 @@ fn network_off_stops_udp_under_bwrap() {
 }
 
 #[test]
-#[ignore = "known limit, documented: Landlock filters TCP only, so with network = false a command under landlock can still send UDP (bwrap has no network at all); a seccomp filter would close it"]
 fn network_off_stops_udp_under_landlock() {
     verdict(udp_with_the_network_off("landlock"));
 }

@@ -6,8 +6,9 @@
 //! can signal the gateway or the launcher; Landlock also refuses a sandboxed process
 //! ptrace-level access to processes outside it, which is what reading another process's
 //! `/proc/<pid>/environ`, `mem` or `fd` needs — for root too. With `network = false`,
-//! TCP bind and connect are refused (ABI 4+); Landlock cannot filter UDP, so that stays
-//! open (bwrap's network namespace is the sandbox for no network at all).
+//! TCP bind and connect are refused (ABI 4+), and since Landlock cannot filter UDP, a
+//! seccomp filter refuses every other internet and packet socket (and io_uring, which
+//! could open one behind seccomp's back).
 
 use std::path::{Path, PathBuf};
 
@@ -146,5 +147,80 @@ pub fn restrict(confinement: &Confinement, tmp: &Path) -> Result<(), SandboxErro
             "Landlock is not enforced on this kernel; the command was not run".into(),
         ));
     }
+    if !confinement.network {
+        // Before ABI 4 Landlock cannot refuse TCP either: the filter then takes it too.
+        let tcp_refused = ABI::from(status.landlock) >= ABI::V4;
+        no_internet(!tcp_refused)?;
+    }
     Ok(())
+}
+
+/// The seccomp filter for `network = false`: `socket()` fails (EPERM) for an internet
+/// socket that is not plain TCP (UDP, raw, SCTP, MPTCP), for packet sockets, and
+/// `io_uring_setup` fails too. TCP is Landlock's, unless `tcp_too` (a kernel whose
+/// Landlock cannot filter it): then every internet socket fails. Unix sockets stay
+/// (they reach nothing off this machine that the sandbox cannot reach otherwise).
+fn no_internet(tcp_too: bool) -> Result<(), SandboxError> {
+    use seccompiler::{
+        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+        SeccompRule,
+    };
+    let fail = |e: &dyn std::fmt::Display| {
+        SandboxError(format!("cannot set up the no-network filter: {e}"))
+    };
+    let cond = |arg: u8, op: SeccompCmpOp, value: i32| {
+        SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value as u64)
+    };
+    let mut socket_rules = Vec::new();
+    for family in [libc::AF_INET, libc::AF_INET6] {
+        if tcp_too {
+            let rule = SeccompRule::new(vec![
+                cond(0, SeccompCmpOp::Eq, family).map_err(|e| fail(&e))?,
+            ])
+            .map_err(|e| fail(&e))?;
+            socket_rules.push(rule);
+            continue;
+        }
+        for kind in [
+            libc::SOCK_DGRAM,
+            libc::SOCK_RAW,
+            libc::SOCK_RDM,
+            libc::SOCK_SEQPACKET,
+        ] {
+            let rule = SeccompRule::new(vec![
+                cond(0, SeccompCmpOp::Eq, family).map_err(|e| fail(&e))?,
+                cond(1, SeccompCmpOp::MaskedEq(0xf), kind).map_err(|e| fail(&e))?,
+            ])
+            .map_err(|e| fail(&e))?;
+            socket_rules.push(rule);
+        }
+        // A stream socket that is not TCP (SCTP, MPTCP) is not Landlock's to refuse.
+        let rule = SeccompRule::new(vec![
+            cond(0, SeccompCmpOp::Eq, family).map_err(|e| fail(&e))?,
+            cond(2, SeccompCmpOp::Ne, 0).map_err(|e| fail(&e))?,
+            cond(2, SeccompCmpOp::Ne, libc::IPPROTO_TCP).map_err(|e| fail(&e))?,
+        ])
+        .map_err(|e| fail(&e))?;
+        socket_rules.push(rule);
+    }
+    socket_rules.push(
+        SeccompRule::new(vec![
+            cond(0, SeccompCmpOp::Eq, libc::AF_PACKET).map_err(|e| fail(&e))?,
+        ])
+        .map_err(|e| fail(&e))?,
+    );
+    let rules = std::collections::BTreeMap::from([
+        (libc::SYS_socket, socket_rules),
+        (libc::SYS_io_uring_setup, Vec::new()),
+    ]);
+    let arch = std::env::consts::ARCH.try_into().map_err(|e| fail(&e))?;
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )
+    .map_err(|e| fail(&e))?;
+    let program: BpfProgram = filter.try_into().map_err(|e| fail(&e))?;
+    seccompiler::apply_filter(&program).map_err(|e| fail(&e))
 }

@@ -114,7 +114,7 @@ impl Sandbox {
                 "bwrap ({}): $PINCER_HOME hidden but for the workspace, / read-only, private /tmp, own PID/IPC/UTS namespaces (the gateway is invisible), every process ends with its call",
                 program.display()
             ),
-            Sandbox::Landlock { .. } => "landlock: $PINCER_HOME unreadable but for the workspace, writes only to the workspace and a private temp dir, no signals or /proc access to the gateway, every process ends with its call (network = false stops TCP only)".into(),
+            Sandbox::Landlock { .. } => "landlock: $PINCER_HOME unreadable but for the workspace, writes only to the workspace and a private temp dir, no signals or /proc access to the gateway, every process ends with its call".into(),
             Sandbox::Off => "off: commands run unconfined as your user and can read $PINCER_HOME, its secrets included".into(),
             Sandbox::Missing(why) => why.clone(),
         }
