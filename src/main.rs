@@ -14,7 +14,28 @@ fn main() -> std::process::ExitCode {
     if matches!(cli.command, pincer::cli::Command::Run) {
         heap::keep_small();
     }
+    if prints_a_report(&cli.command) {
+        // `pincer status | head -3` ends quietly, as any Unix tool does, instead of
+        // panicking on a closed stdout. Sockets are unaffected (std sends with
+        // MSG_NOSIGNAL); only these short-lived commands that print and exit do it.
+        // SAFETY: called from `main` before any other thread exists.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
     pincer::cli::main(cli)
+}
+
+/// The commands that print a report and exit (not the gateway, not the chat REPL).
+fn prints_a_report(command: &pincer::cli::Command) -> bool {
+    use pincer::cli::Command;
+    matches!(
+        command,
+        Command::Status
+            | Command::Doctor
+            | Command::Sessions(_)
+            | Command::Pairing(_)
+            | Command::Cron(_)
+            | Command::Memory(_)
+    )
 }
 
 /// What the process does for itself before any thread starts: its /proc entries

@@ -278,3 +278,30 @@ async fn verbose_logs_go_to_stderr_not_stdout() {
     );
     assert_eq!(fake.requests().len(), 2);
 }
+
+/// `pincer status | head -0`: stdout closed before anything is written. The command
+/// ends the Unix way (SIGPIPE) instead of panicking with "failed printing to stdout".
+#[test]
+fn a_closed_stdout_ends_a_report_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let home = TestHome::new();
+    home.write_config(
+        "version = 1\n[router]\nlight = [\"fake/m\"]\n\n[providers.fake]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+    );
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let out = home
+        .command(&["status"])
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("run pincer status");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "stderr: {stderr}");
+    assert_eq!(
+        out.status.signal(),
+        Some(libc::SIGPIPE),
+        "status: {:?}, stderr: {stderr}",
+        out.status
+    );
+}
