@@ -1,11 +1,12 @@
-//! The Anthropic Messages wire format: request checks, error bodies, stream events and
-//! the non-streamed `message` object.
+//! The Anthropic Messages wire format: request checks (image blocks included), error
+//! bodies, stream events and the non-streamed `message` object.
 //!
 //! Only bytes and shapes live here; what to send and when is `reply`'s business.
 
 use axum::http::HeaderMap;
 use serde_json::{Value, json};
 
+use crate::image;
 use crate::reply::{Call, Stop, Turn, Wire};
 use crate::sse;
 use crate::tokens::Prompt;
@@ -29,7 +30,79 @@ pub(crate) fn validate(headers: &HeaderMap, body: &Value) -> Result<(), String> 
     if !body["max_tokens"].is_u64() {
         return Err("max_tokens: Field required".into());
     }
+    let messages = body["messages"].as_array().into_iter().flatten();
+    for (i, message) in messages.enumerate() {
+        let blocks = message["content"].as_array().into_iter().flatten();
+        for (j, block) in blocks.enumerate() {
+            let at = format!("messages.{i}.content.{j}");
+            if block["type"] == "image" {
+                validate_image(&format!("{at}.image"), block)?;
+            }
+            if block["type"] == "tool_result" {
+                let nested = block["content"].as_array().into_iter().flatten();
+                for (k, inner) in nested.enumerate() {
+                    if inner["type"] == "image" {
+                        validate_image(&format!("{at}.tool_result.content.{k}.image"), inner)?;
+                    }
+                }
+            }
+        }
+    }
     Ok(())
+}
+
+/// The most base64 text one image may take (5 MB, counted on the encoded string).
+const MAX_IMAGE_BASE64: usize = 5 * 1024 * 1024;
+
+/// One `image` block at `at` (`messages.0.content.1.image`): a `base64` source of one of
+/// the four image types whose bytes, when recognisable, are what it says they are; or a
+/// `url` or `file` source. Bytes that look like no image at all are let through, so
+/// tests may send short placeholders.
+fn validate_image(at: &str, block: &Value) -> Result<(), String> {
+    let source = &block["source"];
+    if !source.is_object() {
+        return Err(format!("{at}.source: Field required"));
+    }
+    match source["type"].as_str().unwrap_or_default() {
+        "base64" => {}
+        "url" if source["url"].is_string() => return Ok(()),
+        "url" => return Err(format!("{at}.source.url.url: Field required")),
+        "file" if source["file_id"].is_string() => return Ok(()),
+        "file" => return Err(format!("{at}.source.file.file_id: Field required")),
+        other => {
+            return Err(format!(
+                "{at}.source: Input tag '{other}' found using 'type' does not match any of the \
+                 expected tags: 'base64', 'url', 'file'"
+            ));
+        }
+    }
+    let at = format!("{at}.source.base64");
+    let declared = source["media_type"].as_str().unwrap_or_default();
+    if !image::MIME_TYPES.contains(&declared) {
+        return Err(format!(
+            "{at}.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or \
+             'image/webp'"
+        ));
+    }
+    let Some(data) = source["data"].as_str() else {
+        return Err(format!("{at}.data: Field required"));
+    };
+    if data.len() > MAX_IMAGE_BASE64 {
+        return Err(format!(
+            "{at}: image exceeds 5 MB maximum: {} bytes > {MAX_IMAGE_BASE64} bytes",
+            data.len()
+        ));
+    }
+    let Some(bytes) = image::decode_base64(data).filter(|b| !b.is_empty()) else {
+        return Err(format!("{at}.data: Invalid base64 image data"));
+    };
+    match image::sniff(&bytes) {
+        Some(actual) if actual != declared => Err(format!(
+            "{at}: The image was specified using the {declared} media type, but the image \
+             appears to be a {actual} image"
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// `{"type":"error","error":{"type","message"}}` as Anthropic sends it for `status`.

@@ -7,7 +7,9 @@
 //! The fake model server speaks both the OpenAI
 //! chat-completions API (`POST /v1/chat/completions`) and the Anthropic Messages API
 //! (`POST /v1/messages`), streamed (SSE) or not, answers from a script, and fails on
-//! demand. It binds `127.0.0.1` only and never reaches a real provider.
+//! demand. It also transcribes audio as OpenAI does (`POST /v1/audio/transcriptions`),
+//! with a scripted transcript. It binds `127.0.0.1` only and never reaches a real
+//! provider.
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -22,14 +24,17 @@
 //! ## Layout
 //! - `model`    — `FakeModel`, the handle: start, URLs, script, recorded requests
 //! - `step`     — `Step`, one scripted answer, and its JSON form
-//! - `recorded` — `Recorded` (one request as received) and `Format`
+//! - `recorded` — `Recorded` (one request as received, its images), `Transcription`, `Format`
 //! - `server`   — the router and the chat handler's checks (key, shape, model)
+//! - `image`    — image parts of both formats: data URLs, base64, telling formats apart
+//! - `transcription` — `POST /v1/audio/transcriptions`: its checks and answers
 //! - `control`  — the `/_fake/*` routes for scripting from another process
 //! - `state`    — the queue, log and counters shared by handle and handlers
 //! - `reply`    — one `Step` → one response: order of events, stalls, cuts, errors
 //! - `openai`, `anthropic` — each provider's bytes: chunks/events, errors, objects
 //! - `sse`      — SSE event text and a body played from frames (pauses, hang, abort)
 //! - `tokens`   — plausible usage numbers, including imitated prompt caching
+//! - `mime`     — content types guessed from file names, for the platform fakes
 //! - `platform` — `FakePlatform`, what every fake chat platform offers the conformance suite
 //! - `telegram` — `FakeTelegram`: the fake Bot API server, a module folder of its own
 //! - `discord`  — `FakeDiscord`: the fake REST API and gateway, a module folder of its own
@@ -43,6 +48,21 @@
 //!   OpenAI `stream_options` without `"stream": true`, Anthropic without the
 //!   `anthropic-version` header or `max_tokens` → 400; model `"missing-model"` → 404.
 //!   Refused requests are still recorded and take no step.
+//! - Image parts are checked as the APIs check them (400 otherwise). OpenAI: content
+//!   parts of known types; `image_url` only in user messages, its `url` a web address
+//!   or `data:image/{jpeg,png,gif,webp};base64,…` that decodes. Anthropic: an `image`
+//!   block (also inside `tool_result`) has a `base64` source of those four media types
+//!   whose data decodes, is at most 5 MB of base64 and, when its first bytes show an
+//!   image format, is that format (bytes that look like no image pass, so tests may
+//!   use placeholders); `url` and `file` sources pass.
+//! - Transcriptions: multipart `file` (with a name ending in an audio extension OpenAI
+//!   takes: flac m4a mp3 mp4 mpeg mpga oga ogg wav webm) and `model` are required;
+//!   `response_format` `json` (default) → `{"text"}`, `verbose_json` →
+//!   `{"task","language","duration","text","segments"}`, `text`/`srt`/`vtt` → plain
+//!   text. The key is checked as for chat (401); an empty file → 400, over 25 MB →
+//!   413. The transcript is `set_transcript`'s; failures are queued apart from the
+//!   chat script (`fail_next_transcription`).
+//! - Request bodies up to 64 MB are read.
 //! - As with the real APIs, only `"stream": true` gets SSE; otherwise one JSON object.
 //! - OpenAI streams carry `usage` only with `stream_options.include_usage: true` (then
 //!   every chunk has `"usage": null` and a last chunk has `"choices": []` and the usage).
@@ -58,7 +78,14 @@
 //!   `{"slow_text":{"text":"a b c","chunk_delay_ms":100}}`, `"stall"`, `{"cut":"text"}`,
 //!   `{"unfinished":"text"}`, `"malformed"`, `{"stream_error":{"kind":"overloaded_error"}}`.
 //! - `GET /_fake/requests` — `[{"format":"openai"|"anthropic","body":..,"headers":[[k,v]..],"at_ms":N}]`.
-//! - `POST /_fake/reset` — clears queue and log (204).
+//! - `POST /_fake/reset` — clears queue and log, transcription log and failures, and
+//!   sets the transcript back to its default (204).
+//! - `GET /_fake/transcriptions` — `[{"model","file_name","content_type","size",
+//!   "response_format","language","status"}]`, oldest first.
+//! - `POST /_fake/transcript` — `{"text":"..","duration_secs":3.5}` (duration optional,
+//!   42.0): what later transcriptions answer (204).
+//! - `POST /_fake/transcription_failure` — `{"status":429,"retry_after":1}`
+//!   (`retry_after` optional): the next transcription fails so; answers `{"queued":N}`.
 
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
@@ -66,6 +93,8 @@
 mod anthropic;
 mod control;
 pub mod discord;
+mod image;
+mod mime;
 mod model;
 mod openai;
 pub mod platform;
@@ -78,8 +107,9 @@ mod state;
 mod step;
 pub mod telegram;
 mod tokens;
+mod transcription;
 
 pub use model::FakeModel;
-pub use recorded::{Format, Recorded, RecordedJson};
+pub use recorded::{Format, Recorded, RecordedJson, Transcription};
 pub use server::MISSING_MODEL;
 pub use step::Step;

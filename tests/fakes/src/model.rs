@@ -9,10 +9,11 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use crate::recorded::Recorded;
+use crate::recorded::{Recorded, Transcription};
 use crate::server;
 use crate::state::Shared;
 use crate::step::Step;
+use crate::transcription::{Failure, Transcript};
 
 /// A fake model server speaking both the OpenAI and the Anthropic wire format.
 pub struct FakeModel {
@@ -113,6 +114,40 @@ impl FakeModel {
     /// a whole request per turn (benchmarks).
     pub fn keep_bodies(&self, keep: bool) {
         self.shared.keep_bodies(keep);
+    }
+
+    /// What every later transcription (`POST /v1/audio/transcriptions`) answers: this
+    /// text, and in `verbose_json` this `duration`. Until set: "remind me to water the
+    /// plants", 42.0 s.
+    pub fn set_transcript(&self, text: &str, duration_secs: f64) {
+        self.shared.set_transcript(Transcript {
+            text: text.to_string(),
+            duration_secs,
+        });
+    }
+
+    /// The next transcription that passes the checks fails with `status` and OpenAI's
+    /// error body for it (`Retry-After: secs` when `retry_after` is set). Call again to
+    /// queue more, FIFO; chat requests are not affected.
+    pub fn fail_next_transcription(&self, status: u16, retry_after: Option<u64>) {
+        self.shared.fail_next_transcription(Failure {
+            status,
+            retry_after,
+        });
+    }
+
+    /// Every transcription request received so far, oldest first (refused ones too).
+    pub fn transcriptions(&self) -> Vec<Transcription> {
+        self.shared.transcriptions()
+    }
+
+    /// Waits until at least `n` transcription requests are recorded or `timeout` passes,
+    /// then returns them all (fewer than `n` on timeout).
+    pub async fn wait_for_transcriptions(&self, n: usize, timeout: Duration) -> Vec<Transcription> {
+        let mut count = self.shared.transcribed_count();
+        // Timing out is an answer too: the caller sees how many arrived.
+        let _ = tokio::time::timeout(timeout, count.wait_for(|c| *c >= n)).await;
+        self.transcriptions()
     }
 
     /// Clears the script queue and the request log, as `POST /_fake/reset` does.

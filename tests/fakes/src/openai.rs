@@ -1,5 +1,5 @@
-//! The OpenAI chat-completions wire format: request checks, error bodies, stream chunks
-//! and the non-streamed `chat.completion` object.
+//! The OpenAI chat-completions wire format: request checks (image parts included),
+//! error bodies, stream chunks and the non-streamed `chat.completion` object.
 //!
 //! Only bytes and shapes live here; what to send and when is `reply`'s business.
 
@@ -7,6 +7,7 @@ use axum::http::HeaderMap;
 use axum::http::header::AUTHORIZATION;
 use serde_json::{Value, json};
 
+use crate::image;
 use crate::reply::{Call, Stop, Turn, Wire};
 use crate::sse;
 use crate::tokens::Prompt;
@@ -28,6 +29,75 @@ pub(crate) fn validate(_headers: &HeaderMap, body: &Value) -> Result<(), String>
     if !body["stream_options"].is_null() && body["stream"] != true {
         let msg = "The 'stream_options' parameter is only allowed when 'stream' is enabled.";
         return Err(msg.into());
+    }
+    let messages = body["messages"].as_array().into_iter().flatten();
+    for (i, message) in messages.enumerate() {
+        validate_content(i, message)?;
+    }
+    Ok(())
+}
+
+/// The content part types the API knows.
+const PART_TYPES: &[&str] = &[
+    "text",
+    "image_url",
+    "input_audio",
+    "refusal",
+    "audio",
+    "file",
+];
+
+/// One message's content parts: known types, text where text belongs, and image parts
+/// only from the user, each a web address or a base64 `data:` URL of one of the four
+/// image types.
+fn validate_content(i: usize, message: &Value) -> Result<(), String> {
+    let role = message["role"].as_str().unwrap_or_default();
+    let parts = message["content"].as_array().into_iter().flatten();
+    for (j, part) in parts.enumerate() {
+        let at = format!("messages[{i}].content[{j}]");
+        let kind = part["type"].as_str().unwrap_or_default();
+        if !PART_TYPES.contains(&kind) {
+            return Err(format!(
+                "Invalid value: '{kind}'. Supported values are: 'text', 'image_url', \
+                 'input_audio', 'refusal', 'audio', and 'file'."
+            ));
+        }
+        if kind == "text" && !part["text"].is_string() {
+            return Err(format!("Missing required parameter: '{at}.text'."));
+        }
+        if kind != "image_url" {
+            continue;
+        }
+        if role != "user" {
+            return Err(format!(
+                "Invalid 'messages[{i}]'. Image URLs are only allowed for messages with role \
+                 'user', but this message with role '{role}' contains an image URL."
+            ));
+        }
+        if !part["image_url"].is_object() {
+            return Err(format!("Missing required parameter: '{at}.image_url'."));
+        }
+        let Some(url) = part["image_url"]["url"].as_str() else {
+            return Err(format!("Missing required parameter: '{at}.image_url.url'."));
+        };
+        if url.starts_with("https://") || url.starts_with("http://") {
+            continue;
+        }
+        if let Err(why) = image::decode_data_url(url) {
+            return Err(format!(
+                "Invalid image URL: '{at}.image_url.url'. Expected a base64-encoded data URL \
+                 with an image MIME type (e.g. 'data:image/png;base64,aW1nIGJ5dGVzIGhlcmU='), \
+                 but got {}.",
+                why.got()
+            ));
+        }
+        let detail = &part["image_url"]["detail"];
+        if !detail.is_null() && !["auto", "low", "high"].contains(&detail.as_str().unwrap_or("")) {
+            return Err(format!(
+                "Invalid value: '{}'. Supported values are: 'auto', 'low', and 'high'.",
+                detail.as_str().unwrap_or_default()
+            ));
+        }
     }
     Ok(())
 }

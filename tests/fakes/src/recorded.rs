@@ -1,4 +1,5 @@
-//! What the fake saw: one `Recorded` per chat request, and the two wire `Format`s.
+//! What the fake saw: one `Recorded` per chat request (with its images), one
+//! `Transcription` per transcription request, and the two wire `Format`s.
 //!
 //! Recording is passive: nothing here decides how to answer.
 
@@ -6,6 +7,8 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::image;
 
 /// Which API a request spoke.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -57,6 +60,49 @@ impl Recorded {
     pub fn model(&self) -> &str {
         self.body["model"].as_str().unwrap_or_default()
     }
+
+    /// The inline images of the last user message, as `(mime, decoded bytes)` in order:
+    /// OpenAI `image_url` parts with a `data:` URL, Anthropic `image` blocks with a
+    /// `base64` source. Images given by URL or file id carry no bytes and are left out.
+    /// As with `last_user_text`, Anthropic user turns made only of `tool_result` blocks
+    /// are skipped, so this is the last message a person wrote in both formats.
+    pub fn last_user_images(&self) -> Vec<(String, Vec<u8>)> {
+        let Some(message) = last_person_message(&self.body) else {
+            return Vec::new();
+        };
+        image::parts(&message["content"])
+            .filter_map(image::inline)
+            .collect()
+    }
+
+    /// How many image parts the whole request carries, in every message (Anthropic
+    /// `tool_result` contents included), inline or by URL: proves that images of earlier
+    /// turns are, or are not, sent again.
+    pub fn all_image_count(&self) -> usize {
+        image::count_all(&self.body)
+    }
+}
+
+/// One request to `POST /v1/audio/transcriptions`, as received (refused ones too).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Transcription {
+    /// The `model` field; `""` if missing.
+    pub model: String,
+    /// The `file` part's file name; `""` if missing.
+    pub file_name: String,
+    /// The `file` part's `Content-Type`, if it had one.
+    pub content_type: Option<String>,
+    /// The file's length in bytes.
+    pub size: usize,
+    /// The file's bytes (not in `GET /_fake/transcriptions`, which gives `size`).
+    #[serde(skip)]
+    pub bytes: Vec<u8>,
+    /// `response_format` as sent (`None`: the default, `json`).
+    pub response_format: Option<String>,
+    /// `language` as sent.
+    pub language: Option<String>,
+    /// The HTTP status the fake answered.
+    pub status: u16,
 }
 
 /// The JSON shape `GET /_fake/requests` returns for one request.
@@ -107,6 +153,21 @@ pub(crate) fn last_user_text(body: &Value) -> String {
         .map(|m| content_text(&m["content"]))
         .find(|text| !text.is_empty())
         .unwrap_or_default()
+}
+
+/// The last user message that is not made only of Anthropic `tool_result` blocks.
+fn last_person_message(body: &Value) -> Option<&Value> {
+    let only_tool_results = |content: &Value| {
+        content.as_array().is_some_and(|blocks| {
+            !blocks.is_empty() && blocks.iter().all(|b| b["type"] == "tool_result")
+        })
+    };
+    body["messages"]
+        .as_array()?
+        .iter()
+        .rev()
+        .filter(|m| m["role"] == "user")
+        .find(|m| !only_tool_results(&m["content"]))
 }
 
 fn content_text(content: &Value) -> String {

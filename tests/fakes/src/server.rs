@@ -1,4 +1,5 @@
-//! The HTTP surface: the router and the chat handler every model request goes through.
+//! The HTTP surface: the router and the chat handler every model request goes through
+//! (the transcription endpoint has its own file, `transcription`).
 //!
 //! Order of checks for a chat request, as the real APIs do it: record it, then key
 //! (401), then shape (400), then model (404); only a request that passes all three takes
@@ -8,20 +9,25 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{DefaultBodyLimit, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::routing::{get, post};
 use serde_json::Value;
 
-use crate::control;
 use crate::recorded::Format;
 use crate::reply::{self, error_json, error_response};
 use crate::state::Shared;
 use crate::{anthropic, openai};
+use crate::{control, transcription};
 
 /// The model name that always gets a 404 model-not-found error.
 pub const MISSING_MODEL: &str = "missing-model";
+
+/// The largest request body read (axum's default is 2 MB): enough for chat requests
+/// carrying several photos and for audio files past OpenAI's 25 MB, so those get the
+/// API's own 413.
+const MAX_BODY: usize = 64 * 1024 * 1024;
 
 /// Every route of the fake, over `shared`.
 pub(crate) fn app(shared: Arc<Shared>) -> Router {
@@ -29,9 +35,17 @@ pub(crate) fn app(shared: Arc<Shared>) -> Router {
         .route("/v1/chat/completions", post(openai_chat))
         .route("/v1/messages", post(anthropic_chat))
         .route("/v1/models", get(models))
+        .route("/v1/audio/transcriptions", post(transcription::transcribe))
         .route("/_fake/script", post(control::script))
         .route("/_fake/requests", get(control::requests))
         .route("/_fake/reset", post(control::reset))
+        .route("/_fake/transcriptions", get(control::transcriptions))
+        .route("/_fake/transcript", post(control::transcript))
+        .route(
+            "/_fake/transcription_failure",
+            post(control::transcription_failure),
+        )
+        .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(shared)
 }
 

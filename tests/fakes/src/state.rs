@@ -1,5 +1,6 @@
 //! The state one fake model shares between its handle and its request handlers: the
-//! script queue, the request log, the required key and the id counters.
+//! script queue, the request log, the required key and the id counters; for
+//! transcriptions, the transcript, the scripted failures and their own log.
 //!
 //! Locks here are short and never held across `.await`.
 
@@ -12,10 +13,11 @@ use axum::http::HeaderMap;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::recorded::{self, Format, Recorded, RecordedJson};
+use crate::recorded::{self, Format, Recorded, RecordedJson, Transcription};
 use crate::reply::Turn;
 use crate::step::Step;
 use crate::tokens;
+use crate::transcription::{Failure, Transcript};
 
 pub(crate) struct Shared {
     inner: Mutex<Inner>,
@@ -27,6 +29,8 @@ pub(crate) struct Shared {
     started: Instant,
     /// Set by `FakeModel::keep_bodies(false)`.
     bodies_off: std::sync::atomic::AtomicBool,
+    /// How many transcription requests are recorded, for `wait_for_transcriptions`.
+    transcribed: watch::Sender<usize>,
 }
 
 #[derive(Default)]
@@ -41,6 +45,12 @@ struct Inner {
     calls: u64,
     /// The previous body of each format, to imitate prompt caching.
     last_body: HashMap<Format, Bytes>,
+    /// What every transcription answers (`set_transcript`).
+    transcript: Transcript,
+    /// Failures for the next transcriptions, FIFO (`fail_next_transcription`).
+    transcription_failures: VecDeque<Failure>,
+    /// Every transcription request, oldest first.
+    transcriptions: Vec<Transcription>,
 }
 
 impl Shared {
@@ -48,6 +58,7 @@ impl Shared {
         Shared {
             inner: Mutex::new(Inner::default()),
             recorded: watch::Sender::new(0),
+            transcribed: watch::Sender::new(0),
             bodies_off: std::sync::atomic::AtomicBool::new(false),
             shutdown,
             started: Instant::now(),
@@ -77,7 +88,8 @@ impl Shared {
         self.lock().required_key.clone()
     }
 
-    /// Clears the queue, the log, the counters and the cache memory (not the key).
+    /// Clears the queue, the log, the counters and the cache memory (not the key); the
+    /// transcript goes back to its default, its failures and log are cleared.
     pub(crate) fn reset(&self) {
         let mut inner = self.lock();
         let key = inner.required_key.take();
@@ -86,6 +98,43 @@ impl Shared {
             ..Inner::default()
         };
         self.recorded.send_replace(0);
+        self.transcribed.send_replace(0);
+    }
+
+    pub(crate) fn set_transcript(&self, transcript: Transcript) {
+        self.lock().transcript = transcript;
+    }
+
+    pub(crate) fn transcript(&self) -> Transcript {
+        self.lock().transcript.clone()
+    }
+
+    /// Queues a failure for the next transcription; returns how many are queued.
+    pub(crate) fn fail_next_transcription(&self, failure: Failure) -> usize {
+        let mut inner = self.lock();
+        inner.transcription_failures.push_back(failure);
+        inner.transcription_failures.len()
+    }
+
+    pub(crate) fn take_transcription_failure(&self) -> Option<Failure> {
+        self.lock().transcription_failures.pop_front()
+    }
+
+    pub(crate) fn record_transcription(&self, transcription: Transcription) {
+        let count = {
+            let mut inner = self.lock();
+            inner.transcriptions.push(transcription);
+            inner.transcriptions.len()
+        };
+        self.transcribed.send_replace(count);
+    }
+
+    pub(crate) fn transcriptions(&self) -> Vec<Transcription> {
+        self.lock().transcriptions.clone()
+    }
+
+    pub(crate) fn transcribed_count(&self) -> watch::Receiver<usize> {
+        self.transcribed.subscribe()
     }
 
     /// Whether requests are recorded whole; off, only their format and time are kept

@@ -13,7 +13,7 @@ use super::fault::Fault;
 use super::incoming::{self, Incoming};
 use super::objects;
 use super::server::{self, App};
-use super::state::{Answer, Call, Kick, Shared, Stored};
+use super::state::{Answer, Call, Kick, SentFile, Shared, Stored};
 use super::{BOT_ID, TOKEN};
 
 /// A fake Discord (REST API and gateway) for one bot.
@@ -148,6 +148,43 @@ impl FakeDiscord {
             .await;
         self.shared
             .read(|inner| inner.messages.iter().find(|m| found(m)).cloned())
+    }
+
+    /// Every file the bot attached to a message, oldest first: its channel and
+    /// message, file name, content type, bytes, and the message's text.
+    pub fn sent_files(&self) -> Vec<SentFile> {
+        self.shared.read(|inner| inner.sent_files.clone())
+    }
+
+    /// The files the bot sent in `channel`, oldest first.
+    pub fn sent_files_in(&self, channel: u64) -> Vec<SentFile> {
+        self.sent_files()
+            .into_iter()
+            .filter(|f| f.channel == channel)
+            .collect()
+    }
+
+    /// Waits until the bot sent at least `n` files or `timeout` passes; returns them all.
+    pub async fn wait_for_sent_files(&self, n: usize, timeout: Duration) -> Vec<SentFile> {
+        self.shared
+            .wait_until(timeout, |inner| inner.sent_files.len() >= n)
+            .await;
+        self.sent_files()
+    }
+
+    /// Every reaction the bot added, oldest first: (channel, message, emoji), the emoji
+    /// percent-decoded (`"👀"`, or `name:id` for a custom one).
+    pub fn reactions(&self) -> Vec<(u64, u64, String)> {
+        self.shared.read(|inner| inner.reactions.clone())
+    }
+
+    /// Waits until the bot added at least `n` reactions or `timeout` passes; returns them
+    /// all.
+    pub async fn wait_for_reactions(&self, n: usize, timeout: Duration) -> Vec<(u64, u64, String)> {
+        self.shared
+            .wait_until(timeout, |inner| inner.reactions.len() >= n)
+            .await;
+        self.reactions()
     }
 
     /// The DM channel the bot opened (`POST /users/@me/channels`) with the user whose

@@ -1,7 +1,11 @@
 //! `Incoming`: what a user sends the bot, built up in a test, and its injection as a
 //! MESSAGE_CREATE dispatch (stored too, so REST listings and replies can find it).
+//! Attached files become attachment objects with `content_type`; a voice message is
+//! Discord's: one `voice-message.ogg` (`audio/ogg`, `duration_secs`, `waveform`) on a
+//! message flagged `IS_VOICE_MESSAGE`.
 
-use serde_json::Value;
+use base64::Engine;
+use serde_json::{Value, json};
 
 use super::BOT_ID;
 use super::objects::{self, Draft};
@@ -23,8 +27,14 @@ pub struct Incoming {
     text: String,
     mention: bool,
     reply_to: Option<u64>,
-    file: Option<(String, String, Vec<u8>)>,
+    /// (name, content type, bytes), in order.
+    files: Vec<(String, String, Vec<u8>)>,
+    /// A voice message's bytes and length.
+    voice: Option<(Vec<u8>, f64)>,
 }
+
+/// The message flag Discord sets on a voice message.
+const IS_VOICE_MESSAGE: u64 = 1 << 13;
 
 impl Incoming {
     /// A direct message to the bot.
@@ -49,7 +59,8 @@ impl Incoming {
             text: text.to_string(),
             mention: false,
             reply_to: None,
-            file: None,
+            files: Vec::new(),
+            voice: None,
         }
     }
 
@@ -65,9 +76,17 @@ impl Incoming {
         self
     }
 
-    /// With one attached file.
+    /// With an attached file whose `content_type` is `mime`; call again for more.
     pub fn with_file(mut self, name: &str, mime: &str, bytes: Vec<u8>) -> Incoming {
-        self.file = Some((name.to_string(), mime.to_string(), bytes));
+        self.files.push((name.to_string(), mime.to_string(), bytes));
+        self
+    }
+
+    /// A voice message (recorded in the Discord app): the attachment
+    /// `voice-message.ogg`, `audio/ogg`, with `duration_secs` and a `waveform`, and the
+    /// message's `IS_VOICE_MESSAGE` flag. The text should be empty, as Discord has it.
+    pub fn with_voice(mut self, bytes: Vec<u8>, duration_secs: f64) -> Incoming {
+        self.voice = Some((bytes, duration_secs));
         self
     }
 
@@ -87,16 +106,28 @@ pub(crate) fn inject(inner: &mut Inner, base_url: &str, msg: Incoming) -> u64 {
     let id = inner.snowflake();
     let author = objects::user_id(msg.user);
     let mut attachments = Vec::new();
-    if let Some((name, mime, bytes)) = msg.file {
+    let voice = msg.voice.map(|(bytes, secs)| {
+        let name = "voice-message.ogg".to_string();
+        (name, "audio/ogg".to_string(), bytes, Some(secs))
+    });
+    let files = msg.files.into_iter().map(|(n, m, b)| (n, m, b, None));
+    for (name, mime, bytes, duration) in files.chain(voice.clone()) {
         let file_id = inner.snowflake();
         let path = format!("/attachments/{channel}/{file_id}/{name}");
-        attachments.push(objects::attachment(
+        let mut attachment = objects::attachment(
             file_id,
             &name,
             &mime,
             bytes.len(),
             &format!("{base_url}{path}"),
-        ));
+        );
+        if let Some(secs) = duration {
+            attachment["duration_secs"] = json!(secs);
+            // 256 one-byte samples, base64, as Discord sends them.
+            let waveform = base64::engine::general_purpose::STANDARD.encode([128u8; 256]);
+            attachment["waveform"] = json!(waveform);
+        }
+        attachments.push(attachment);
         inner.files.insert(path, (bytes, mime));
     }
     let replied: Option<Value> = msg.reply_to.and_then(|r| {
@@ -120,10 +151,13 @@ pub(crate) fn inject(inner: &mut Inner, base_url: &str, msg: Incoming) -> u64 {
             Vec::new()
         },
         attachments,
-        components: serde_json::json!([]),
+        components: json!([]),
         replied,
     };
-    let json = objects::message(id, channel, &draft);
+    let mut json = objects::message(id, channel, &draft);
+    if voice.is_some() {
+        json["flags"] = json!(IS_VOICE_MESSAGE);
+    }
     inner.messages.push(Stored {
         id,
         channel,

@@ -39,6 +39,13 @@
 //!   editing a user's message 403 (50005); unknown channels and messages 404. The bot's
 //!   own messages are echoed to it as MESSAGE_CREATE, as Discord does.
 //! - `GET /channels/{id}/messages?after=&limit=` lists what came after, newest first.
+//! - Files: the bot's multipart `files[n]` parts keep their `Content-Type` (guessed from
+//!   the file name when they have none, as Discord does) and are kept with their bytes
+//!   (`sent_files`); more than 10 MB in one message gets 413 `{"code": 40005, "message":
+//!   "Request entity too large"}`.
+//! - Reactions (`PUT …/reactions/{emoji}/@me`) need a known message (404, 10008) and a
+//!   Unicode emoji or `name:id` (400 Unknown Emoji, 10014, for a name like `eyes`); they
+//!   are kept percent-decoded (`reactions`).
 //! - `POST /users/@me/channels` (`{"recipient_id"}`) answers a test user's DM channel
 //!   object (type 1, the user as recipient), the same for the same user each time, and
 //!   remembers it (`opened_dm`); any other id is 404 Unknown User (10013).
@@ -58,7 +65,7 @@ mod state;
 pub use fake::FakeDiscord;
 pub use fault::Fault;
 pub use incoming::Incoming;
-pub use state::{Answer, Call, Stored};
+pub use state::{Answer, Call, SentFile, Stored};
 
 /// The fake bot's token.
 pub const TOKEN: &str = "FAKE-DISCORD-BOT-TOKEN.x.y";

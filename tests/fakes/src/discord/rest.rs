@@ -2,8 +2,9 @@
 //! recorded, then checked in Discord's order — token (401), a scripted fault — and
 //! answered like Discord (its validation errors included: over 2000 characters, an
 //! empty message, editing someone else's message, an unknown channel or message, an
-//! interaction answered twice). `POST /users/@me/channels` opens a DM: a test user's
-//! DM channel, the same one each time, remembered as opened.
+//! interaction answered twice, uploads over 10 MB, reactions to unknown messages or
+//! with an emoji that is neither Unicode nor `name:id`). `POST /users/@me/channels`
+//! opens a DM: a test user's DM channel, the same one each time, remembered as opened.
 
 use std::time::Instant;
 
@@ -17,11 +18,14 @@ use serde_json::{Value, json};
 use super::fault::{error, unauthorized};
 use super::objects::{self, Draft};
 use super::server::App;
-use super::state::{Answer, Call, Inner, Stored};
+use super::state::{Answer, Call, Inner, SentFile, Stored};
 use super::{BOT_ID, TOKEN};
 
 /// Discord's message length limit, in characters.
 const LIMIT: usize = 2000;
+
+/// The most a bot may upload with one message (all its files together).
+const MAX_UPLOAD: usize = 10 * 1024 * 1024;
 
 /// Which route a request is, by method and path segments (after `/api/v10/`).
 fn route(method: &Method, segments: &[&str]) -> &'static str {
@@ -44,11 +48,23 @@ fn route(method: &Method, segments: &[&str]) -> &'static str {
 /// A request body: JSON, or multipart with `payload_json` and files.
 struct Body {
     json: Value,
-    /// (form field, file name, bytes).
-    files: Vec<(String, String, Bytes)>,
+    files: Vec<Part>,
 }
 
-async fn read_body(request: Request) -> Result<Body, String> {
+/// One uploaded file of a multipart body.
+struct Part {
+    /// The form field (`files[0]`).
+    field: String,
+    file_name: String,
+    /// The part's own `Content-Type`, if it had one.
+    content_type: Option<String>,
+    bytes: Bytes,
+}
+
+/// Why a body could not be read: its status (413 past the size limit, else 400) and text.
+type Unreadable = (StatusCode, String);
+
+async fn read_body(request: Request) -> Result<Body, Unreadable> {
     let multipart = request
         .headers()
         .get(header::CONTENT_TYPE)
@@ -57,11 +73,12 @@ async fn read_body(request: Request) -> Result<Body, String> {
     if !multipart {
         let bytes = Bytes::from_request(request, &())
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| (e.status(), e.to_string()))?;
         let json = if bytes.is_empty() {
             Value::Null
         } else {
-            serde_json::from_slice(&bytes).map_err(|e| format!("body is not JSON: {e}"))?
+            serde_json::from_slice(&bytes)
+                .map_err(|e| (StatusCode::BAD_REQUEST, format!("body is not JSON: {e}")))?
         };
         return Ok(Body {
             json,
@@ -70,20 +87,27 @@ async fn read_body(request: Request) -> Result<Body, String> {
     }
     let mut form = Multipart::from_request(request, &())
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| (e.status(), e.to_string()))?;
     let mut body = Body {
         json: Value::Null,
         files: Vec::new(),
     };
-    while let Some(field) = form.next_field().await.map_err(|e| e.to_string())? {
+    let unreadable = |e: axum::extract::multipart::MultipartError| (e.status(), e.to_string());
+    while let Some(field) = form.next_field().await.map_err(unreadable)? {
         let name = field.name().unwrap_or_default().to_string();
         let file_name = field.file_name().map(str::to_string);
-        let bytes = field.bytes().await.map_err(|e| e.to_string())?;
+        let content_type = field.content_type().map(str::to_string);
+        let bytes = field.bytes().await.map_err(unreadable)?;
         match file_name {
-            Some(file_name) => body.files.push((name, file_name, bytes)),
+            Some(file_name) => body.files.push(Part {
+                field: name,
+                file_name,
+                content_type,
+                bytes,
+            }),
             None if name == "payload_json" => {
-                body.json =
-                    serde_json::from_slice(&bytes).map_err(|e| format!("payload_json: {e}"))?;
+                body.json = serde_json::from_slice(&bytes)
+                    .map_err(|e| (StatusCode::BAD_REQUEST, format!("payload_json: {e}")))?;
             }
             None => {}
         }
@@ -113,7 +137,10 @@ pub(crate) async fn api(
                 let files: Vec<Value> = body
                     .files
                     .iter()
-                    .map(|(field, name, bytes)| json!({"field": field, "file_name": name, "size": bytes.len()}))
+                    .map(|part| {
+                        json!({"field": part.field, "file_name": part.file_name,
+                               "content_type": part.content_type, "size": part.bytes.len()})
+                    })
                     .collect();
                 if !json.is_object() {
                     json = json!({});
@@ -122,7 +149,7 @@ pub(crate) async fn api(
             }
             json
         }
-        Err(why) => json!({"unreadable_body": why}),
+        Err((_, why)) => json!({"unreadable_body": why}),
     };
     let call = Call {
         route: name.to_string(),
@@ -158,7 +185,8 @@ pub(crate) async fn api(
     }
     let body = match body {
         Ok(body) => body,
-        Err(why) => return error(400, &why, 50109),
+        Err((StatusCode::PAYLOAD_TOO_LARGE, _)) => return too_large(),
+        Err((_, why)) => return error(400, &why, 50109),
     };
     let id = |i: usize| {
         segments
@@ -182,7 +210,10 @@ pub(crate) async fn api(
         "list_messages" => list(&app, id(1), query.as_deref()),
         "create_message" => app.shared.update(|inner| create(inner, &app, id(1), body)),
         "edit_message" => app.shared.update(|inner| edit(inner, id(1), id(3), &body.json)),
-        "typing" | "react" => StatusCode::NO_CONTENT.into_response(),
+        "typing" => StatusCode::NO_CONTENT.into_response(),
+        "react" => app
+            .shared
+            .update(|inner| react(inner, id(1), id(3), segments.get(5).copied())),
         "interaction_callback" => app.shared.update(|inner| answer(inner, id(1), body.json)),
         _ => error(404, "404: Not Found", 0),
     }
@@ -266,21 +297,38 @@ fn create(inner: &mut Inner, app: &App, channel: u64, body: Body) -> Response {
     if content.is_empty() && body.files.is_empty() && !has_components {
         return error(400, "Cannot send an empty message", 50006);
     }
+    if body.files.iter().map(|f| f.bytes.len()).sum::<usize>() > MAX_UPLOAD {
+        return too_large();
+    }
     let id = inner.snowflake();
     let mut attachments = Vec::new();
-    for (_, name, bytes) in body.files {
+    for part in body.files {
         let file_id = inner.snowflake();
+        let name = part.file_name;
         let path = format!("/attachments/{channel}/{file_id}/{name}");
+        // Discord keeps a part's type and guesses one from the name otherwise.
+        let mime = part
+            .content_type
+            .filter(|t| t != "application/octet-stream")
+            .unwrap_or_else(|| crate::mime::from_name(&name).to_string());
         attachments.push(objects::attachment(
             file_id,
             &name,
-            "application/octet-stream",
-            bytes.len(),
+            &mime,
+            part.bytes.len(),
             &format!("{}{path}", app.base_url),
         ));
         inner
             .files
-            .insert(path, (bytes.to_vec(), "application/octet-stream".into()));
+            .insert(path, (part.bytes.to_vec(), mime.clone()));
+        inner.sent_files.push(SentFile {
+            channel,
+            message: id,
+            file_name: name,
+            content_type: mime,
+            bytes: part.bytes.to_vec(),
+            content: content.clone(),
+        });
     }
     let draft = Draft {
         author: BOT_ID,
@@ -304,6 +352,32 @@ fn create(inner: &mut Inner, app: &App, channel: u64, body: Body) -> Response {
         .gateway
         .dispatch("MESSAGE_CREATE", objects::gateway_message(&json));
     Json(json).into_response()
+}
+
+/// Discord's answer to an upload past its limit.
+fn too_large() -> Response {
+    error(413, "Request entity too large", 40005)
+}
+
+/// `PUT /channels/{c}/messages/{m}/reactions/{emoji}/@me`: a Unicode emoji or a custom
+/// one as `name:id`, on a message of that channel; recorded, answered 204.
+fn react(inner: &mut Inner, channel: u64, message: u64, emoji: Option<&str>) -> Response {
+    if objects::channel_json(channel).is_none() {
+        return error(404, "Unknown Channel", 10003);
+    }
+    if inner.message_mut(channel, message).is_none() {
+        return error(404, "Unknown Message", 10008);
+    }
+    let emoji = emoji.unwrap_or_default();
+    let custom = emoji
+        .split_once(':')
+        .is_some_and(|(name, id)| !name.is_empty() && id.parse::<u64>().is_ok());
+    // A name such as `thumbsup` or `:eyes:` is Slack's way, not Discord's.
+    if emoji.is_empty() || (!custom && emoji.is_ascii()) {
+        return error(400, "Unknown Emoji", 10014);
+    }
+    inner.reactions.push((channel, message, emoji.to_string()));
+    StatusCode::NO_CONTENT.into_response()
 }
 
 fn edit(inner: &mut Inner, channel: u64, id: u64, body: &Value) -> Response {

@@ -21,7 +21,7 @@ pub struct Call {
     pub method: String,
     pub path: String,
     /// The JSON body; for multipart, `payload_json` parsed plus `files` as
-    /// `[{"field","file_name","size"}]`.
+    /// `[{"field","file_name","content_type","size"}]`.
     pub body: Value,
     pub at: Instant,
 }
@@ -49,6 +49,20 @@ impl Stored {
             .as_array()
             .is_some_and(|rows| !rows.is_empty())
     }
+}
+
+/// A file the bot attached to a message it sent (multipart `files[n]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SentFile {
+    pub channel: u64,
+    /// The message it is attached to.
+    pub message: u64,
+    pub file_name: String,
+    /// The part's `Content-Type`, or one guessed from the file name as Discord does.
+    pub content_type: String,
+    pub bytes: Vec<u8>,
+    /// The message's text as sent (`""` if none).
+    pub content: String,
 }
 
 /// An answer the bot gave to an interaction (a button press).
@@ -133,6 +147,10 @@ pub(crate) struct Inner {
     /// Button presses sent, by interaction id: the (channel, message) pressed.
     pub pressed: HashMap<u64, (u64, u64)>,
     pub answers: Vec<Answer>,
+    /// Every file the bot sent, oldest first.
+    pub sent_files: Vec<SentFile>,
+    /// Reactions the bot added: (channel, message, emoji as text, percent-decoded).
+    pub reactions: Vec<(u64, u64, String)>,
     /// DM channels opened through `POST /users/@me/channels`, by recipient.
     pub dms: BTreeMap<u64, u64>,
 }
@@ -150,6 +168,8 @@ impl Default for Inner {
             gateway: Gateway::default(),
             pressed: HashMap::new(),
             answers: Vec::new(),
+            sent_files: Vec::new(),
+            reactions: Vec::new(),
             dms: BTreeMap::new(),
         }
     }

@@ -171,6 +171,7 @@ pub(crate) fn call(
                 file_id: file_id.clone(),
                 file_name,
                 bytes: Vec::with_capacity(length),
+                content_type: None,
                 channel: None,
                 thread_ts: None,
                 title: None,

@@ -267,8 +267,26 @@ impl FakeSlack {
         self.shared.read(|inner| inner.ims.get(user).cloned())
     }
 
+    /// Every upload the bot began, oldest first, completed or not.
     pub fn uploads(&self) -> Vec<Upload> {
         self.shared.read(|inner| inner.uploads.clone())
+    }
+
+    /// The uploads `files.completeUploadExternal` shared, oldest first: each with its
+    /// file name, bytes, channel, thread, title and initial comment.
+    pub fn completed_uploads(&self) -> Vec<Upload> {
+        self.uploads().into_iter().filter(|u| u.completed).collect()
+    }
+
+    /// Waits until at least `n` uploads are completed or `timeout` passes; returns the
+    /// completed ones.
+    pub async fn wait_for_uploads(&self, n: usize, timeout: Duration) -> Vec<Upload> {
+        self.shared
+            .wait_until(timeout, |inner| {
+                inner.uploads.iter().filter(|u| u.completed).count() >= n
+            })
+            .await;
+        self.completed_uploads()
     }
 
     /// `(channel, ts, name)` of every reaction added.

@@ -18,7 +18,8 @@ pub struct Incoming {
     /// Mention the bot: `<@UBOT>` starts the text, and (outside DMs) an `app_mention`
     /// envelope follows the `message` one.
     pub mention: bool,
-    /// Files attached: (name, mimetype, bytes).
+    /// Files attached: (name, mimetype, bytes); each becomes a file object with `id`,
+    /// `name`, `mimetype`, `filetype`, `size` and `url_private` served by the fake.
     pub files: Vec<(String, String, Vec<u8>)>,
     /// Files shared from outside Slack (`is_external`, e.g. Google Drive): (name, url).
     pub external_files: Vec<(String, String)>,
@@ -143,7 +144,7 @@ pub(crate) fn events(inner: &mut Inner, msg: Incoming, base: &str) -> (String, V
             let url = format!("{base}/files/{id}/{name}");
             files.push(json!({
                 "id": id, "name": name, "title": name, "mimetype": mime,
-                "filetype": name.rsplit('.').next().unwrap_or("bin"),
+                "filetype": filetype(name),
                 "size": bytes.len(), "url_private": url, "url_private_download": url,
             }));
             inner.files.insert(
@@ -198,6 +199,19 @@ pub(crate) fn events(inner: &mut Inner, msg: Incoming, base: &str) -> (String, V
         payloads.push(callback(inner, mention));
     }
     (ts, payloads)
+}
+
+/// Slack's `filetype` for a file called `name`: mostly its extension, with Slack's own
+/// names for a few (`text`, `markdown`, `jpg`) and `binary` for none.
+fn filetype(name: &str) -> String {
+    let extension = crate::mime::extension(name);
+    match extension.as_str() {
+        "" => "binary".into(),
+        "txt" => "text".into(),
+        "md" => "markdown".into(),
+        "jpeg" => "jpg".into(),
+        _ => extension,
+    }
 }
 
 /// An `event_callback` around `event`.

@@ -44,7 +44,11 @@
 //!   (bot id `BBOT`). Message ts count up from `1700000000.000100`.
 //! - `chat.update` of a message the bot did not send → `cant_update_message`; unknown →
 //!   `message_not_found`. Text over 40,000 characters → `msg_too_long`.
-//! - Files a user attaches are served at `/files/{id}/{name}` to the bot token only.
+//! - Files a user attaches are served at `/files/{id}/{name}` to the bot token only;
+//!   their objects carry `mimetype`, `filetype` and `size`.
+//! - Uploads: `files.getUploadURLExternal` → a POST of the bytes (raw or multipart) to
+//!   `/upload/{file_id}` → `files.completeUploadExternal`; each is an `Upload`
+//!   (`uploads`, `completed_uploads`).
 //! - `conversations.open` with one user `U{n}` answers their IM `D{n}` (the same each
 //!   time, `already_open` after the first) and remembers it (`opened_im`); `UBOT` is
 //!   `cannot_dm_bot`, an id not starting with `U` is `user_not_found`.

@@ -76,16 +76,23 @@ impl Delivery {
     }
 }
 
-/// A file the bot uploaded.
+/// A file the bot uploaded: `files.getUploadURLExternal` names it, a POST to the upload
+/// URL brings its bytes, `files.completeUploadExternal` shares it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Upload {
     pub file_id: String,
+    /// `filename` as given to `files.getUploadURLExternal`.
     pub file_name: String,
+    /// The bytes posted to the upload URL (a raw body, or a multipart form's file part).
     pub bytes: Vec<u8>,
-    /// Set by `files.completeUploadExternal`.
+    /// The posted file's `Content-Type`, if it had one.
+    pub content_type: Option<String>,
+    /// Set by `files.completeUploadExternal`: its `channel_id`.
     pub channel: Option<String>,
     pub thread_ts: Option<String>,
+    /// The file's `title` in `files.completeUploadExternal`.
     pub title: Option<String>,
+    /// `initial_comment`.
     pub comment: Option<String>,
     pub completed: bool,
 }

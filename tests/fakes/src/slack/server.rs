@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use axum::Router;
 use axum::body::{Bytes, to_bytes};
-use axum::extract::{DefaultBodyLimit, Path, Request, State};
+use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Path, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
@@ -156,7 +156,41 @@ async fn method(State(app): State<App>, Path(method): Path<String>, request: Req
     }
 }
 
-async fn upload(State(app): State<App>, Path(file_id): Path<String>, body: Bytes) -> Response {
+/// The bytes and content type of an upload: a raw body as sent, or the first file part
+/// of a multipart form (Slack takes both).
+async fn upload_body(request: Request) -> Result<(Bytes, Option<String>), String> {
+    let content_type = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    if !content_type
+        .as_deref()
+        .is_some_and(|t| t.starts_with("multipart/form-data"))
+    {
+        let body = to_bytes(request.into_body(), MAX_BODY)
+            .await
+            .map_err(|e| e.to_string())?;
+        return Ok((body, content_type));
+    }
+    let mut form = Multipart::from_request(request, &())
+        .await
+        .map_err(|e| e.body_text())?;
+    while let Some(field) = form.next_field().await.map_err(|e| e.body_text())? {
+        if field.file_name().is_some() {
+            let content_type = field.content_type().map(str::to_string);
+            let bytes = field.bytes().await.map_err(|e| e.body_text())?;
+            return Ok((bytes, content_type));
+        }
+    }
+    Err("the form has no file part".into())
+}
+
+async fn upload(State(app): State<App>, Path(file_id): Path<String>, request: Request) -> Response {
+    let (body, content_type) = match upload_body(request).await {
+        Ok(upload) => upload,
+        Err(why) => return (StatusCode::BAD_REQUEST, why).into_response(),
+    };
     let len = body.len();
     let found = app.shared.update(|inner| {
         match inner
@@ -166,6 +200,7 @@ async fn upload(State(app): State<App>, Path(file_id): Path<String>, body: Bytes
         {
             Some(upload) => {
                 upload.bytes = body.to_vec();
+                upload.content_type = content_type;
                 true
             }
             None => false,

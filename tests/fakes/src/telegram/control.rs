@@ -45,6 +45,7 @@ struct IncomingJson {
     photo: Option<FileJson>,
     document: Option<FileJson>,
     voice: Option<FileJson>,
+    audio: Option<FileJson>,
 }
 
 /// A file's bytes as `base64` or as `text`; documents also need a `name`.
@@ -117,6 +118,10 @@ impl IncomingJson {
         if let Some(voice) = &self.voice {
             msg = msg.with_voice(voice.bytes()?);
         }
+        if let Some(audio) = &self.audio {
+            let name = audio.name.as_deref().unwrap_or("audio.mp3");
+            msg = msg.with_audio(name, audio.bytes()?);
+        }
         Ok(msg)
     }
 }
@@ -155,6 +160,43 @@ pub(crate) async fn calls(State(app): State<App>) -> Json<Vec<CallJson>> {
             .collect()
     });
     Json(calls)
+}
+
+/// Every file the bot sent, oldest first, its bytes in `base64`.
+pub(crate) async fn files(State(app): State<App>) -> Json<Vec<Value>> {
+    let files = app.shared.read(|inner| {
+        inner
+            .sent_files
+            .iter()
+            .map(|f| {
+                json!({
+                    "kind": f.kind,
+                    "chat_id": f.chat_id,
+                    "message_id": f.message_id,
+                    "message_thread_id": f.message_thread_id,
+                    "file_name": f.file_name,
+                    "size": f.bytes.len(),
+                    "caption": f.caption,
+                    "base64": base64::engine::general_purpose::STANDARD.encode(&f.bytes),
+                })
+            })
+            .collect()
+    });
+    Json(files)
+}
+
+/// Every reaction the bot set, oldest first.
+pub(crate) async fn reactions(State(app): State<App>) -> Json<Vec<Value>> {
+    let reactions = app.shared.read(|inner| {
+        inner
+            .reactions
+            .iter()
+            .map(|(chat_id, message_id, emoji)| {
+                json!({"chat_id": chat_id, "message_id": message_id, "emoji": emoji})
+            })
+            .collect()
+    });
+    Json(reactions)
 }
 
 /// `{"confirmed_offset":N,"pending":N}`.

@@ -11,7 +11,7 @@ use tokio::sync::watch;
 
 use super::fault::Fault;
 use super::incoming::{self, Incoming};
-use super::record::{Call, Sent};
+use super::record::{Call, Sent, SentFile};
 use super::server::{self, App};
 use super::state::Shared;
 use super::{BOT_ID, BOT_USERNAME, TOKEN, listener, methods};
@@ -156,6 +156,49 @@ impl FakeTelegram {
             .wait_until(timeout, |inner| inner.sent.len() >= n)
             .await;
         self.sent()
+    }
+
+    /// Every file the bot sent (photos, documents, voice notes, audio), oldest first,
+    /// with its bytes and caption.
+    pub fn sent_files(&self) -> Vec<SentFile> {
+        self.shared.read(|inner| inner.sent_files.clone())
+    }
+
+    /// The files the bot sent to `chat_id`, oldest first.
+    pub fn sent_files_in(&self, chat_id: i64) -> Vec<SentFile> {
+        self.shared.read(|inner| {
+            inner
+                .sent_files
+                .iter()
+                .filter(|f| f.chat_id == chat_id)
+                .cloned()
+                .collect()
+        })
+    }
+
+    /// Waits until the bot sent at least `n` files or `timeout` passes, then returns
+    /// them all (fewer than `n` on timeout).
+    pub async fn wait_for_sent_files(&self, n: usize, timeout: Duration) -> Vec<SentFile> {
+        self.shared
+            .wait_until(timeout, |inner| inner.sent_files.len() >= n)
+            .await;
+        self.sent_files()
+    }
+
+    /// Every reaction the bot set (`setMessageReaction` calls that were accepted), oldest
+    /// first: (chat id, message id, emoji), the emoji `""` when the call removed the
+    /// reaction.
+    pub fn reactions(&self) -> Vec<(i64, i64, String)> {
+        self.shared.read(|inner| inner.reactions.clone())
+    }
+
+    /// Waits until the bot set at least `n` reactions or `timeout` passes, then returns
+    /// them all (fewer than `n` on timeout).
+    pub async fn wait_for_reactions(&self, n: usize, timeout: Duration) -> Vec<(i64, i64, String)> {
+        self.shared
+            .wait_until(timeout, |inner| inner.reactions.len() >= n)
+            .await;
+        self.reactions()
     }
 
     /// The first call of `method` (case-insensitive), waiting up to `timeout` for one.

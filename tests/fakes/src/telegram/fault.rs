@@ -89,6 +89,11 @@ impl Refusal {
         Refusal::new(400, &format!("Bad Request: {text}"))
     }
 
+    /// 413, as the Bot API answers an upload over its limits.
+    pub(crate) fn too_large() -> Refusal {
+        Refusal::new(413, "Request Entity Too Large")
+    }
+
     /// 400 for a missing or malformed required parameter, worded as Telegram does.
     pub(crate) fn missing(param: &str) -> Refusal {
         Refusal::bad_request(&format!("{param} is empty"))

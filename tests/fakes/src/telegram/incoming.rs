@@ -5,7 +5,7 @@
 use axum::body::Bytes;
 use serde_json::{Value, json};
 
-use super::attachment::Kind;
+use super::attachment::MediaKind;
 use super::entities;
 use super::objects::{self, ChatInfo, Content, Draft};
 use super::state::Inner;
@@ -24,7 +24,7 @@ pub struct Incoming {
     reply_to: Option<(i64, bool)>,
     mention: bool,
     command: bool,
-    attachment: Option<(Kind, String, Vec<u8>)>,
+    attachment: Option<(MediaKind, String, Vec<u8>)>,
 }
 
 #[derive(Debug, Clone)]
@@ -104,19 +104,27 @@ impl Incoming {
 
     /// A photo (two sizes, smallest first) with these bytes; the text becomes the caption.
     pub fn with_photo(mut self, bytes: Vec<u8>) -> Incoming {
-        self.attachment = Some((Kind::Photo, String::new(), bytes));
+        self.attachment = Some((MediaKind::Photo, String::new(), bytes));
         self
     }
 
-    /// A document named `name`; the text becomes the caption.
+    /// A document named `name` (`mime_type` guessed from the name: `application/pdf`,
+    /// `text/csv`, `image/png` …); the text becomes the caption.
     pub fn with_document(mut self, name: &str, bytes: Vec<u8>) -> Incoming {
-        self.attachment = Some((Kind::Document, name.to_string(), bytes));
+        self.attachment = Some((MediaKind::Document, name.to_string(), bytes));
         self
     }
 
     /// A voice note (OGG, 1 s); the text becomes the caption.
     pub fn with_voice(mut self, bytes: Vec<u8>) -> Incoming {
-        self.attachment = Some((Kind::Voice, String::new(), bytes));
+        self.attachment = Some((MediaKind::Voice, String::new(), bytes));
+        self
+    }
+
+    /// An audio file named `name` (`audio` with `file_name`, `mime_type` from the name,
+    /// 1 s), as a music app shares it; the text becomes the caption.
+    pub fn with_audio(mut self, name: &str, bytes: Vec<u8>) -> Incoming {
+        self.attachment = Some((MediaKind::Audio, name.to_string(), bytes));
         self
     }
 

@@ -20,11 +20,12 @@
 //! - `fake`       — `FakeTelegram`, the handle: start, URLs, inject, inspect, faults, outage
 //! - `incoming`   — `Incoming`, the builder for what a user sends, and its injection
 //! - `entities`   — final text and its entities (mentions, bot commands, UTF-16 offsets)
-//! - `attachment` — photos, documents and voice notes: stored bytes and their JSON
+//! - `attachment` — photos, documents, voice notes, audio: stored bytes and their JSON
 //! - `objects`    — the bot, users, chats and `Message` objects as JSON
 //! - `store`      — chats, messages and files the fake knows (for replies, edits, getFile)
 //! - `updates`    — the update queue: ids, `offset` confirmation, pending count
-//! - `record`     — `Call` (every API request) and `Sent` (every message sent or edited)
+//! - `record`     — `Call` (every API request), `Sent` (every message sent or edited),
+//!   `SentFile` (every file sent)
 //! - `fault`      — `Fault`, a scripted failure, and `Refusal`, any `{"ok":false}` answer
 //! - `html`       — a checker for `parse_mode: HTML` imitating Telegram's parser errors
 //! - `params`     — request parameters from a query, JSON, form or multipart body
@@ -68,6 +69,13 @@
 //!   keeps the text exactly as the bot sent it.
 //! - File downloads (`GET /file/bot{TOKEN}/{file_path}`) are recorded as calls of the
 //!   made-up method `downloadFile` with `{"file_path": ..}`.
+//! - Media: incoming documents and audio carry a `mime_type` guessed from the file name,
+//!   voice notes `duration` 1 and `audio/ogg`. Sending: an uploaded photo over 10 MB, or
+//!   any upload over 50 MB, gets 413 `Request Entity Too Large`; every file sent is kept
+//!   with its bytes and caption (`sent_files`).
+//! - `setMessageReaction` wants a message the fake knows (`MESSAGE_ID_INVALID`), at
+//!   most one reaction (`REACTIONS_TOO_MANY`), and an emoji from the Bot API's list of
+//!   reaction emoji (`REACTION_INVALID`); accepted ones are kept (`reactions`).
 //!
 //! ## Control routes (for another process; same port as the API)
 //! - `POST /_fake/inject` — one incoming message as JSON, answers
@@ -76,12 +84,15 @@
 //!   "first_name":"Ann", "username":"ann", "title":"Group", "text":"hi", "thread_id":7,
 //!   "reply_to":12, "reply_to_bot":true, "mention":true, "command":true,
 //!   "photo":{"base64":".."}, "document":{"name":"a.txt","text":".."},
-//!   "voice":{"base64":".."}}`. `chat_id` defaults to `user_id` (a DM); `chat_type`
+//!   "voice":{"base64":".."}, "audio":{"name":"song.mp3","base64":".."}}`. `chat_id` defaults to `user_id` (a DM); `chat_type`
 //!   defaults to `private` for positive ids and `supergroup` for negative ones. Files
 //!   take `base64` or `text` for their bytes.
 //! - `GET /_fake/sent` — `[{"method","chat_id","message_id","text","parse_mode",
 //!   "message_thread_id","reply_to","file_name"}]`, oldest first.
 //! - `GET /_fake/calls` — `[{"method":"sendMessage","params":{..},"at_ms":N}]`.
+//! - `GET /_fake/files` — `[{"kind":"photo"|"document"|"voice"|"audio","chat_id",
+//!   "message_id","message_thread_id","file_name","size","caption","base64"}]`.
+//! - `GET /_fake/reactions` — `[{"chat_id","message_id","emoji"}]`.
 //! - `GET /_fake/updates` — `{"confirmed_offset":N,"pending":N}`.
 //! - `POST /_fake/fail` — `{"method":"sendMessage","fault":F}` with F one of
 //!   `{"too_many_requests":{"retry_after":1}}`, `"conflict"`, `"unauthorized"`,
@@ -108,10 +119,11 @@ mod state;
 mod store;
 mod updates;
 
+pub use attachment::MediaKind;
 pub use fake::FakeTelegram;
 pub use fault::Fault;
 pub use incoming::Incoming;
-pub use record::{Call, CallJson, Sent};
+pub use record::{Call, CallJson, Sent, SentFile};
 
 /// The fake bot's token: requests go to `/bot123456:TEST-TOKEN/{Method}`.
 pub const TOKEN: &str = "123456:TEST-TOKEN";

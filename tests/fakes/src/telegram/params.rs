@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Multipart, Request};
+use axum::http::StatusCode;
 use axum::http::header::CONTENT_TYPE;
 use serde_json::{Map, Value};
 
@@ -81,8 +82,34 @@ pub(crate) fn as_i64(value: &Value) -> Option<i64> {
     }
 }
 
+/// A body that could not be read.
+#[derive(Debug, Clone)]
+pub(crate) struct Unreadable {
+    /// The body was over the size limit (Telegram answers 413).
+    pub too_large: bool,
+    pub why: String,
+}
+
+impl From<String> for Unreadable {
+    fn from(why: String) -> Unreadable {
+        Unreadable {
+            too_large: false,
+            why,
+        }
+    }
+}
+
+impl Unreadable {
+    fn of(status: StatusCode, why: String) -> Unreadable {
+        Unreadable {
+            too_large: status == StatusCode::PAYLOAD_TOO_LARGE,
+            why,
+        }
+    }
+}
+
 /// Reads every parameter of `request`; `Err` is a body that does not parse.
-pub(crate) async fn read(request: Request) -> Result<Params, String> {
+pub(crate) async fn read(request: Request) -> Result<Params, Unreadable> {
     let mut map = Map::new();
     if let Some(query) = request.uri().query() {
         add_pairs(&mut map, query.as_bytes());
@@ -97,19 +124,19 @@ pub(crate) async fn read(request: Request) -> Result<Params, String> {
     if content_type.starts_with("multipart/form-data") {
         let multipart = Multipart::from_request(request, &())
             .await
-            .map_err(|e| e.body_text())?;
+            .map_err(|e| Unreadable::of(e.status(), e.body_text()))?;
         uploads = read_multipart(multipart, &mut map).await?;
     } else {
         let body = Bytes::from_request(request, &())
             .await
-            .map_err(|e| e.body_text())?;
+            .map_err(|e| Unreadable::of(e.status(), e.body_text()))?;
         if content_type.starts_with("application/x-www-form-urlencoded") {
             add_pairs(&mut map, &body);
         } else if !body.iter().all(u8::is_ascii_whitespace) {
             match serde_json::from_slice::<Value>(&body) {
                 Ok(Value::Object(fields)) => map.extend(fields),
-                Ok(_) => return Err("the JSON body is not an object".into()),
-                Err(e) => return Err(format!("the body is not JSON: {e}")),
+                Ok(_) => return Err(String::from("the JSON body is not an object").into()),
+                Err(e) => return Err(format!("the body is not JSON: {e}").into()),
             }
         }
     }
@@ -139,14 +166,16 @@ fn text_value(key: &str, text: String) -> Value {
 async fn read_multipart(
     mut multipart: Multipart,
     map: &mut Map<String, Value>,
-) -> Result<HashMap<String, Upload>, String> {
+) -> Result<HashMap<String, Upload>, Unreadable> {
+    let unreadable =
+        |e: axum::extract::multipart::MultipartError| Unreadable::of(e.status(), e.body_text());
     let mut files: Vec<(String, Upload)> = Vec::new();
-    while let Some(field) = multipart.next_field().await.map_err(|e| e.body_text())? {
+    while let Some(field) = multipart.next_field().await.map_err(unreadable)? {
         let name = field.name().unwrap_or_default().to_string();
         let file_name = field.file_name().map(str::to_string);
         match file_name {
             Some(file_name) => {
-                let bytes = field.bytes().await.map_err(|e| e.body_text())?;
+                let bytes = field.bytes().await.map_err(unreadable)?;
                 let upload = Upload {
                     name: file_name,
                     bytes,
@@ -154,7 +183,7 @@ async fn read_multipart(
                 files.push((name, upload));
             }
             None => {
-                let text = field.text().await.map_err(|e| e.body_text())?;
+                let text = field.text().await.map_err(unreadable)?;
                 let value = text_value(&name, text);
                 map.insert(name, value);
             }

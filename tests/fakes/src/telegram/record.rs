@@ -1,5 +1,6 @@
-//! What the bot did, as the fake saw it: a `Call` per API request (refused ones too) and
-//! a `Sent` per message the bot sent or edited successfully.
+//! What the bot did, as the fake saw it: a `Call` per API request (refused ones too), a
+//! `Sent` per message the bot sent or edited successfully, and a `SentFile` per file it
+//! sent.
 //!
 //! Recording is passive: nothing here decides how to answer.
 
@@ -7,6 +8,8 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use super::attachment::MediaKind;
 
 /// One API request as received.
 #[derive(Debug, Clone)]
@@ -53,8 +56,8 @@ impl CallJson {
     }
 }
 
-/// A message the bot sent (`sendMessage`, `sendPhoto`, `sendDocument`, `sendVoice`) or
-/// edited (`editMessageText`), in the order the fake accepted them.
+/// A message the bot sent (`sendMessage`, `sendPhoto`, `sendDocument`, `sendVoice`,
+/// `sendAudio`) or edited (`editMessageText`), in the order the fake accepted them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Sent {
     /// The Bot API's name of the method, e.g. `sendMessage` or `editMessageText`.
@@ -70,4 +73,21 @@ pub struct Sent {
     pub reply_to: Option<i64>,
     /// The uploaded file's name, for media sends.
     pub file_name: Option<String>,
+}
+
+/// A file the bot sent (`sendPhoto`, `sendDocument`, `sendVoice`, `sendAudio`), in the
+/// order the fake accepted them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SentFile {
+    pub kind: MediaKind,
+    pub chat_id: i64,
+    /// The new message's id.
+    pub message_id: i64,
+    pub message_thread_id: Option<i64>,
+    /// The uploaded file's name; `None` for a file sent by `file_id` or URL.
+    pub file_name: Option<String>,
+    /// The uploaded bytes (sent by `file_id`: the stored file's; by URL: empty).
+    pub bytes: Vec<u8>,
+    /// The caption exactly as sent (HTML tags and all); `""` if none.
+    pub caption: String,
 }

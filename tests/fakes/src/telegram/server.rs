@@ -20,8 +20,10 @@ use super::params;
 use super::record::Call;
 use super::state::Shared;
 
-/// Telegram takes uploads up to 50 MB (axum's default limit is 2 MB).
-const MAX_BODY: usize = 50 * 1024 * 1024;
+/// Telegram takes uploads up to 50 MB (axum's default limit is 2 MB); a little more is
+/// read so an upload just over the limit gets the method's own 413, and a body past
+/// this gets the same 413.
+const MAX_BODY: usize = 52 * 1024 * 1024;
 
 /// What every handler gets.
 #[derive(Clone)]
@@ -37,6 +39,8 @@ pub(crate) fn app(state: App) -> Router {
         .route("/_fake/inject", post(control::inject))
         .route("/_fake/sent", get(control::sent))
         .route("/_fake/calls", get(control::calls))
+        .route("/_fake/files", get(control::files))
+        .route("/_fake/reactions", get(control::reactions))
         .route("/_fake/updates", get(control::updates))
         .route("/_fake/fail", post(control::fail))
         .route("/_fake/reject_html", post(control::reject_html))
@@ -62,7 +66,7 @@ async fn api(
     let parsed = params::read(request).await;
     let recorded = match &parsed {
         Ok(params) => params.value.clone(),
-        Err(why) => json!({"unreadable_body": why}),
+        Err(unreadable) => json!({"unreadable_body": unreadable.why}),
     };
     let call = Call {
         method: name,
@@ -79,7 +83,10 @@ async fn api(
     };
     let params = match parsed {
         Ok(params) => params,
-        Err(why) => return Refusal::bad_request(&why).into_response(),
+        Err(unreadable) if unreadable.too_large => {
+            return Refusal::too_large().into_response();
+        }
+        Err(unreadable) => return Refusal::bad_request(&unreadable.why).into_response(),
     };
     if let Some(fault) = app.shared.update(|inner| inner.take_fault(method)) {
         return fault.refusal().into_response();

@@ -11,7 +11,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use super::fault::Fault;
-use super::record::{Call, Sent};
+use super::record::{Call, Sent, SentFile};
 use super::store::Store;
 use super::updates::Updates;
 
@@ -21,6 +21,11 @@ pub(crate) struct Inner {
     pub updates: Updates,
     pub calls: Vec<Call>,
     pub sent: Vec<Sent>,
+    /// Every file the bot sent, oldest first.
+    pub sent_files: Vec<SentFile>,
+    /// `setMessageReaction` calls accepted: (chat id, message id, emoji; `""` when the
+    /// call cleared the reaction).
+    pub reactions: Vec<(i64, i64, String)>,
     /// Scripted failures by lower-cased method name, each queue FIFO.
     pub faults: HashMap<String, VecDeque<Fault>>,
     /// `reject_html(true)`: every `parse_mode: HTML` send is refused.

@@ -1,7 +1,8 @@
 //! Methods answered `true` that still check their parameters as Telegram does:
 //! `sendChatAction` (a known action), `setMyCommands` (valid names, kept for
-//! `getMyCommands`). `setMessageReaction` and `answerCallbackQuery` need no code: the
-//! dispatch answers them `true` and the call log keeps their parameters.
+//! `getMyCommands`), `setMessageReaction` (a message the fake knows, at most one
+//! reaction, an emoji from Telegram's list; recorded). `answerCallbackQuery` needs no
+//! code: the dispatch answers it `true` and the call log keeps its parameters.
 
 use serde_json::Value;
 
@@ -54,5 +55,129 @@ pub(super) fn set_my_commands(inner: &mut Inner, params: &Params) -> Answer {
         }
     }
     inner.commands.clone_from(commands);
+    Ok(Value::Bool(true))
+}
+
+/// The emoji a bot may react with (the Bot API's `ReactionTypeEmoji`); any other is
+/// `REACTION_INVALID`.
+const REACTION_EMOJI: &[&str] = &[
+    "👍",
+    "👎",
+    "❤",
+    "🔥",
+    "🥰",
+    "👏",
+    "😁",
+    "🤔",
+    "🤯",
+    "😱",
+    "🤬",
+    "😢",
+    "🎉",
+    "🤩",
+    "🤮",
+    "💩",
+    "🙏",
+    "👌",
+    "🕊",
+    "🤡",
+    "🥱",
+    "🥴",
+    "😍",
+    "🐳",
+    "❤\u{200d}🔥",
+    "🌚",
+    "🌭",
+    "💯",
+    "🤣",
+    "⚡",
+    "🍌",
+    "🏆",
+    "💔",
+    "🤨",
+    "😐",
+    "🍓",
+    "🍾",
+    "💋",
+    "🖕",
+    "😈",
+    "😴",
+    "😭",
+    "🤓",
+    "👻",
+    "👨\u{200d}💻",
+    "👀",
+    "🎃",
+    "🙈",
+    "😇",
+    "😨",
+    "🤝",
+    "✍",
+    "🤗",
+    "🫡",
+    "🎅",
+    "🎄",
+    "☃",
+    "💅",
+    "🤪",
+    "🗿",
+    "🆒",
+    "💘",
+    "🙉",
+    "🦄",
+    "😘",
+    "💊",
+    "🙊",
+    "😎",
+    "👾",
+    "🤷\u{200d}♂",
+    "🤷",
+    "🤷\u{200d}♀",
+    "😡",
+];
+
+/// `setMessageReaction`: records (chat, message, emoji), `""` for an empty list (the
+/// reaction removed). A custom or paid reaction is recorded under its type's name.
+pub(super) fn set_message_reaction(inner: &mut Inner, params: &Params) -> Answer {
+    let chat_id = outgoing::chat_id(params)?;
+    let message_id = params
+        .i64("message_id")
+        .ok_or_else(|| Refusal::bad_request("message identifier is not specified"))?;
+    if inner.store.message(chat_id, message_id).is_none() {
+        return Err(Refusal::bad_request("MESSAGE_ID_INVALID"));
+    }
+    let reactions = match params.get("reaction") {
+        Value::Null => Vec::new(),
+        Value::Array(list) => list.clone(),
+        _ => {
+            return Err(Refusal::bad_request(
+                "can't parse reaction types JSON object",
+            ));
+        }
+    };
+    if reactions.len() > 1 {
+        return Err(Refusal::bad_request("REACTIONS_TOO_MANY"));
+    }
+    let emoji = match reactions.first() {
+        None => String::new(),
+        Some(reaction) => match reaction["type"].as_str() {
+            Some("emoji") => {
+                let emoji = reaction["emoji"].as_str().unwrap_or_default();
+                // Telegram takes these with or without the emoji presentation selector.
+                let bare = emoji.replace('\u{fe0f}', "");
+                if !REACTION_EMOJI.contains(&bare.as_str()) {
+                    return Err(Refusal::bad_request("REACTION_INVALID"));
+                }
+                emoji.to_string()
+            }
+            Some(other @ ("custom_emoji" | "paid")) => other.to_string(),
+            _ => {
+                return Err(Refusal::bad_request(
+                    "can't parse reaction types JSON object",
+                ));
+            }
+        },
+    };
+    inner.reactions.push((chat_id, message_id, emoji));
     Ok(Value::Bool(true))
 }

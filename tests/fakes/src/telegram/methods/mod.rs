@@ -5,7 +5,7 @@
 //! - `updates`  — `getUpdates` (long poll), `getWebhookInfo`, `deleteWebhook`
 //! - `outgoing` — what every send shares: chat, topic, reply, text checks, recording
 //! - `text`     — `sendMessage`, `editMessageText`, `deleteMessage`
-//! - `media`    — `sendPhoto`, `sendDocument`, `sendVoice`
+//! - `media`    — `sendPhoto`, `sendDocument`, `sendVoice`, `sendAudio`
 //! - `files`    — `getFile` and file downloads
 //! - `acks`     — methods answered `true`: chat actions, commands, reactions, callbacks
 
@@ -16,7 +16,7 @@ mod outgoing;
 mod text;
 mod updates;
 
-use super::attachment::Kind;
+use super::attachment::MediaKind;
 use super::fault::Answer;
 use super::objects;
 use super::params::Params;
@@ -36,6 +36,7 @@ const METHODS: &[&str] = &[
     "sendPhoto",
     "sendDocument",
     "sendVoice",
+    "sendAudio",
     "getFile",
     "sendChatAction",
     "setMyCommands",
@@ -65,12 +66,14 @@ pub(crate) async fn call(method: &'static str, params: Params, shared: &Shared) 
         "sendMessage" => text::send_message(inner, &params),
         "editMessageText" => text::edit_message_text(inner, &params),
         "deleteMessage" => text::delete_message(inner, &params),
-        "sendPhoto" => media::send(inner, &params, Kind::Photo, method),
-        "sendDocument" => media::send(inner, &params, Kind::Document, method),
-        "sendVoice" => media::send(inner, &params, Kind::Voice, method),
+        "sendPhoto" => media::send(inner, &params, MediaKind::Photo, method),
+        "sendDocument" => media::send(inner, &params, MediaKind::Document, method),
+        "sendVoice" => media::send(inner, &params, MediaKind::Voice, method),
+        "sendAudio" => media::send(inner, &params, MediaKind::Audio, method),
         "getFile" => files::get_file(inner, &params),
         "sendChatAction" => acks::send_chat_action(inner, &params),
         "setMyCommands" => acks::set_my_commands(inner, &params),
+        "setMessageReaction" => acks::set_message_reaction(inner, &params),
         "getMyCommands" => Ok(serde_json::Value::Array(inner.commands.clone())),
         "deleteMyCommands" => {
             inner.commands.clear();
