@@ -40,6 +40,8 @@ pub enum StartError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Models(#[from] ModelsError),
+    #[error(transparent)]
+    Http(#[from] crate::provider::ProviderError),
     #[error(
         "agent.timezone = \"{0}\" is not a time zone; use an IANA name such as \"Europe/Paris\" or \"UTC\""
     )]
@@ -130,6 +132,7 @@ pub fn build_agent(
                 owners: config.agent.owners.clone(),
             }),
             SendMessage::new(outbound.clone(), &config.agent.owners),
+            crate::tools::SendFile::new(outbound.clone()),
             Arc::new(
                 ExecTool::new(|group| config.tools.exec.deny_groups.denies(group))
                     .in_jail(jail.clone()),
@@ -166,6 +169,21 @@ pub fn build_agent(
         tool_policy,
         access: config.access.clone(),
         owners: config.agent.owners.clone(),
+        media: crate::media::Media {
+            workspace: home.workspace(config),
+            transcriber: crate::media::voice::Transcriber::from_config(
+                config,
+                secrets,
+                env,
+                crate::provider::http_client()?,
+            ),
+        },
+        ack_reactions: config
+            .channels
+            .all()
+            .iter()
+            .filter_map(|a| Some((a.name.to_string(), a.ack_reaction?.to_string())))
+            .collect(),
     })
 }
 

@@ -18,6 +18,8 @@
 //! - `mcp`      — MCP servers' tools, connected in the background
 //! - `store`    — SQLite sessions, messages, parts, usage; crash repair
 //! - `prices`   — what each call costs
+//! - `capabilities` — what each model can do (vision, context window)
+//! - `media`    — attachments for the model: images, voice transcripts, inlined documents
 //! - `scrub`    — the credential scrubber for replies, logs and tool results
 //! - `cron`     — scheduled jobs, the scheduler, the heartbeat, the `cron` tool
 //! - `memory`   — memory tools, recall and the daily log around turns, the dream
@@ -32,12 +34,14 @@
 
 pub mod access;
 pub mod agent;
+pub mod capabilities;
 pub mod cli;
 pub mod cron;
 pub mod dispatch;
 pub mod gateway;
 pub mod home;
 pub mod mcp;
+pub mod media;
 pub mod memory;
 pub mod models;
 pub mod prices;

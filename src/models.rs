@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use pincer_config::{Config, ProviderKind as Kind, Secrets};
 
+use crate::capabilities::Capabilities;
 use crate::provider::{
     self, Chain, ChainEntry, Cooldowns, Provider, ProviderKind, ProviderSettings,
 };
@@ -65,6 +66,8 @@ pub struct Models {
     pinned: Mutex<HashMap<String, Arc<Chain>>>,
     /// Which models are cooling down after errors, shared by every chain and session.
     cooldowns: Arc<Cooldowns>,
+    /// What each model can do (`[models.*]` over the built-in table).
+    pub caps: Capabilities,
 }
 
 impl Models {
@@ -96,6 +99,7 @@ impl Models {
             providers,
             pinned: Mutex::new(HashMap::new()),
             cooldowns: Arc::new(Cooldowns::new()),
+            caps: Capabilities::new(config.models.clone()),
         };
         models.light = models.chain(&config.router.light)?;
         models.heavy = models.chain(&config.router.heavy)?;
@@ -111,7 +115,14 @@ impl Models {
             providers: BTreeMap::new(),
             pinned: Mutex::new(HashMap::new()),
             cooldowns: Arc::new(Cooldowns::new()),
+            caps: Capabilities::default(),
         }
+    }
+
+    /// Chains assembled by hand with a capability table (tests).
+    pub fn with_caps(mut self, caps: Capabilities) -> Self {
+        self.caps = caps;
+        self
     }
 
     fn entry(&self, label: &str) -> Result<ChainEntry, ModelsError> {
@@ -165,6 +176,31 @@ impl Models {
         [first, second]
             .into_iter()
             .find_map(|(tier, chain)| chain.as_ref().map(|c| (tier, Arc::clone(c))))
+    }
+
+    /// For a turn with pictures: the models of a chain that can see them, in the
+    /// chain's order, the light chain first if any of its models can (pictures are
+    /// cheap to look at), else the heavy chain's. `None` when no configured model sees.
+    pub fn seeing(&self) -> Option<(Tier, Arc<Chain>)> {
+        [(Tier::Light, &self.light), (Tier::Heavy, &self.heavy)]
+            .into_iter()
+            .find_map(|(tier, chain)| Some((tier, self.seeing_part(chain.as_ref()?)?)))
+    }
+
+    /// The models of `chain` that see, as a chain of their own (the whole chain when
+    /// all of them do); `None` when none does.
+    pub fn seeing_part(&self, chain: &Arc<Chain>) -> Option<Arc<Chain>> {
+        let entries: Vec<ChainEntry> = chain
+            .entries()
+            .iter()
+            .filter(|e| self.caps.vision(&e.label))
+            .cloned()
+            .collect();
+        if entries.len() == chain.entries().len() {
+            return Some(Arc::clone(chain));
+        }
+        (!entries.is_empty())
+            .then(|| Arc::new(Chain::new(entries).with_cooldowns(Arc::clone(&self.cooldowns))))
     }
 
     /// Whether a distinct heavy chain exists to escalate to.

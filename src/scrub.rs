@@ -106,9 +106,14 @@ impl Scrubber {
             OutboundBody::Delta(text) => OutboundBody::Delta(self.scrub_owned(text)),
             OutboundBody::Notice(text) => OutboundBody::Notice(self.scrub_owned(text)),
             OutboundBody::Error(text) => OutboundBody::Error(self.scrub_owned(text)),
-            other @ (OutboundBody::TurnStart | OutboundBody::Retract | OutboundBody::TurnEnd) => {
-                other
+            OutboundBody::File { mut media, sent } => {
+                media.caption = media.caption.map(|c| self.scrub_owned(c));
+                OutboundBody::File { media, sent }
             }
+            other @ (OutboundBody::TurnStart
+            | OutboundBody::Retract
+            | OutboundBody::TurnEnd
+            | OutboundBody::React { .. }) => other,
         }
     }
 

@@ -455,7 +455,9 @@ async fn attachments_come_in_to_the_inbox_and_go_out_with_captions() {
         .send_media(
             &thread,
             &OutboundMedia {
-                path: report,
+                file_name: "report.pdf".into(),
+                bytes: std::fs::read(&report).unwrap(),
+                source: None,
                 caption: Some("the report".into()),
                 as_photo: false,
             },

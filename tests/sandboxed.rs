@@ -49,7 +49,7 @@ async fn a_long_command_is_shown_whole_before_it_is_approved() {
         "{:?}",
         document.params
     );
-    // The file was the gateway's own, outside the workspace, and is gone once sent.
+    // The file came from memory: nothing was written to the workspace.
     assert!(!s.home.workspace().join("tool-output").exists());
     s.telegram.press(OWNER, OWNER, ":deny").expect("buttons");
     s.wait_for_text(OWNER, "Not run.").await;

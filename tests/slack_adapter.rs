@@ -421,7 +421,9 @@ async fn files_come_in_within_the_cap_and_go_out_by_upload_url() {
         .send_media(
             &target,
             &OutboundMedia {
-                path: report,
+                file_name: "report.pdf".into(),
+                bytes: std::fs::read(&report).unwrap(),
+                source: None,
                 caption: Some("the **report**".into()),
                 as_photo: false,
             },

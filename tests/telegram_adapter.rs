@@ -119,7 +119,9 @@ async fn photos_and_documents_go_out_with_captions_into_their_topic() {
         .send_media(
             &topic,
             &OutboundMedia {
-                path: photo,
+                file_name: "chart.png".into(),
+                bytes: std::fs::read(&photo).unwrap(),
+                source: None,
                 caption: Some("the chart".into()),
                 as_photo: true,
             },
@@ -130,7 +132,9 @@ async fn photos_and_documents_go_out_with_captions_into_their_topic() {
         .send_media(
             &topic,
             &OutboundMedia {
-                path: report,
+                file_name: "report.pdf".into(),
+                bytes: std::fs::read(&report).unwrap(),
+                source: None,
                 caption: None,
                 as_photo: false,
             },

@@ -81,15 +81,35 @@ pub trait MessageEditor: Send + Sync {
     -> Result<(), ChannelError>;
 }
 
-/// A file to send: a path inside the workspace, and how to present it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A file to send and how to present it. It carries its bytes, read by whoever made it
+/// (the `send_file` tool reads through the workspace confinement): an adapter never
+/// opens a path a command could have swapped for a link since.
+#[derive(Clone, PartialEq, Eq)]
 pub struct OutboundMedia {
-    pub path: std::path::PathBuf,
+    /// The name the platform shows.
+    pub file_name: String,
+    pub bytes: Vec<u8>,
+    /// Where the bytes came from, for a channel that shows the file's place instead of
+    /// sending it (the terminal).
+    pub source: Option<std::path::PathBuf>,
     pub caption: Option<String>,
     /// Show as a picture rather than a file, where the platform distinguishes.
     pub as_photo: bool,
 }
 
+impl std::fmt::Debug for OutboundMedia {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OutboundMedia")
+            .field("file_name", &self.file_name)
+            .field("bytes", &self.bytes.len())
+            .field("caption", &self.caption)
+            .field("as_photo", &self.as_photo)
+            .finish()
+    }
+}
+
+/// Sends files. Each platform refuses, with a permanent error that says the limit,
+/// a file over what its bots may upload.
 #[async_trait]
 pub trait MediaSender: Send + Sync {
     async fn send_media(

@@ -15,7 +15,47 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use crate::message::InboundMessage;
+use crate::message::{InboundMessage, MediaKind, MediaRef};
+
+/// An attachment as an adapter found it, still on the platform.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attachment {
+    pub kind: MediaKind,
+    /// The platform's reference (see `Remote::file`).
+    pub file: String,
+    pub file_name: String,
+    pub mime: Option<String>,
+    /// As the platform reported it, when it did.
+    pub size: Option<u64>,
+    /// A voice note's or audio file's length, when the platform says.
+    pub duration_secs: Option<u32>,
+}
+
+/// Adds `attachments` to `inbound` as pending media, fetched later by `fetcher` and
+/// saved as `<inbox>/<channel>/<prefix>-<name>`.
+pub fn attach(
+    inbound: &mut InboundMessage,
+    attachments: Vec<Attachment>,
+    fetcher: &Arc<dyn MediaFetcher>,
+    prefix: &str,
+) {
+    for attachment in attachments {
+        let remote = Remote {
+            fetcher: Arc::clone(fetcher),
+            file: attachment.file,
+            prefix: prefix.to_string(),
+        };
+        let mut media = MediaRef::pending(
+            attachment.kind,
+            attachment.file_name,
+            attachment.mime,
+            attachment.size,
+            remote,
+        );
+        media.duration_secs = attachment.duration_secs;
+        inbound.media.push(media);
+    }
+}
 
 /// Downloads one platform's files with its own client and credentials. Each adapter
 /// implements it; `fetch_all` is its only caller.

@@ -45,7 +45,7 @@ pub use channel::{
 };
 pub use message::{
     Ack, ChatKind, Done, InboundMessage, MediaKind, MediaRef, OutboundBody, OutboundMessage,
-    Scheduled, Sender, Target,
+    Receipt, Scheduled, Sender, Target,
 };
 pub use registry::{ChannelHandle, ChannelInfo, Registry};
 pub use terminal::Terminal;

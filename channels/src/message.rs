@@ -3,10 +3,12 @@
 //! said). No metadata bags: every field a consumer reads is named here.
 
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use tokio::sync::oneshot;
 
+use crate::channel::OutboundMedia;
 use crate::inbox::Remote;
 
 /// What kind of conversation a message belongs to.
@@ -47,6 +49,8 @@ pub struct MediaRef {
     pub file_name: Option<String>,
     /// As the platform reported it, when it did.
     pub size_bytes: Option<u64>,
+    /// A voice note's or audio file's length, when the platform says.
+    pub duration_secs: Option<u32>,
     /// Where to fetch it from while it is pending; `None` once `fetch_all` has tried.
     pub remote: Option<Remote>,
 }
@@ -66,6 +70,7 @@ impl MediaRef {
             mime,
             file_name: Some(file_name),
             size_bytes,
+            duration_secs: None,
             remote: Some(remote),
         }
     }
@@ -231,7 +236,49 @@ pub enum OutboundBody {
     Error(String),
     /// The turn is over; nothing more will come for it.
     TurnEnd,
+    /// A file to send as a photo or a document (the `send_file` tool); `sent` hears the
+    /// platform's id of the message or why it could not go.
+    File { media: OutboundMedia, sent: Receipt },
+    /// Put `emoji` on the person's message `message_id` (the acknowledgement a turn
+    /// starts with). A channel that cannot react does nothing.
+    React { message_id: String, emoji: String },
 }
+
+/// Where the outcome of one delivery goes: the sender waits on the other half.
+#[derive(Clone)]
+pub struct Receipt(Arc<Mutex<Option<Delivered>>>);
+
+/// The sending half a `Receipt` holds: the platform's message id, or why not.
+type Delivered = oneshot::Sender<Result<String, String>>;
+
+impl Receipt {
+    pub fn pair() -> (Receipt, oneshot::Receiver<Result<String, String>>) {
+        let (tx, rx) = oneshot::channel();
+        (Receipt(Arc::new(Mutex::new(Some(tx)))), rx)
+    }
+
+    /// Report the outcome; only the first report counts.
+    pub fn fire(&self, outcome: Result<String, String>) {
+        if let Some(tx) = self.0.lock().ok().and_then(|mut tx| tx.take()) {
+            // Whoever waited may have given up (a stopped turn); nothing to tell then.
+            let _ = tx.send(outcome);
+        }
+    }
+}
+
+impl std::fmt::Debug for Receipt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Receipt")
+    }
+}
+
+impl PartialEq for Receipt {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Receipt {}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutboundMessage {

@@ -1,7 +1,14 @@
 //! The local terminal as a channel: stdin lines in, stdout out. The terminal user is
 //! always an owner. On a terminal, lines typed during a turn go straight onto the bus
 //! (so they can steer it); from a pipe, each line waits for the previous answer.
+//!
+//! `/attach PATH [text]` sends a local file with the text, as a photo, voice note or
+//! document would come from a chat: it is copied into the workspace inbox like any
+//! attachment (`LocalFiles`), so the core treats it the same way. A path with spaces
+//! is quoted: `/attach "my plant.jpg" what is this?`.
 
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -11,7 +18,11 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::channel::{Channel, ChannelError, InboundSender};
-use crate::message::{ChatKind, InboundMessage, Sender, Target};
+use crate::inbox::{FetchError, MediaFetcher, Remote};
+use crate::message::{ChatKind, InboundMessage, MediaKind, MediaRef, Sender, Target};
+
+/// The largest file `/attach` takes.
+const ATTACH_MAX_BYTES: u64 = 50 << 20;
 
 pub const CHANNEL: &str = "terminal";
 pub const CHAT_ID: &str = "local";
@@ -28,6 +39,8 @@ pub struct Terminal {
     /// A question waiting for the user's next line (a tool approval); that line goes
     /// here instead of onto the bus.
     pending: std::sync::Mutex<Option<tokio::sync::oneshot::Sender<String>>>,
+    /// Copies `/attach`ed files into the workspace inbox; `None`: `/attach` is refused.
+    files: Option<Arc<dyn MediaFetcher>>,
 }
 
 impl Terminal {
@@ -42,11 +55,40 @@ impl Terminal {
             run_id,
             next_id: AtomicU64::new(1),
             pending: std::sync::Mutex::new(None),
+            files: None,
         }
     }
 
-    /// Build the message the terminal user typed.
+    /// Lets `/attach` copy files into `inbox` (the workspace's `inbox/`).
+    pub fn with_inbox(mut self, inbox: PathBuf) -> Self {
+        self.files = Some(Arc::new(LocalFiles { inbox }));
+        self
+    }
+
+    /// Build the message the terminal user typed; `/attach PATH [text]` attaches a file.
     pub fn message(&self, text: String) -> InboundMessage {
+        let (text, attached) = match (attach_line(&text), &self.files) {
+            (Some((path, rest)), Some(files)) => (rest, Some((path, files))),
+            _ => (text, None),
+        };
+        let mut message = self.plain(text);
+        if let Some((path, files)) = attached {
+            let name = Path::new(&path)
+                .file_name()
+                .map_or_else(|| "file".to_string(), |n| n.to_string_lossy().into_owned());
+            let remote = Remote {
+                fetcher: Arc::clone(files),
+                file: path,
+                prefix: "local".into(),
+            };
+            message
+                .media
+                .push(MediaRef::pending(kind_of(&name), name, None, None, remote));
+        }
+        message
+    }
+
+    fn plain(&self, text: String) -> InboundMessage {
         let n = self.next_id.fetch_add(1, Ordering::Relaxed);
         InboundMessage {
             channel: CHANNEL.into(),
@@ -115,6 +157,69 @@ impl Terminal {
     }
 }
 
+/// `/attach PATH [text]` as (PATH with `~` expanded, text); `None` for any other line.
+fn attach_line(line: &str) -> Option<(String, String)> {
+    let rest = line.strip_prefix("/attach ")?.trim_start();
+    let (path, text) = match rest.strip_prefix('"') {
+        Some(quoted) => quoted.split_once('"')?,
+        None => rest.split_once(char::is_whitespace).unwrap_or((rest, "")),
+    };
+    if path.is_empty() {
+        return None;
+    }
+    let path = match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(tail), Some(home)) => Path::new(&home).join(tail).to_string_lossy().into_owned(),
+        _ => path.to_string(),
+    };
+    Some((path, text.trim().to_string()))
+}
+
+/// What a local file is, by its name.
+fn kind_of(name: &str) -> MediaKind {
+    let ext = name
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    match ext.as_str() {
+        "png" | "jpg" | "jpeg" | "gif" | "webp" => MediaKind::Photo,
+        "ogg" | "oga" | "opus" | "mp3" | "m4a" | "wav" | "flac" | "webm" => MediaKind::Audio,
+        "mp4" | "mov" | "mkv" => MediaKind::Video,
+        _ => MediaKind::Document,
+    }
+}
+
+/// The terminal's "platform": the owner's own files, read where they are.
+struct LocalFiles {
+    inbox: PathBuf,
+}
+
+#[async_trait]
+impl MediaFetcher for LocalFiles {
+    fn inbox(&self) -> &Path {
+        &self.inbox
+    }
+
+    fn max_bytes(&self) -> u64 {
+        ATTACH_MAX_BYTES
+    }
+
+    async fn fetch(&self, file: &str, max: u64) -> Result<Vec<u8>, FetchError> {
+        let size = tokio::fs::metadata(file)
+            .await
+            .map_err(|e| FetchError::Refused(format!("not attached: cannot read {file}: {e}")))?
+            .len();
+        if size > max {
+            return Err(FetchError::Refused(format!(
+                "not attached: larger than {} MB",
+                max >> 20
+            )));
+        }
+        tokio::fs::read(file)
+            .await
+            .map_err(|e| FetchError::Refused(format!("not attached: cannot read {file}: {e}")))
+    }
+}
+
 fn write_error(err: std::io::Error) -> ChannelError {
     ChannelError::permanent(format!("cannot write to stdout: {err}"))
 }
@@ -173,5 +278,31 @@ impl Channel for Terminal {
         }
         out.flush().await.map_err(write_error)?;
         Ok(self.next_id.fetch_add(1, Ordering::Relaxed).to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attach_lines_name_a_path_and_the_text_after_it() {
+        assert_eq!(
+            attach_line("/attach plant.jpg what is this?"),
+            Some(("plant.jpg".into(), "what is this?".into()))
+        );
+        assert_eq!(
+            attach_line("/attach \"my plant.jpg\" what?"),
+            Some(("my plant.jpg".into(), "what?".into()))
+        );
+        assert_eq!(
+            attach_line("/attach report.pdf"),
+            Some(("report.pdf".into(), String::new()))
+        );
+        assert_eq!(attach_line("/attachment x"), None);
+        assert_eq!(attach_line("/attach "), None);
+        assert_eq!(kind_of("A.JPG"), MediaKind::Photo);
+        assert_eq!(kind_of("memo.m4a"), MediaKind::Audio);
+        assert_eq!(kind_of("notes.md"), MediaKind::Document);
     }
 }

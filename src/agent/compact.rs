@@ -135,6 +135,7 @@ fn render(messages: &[&StoredMessage]) -> String {
                     let preview: String = content.chars().take(TOOL_PREVIEW).collect();
                     format!("{name} returned: {preview}")
                 }
+                (_, Part::Image { path, .. }) => format!("User sent an image: {path}"),
                 (_, Part::Reasoning { .. }) => continue,
             };
             out.push_str(&line);

@@ -75,6 +75,15 @@ impl Agent {
                 },
             );
         }
+        // The pictures of the messages this turn answers are shown; earlier ones are
+        // sent as a line naming the file (`Part::placeholder`).
+        let mut shown = 0;
+        for message in stored
+            .iter_mut()
+            .filter(|m| m.role == store::Role::User && m.status != store::Status::Done)
+        {
+            crate::media::show(&self.workspace, &mut message.parts, &mut shown).await;
+        }
         let stamp = |ms: i64| self.stamp(ms);
         for message in history::to_chat(&stored, &stamp) {
             match message.role {

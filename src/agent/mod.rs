@@ -79,6 +79,10 @@ pub struct Agent {
     pub access: pincer_config::AccessConfig,
     /// `agent.owners`: whose conversations the dream reads.
     pub owners: Vec<String>,
+    /// Attachments for the model: transcription, inlined documents, pictures.
+    pub media: crate::media::Media,
+    /// `channels.<name>.ack_reaction` by channel: put on a message when its turn starts.
+    pub ack_reactions: std::collections::BTreeMap<String, String>,
 }
 
 /// The result of one turn: how it ended and which stored user messages it answered.

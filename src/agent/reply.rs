@@ -120,6 +120,15 @@ impl Reply {
         self.send(OutboundBody::Error(text)).await;
     }
 
+    /// Acknowledge the person's message with `emoji` (`channels.<name>.ack_reaction`).
+    pub async fn react(&mut self, emoji: &str) {
+        let Some(message_id) = self.reply_to.clone().filter(|_| !self.quiet) else {
+            return;
+        };
+        let emoji = emoji.to_string();
+        self.send(OutboundBody::React { message_id, emoji }).await;
+    }
+
     pub async fn start(&mut self) {
         if !self.quiet {
             self.send(OutboundBody::TurnStart).await;

@@ -3,6 +3,11 @@
 //! A light turn may move to the heavy chain — when the light model calls `escalate`,
 //! when the light chain fails, or when it answers with nothing — never by reading
 //! phrases in its reply.
+//!
+//! A turn showing pictures goes to models that see them (`Models::seeing`): the light
+//! chain's seeing models if it has any, else the heavy chain's; it escalates only to
+//! heavy models that see. When no model sees, the route says so (`sees = false`) and
+//! the turn goes on without the pictures.
 
 use std::sync::Arc;
 
@@ -21,6 +26,10 @@ pub struct Route {
     pub tier: Tier,
     /// Pinned by `/model`: no escalation, no fallback beyond the pin.
     pub pinned: bool,
+    /// The turn shows pictures: only models that see them may answer it.
+    pub images: bool,
+    /// Every model of `chain` sees pictures (or there are none to see).
+    pub sees: bool,
 }
 
 impl Route {
@@ -36,6 +45,13 @@ impl Route {
         }
         let Some((tier, chain)) = agent.models.tier(Tier::Heavy) else {
             return false;
+        };
+        let chain = match self.images && self.sees {
+            true => match agent.models.seeing_part(&chain) {
+                Some(chain) => chain,
+                None => return false,
+            },
+            false => chain,
         };
         tracing::info!(reason = why, "escalating the turn to the heavy chain");
         self.tier = tier;
@@ -54,6 +70,46 @@ pub fn escalate_spec() -> ToolSpec {
 
 impl Agent {
     pub(super) async fn route(
+        &self,
+        session_id: i64,
+        messages: &[ChatMessage],
+        attachment: bool,
+        images: bool,
+    ) -> Result<Route, String> {
+        let mut route = self.route_text(session_id, messages, attachment).await?;
+        route.images = images;
+        if !images {
+            return Ok(route);
+        }
+        let seeing = match (route.pinned, route.tier) {
+            // A pinned model is the pin's alone: it sees or it does not.
+            (true, _) if route.chain.entries().len() == 1 => self
+                .models
+                .seeing_part(&route.chain)
+                .map(|c| (route.tier, c)),
+            (true, tier) => self
+                .models
+                .seeing_part(&route.chain)
+                .map(|c| (tier, c))
+                .or_else(|| self.models.seeing()),
+            (false, _) => self.models.seeing(),
+        };
+        match seeing {
+            Some((tier, chain)) => {
+                tracing::info!(
+                    tier = tier.as_str(),
+                    "turn with pictures routed to models that see"
+                );
+                route.tier = tier;
+                route.chain = chain;
+            }
+            None => route.sees = false,
+        }
+        Ok(route)
+    }
+
+    /// The route by pin or router score alone.
+    async fn route_text(
         &self,
         session_id: i64,
         messages: &[ChatMessage],
@@ -80,6 +136,8 @@ impl Agent {
                     chain,
                     tier: Tier::Heavy,
                     pinned: true,
+                    images: false,
+                    sees: true,
                 })
             }
             Some(Pin::Tier(wanted)) => {
@@ -89,6 +147,8 @@ impl Agent {
                     chain,
                     tier,
                     pinned: true,
+                    images: false,
+                    sees: true,
                 })
             }
             None => {
@@ -107,6 +167,8 @@ impl Agent {
                     chain,
                     tier,
                     pinned: false,
+                    images: false,
+                    sees: true,
                 })
             }
         }

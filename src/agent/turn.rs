@@ -15,6 +15,14 @@ use crate::provider::{
 use crate::store::{self, Spender, now_ms};
 use crate::tools::{Taint, ToolContext};
 
+/// Whether any message carries a picture to show (see `crate::media::show`).
+fn shows_images(messages: &[ChatMessage]) -> bool {
+    messages
+        .iter()
+        .flat_map(|m| &m.parts)
+        .any(|p| matches!(p, Part::Image { data: Some(_), .. }))
+}
+
 /// How often a reply cut by the output limit is continued.
 const MAX_CONTINUATIONS: u32 = 3;
 const CONTINUE: &str = "Continue exactly where you stopped.";
@@ -69,13 +77,30 @@ pub(super) async fn run(
         first.scheduled(),
         std::sync::Arc::clone(&agent.guard.scrubber),
     );
+    if let Some(emoji) = agent.ack_reactions.get(&first.target.channel) {
+        reply.react(emoji).await;
+    }
     reply.start().await;
     let mut answered = first.message_ids.clone();
     let prepared = match agent.load(session_id, &first, &mut answered).await {
-        Ok(messages) => match agent.route(session_id, &messages, first.attachment).await {
-            Ok(route) => Ok((messages, route)),
-            Err(err) => Err(err),
-        },
+        Ok(mut messages) => {
+            let images = shows_images(&messages);
+            match agent
+                .route(session_id, &messages, first.attachment, images)
+                .await
+            {
+                Ok(route) => {
+                    if images && !route.sees {
+                        for message in &mut messages {
+                            crate::media::unshow(&mut message.parts);
+                        }
+                        reply.notice(crate::media::NO_VISION.to_string()).await;
+                    }
+                    Ok((messages, route))
+                }
+                Err(err) => Err(err),
+            }
+        }
         Err(err) => Err(err.to_string()),
     };
     let mut heard = vec![first.text.clone()];
@@ -308,6 +333,11 @@ impl Turn<'_> {
                             .load(self.session_id, self.first, &mut answered)
                             .await
                             .map_err(|e| Ended::Failed(e.to_string()))?;
+                        if !self.route.sees {
+                            for message in &mut self.messages {
+                                crate::media::unshow(&mut message.parts);
+                            }
+                        }
                         Ok(None)
                     }
                     _ => Err(Ended::Failed(err.to_string())),

@@ -48,7 +48,8 @@ pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
     ensure_home(home)?;
     let shutdown = CancellationToken::new();
     let mut running = crate::start(home, &config, &secrets, &env, shutdown.clone())?;
-    let terminal = Arc::new(Terminal::new(!interactive));
+    let terminal =
+        Arc::new(Terminal::new(!interactive).with_inbox(home.workspace(&config).join("inbox")));
     // Approvals are asked y/n only where someone can answer: a real terminal.
     if interactive && std::io::stdout().is_terminal() {
         let approver = Arc::new(crate::tools::approval::TerminalApprover(Arc::clone(
@@ -125,6 +126,22 @@ async fn print_turn(
                 eprintln!("error: {text}");
                 ok = false;
             }
+            // The terminal shows where the file is; there is nowhere to send it.
+            OutboundBody::File { media, sent } => {
+                if !at_line_start {
+                    out.write_all(b"\n").await?;
+                    at_line_start = true;
+                }
+                let caption = media.caption.map(|c| format!(" ({c})")).unwrap_or_default();
+                let place = media
+                    .source
+                    .map_or(media.file_name, |p| p.display().to_string());
+                out.write_all(format!("[file] {place}{caption}\n").as_bytes())
+                    .await?;
+                out.flush().await?;
+                sent.fire(Ok("terminal".into()));
+            }
+            OutboundBody::React { .. } => {}
             OutboundBody::TurnEnd => {
                 if !at_line_start {
                     out.write_all(b"\n").await?;

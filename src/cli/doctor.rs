@@ -111,6 +111,7 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
     check_channels(home, &config, &secrets, &env, &http, &mut report).await;
     check_mcp(&config, &http, &mut report).await;
     check_tools(&config, &secrets, &mut report);
+    check_media(&config, &mut report);
     check_sandbox(&config, &mut report);
     check_workspace(&home.workspace(&config), &mut report);
     check_store(home, &mut report).await;
@@ -439,6 +440,38 @@ fn check_tools(config: &Config, secrets: &Secrets, report: &mut Report) {
             "put it in .security.yml under tools.web_search.api_key",
         ),
         Some(backend) => report.ok("web_search", format!("{backend} configured")),
+    }
+}
+
+/// Whether photos reach a model that sees them, and voice notes a transcriber.
+fn check_media(config: &Config, report: &mut Report) {
+    let caps = crate::capabilities::Capabilities::new(config.models.clone());
+    let seeing: Vec<&String> = config
+        .router
+        .light
+        .iter()
+        .chain(&config.router.heavy)
+        .filter(|label| caps.vision(label))
+        .collect();
+    match seeing.first() {
+        Some(label) => report.ok("vision", format!("photos go to {label}")),
+        None => report.warn(
+            "vision",
+            "no model in [router] sees images; people sending photos are told so",
+            "add a vision model to [router] light or heavy (e.g. \"openai/gpt-4.1-mini\"), or set vision = true under [models.\"<provider>/<model>\"] for one that can",
+        ),
+    }
+    let t = &config.transcription;
+    match &t.provider {
+        Some(provider) => report.ok(
+            "transcription",
+            format!("voice notes go to providers.{provider} ({}, up to {} min)", t.model, t.max_minutes),
+        ),
+        None => report.warn(
+            "transcription",
+            "off: the model hears only that a voice note arrived",
+            "set [transcription] provider = \"<a [providers.X] serving /audio/transcriptions>\" (OpenAI, Groq, a local whisper server) and model = \"whisper-1\"",
+        ),
     }
 }
 

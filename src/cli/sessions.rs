@@ -66,6 +66,7 @@ pub async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
                             let mark = if *is_error { "✗" } else { "←" };
                             format!("{mark} {name}: {}", preview(content))
                         }
+                        Part::Image { path, .. } => format!("[image] {path}"),
                     };
                     println!("[{}] {who}: {line}", when(message.created_at));
                 }

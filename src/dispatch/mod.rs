@@ -213,17 +213,25 @@ impl Dispatcher {
             }
             Rated::Over { .. } => String::new(),
         };
-        // Indented like the rest of a group speaker's text: no line of it is a speaker.
-        text.push_str(&crate::access::indent(&notes));
+        // Transcripts, inlined documents and pictures, from the files just saved.
+        let digest = self.agent.media.digest(&message.media).await;
+        // In a group, indented like the rest of a speaker's text: no line of it is a
+        // speaker.
+        let notes = notes + &digest.text;
+        match origin.place {
+            crate::access::Place::Group => text.push_str(&crate::access::indent(&notes)),
+            _ => text.push_str(&notes),
+        }
         let store = &self.agent.store;
         let stored = match store.current_session(&key).await {
             Ok(session_id) => store
-                .insert_user(
+                .insert_user_with(
                     session_id,
                     &message.channel,
                     &message.message_id,
                     &message.sender.canonical,
                     &text,
+                    digest.images,
                 )
                 .await
                 .map(|id| id.map(|id| (session_id, id))),

@@ -159,6 +159,15 @@ fn encode_parts(role: Role, parts: &[Part]) -> Vec<Value> {
             // The API rejects empty text blocks.
             Part::Text { text } if text.is_empty() => {}
             Part::Text { text } => blocks.push(json!({"type": "text", "text": text})),
+            Part::Image {
+                data: Some(data), ..
+            } if role == Role::User => blocks.push(json!({
+                "type": "image",
+                "source": {"type": "base64", "media_type": data.mime, "data": data.base64},
+            })),
+            Part::Image { path, .. } if role == Role::User => {
+                blocks.push(json!({"type": "text", "text": Part::placeholder(path)}));
+            }
             Part::ToolCall {
                 id,
                 name,
@@ -169,7 +178,7 @@ fn encode_parts(role: Role, parts: &[Part]) -> Vec<Value> {
                 "name": name,
                 "input": tool_input(arguments),
             })),
-            Part::ToolCall { .. } | Part::Reasoning { .. } => {}
+            Part::ToolCall { .. } | Part::Reasoning { .. } | Part::Image { .. } => {}
         }
     }
     results.extend(blocks);

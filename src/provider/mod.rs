@@ -40,7 +40,8 @@ pub use error::{ErrorKind, ProviderError};
 pub use openai::OpenAiProvider;
 pub use sse::{SseDecoder, SseEvent};
 pub use types::{
-    ChatMessage, ChatRequest, ChatResponse, Part, Role, StopReason, StreamEvent, ToolSpec, Usage,
+    ChatMessage, ChatRequest, ChatResponse, ImageData, Part, Role, StopReason, StreamEvent,
+    ToolSpec, Usage,
 };
 
 /// One model endpoint.

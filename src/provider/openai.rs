@@ -123,9 +123,12 @@ pub fn encode_request(req: &ChatRequest, with_usage: bool) -> Value {
     body
 }
 
-/// Tool results become `role: "tool"` messages ahead of the user's own text.
+/// Tool results become `role: "tool"` messages ahead of the user's own text. A message
+/// with images is an array of parts: the text, then each image as a data URL.
 fn encode_user(parts: &[Part], out: &mut Vec<Value>) {
-    let mut text = Vec::new();
+    let mut text: Vec<&str> = Vec::new();
+    let mut placeholders = Vec::new();
+    let mut images = Vec::new();
     for part in parts {
         match part {
             Part::ToolResult {
@@ -143,12 +146,29 @@ fn encode_user(parts: &[Part], out: &mut Vec<Value>) {
                 out.push(json!({"role": "tool", "tool_call_id": call_id, "content": content}));
             }
             Part::Text { text: t } => text.push(t.as_str()),
+            Part::Image {
+                data: Some(data), ..
+            } => images.push(json!({
+                "type": "image_url",
+                "image_url": {"url": format!("data:{};base64,{}", data.mime, data.base64)},
+            })),
+            Part::Image { path, data: None } => placeholders.push(Part::placeholder(path)),
             Part::Reasoning { .. } | Part::ToolCall { .. } => {}
         }
     }
-    if !text.is_empty() {
-        out.push(json!({"role": "user", "content": text.join("\n")}));
+    text.extend(placeholders.iter().map(String::as_str));
+    if images.is_empty() {
+        if !text.is_empty() {
+            out.push(json!({"role": "user", "content": text.join("\n")}));
+        }
+        return;
     }
+    let mut content = Vec::with_capacity(images.len() + 1);
+    if !text.is_empty() {
+        content.push(json!({"type": "text", "text": text.join("\n")}));
+    }
+    content.extend(images);
+    out.push(json!({"role": "user", "content": content}));
 }
 
 fn encode_assistant(parts: &[Part], out: &mut Vec<Value>) {
@@ -173,7 +193,7 @@ fn encode_assistant(parts: &[Part], out: &mut Vec<Value>) {
                 }));
             }
             // Reasoning is the model's own scratchpad: not sent back.
-            Part::Reasoning { .. } | Part::ToolResult { .. } => {}
+            Part::Reasoning { .. } | Part::ToolResult { .. } | Part::Image { .. } => {}
         }
     }
     if text.is_empty() && calls.is_empty() {

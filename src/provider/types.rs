@@ -35,6 +35,34 @@ pub enum Part {
         content: String,
         is_error: bool,
     },
+    /// A picture the user sent. The transcript keeps only where it is saved; `data` is
+    /// filled for the turn whose message brought it (and only for a model that sees),
+    /// so a later turn sends `placeholder` instead of the picture again.
+    Image {
+        /// The saved file, inside the workspace inbox.
+        path: String,
+        #[serde(skip)]
+        data: Option<ImageData>,
+    },
+}
+
+/// An image as a model receives it: the encoded bytes, base64, and their type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImageData {
+    /// `image/jpeg`, `image/png`, `image/gif` or `image/webp`.
+    pub mime: String,
+    pub base64: String,
+}
+
+impl Part {
+    /// What a model reads instead of an image it is not shown: where the file is, so a
+    /// tool can still reach it.
+    pub fn placeholder(path: &str) -> String {
+        let name = std::path::Path::new(path)
+            .file_name()
+            .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned());
+        format!("[image {name}, sent earlier: {path}]")
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

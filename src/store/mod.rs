@@ -279,14 +279,30 @@ impl Store {
         sender: &str,
         text: &str,
     ) -> Result<Option<i64>> {
+        self.insert_user_with(session_id, channel, platform_id, sender, text, Vec::new())
+            .await
+    }
+
+    /// `insert_user` for a message that brought pictures: `images` (`Part::Image`, which
+    /// keep only the file's path) follow the text.
+    pub async fn insert_user_with(
+        &self,
+        session_id: i64,
+        channel: &str,
+        platform_id: &str,
+        sender: &str,
+        text: &str,
+        images: Vec<Part>,
+    ) -> Result<Option<i64>> {
         let (channel, platform_id, sender) = (
             channel.to_string(),
             platform_id.to_string(),
             sender.to_string(),
         );
-        let parts = vec![Part::Text {
+        let mut parts = vec![Part::Text {
             text: text.to_string(),
         }];
+        parts.extend(images);
         self.run(move |conn| {
             let tx = conn.transaction()?;
             let inserted = tx.exec(
@@ -534,6 +550,7 @@ fn insert_parts(conn: &Connection, message_id: i64, parts: &[Part]) -> Result<()
             Part::Reasoning { .. } => "reasoning",
             Part::ToolCall { .. } => "tool_call",
             Part::ToolResult { .. } => "tool_result",
+            Part::Image { .. } => "image",
         };
         stmt.execute(params![
             message_id,

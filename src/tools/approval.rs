@@ -148,20 +148,15 @@ impl ChatApprover {
             "The whole {} call awaiting approval ({chars} characters):\n\n{subject}",
             request.tool
         );
-        // The file is the gateway's own: a new, randomly named file in the system temp
-        // dir (never the workspace, where a command could plant a link at the name),
-        // removed once sent.
-        if let Some(media) = &self.handle.media
-            && let Some(file) = private_file(&whole)
-        {
+        if let Some(media) = &self.handle.media {
             let attached = pincer_channels::OutboundMedia {
-                path: file.clone(),
+                file_name: format!("pincer-approval-{}.txt", request.tool),
+                bytes: whole.clone().into_bytes(),
+                source: None,
                 caption: Some(format!("The whole {} call awaiting approval", request.tool)),
                 as_photo: false,
             };
             let sent = media.send_media(&request.origin, &attached).await;
-            // Best effort: a leftover holds only the question's own text.
-            let _ = tokio::fs::remove_file(&file).await;
             if sent.is_ok() {
                 return format!(
                     "`{start}` … ({chars} characters: the whole of it is in the file above)"
@@ -243,23 +238,6 @@ impl Approver for ChatApprover {
             Some(Choice::Deny) | None => Approval::Deny,
         }
     }
-}
-
-/// `text` in a new file of the gateway's own (`/tmp/pincer-approval-<random>.txt`,
-/// created exclusively, so no existing name or link is ever written through).
-fn private_file(text: &str) -> Option<std::path::PathBuf> {
-    use std::io::Write;
-    let mut bytes = [0u8; 12];
-    getrandom::fill(&mut bytes).ok()?;
-    let name: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    let path = std::env::temp_dir().join(format!("pincer-approval-{name}.txt"));
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&path)
-        .ok()?;
-    file.write_all(text.as_bytes()).ok()?;
-    Some(path)
 }
 
 /// A subject in a settled question: short ones whole, long ones by their start.

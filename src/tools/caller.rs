@@ -121,7 +121,7 @@ impl Caller {
         }
         let writes = matches!(tool, "write_file" | "edit_file");
         let searches = matches!(tool, "grep" | "glob");
-        if !writes && !searches && !matches!(tool, "read_file" | "list_dir") {
+        if !writes && !searches && !matches!(tool, "read_file" | "list_dir" | "send_file") {
             return Ok(());
         }
         let path = args

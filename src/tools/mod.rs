@@ -26,6 +26,7 @@ pub mod permissions;
 mod schema;
 mod search;
 mod send;
+mod send_file;
 pub mod skills;
 mod todo;
 pub mod web;
@@ -42,6 +43,7 @@ pub use caller::{Caller, ToolPolicy};
 pub use confine::confine;
 pub use permissions::{Decision, Permissions};
 pub use send::SendMessage;
+pub use send_file::SendFile;
 
 use crate::mcp::McpManager;
 use crate::scrub::Scrubber;
@@ -95,7 +97,7 @@ fn taints(tool: &str, args: &Value) -> bool {
 fn acts(tool: &str, args: &Value) -> bool {
     matches!(
         tool,
-        "exec" | "write_file" | "edit_file" | "send_message" | "memory_write"
+        "exec" | "write_file" | "edit_file" | "send_message" | "send_file" | "memory_write"
     ) || (tool == "cron" && args.get("action").and_then(Value::as_str) == Some("add"))
 }
 

@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use serenity::model::channel::{Message, MessageType};
 
+use crate::inbox::Attachment;
 use crate::message::{ChatKind, InboundMessage, MediaKind, Sender};
 
 pub const CHANNEL: &str = "discord";
@@ -37,16 +38,6 @@ impl Place {
             _ => Place::Channel,
         }
     }
-}
-
-/// An attachment still on Discord's CDN.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Attachment {
-    pub kind: MediaKind,
-    pub url: String,
-    pub file_name: String,
-    pub mime: Option<String>,
-    pub size: u64,
 }
 
 /// `None` for messages nobody should answer (from bots, ourselves, system messages).
@@ -162,10 +153,11 @@ fn attachments(message: &Message) -> Vec<Attachment> {
             };
             Attachment {
                 kind,
-                url: a.url.clone(),
+                file: a.url.clone(),
                 file_name: a.filename.clone(),
                 mime,
-                size: u64::from(a.size),
+                size: Some(u64::from(a.size)),
+                duration_secs: a.duration_secs.map(|d| d.round() as u32),
             }
         })
         .collect()

@@ -9,10 +9,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use super::Discord;
-use super::convert::Attachment;
 use super::rest::Rest;
-use crate::inbox::{FetchError, MediaFetcher, Remote};
-use crate::message::{InboundMessage, MediaRef};
+use crate::inbox::{FetchError, MediaFetcher};
 
 struct Files {
     rest: Arc<Rest>,
@@ -28,29 +26,6 @@ impl Discord {
             inbox: self.settings.inbox.clone(),
             max_bytes: self.settings.media_max_bytes,
         })
-    }
-}
-
-/// Adds `attachments` to `inbound` as pending media, saved as
-/// `<inbox>/discord/<message id>-<name>` once fetched.
-pub(super) fn attach(
-    inbound: &mut InboundMessage,
-    attachments: Vec<Attachment>,
-    fetcher: &Arc<dyn MediaFetcher>,
-) {
-    for attachment in attachments {
-        let remote = Remote {
-            fetcher: Arc::clone(fetcher),
-            file: attachment.url,
-            prefix: inbound.message_id.clone(),
-        };
-        inbound.media.push(MediaRef::pending(
-            attachment.kind,
-            attachment.file_name,
-            attachment.mime,
-            Some(attachment.size),
-            remote,
-        ));
     }
 }
 

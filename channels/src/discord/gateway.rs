@@ -33,7 +33,6 @@ use tokio_util::sync::CancellationToken;
 use super::Discord;
 use super::convert::{self, CHANNEL, Me, Place};
 use super::errors;
-use super::files;
 use super::handler::{Event, Handler};
 use super::order::Reorder;
 use super::rest::{Rest, snowflake};
@@ -295,7 +294,8 @@ impl Discord {
         let Some((mut inbound, attachments)) = convert::inbound(message, me, place) else {
             return true;
         };
-        files::attach(&mut inbound, attachments, fetcher);
+        let prefix = inbound.message_id.clone();
+        crate::inbox::attach(&mut inbound, attachments, fetcher, &prefix);
         bus.send(inbound).await.is_ok()
     }
 

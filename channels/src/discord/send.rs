@@ -92,14 +92,8 @@ impl MediaSender for Discord {
         target: &Target,
         media: &OutboundMedia,
     ) -> Result<String, ChannelError> {
-        let bytes = tokio::fs::read(&media.path).await.map_err(|err| {
-            ChannelError::permanent(format!("cannot read {}: {err}", media.path.display()))
-        })?;
-        let name = media
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "file".into());
+        let bytes = media.bytes.clone();
+        let name = media.file_name.clone();
         let payload = json!({
             "content": media.caption.clone().unwrap_or_default(),
             "attachments": [{"id": 0, "filename": name}],

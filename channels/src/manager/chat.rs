@@ -157,6 +157,35 @@ impl ChatWorker {
                 self.typing = None;
                 self.close_stream().await;
             }
+            OutboundBody::File { media, sent } => sent.fire(self.send_file(&media).await),
+            OutboundBody::React { message_id, emoji } => self.react(&message_id, &emoji).await,
+        }
+    }
+
+    /// A file, paced and retried like a message; the error says why it did not go.
+    async fn send_file(&mut self, media: &crate::channel::OutboundMedia) -> Result<String, String> {
+        let Some(sender) = self.handle.media.clone() else {
+            return Err(format!("{} cannot send files", self.target.channel));
+        };
+        // What streamed before the file stays before it.
+        self.close_stream().await;
+        self.pace().await;
+        with_retries("send a file", || sender.send_media(&self.target, media))
+            .await
+            .map_err(|err| {
+                tracing::warn!(channel = %self.target.channel, chat = %self.target.chat_id, "file not delivered: {err}");
+                err.message
+            })
+    }
+
+    /// A reaction is a courtesy: tried once, and a failure only logged.
+    async fn react(&self, message_id: &str, emoji: &str) {
+        let Some(reactions) = self.handle.reactions.clone() else {
+            return;
+        };
+        self.pace().await;
+        if let Err(err) = reactions.react(&self.target, message_id, emoji).await {
+            tracing::debug!(channel = %self.target.channel, "reaction not added: {err}");
         }
     }
 

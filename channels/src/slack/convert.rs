@@ -13,6 +13,7 @@ use std::time::{Duration, SystemTime};
 use slack_morphism::prelude::*;
 
 use super::Me;
+use crate::inbox::Attachment;
 use crate::message::{ChatKind, InboundMessage, MediaKind, Sender};
 
 pub const CHANNEL: &str = "slack";
@@ -21,15 +22,6 @@ pub const CHANNEL: &str = "slack";
 const COMMANDS: [&str; 10] = [
     "new", "reset", "stop", "status", "model", "usage", "compact", "approve", "help", "start",
 ];
-
-/// A file still on Slack's servers.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Attachment {
-    pub kind: MediaKind,
-    pub url: String,
-    pub file_name: String,
-    pub mime: Option<String>,
-}
 
 /// An event worth answering, before the adapter fills in the sender's name and files.
 #[derive(Debug)]
@@ -232,12 +224,14 @@ fn attachment(file: &SlackFile) -> Option<Attachment> {
     };
     Some(Attachment {
         kind,
-        url,
+        file: url,
         file_name: file
             .name
             .clone()
             .unwrap_or_else(|| format!("file-{}", file.id.0)),
         mime,
+        size: None, // Slack's file objects carry no size slack-morphism reads
+        duration_secs: None,
     })
 }
 

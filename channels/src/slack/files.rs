@@ -18,10 +18,8 @@ use reqwest::Url;
 use reqwest::redirect::{Attempt, Policy};
 
 use super::Slack;
-use super::convert::Attachment;
 use crate::channel::ChannelError;
-use crate::inbox::{FetchError, MediaFetcher, Remote};
-use crate::message::{InboundMessage, MediaRef};
+use crate::inbox::{FetchError, MediaFetcher};
 
 /// A download may take this long.
 const TIMEOUT: Duration = Duration::from_secs(120);
@@ -88,29 +86,6 @@ impl Slack {
             inbox: self.settings.inbox.clone(),
             max_bytes: self.settings.media_max_bytes,
         })
-    }
-}
-
-/// Adds `attachments` to `inbound` as pending media, saved as
-/// `<inbox>/slack/<channel id>-<name>` once fetched.
-pub(super) fn attach(
-    inbound: &mut InboundMessage,
-    attachments: Vec<Attachment>,
-    fetcher: &Arc<dyn MediaFetcher>,
-) {
-    for attachment in attachments {
-        let remote = Remote {
-            fetcher: Arc::clone(fetcher),
-            file: attachment.url,
-            prefix: inbound.chat_id.clone(),
-        };
-        inbound.media.push(MediaRef::pending(
-            attachment.kind,
-            attachment.file_name,
-            attachment.mime,
-            None, // Slack's file objects carry no size slack-morphism reads
-            remote,
-        ));
     }
 }
 

@@ -16,7 +16,6 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::Slack;
 use super::convert::{self, CHANNEL, Incoming};
-use super::files;
 use crate::channel::InboundSender;
 use crate::message::Ack;
 
@@ -181,7 +180,8 @@ impl Slack {
                 key,
             } = incoming;
             inbound.sender.display_name = self.display_name(&inbound.sender.raw_id).await;
-            files::attach(&mut inbound, attachments, &fetcher);
+            let prefix = inbound.chat_id.clone();
+            crate::inbox::attach(&mut inbound, attachments, &fetcher, &prefix);
             let (ack, was_stored) = Ack::pair();
             inbound.ack = Some(ack);
             if bus.send(inbound).await.is_err() {

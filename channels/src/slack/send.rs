@@ -61,6 +61,9 @@ impl MessageEditor for Slack {
     }
 }
 
+/// The largest file Slack takes.
+const MAX_UPLOAD: u64 = 1 << 30;
+
 #[async_trait]
 impl MediaSender for Slack {
     /// Returns the file's id (Slack posts the file message itself).
@@ -69,14 +72,15 @@ impl MediaSender for Slack {
         target: &Target,
         media: &OutboundMedia,
     ) -> Result<String, ChannelError> {
-        let bytes = tokio::fs::read(&media.path).await.map_err(|e| {
-            ChannelError::permanent(format!("cannot read {}: {e}", media.path.display()))
-        })?;
-        let file_name = media
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "file".into());
+        if media.bytes.len() as u64 > MAX_UPLOAD {
+            return Err(ChannelError::permanent(format!(
+                "{} is {} MB; Slack takes files up to 1 GB",
+                media.file_name,
+                media.bytes.len() >> 20
+            )));
+        }
+        let bytes = media.bytes.clone();
+        let file_name = media.file_name.clone();
         let session = self.session();
         let upload = session
             .get_upload_url_external(&SlackApiFilesGetUploadUrlExternalRequest::new(

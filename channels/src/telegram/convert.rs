@@ -6,6 +6,7 @@ use std::time::SystemTime;
 
 use teloxide::types::{Message, MessageEntityKind, UserId};
 
+use crate::inbox::Attachment;
 use crate::message::{ChatKind, InboundMessage, MediaKind, Sender};
 
 pub const CHANNEL: &str = "telegram";
@@ -16,16 +17,6 @@ pub struct Me {
     pub id: UserId,
     /// Without the leading @.
     pub username: String,
-}
-
-/// An attachment still on Telegram's servers.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Attachment {
-    pub kind: MediaKind,
-    pub file_id: String,
-    pub file_name: String,
-    pub mime: Option<String>,
-    pub size: Option<u64>,
 }
 
 /// `None` for messages nobody should answer (from bots, service messages).
@@ -135,55 +126,60 @@ fn attachments(message: &Message) -> Vec<Attachment> {
     {
         out.push(Attachment {
             kind: MediaKind::Photo,
-            file_id: largest.file.id.0.clone(),
+            file: largest.file.id.0.clone(),
             file_name: format!("photo-{id}.jpg"),
             mime: Some("image/jpeg".into()),
             size: Some(u64::from(largest.file.size)),
+            duration_secs: None,
         });
     }
     if let Some(doc) = message.document() {
         out.push(Attachment {
             kind: MediaKind::Document,
-            file_id: doc.file.id.0.clone(),
+            file: doc.file.id.0.clone(),
             file_name: doc
                 .file_name
                 .clone()
                 .unwrap_or_else(|| format!("document-{id}")),
             mime: doc.mime_type.as_ref().map(ToString::to_string),
             size: Some(u64::from(doc.file.size)),
+            duration_secs: None,
         });
     }
     if let Some(voice) = message.voice() {
         out.push(Attachment {
             kind: MediaKind::Voice,
-            file_id: voice.file.id.0.clone(),
+            file: voice.file.id.0.clone(),
             file_name: format!("voice-{id}.ogg"),
             mime: voice.mime_type.as_ref().map(ToString::to_string),
             size: Some(u64::from(voice.file.size)),
+            duration_secs: Some(voice.duration.seconds()),
         });
     }
     if let Some(audio) = message.audio() {
         out.push(Attachment {
             kind: MediaKind::Audio,
-            file_id: audio.file.id.0.clone(),
+            file: audio.file.id.0.clone(),
             file_name: audio
                 .file_name
                 .clone()
                 .unwrap_or_else(|| format!("audio-{id}")),
             mime: audio.mime_type.as_ref().map(ToString::to_string),
             size: Some(u64::from(audio.file.size)),
+            duration_secs: Some(audio.duration.seconds()),
         });
     }
     if let Some(video) = message.video() {
         out.push(Attachment {
             kind: MediaKind::Video,
-            file_id: video.file.id.0.clone(),
+            file: video.file.id.0.clone(),
             file_name: video
                 .file_name
                 .clone()
                 .unwrap_or_else(|| format!("video-{id}.mp4")),
             mime: video.mime_type.as_ref().map(ToString::to_string),
             size: Some(u64::from(video.file.size)),
+            duration_secs: Some(video.duration.seconds()),
         });
     }
     out

@@ -13,10 +13,8 @@ use teloxide::net::Download;
 use teloxide::prelude::*;
 
 use super::Telegram;
-use super::convert::Attachment;
 use super::errors::{channel_error, redact_token};
-use crate::inbox::{FetchError, MediaFetcher, Remote};
-use crate::message::{InboundMessage, MediaRef};
+use crate::inbox::{FetchError, MediaFetcher};
 
 /// Downloads through the bot's own client (the file URL carries the token).
 struct Files {
@@ -33,29 +31,6 @@ impl Telegram {
             inbox: self.settings.inbox.clone(),
             max_bytes: self.settings.media_max_bytes,
         })
-    }
-}
-
-/// Adds `attachments` to `inbound` as pending media, saved as
-/// `<inbox>/telegram/<chat id>-<name>` once fetched.
-pub(super) fn attach(
-    inbound: &mut InboundMessage,
-    attachments: Vec<Attachment>,
-    fetcher: &Arc<dyn MediaFetcher>,
-) {
-    for attachment in attachments {
-        let remote = Remote {
-            fetcher: Arc::clone(fetcher),
-            file: attachment.file_id,
-            prefix: inbound.chat_id.clone(),
-        };
-        inbound.media.push(MediaRef::pending(
-            attachment.kind,
-            attachment.file_name,
-            attachment.mime,
-            attachment.size,
-            remote,
-        ));
     }
 }
 

@@ -16,7 +16,6 @@ use tokio_util::sync::CancellationToken;
 use super::Telegram;
 use super::convert::{self, CHANNEL, Me};
 use super::errors::channel_error;
-use super::files;
 use crate::approval::parse_button;
 use crate::channel::{Channel, ChannelError, Health, InboundSender};
 use crate::inbox::MediaFetcher;
@@ -151,7 +150,8 @@ impl Telegram {
             } else if let UpdateKind::Message(message) = &update.kind
                 && let Some((mut inbound, attachments)) = convert::inbound(message, me)
             {
-                files::attach(&mut inbound, attachments, fetcher);
+                let prefix = inbound.chat_id.clone();
+                crate::inbox::attach(&mut inbound, attachments, fetcher, &prefix);
                 let (ack, stored) = Ack::pair();
                 inbound.ack = Some(ack);
                 if bus.send(inbound).await.is_err() {

@@ -114,6 +114,10 @@ impl MessageEditor for Telegram {
     }
 }
 
+/// What Telegram's Bot API takes from a bot: photos up to 10 MB, any file up to 50 MB.
+const MAX_PHOTO: u64 = 10 << 20;
+const MAX_UPLOAD: u64 = 50 << 20;
+
 #[async_trait]
 impl MediaSender for Telegram {
     async fn send_media(
@@ -122,8 +126,17 @@ impl MediaSender for Telegram {
         media: &OutboundMedia,
     ) -> Result<String, ChannelError> {
         let chat = chat(target)?;
-        let file = InputFile::file(media.path.clone());
-        let sent = if media.as_photo {
+        let size = media.bytes.len() as u64;
+        if size > MAX_UPLOAD {
+            return Err(ChannelError::permanent(format!(
+                "{} is {:.1} MB; Telegram bots can send files up to 50 MB",
+                media.file_name,
+                size as f64 / 1_048_576.0
+            )));
+        }
+        let file = InputFile::memory(media.bytes.clone()).file_name(media.file_name.clone());
+        // A photo over Telegram's photo limit still goes, as a document.
+        let sent = if media.as_photo && size <= MAX_PHOTO {
             let mut request = self.bot.send_photo(chat, file);
             if let Some(caption) = &media.caption {
                 request = request.caption(caption.clone());

@@ -24,6 +24,7 @@ const CHANNEL: Node = Table(&[
     ("group_policy", Leaf),
     ("groups", Leaf),
     ("media_max_mb", Leaf),
+    ("ack_reaction", Leaf),
 ]);
 
 const SLACK: Node = Table(&[
@@ -34,6 +35,7 @@ const SLACK: Node = Table(&[
     ("group_policy", Leaf),
     ("groups", Leaf),
     ("media_max_mb", Leaf),
+    ("ack_reaction", Leaf),
     ("mode", Leaf),
     ("listen", Leaf),
 ]);
@@ -51,6 +53,8 @@ const PRICE: Node = Table(&[
     ("cache_read", Leaf),
     ("cache_write", Leaf),
 ]);
+
+const MODEL: Node = Table(&[("vision", Leaf), ("context_tokens", Leaf)]);
 
 const HOOK: Node = Table(&[
     ("event", Leaf),
@@ -89,6 +93,11 @@ pub(crate) const ROOT: Node = Table(&[
     ),
     ("providers", Names(&PROVIDER)),
     ("prices", Names(&PRICE)),
+    ("models", Names(&MODEL)),
+    (
+        "transcription",
+        Table(&[("provider", Leaf), ("model", Leaf), ("max_minutes", Leaf)]),
+    ),
     (
         "channels",
         Table(&[

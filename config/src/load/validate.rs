@@ -26,6 +26,8 @@ pub(crate) fn check(config: &Config, locator: &Locator<'_>) -> Result<(), Config
         .or_else(|| router(config))
         .or_else(|| providers(config))
         .or_else(|| prices(config))
+        .or_else(|| models(config))
+        .or_else(|| transcription(config))
         .or_else(|| channels(config))
         .or_else(|| tools(&config.tools.web_search))
         .or_else(|| hooks(config))
@@ -182,6 +184,65 @@ fn prices(c: &Config) -> Option<Problem> {
     None
 }
 
+fn models(c: &Config) -> Option<Problem> {
+    for (label, caps) in &c.models {
+        if ModelRef::parse(label).is_none() {
+            return Some(problem(
+                &["models", label],
+                "names no model; write it as [models.\"<provider>/<model>\"], e.g. [models.\"openai/gpt-4.1\"]",
+            ));
+        }
+        if caps.context_tokens.is_some_and(|n| n < 1024) {
+            return Some(problem(
+                &["models", label, "context_tokens"],
+                "must be at least 1024 (the model's context window, in tokens)",
+            ));
+        }
+    }
+    None
+}
+
+fn transcription(c: &Config) -> Option<Problem> {
+    let t = &c.transcription;
+    if let Some(name) = &t.provider {
+        match c.providers.get(name) {
+            None => {
+                return Some(problem(
+                    &["transcription", "provider"],
+                    format!(
+                        "is \"{name}\", which is not configured; name a [providers.X] whose \
+                         endpoint serves /audio/transcriptions"
+                    ),
+                ));
+            }
+            Some(p) if p.kind != crate::ProviderKind::Openai => {
+                return Some(problem(
+                    &["transcription", "provider"],
+                    format!(
+                        "is \"{name}\", an Anthropic provider, which has no transcription \
+                         endpoint; name an OpenAI-compatible provider (OpenAI, Groq, a local \
+                         whisper server)"
+                    ),
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    if t.model.trim().is_empty() {
+        return Some(problem(
+            &["transcription", "model"],
+            "is empty; name the transcription model, e.g. \"whisper-1\"",
+        ));
+    }
+    if t.max_minutes == 0 {
+        return Some(problem(
+            &["transcription", "max_minutes"],
+            "must be at least 1",
+        ));
+    }
+    None
+}
+
 fn channels(c: &Config) -> Option<Problem> {
     c.channels
         .all()
@@ -211,6 +272,14 @@ fn channel(a: &Access<'_>, c: &Config) -> Option<Problem> {
                  \"*\" from channels.{name}.allow_from",
                 a.dm_policy.as_str()
             ),
+        ));
+    }
+    if let Some(emoji) = a.ack_reaction
+        && (emoji.trim().is_empty() || emoji.chars().count() > 32)
+    {
+        return Some(problem(
+            &["channels", name, "ack_reaction"],
+            "must be one emoji such as \"👀\" (or a Slack name such as \":eyes:\"); remove the key for no reaction",
         ));
     }
     let configured_url = match name {

@@ -68,6 +68,9 @@ pub struct ChannelConfig {
     pub groups: Vec<String>,
     /// Largest attachment downloaded, MB.
     pub media_max_mb: u64,
+    /// An emoji put on a person's message when its turn starts (`"👀"`); unset: none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ack_reaction: Option<String>,
 }
 
 impl Default for ChannelConfig {
@@ -80,6 +83,7 @@ impl Default for ChannelConfig {
             group_policy: GroupPolicy::default(),
             groups: Vec::new(),
             media_max_mb: 20,
+            ack_reaction: None,
         }
     }
 }
@@ -96,6 +100,7 @@ impl ChannelConfig {
             group_policy: self.group_policy,
             groups: &self.groups,
             media_max_mb: self.media_max_mb,
+            ack_reaction: self.ack_reaction.as_deref(),
         }
     }
 }
@@ -122,6 +127,9 @@ pub struct SlackConfig {
     pub groups: Vec<String>,
     /// See [`ChannelConfig::media_max_mb`].
     pub media_max_mb: u64,
+    /// See [`ChannelConfig::ack_reaction`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ack_reaction: Option<String>,
     /// Socket Mode (outbound WebSocket, needs an app token) or the Events API (inbound HTTP).
     pub mode: SlackMode,
     /// Address the Events API listener binds, e.g. `127.0.0.1:8787` (events mode only).
@@ -140,6 +148,7 @@ impl Default for SlackConfig {
             group_policy: common.group_policy,
             groups: common.groups,
             media_max_mb: common.media_max_mb,
+            ack_reaction: None,
             mode: SlackMode::default(),
             listen: None,
         }
@@ -158,6 +167,7 @@ impl SlackConfig {
             group_policy: self.group_policy,
             groups: &self.groups,
             media_max_mb: self.media_max_mb,
+            ack_reaction: self.ack_reaction.as_deref(),
         }
     }
 }
@@ -188,6 +198,8 @@ pub struct Access<'a> {
     pub groups: &'a [String],
     /// Attachment size cap, MB.
     pub media_max_mb: u64,
+    /// The reaction put on a message when its turn starts, if any.
+    pub ack_reaction: Option<&'a str>,
 }
 
 /// Who may talk to the bot in a DM.

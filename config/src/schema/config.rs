@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     AccessConfig, AgentConfig, ChannelsConfig, CronConfig, HeartbeatConfig, McpConfig,
-    MemoryConfig, Price, ProviderConfig, RouterConfig, ToolsConfig, WorkspaceConfig,
+    MemoryConfig, ModelCaps, Price, ProviderConfig, RouterConfig, ToolsConfig, TranscriptionConfig,
+    WorkspaceConfig,
 };
 
 /// The `config.toml` format this build understands. A file without `version` is version 1;
@@ -27,6 +28,10 @@ pub struct Config {
     pub providers: BTreeMap<String, ProviderConfig>,
     /// Per-model price overrides keyed `"<provider>/<model>"`, USD per million tokens.
     pub prices: BTreeMap<String, Price>,
+    /// Per-model capability overrides keyed `"<provider>/<model>"` (vision, context window).
+    pub models: BTreeMap<String, ModelCaps>,
+    /// Voice notes and audio files to text.
+    pub transcription: TranscriptionConfig,
     /// Chat platforms and who may talk to the bot there.
     pub channels: ChannelsConfig,
     /// Tool restrictions and tool backends.
@@ -53,6 +58,8 @@ impl Default for Config {
             router: RouterConfig::default(),
             providers: BTreeMap::new(),
             prices: BTreeMap::new(),
+            models: BTreeMap::new(),
+            transcription: TranscriptionConfig::default(),
             channels: ChannelsConfig::default(),
             tools: ToolsConfig::default(),
             cron: CronConfig::default(),

@@ -8,6 +8,7 @@ mod channels;
 mod config;
 mod ids;
 mod mcp;
+mod media;
 mod providers;
 mod router;
 mod schedules;
@@ -21,6 +22,7 @@ pub use channels::{
 };
 pub use config::{CONFIG_VERSION, Config};
 pub use mcp::{McpConfig, McpServer};
+pub use media::{ModelCaps, TranscriptionConfig};
 pub use providers::{Price, ProviderConfig, ProviderKind};
 pub use router::{ModelRef, RouterConfig};
 pub use schedules::{CronConfig, HeartbeatConfig, MemoryConfig};

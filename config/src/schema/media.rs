@@ -1,0 +1,42 @@
+//! `[models."<provider>/<model>"]` and `[transcription]`: what a model can do (overriding
+//! the built-in capability table) and where voice notes are transcribed. The table itself
+//! and its defaults for unknown models live in the core (`pincer::capabilities`).
+
+use serde::{Deserialize, Serialize};
+
+/// One model's capabilities; a key left out keeps the built-in value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelCaps {
+    /// Whether the model accepts images.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vision: Option<bool>,
+    /// The model's context window, in tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_tokens: Option<u64>,
+}
+
+/// `[transcription]`: voice notes and audio files to text, through an OpenAI-compatible
+/// `/audio/transcriptions` endpoint. Off while `provider` is unset.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TranscriptionConfig {
+    /// The name of a `[providers.X]` whose base URL serves `/audio/transcriptions`
+    /// (OpenAI, Groq, a local whisper.cpp or faster-whisper server).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// The transcription model the endpoint knows (`whisper-1`, `whisper-large-v3`).
+    pub model: String,
+    /// Longer recordings are not transcribed.
+    pub max_minutes: u32,
+}
+
+impl Default for TranscriptionConfig {
+    fn default() -> Self {
+        Self {
+            provider: None,
+            model: "whisper-1".into(),
+            max_minutes: 10,
+        }
+    }
+}

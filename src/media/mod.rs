@@ -1,0 +1,291 @@
+//! Attachments for the model, once the gate has admitted a message and its files are
+//! saved in the workspace inbox (`pincer_channels::inbox::fetch_all`):
+//!
+//! - `image`    — pictures become image parts of the message, scaled down for a vision
+//!   model at the turn that shows them (the transcript keeps only the path)
+//! - `voice`    — voice notes and audio files become `[voice 0:42] …` transcripts
+//! - `document` — text-like files and PDFs (`pdf`, read in a child process) are inlined
+//!
+//! Anything else stays the `[attached: …]` note `fetch_all` wrote. Every inline is the
+//! sender's content, never the owner's: the turn treats a message with attachments as
+//! untrusted (see `crate::tools::Taint`).
+
+pub mod document;
+pub mod image;
+pub mod pdf;
+pub mod voice;
+
+use std::path::{Path, PathBuf};
+
+use pincer_channels::{MediaKind, MediaRef};
+
+use crate::provider::Part;
+use voice::Transcriber;
+
+/// The attachment side of the core: where the inbox is and how voice is heard.
+pub struct Media {
+    pub workspace: PathBuf,
+    /// `None` while `[transcription]` is off.
+    pub transcriber: Option<Transcriber>,
+}
+
+/// What a message's saved attachments add to it.
+#[derive(Debug, Default)]
+pub struct Digest {
+    /// Transcripts, inlined documents and notes, one block per attachment, each
+    /// starting on its own line.
+    pub text: String,
+    /// One `Part::Image` per picture (no data yet: see `show`).
+    pub images: Vec<Part>,
+}
+
+/// What an attachment is, for the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Image,
+    /// A voice note (`true`) or another recording.
+    Sound(bool),
+    Document,
+    Other,
+}
+
+fn class(media: &MediaRef, name: &str) -> Class {
+    let mime = media.mime.as_deref();
+    match media.kind {
+        MediaKind::Voice => Class::Sound(true),
+        MediaKind::Audio => Class::Sound(false),
+        MediaKind::Video => Class::Other,
+        MediaKind::Photo => Class::Image,
+        MediaKind::Document if image::is_image(mime, name) => Class::Image,
+        MediaKind::Document if mime.is_some_and(|m| m.starts_with("audio/")) => Class::Sound(false),
+        MediaKind::Document => Class::Document,
+    }
+}
+
+impl Media {
+    /// What the saved attachments of one message add to it, in order.
+    pub async fn digest(&self, media: &[MediaRef]) -> Digest {
+        let mut digest = Digest::default();
+        for item in media {
+            let Some(path) = &item.path else {
+                continue; // not saved: `fetch_all` already said why
+            };
+            let name = item
+                .file_name
+                .clone()
+                .or_else(|| path.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .unwrap_or_else(|| "attachment".into());
+            let name = clean_name(&name);
+            let block = match class(item, &name) {
+                Class::Image => {
+                    digest.images.push(Part::Image {
+                        path: self.relative(path),
+                        data: None,
+                    });
+                    None
+                }
+                Class::Sound(voice) => Some(self.hear(item, path, &name, voice).await),
+                Class::Document => self.read(item, path, &name).await,
+                Class::Other => None,
+            };
+            if let Some(block) = block {
+                digest.text.push('\n');
+                digest.text.push_str(&block);
+            }
+        }
+        digest
+    }
+
+    /// `path` as the transcript keeps it: relative to the workspace when inside it.
+    fn relative(&self, path: &Path) -> String {
+        path.strip_prefix(&self.workspace)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// A voice note's or recording's transcript, or why there is none.
+    async fn hear(&self, item: &MediaRef, path: &Path, name: &str, voice: bool) -> String {
+        let label = |secs: Option<f64>| {
+            let what = if voice {
+                "voice".to_string()
+            } else {
+                format!("audio {name}")
+            };
+            match secs {
+                Some(secs) => format!("{what} {}", voice::clock(secs)),
+                None => what,
+            }
+        };
+        let known = item.duration_secs.map(f64::from);
+        let Some(transcriber) = &self.transcriber else {
+            return format!(
+                "[{} received; transcription is off, so its words are unknown. The owner can turn it on with [transcription] in config.toml]",
+                label(known)
+            );
+        };
+        if known.is_some_and(|secs| transcriber.too_long(secs)) {
+            return format!(
+                "[{} not transcribed: longer than transcription.max_minutes ({} min)]",
+                label(known),
+                transcriber.max_minutes
+            );
+        }
+        let bytes = match tokio::fs::read(path).await {
+            Ok(bytes) => bytes,
+            Err(err) => return format!("[{} could not be read: {err}]", label(known)),
+        };
+        match transcriber
+            .transcribe(bytes, name, item.mime.as_deref())
+            .await
+        {
+            Ok(heard) => {
+                let secs = known.or(heard.duration_secs);
+                let text = heard.text.replace(['\r', '\n'], " ");
+                format!("[{}] {text}", label(secs))
+            }
+            Err(err) => {
+                tracing::warn!("voice note not transcribed: {err}");
+                format!("[{} not transcribed: {err}]", label(known))
+            }
+        }
+    }
+
+    /// A document's text, inlined, or `None` to leave it a file.
+    async fn read(&self, item: &MediaRef, path: &Path, name: &str) -> Option<String> {
+        let mime = item.mime.as_deref();
+        let size = tokio::fs::metadata(path).await.ok()?.len();
+        let is_text = document::is_text(mime, name);
+        if is_text && size > document::MAX_INLINE as u64 {
+            return Some(format!(
+                "[{name} is {}, over the {} KB that is put in a message; it stays a file]",
+                document::human_size(size),
+                document::MAX_INLINE / 1024
+            ));
+        }
+        if is_text {
+            let bytes = tokio::fs::read(path).await.ok()?;
+            let text = document::text_of(&bytes)?;
+            return Some(document::inline(name, size, None, text));
+        }
+        let bytes = tokio::fs::read(path).await.ok()?;
+        if !document::is_pdf(mime, name, &bytes) {
+            return None;
+        }
+        match pdf::extract(&bytes).await {
+            Ok(found) if found.text.trim().is_empty() => Some(format!(
+                "[{name}: a PDF of {} pages with no text to extract (scanned?); it stays a file]",
+                found.pages
+            )),
+            Ok(found) => {
+                let pages = match found.pages {
+                    1 => "1 page".to_string(),
+                    n => format!("{n} pages"),
+                };
+                Some(document::inline(
+                    name,
+                    size,
+                    Some(&format!("PDF, {pages}")),
+                    &found.text,
+                ))
+            }
+            Err(err) => {
+                tracing::info!("no text from a PDF: {err}");
+                Some(format!(
+                    "[{name}: no text could be read from this PDF ({err})]"
+                ))
+            }
+        }
+    }
+}
+
+/// A file name as a block shows it: one line, no brackets, at most 100 characters.
+fn clean_name(name: &str) -> String {
+    let cleaned: String = name
+        .chars()
+        .map(|c| {
+            if c.is_control() || matches!(c, '[' | ']' | '`') {
+                '_'
+            } else {
+                c
+            }
+        })
+        .take(100)
+        .collect();
+    match cleaned.trim() {
+        "" => "attachment".into(),
+        name => name.to_string(),
+    }
+}
+
+/// Fill in the pictures of a message the turn answers so a vision model sees them:
+/// at most `image::MAX_IMAGES` a turn (`shown` counts them across its messages), each
+/// scaled down; further ones, and any that cannot be read, become a line naming the
+/// file.
+pub async fn show(workspace: &Path, parts: &mut [Part], shown: &mut usize) {
+    for part in parts.iter_mut() {
+        let Part::Image { path, data } = part else {
+            continue;
+        };
+        if data.is_some() {
+            *shown += 1;
+            continue;
+        }
+        let file = workspace.join(&*path);
+        if *shown >= image::MAX_IMAGES {
+            let note = format!(
+                "[image {} not shown: at most {} images a turn; file: {path}]",
+                file_label(path),
+                image::MAX_IMAGES
+            );
+            *part = Part::Text { text: note };
+            continue;
+        }
+        let loaded = match tokio::fs::read(&file).await {
+            Ok(bytes) => tokio::task::spawn_blocking(move || image::for_model(&bytes))
+                .await
+                .unwrap_or_else(|e| Err(format!("the image reader failed: {e}"))),
+            Err(err) => Err(format!("cannot read it: {err}")),
+        };
+        match loaded {
+            Ok(loaded) => {
+                *data = Some(loaded);
+                *shown += 1;
+            }
+            Err(err) => {
+                let note = format!(
+                    "[image {} could not be shown: {err}; file: {path}]",
+                    file_label(path)
+                );
+                *part = Part::Text { text: note };
+            }
+        }
+    }
+}
+
+/// Take the pictures back out of messages for a model that cannot see: each becomes
+/// one line saying so.
+pub fn unshow(parts: &mut [Part]) {
+    for part in parts.iter_mut() {
+        if let Part::Image {
+            path,
+            data: Some(_),
+        } = part
+        {
+            let note = format!(
+                "[image {} not shown: none of the configured models can see images; file: {path}]",
+                file_label(path)
+            );
+            *part = Part::Text { text: note };
+        }
+    }
+}
+
+fn file_label(path: &str) -> String {
+    Path::new(path)
+        .file_name()
+        .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+/// What the person is told when their picture reached no model that sees.
+pub const NO_VISION: &str = "I can't see images: none of the models in [router] light/heavy is marked as seeing. Add a vision model there (e.g. \"openai/gpt-4.1-mini\"), or set vision = true under [models.\"<provider>/<model>\"] in config.toml for one that can.";
