@@ -137,7 +137,8 @@ impl ReactionCapable for Slack {
         let request = SlackApiReactionsAddRequest::new(
             channel_id(target)?,
             SlackReactionName(reaction_name(emoji)),
-            SlackTs(id.to_string()),
+            // An inbound message's id is `<channel>:<ts>` (unique across channels).
+            SlackTs(id.rsplit_once(':').map_or(id, |(_, ts)| ts).to_string()),
         );
         match self.session().reactions_add(&request).await {
             Ok(_) => Ok(()),

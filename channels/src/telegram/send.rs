@@ -39,8 +39,11 @@ fn thread(target: &Target) -> Option<ThreadId> {
         .map(|id| ThreadId(MessageId(id)))
 }
 
+/// A message id as sent (`17`) or as an inbound message carries it (`<chat>:17`, unique
+/// across chats for deduplication).
 fn message_id(id: &str) -> Result<MessageId, ChannelError> {
-    id.parse::<i32>()
+    let own = id.rsplit_once(':').map_or(id, |(_, own)| own);
+    own.parse::<i32>()
         .map(MessageId)
         .map_err(|_| ChannelError::permanent(format!("`{id}` is not a Telegram message id")))
 }
