@@ -37,6 +37,9 @@ pub fn from_response(status: u16, retry_after_header: Option<&str>, body: &[u8])
         404 => ChannelError::permanent(format!(
             "Discord does not know that channel, message or user (404 {message})"
         )),
+        413 => ChannelError::permanent(format!(
+            "Discord refused the file as too large (413 {message}); bots may upload up to 10 MB per message (more in boosted servers)"
+        )),
         500..=599 => ChannelError::transient(format!("Discord server error ({status})")),
         _ => ChannelError::permanent(format!("Discord refused the request ({status} {message})")),
     }
@@ -93,6 +96,13 @@ mod tests {
                 .contains("DISCORD_BOT_TOKEN")
         );
         assert!(from_response(502, None, b"").retryable);
+        let too_large = from_response(
+            413,
+            None,
+            br#"{"message":"Request entity too large","code":40005}"#,
+        );
+        assert!(!too_large.retryable);
+        assert!(too_large.message.contains("10 MB"), "{}", too_large.message);
         assert!(
             !from_response(403, None, br#"{"message":"Missing Access","code":50001}"#).retryable
         );
