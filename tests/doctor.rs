@@ -41,7 +41,9 @@ async fn a_healthy_setup_passes_every_check() {
         "ok    telegram         logged in as pincer_test_bot",
         "ok    workspace",
         "warn  web_search",
-        "No problems; 1 warning(s) above.",
+        "warn  vision",
+        "warn  transcription",
+        "No problems; 3 warning(s) above.",
     ] {
         assert!(
             run.stdout.contains(line),
