@@ -42,6 +42,8 @@ const BUILTIN: &[(&str, bool, u64)] = &[
 pub struct Caps {
     pub vision: bool,
     pub context_tokens: u64,
+    /// Anthropic extended thinking tokens (0 = off); never on unless configured.
+    pub thinking_budget: u32,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -68,6 +70,7 @@ impl Capabilities {
                 .context_tokens
                 .or(builtin.map(|(_, _, tokens)| tokens))
                 .unwrap_or(DEFAULT_CONTEXT_TOKENS),
+            thinking_budget: configured.thinking_budget.unwrap_or(0),
         }
     }
 
@@ -103,6 +106,7 @@ mod tests {
             ModelCaps {
                 vision: Some(true),
                 context_tokens: Some(8192),
+                thinking_budget: None,
             },
         );
         overrides.insert(
@@ -110,6 +114,7 @@ mod tests {
             ModelCaps {
                 vision: None,
                 context_tokens: Some(32_000),
+                thinking_budget: None,
             },
         );
         let caps = Capabilities::new(overrides);
@@ -122,7 +127,8 @@ mod tests {
             caps.of("local/qwen3:8b"),
             Caps {
                 vision: false,
-                context_tokens: DEFAULT_CONTEXT_TOKENS
+                context_tokens: DEFAULT_CONTEXT_TOKENS,
+                thinking_budget: 0
             }
         );
         // Configured: a local model that sees, and a known one with a smaller window
@@ -131,14 +137,16 @@ mod tests {
             caps.of("local/llava"),
             Caps {
                 vision: true,
-                context_tokens: 8192
+                context_tokens: 8192,
+                thinking_budget: 0
             }
         );
         assert_eq!(
             caps.of("openai/gpt-4.1"),
             Caps {
                 vision: true,
-                context_tokens: 32_000
+                context_tokens: 32_000,
+                thinking_budget: 0
             }
         );
         // The longest prefix wins: gpt-4.1-mini is not gpt-4.1's entry by accident.

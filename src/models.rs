@@ -150,6 +150,7 @@ impl Models {
             provider: Arc::clone(provider),
             label: label.to_string(),
             model: model.to_string(),
+            thinking_budget: self.caps.of(label).thinking_budget,
         })
     }
 

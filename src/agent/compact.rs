@@ -76,6 +76,7 @@ impl Agent {
             ))],
             tools: Vec::new(),
             max_tokens: 1024,
+            thinking_budget: 0,
         };
         let (_, chain) = self
             .models

@@ -8,12 +8,14 @@
 //! - `turn`    — one turn's state and the loop itself
 //! - `route`   — which chain answers (router score, pins, escalation)
 //! - `load`    — the transcript as the model sees it (summary, timestamps)
+//! - `clean`   — reasoning blocks and leaked tool markup out of the visible text
 //! - `compact` — summarising the older part of a long conversation
 //! - `history` — stored messages to provider messages
 //! - `prompt`  — the system prompt
 //! - `reply`   — the turn's side of the outbound bus
 //! - `outcome` — how a turn ends
 
+mod clean;
 mod compact;
 mod history;
 mod load;

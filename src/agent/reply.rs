@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc::{self, error::TrySendError};
 
+use super::clean::StreamCleaner;
 use crate::scrub::{Scrubber, StreamScrubber};
 
 pub struct Reply {
@@ -23,6 +24,8 @@ pub struct Reply {
     scrubber: Arc<Scrubber>,
     /// Streamed text, held back while it may end in part of a secret.
     stream: StreamScrubber,
+    /// Streamed text, held back while it may be reasoning or leaked tool markup.
+    cleaner: StreamCleaner,
 }
 
 /// What a heartbeat answers when nothing needs the owner.
@@ -44,6 +47,7 @@ impl Reply {
             quiet,
             stream: StreamScrubber::new(Arc::clone(&scrubber)),
             scrubber,
+            cleaner: StreamCleaner::default(),
         }
     }
 
@@ -60,9 +64,11 @@ impl Reply {
         if self.quiet {
             return;
         }
-        // Only what the stream scrubber releases: the end of the text so far waits
-        // until the next delta or the finished message shows it is no secret's start.
-        self.backlog.push_str(&self.stream.push(text));
+        // Only what the cleaner and then the stream scrubber release: the end of the
+        // text so far waits until the next delta or the finished message shows it is
+        // neither a marker's nor a secret's start.
+        let visible = self.cleaner.push(text);
+        self.backlog.push_str(&self.stream.push(&visible));
         if self.backlog.is_empty() {
             return;
         }
@@ -81,6 +87,7 @@ impl Reply {
 
     /// The reply streamed so far is abandoned (the model chain switched models).
     pub fn retract(&mut self) {
+        self.cleaner.reset();
         self.stream.discard();
         self.backlog.clear();
         // Best effort like deltas: a full bus drops the retraction, and the finished
@@ -91,6 +98,9 @@ impl Reply {
     async fn send(&mut self, body: OutboundBody) {
         // A finished text is scrubbed whole, whatever its deltas were.
         let body = self.scrubber.scrub_body(body);
+        // What the cleaner holds is reasoning or a marker's start: the finished text,
+        // cleaned whole, stands in for it.
+        self.cleaner.reset();
         // Whatever comes next, the stream so far has ended: its held-back end goes
         // out (scrubbed) ahead of it.
         let rest = self.stream.finish();

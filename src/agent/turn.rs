@@ -206,11 +206,9 @@ impl Turn<'_> {
             {
                 tracing::warn!("usage not recorded: {err}");
             }
-            let parts: Vec<Part> = response
-                .parts
-                .into_iter()
-                .filter(|p| !matches!(p, Part::Text { text } if text.is_empty()))
-                .collect();
+            // What the person sees and the transcript keeps, without reasoning blocks or
+            // tool-call markup the model leaked into its text.
+            let parts = super::clean::clean_parts(response.parts);
             if parts.is_empty()
                 && self
                     .route
@@ -405,6 +403,7 @@ impl Turn<'_> {
             messages: self.messages.clone(),
             tools,
             max_tokens: agent.limits.max_tokens,
+            thinking_budget: 0, // the chain sets it per model
         }
     }
 

@@ -53,7 +53,10 @@ pub async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
                 for part in &message.parts {
                     let line = match part {
                         Part::Text { text } => text.clone(),
-                        Part::Reasoning { text } => format!("(thinking) {text}"),
+                        Part::Reasoning { redacted: true, .. } => {
+                            "(thinking, redacted)".to_string()
+                        }
+                        Part::Reasoning { text, .. } => format!("(thinking) {text}"),
                         Part::ToolCall {
                             name, arguments, ..
                         } => format!("→ {name} {arguments}"),

@@ -129,6 +129,7 @@ impl Agent {
             messages: vec![ChatMessage::user_text(text)],
             tools: vec![tool_spec()],
             max_tokens: output_tokens,
+            thinking_budget: 0,
         };
         let (_, chain) = self
             .models

@@ -2,9 +2,12 @@
 //! on the stable system block and the last tool), decoding the streamed events into
 //! `StreamEvent`s and a `ChatResponse`. HTTP plumbing lives in `transport`.
 //!
-//! Reasoning parts are not sent back (that would need the thinking block's signature,
-//! which the neutral types do not keep). Tool input is parsed once, at block stop; input
-//! that is not valid JSON is kept as `Value::String(raw)`, as the OpenAI decoder does.
+//! Extended thinking (`thinking_budget` > 0): the request asks for it, thinking blocks
+//! come back as reasoning parts with their signature (redacted blocks with their data),
+//! and go back in the assistant messages unchanged, as the API requires around tool
+//! use. With thinking off no reasoning is sent back. Tool input is parsed once, at block
+//! stop; input that is not valid JSON is kept as `Value::String(raw)`, as the OpenAI
+//! decoder does.
 
 use std::collections::BTreeMap;
 
@@ -96,7 +99,7 @@ pub fn encode_request(req: &ChatRequest) -> Value {
         .messages
         .iter()
         .filter_map(|message| {
-            let content = encode_parts(message.role, &message.parts);
+            let content = encode_parts(message.role, &message.parts, req.thinking_budget > 0);
             let role = match message.role {
                 Role::User => "user",
                 Role::Assistant => "assistant",
@@ -104,11 +107,16 @@ pub fn encode_request(req: &ChatRequest) -> Value {
             (!content.is_empty()).then(|| json!({"role": role, "content": content}))
         })
         .collect();
-    let max_tokens = if req.max_tokens > 0 {
+    let mut max_tokens = if req.max_tokens > 0 {
         req.max_tokens
     } else {
         DEFAULT_MAX_TOKENS
     };
+    // Thinking counts against max_tokens, which must exceed the budget: the reply keeps
+    // its own allowance on top.
+    if req.thinking_budget > 0 {
+        max_tokens += req.thinking_budget;
+    }
     let mut body = json!({
         "model": req.model,
         "max_tokens": max_tokens,
@@ -117,6 +125,9 @@ pub fn encode_request(req: &ChatRequest) -> Value {
     });
     if !system.is_empty() {
         body["system"] = Value::Array(system);
+    }
+    if req.thinking_budget > 0 {
+        body["thinking"] = json!({"type": "enabled", "budget_tokens": req.thinking_budget});
     }
     if !req.tools.is_empty() {
         let mut tools: Vec<Value> = req
@@ -139,8 +150,9 @@ pub fn encode_request(req: &ChatRequest) -> Value {
     body
 }
 
-/// Content blocks of one message; tool results first, as the API requires.
-fn encode_parts(role: Role, parts: &[Part]) -> Vec<Value> {
+/// Content blocks of one message; tool results first, as the API requires. `thinking`:
+/// the request has extended thinking on, so signed thinking blocks go back.
+fn encode_parts(role: Role, parts: &[Part], thinking: bool) -> Vec<Value> {
     let mut results = Vec::new();
     let mut blocks = Vec::new();
     for part in parts {
@@ -178,6 +190,22 @@ fn encode_parts(role: Role, parts: &[Part]) -> Vec<Value> {
                 "name": name,
                 "input": tool_input(arguments),
             })),
+            Part::Reasoning {
+                text,
+                redacted: true,
+                ..
+            } if thinking && role == Role::Assistant => {
+                blocks.push(json!({"type": "redacted_thinking", "data": text}));
+            }
+            Part::Reasoning {
+                text,
+                signature: Some(signature),
+                ..
+            } if thinking && role == Role::Assistant => blocks.push(json!({
+                "type": "thinking",
+                "thinking": text,
+                "signature": signature,
+            })),
             Part::ToolCall { .. } | Part::Reasoning { .. } | Part::Image { .. } => {}
         }
     }
@@ -203,7 +231,12 @@ fn tool_input(arguments: &Value) -> Value {
 #[derive(Debug)]
 enum Block {
     Text(String),
-    Thinking(String),
+    Thinking {
+        text: String,
+        signature: String,
+    },
+    /// `redacted_thinking`: encrypted, sent back as it came.
+    Redacted(String),
     ToolUse {
         id: String,
         name: String,
@@ -212,7 +245,7 @@ enum Block {
         /// Set at block stop.
         input: Option<Value>,
     },
-    /// Block types this decoder does not turn into parts (e.g. `redacted_thinking`).
+    /// Block types this decoder does not turn into parts.
     Other,
 }
 
@@ -254,7 +287,11 @@ impl StreamDecoder {
                         }
                         Block::Text(initial.to_string())
                     }
-                    "thinking" => Block::Thinking(text(block, "thinking").to_string()),
+                    "thinking" => Block::Thinking {
+                        text: text(block, "thinking").to_string(),
+                        signature: text(block, "signature").to_string(),
+                    },
+                    "redacted_thinking" => Block::Redacted(text(block, "data").to_string()),
                     "tool_use" => {
                         let name = text(block, "name");
                         on_event(StreamEvent::ToolCallStarted { name });
@@ -277,15 +314,18 @@ impl StreamDecoder {
                         acc.push_str(piece);
                         on_event(StreamEvent::Text(piece));
                     }
-                    (Some(Block::Thinking(acc)), "thinking_delta") => {
+                    (Some(Block::Thinking { text: acc, .. }), "thinking_delta") => {
                         let piece = text(delta, "thinking");
                         acc.push_str(piece);
                         on_event(StreamEvent::Reasoning(piece));
                     }
+                    (Some(Block::Thinking { signature, .. }), "signature_delta") => {
+                        signature.push_str(text(delta, "signature"));
+                    }
                     (Some(Block::ToolUse { json, .. }), "input_json_delta") => {
                         json.push_str(text(delta, "partial_json"));
                     }
-                    // signature_delta, citations, or a delta for an unknown block.
+                    // citations, or a delta for an unknown block.
                     _ => {}
                 }
             }
@@ -340,7 +380,20 @@ impl StreamDecoder {
         for block in self.blocks.into_values() {
             match block {
                 Block::Text(text) if !text.is_empty() => parts.push(Part::Text { text }),
-                Block::Thinking(text) if !text.is_empty() => parts.push(Part::Reasoning { text }),
+                Block::Thinking { text, signature }
+                    if !text.is_empty() || !signature.is_empty() =>
+                {
+                    parts.push(Part::Reasoning {
+                        text,
+                        signature: (!signature.is_empty()).then_some(signature),
+                        redacted: false,
+                    });
+                }
+                Block::Redacted(data) => parts.push(Part::Reasoning {
+                    text: data,
+                    signature: None,
+                    redacted: true,
+                }),
                 Block::ToolUse {
                     id,
                     name,
@@ -351,7 +404,7 @@ impl StreamDecoder {
                     name,
                     arguments: input.unwrap_or_else(|| parse_input(json)),
                 }),
-                Block::Text(_) | Block::Thinking(_) | Block::Other => {}
+                Block::Text(_) | Block::Thinking { .. } | Block::Other => {}
             }
         }
         Ok(ChatResponse {

@@ -22,7 +22,7 @@ fn request_marks_the_cacheable_prefix() {
             ChatMessage {
                 role: Role::Assistant,
                 parts: vec![
-                    Part::Reasoning { text: "hmm".into() },
+                    Part::reasoning("hmm"),
                     Part::Text {
                         text: "Reading.".into(),
                     },
@@ -50,6 +50,7 @@ fn request_marks_the_cacheable_prefix() {
         ],
         tools: vec![tool("read"), tool("grep")],
         max_tokens: 2048,
+        thinking_budget: 0,
     };
     assert_eq!(
         encode_request(&req),
@@ -148,7 +149,9 @@ fn stream_with_thinking_text_and_tool_input_fragments() {
         reply.parts,
         vec![
             Part::Reasoning {
-                text: "plan".into()
+                text: "plan".into(),
+                signature: Some("sig".into()),
+                redacted: false,
             },
             Part::Text {
                 text: "Hello".into()
@@ -224,4 +227,81 @@ fn malformed_json_and_missing_message_stop() {
         r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}"#,
     ]);
     assert_eq!(reply.unwrap_err().kind, ErrorKind::Network);
+}
+
+#[test]
+fn thinking_is_asked_for_and_its_signed_blocks_go_back_only_while_it_is_on() {
+    let assistant = ChatMessage {
+        role: Role::Assistant,
+        parts: vec![
+            Part::Reasoning {
+                text: "check the file".into(),
+                signature: Some("c2lnbmVk".into()),
+                redacted: false,
+            },
+            Part::Reasoning {
+                text: "ZW5jcnlwdGVk".into(),
+                signature: None,
+                redacted: true,
+            },
+            Part::reasoning("unsigned thoughts from another model"),
+            Part::ToolCall {
+                id: "toolu_1".into(),
+                name: "read".into(),
+                arguments: json!({"path": "a.rs"}),
+            },
+        ],
+    };
+    let mut req = ChatRequest {
+        model: "claude-sonnet-4-5".into(),
+        messages: vec![ChatMessage::user_text("read a.rs"), assistant],
+        max_tokens: 4096,
+        thinking_budget: 2048,
+        ..ChatRequest::default()
+    };
+    let body = encode_request(&req);
+    assert_eq!(
+        body["thinking"],
+        json!({"type": "enabled", "budget_tokens": 2048})
+    );
+    assert_eq!(body["max_tokens"], json!(4096 + 2048));
+    assert_eq!(
+        body["messages"][1]["content"],
+        json!([
+            {"type": "thinking", "thinking": "check the file", "signature": "c2lnbmVk"},
+            {"type": "redacted_thinking", "data": "ZW5jcnlwdGVk"},
+            {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a.rs"}},
+        ])
+    );
+    req.thinking_budget = 0;
+    let body = encode_request(&req);
+    assert!(body.get("thinking").is_none());
+    assert_eq!(
+        body["messages"][1]["content"],
+        json!([{"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a.rs"}}])
+    );
+}
+
+#[test]
+fn a_redacted_thinking_block_is_kept_with_its_data() {
+    let (reply, _) = decode(&[
+        r#"{"type":"message_start","message":{"usage":{"input_tokens":1}}}"#,
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"redacted_thinking","data":"b3BhcXVl"}}"#,
+        r#"{"type":"content_block_stop","index":0}"#,
+        r#"{"type":"content_block_start","index":1,"content_block":{"type":"text","text":"Hi"}}"#,
+        r#"{"type":"content_block_stop","index":1}"#,
+        r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":2}}"#,
+        r#"{"type":"message_stop"}"#,
+    ]);
+    assert_eq!(
+        reply.unwrap().parts,
+        vec![
+            Part::Reasoning {
+                text: "b3BhcXVl".into(),
+                signature: None,
+                redacted: true,
+            },
+            Part::Text { text: "Hi".into() },
+        ]
+    );
 }

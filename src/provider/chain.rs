@@ -39,6 +39,8 @@ pub struct ChainEntry {
     pub label: String,
     /// The model name sent to the provider.
     pub model: String,
+    /// `[models."P/M"] thinking_budget`: extended thinking tokens (0 = off).
+    pub thinking_budget: u32,
 }
 
 pub struct Chain {
@@ -129,6 +131,7 @@ impl Chain {
                 continue;
             }
             req.model.clone_from(&entry.model);
+            req.thinking_budget = entry.thinking_budget;
             let GaveUp { err, emitted } =
                 match self.attempt(entry, &req, on_event, &mut restart).await {
                     Ok(reply) => {

@@ -69,6 +69,7 @@ impl Provider for Scripted {
 
 fn entry(provider: &Arc<Scripted>, label: &str) -> ChainEntry {
     ChainEntry {
+        thinking_budget: 0,
         provider: provider.clone(),
         label: label.into(),
         model: label

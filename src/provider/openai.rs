@@ -338,9 +338,7 @@ impl StreamDecoder {
         };
         let mut parts = Vec::new();
         if !self.reasoning.is_empty() {
-            parts.push(Part::Reasoning {
-                text: self.reasoning,
-            });
+            parts.push(Part::reasoning(self.reasoning));
         }
         if !self.text.is_empty() {
             parts.push(Part::Text { text: self.text });

@@ -14,7 +14,7 @@ fn request() -> ChatRequest {
             ChatMessage {
                 role: Role::Assistant,
                 parts: vec![
-                    Part::Reasoning { text: "hmm".into() },
+                    Part::reasoning("hmm"),
                     Part::Text {
                         text: "Looking.".into(),
                     },
@@ -57,6 +57,7 @@ fn request() -> ChatRequest {
             input_schema: json!({"type": "object"}),
         }],
         max_tokens: 1024,
+        thinking_budget: 0,
     }
 }
 
@@ -146,9 +147,7 @@ fn stream_with_text_and_interleaved_tool_calls() {
     assert_eq!(
         reply.parts,
         vec![
-            Part::Reasoning {
-                text: "think".into()
-            },
+            Part::reasoning("think"),
             Part::Text {
                 text: "Let me check.".into()
             },

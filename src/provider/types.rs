@@ -21,8 +21,15 @@ pub enum Part {
     Text {
         text: String,
     },
+    /// The model's own reasoning: never shown to the person. Anthropic's thinking
+    /// blocks carry a `signature` and must go back unchanged while thinking is on; a
+    /// `redacted` block keeps its encrypted `data` in `text`.
     Reasoning {
         text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        redacted: bool,
     },
     ToolCall {
         id: String,
@@ -55,6 +62,15 @@ pub struct ImageData {
 }
 
 impl Part {
+    /// Reasoning without a signature (OpenAI-compatible fields, text the model wrote).
+    pub fn reasoning(text: impl Into<String>) -> Part {
+        Part::Reasoning {
+            text: text.into(),
+            signature: None,
+            redacted: false,
+        }
+    }
+
     /// What a model reads instead of an image it is not shown: where the file is, so a
     /// tool can still reach it.
     pub fn placeholder(path: &str) -> String {
@@ -110,6 +126,9 @@ pub struct ChatRequest {
     pub messages: Vec<ChatMessage>,
     pub tools: Vec<ToolSpec>,
     pub max_tokens: u32,
+    /// Anthropic extended thinking: tokens the model may think in (0 = off). Set per
+    /// model by the chain (`[models."P/M"] thinking_budget`).
+    pub thinking_budget: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -54,7 +54,11 @@ const PRICE: Node = Table(&[
     ("cache_write", Leaf),
 ]);
 
-const MODEL: Node = Table(&[("vision", Leaf), ("context_tokens", Leaf)]);
+const MODEL: Node = Table(&[
+    ("vision", Leaf),
+    ("context_tokens", Leaf),
+    ("thinking_budget", Leaf),
+]);
 
 const HOOK: Node = Table(&[
     ("event", Leaf),

@@ -198,6 +198,25 @@ fn models(c: &Config) -> Option<Problem> {
                 "must be at least 1024 (the model's context window, in tokens)",
             ));
         }
+        if let Some(budget) = caps.thinking_budget.filter(|n| *n > 0) {
+            if budget < 1024 {
+                return Some(problem(
+                    &["models", label, "thinking_budget"],
+                    "must be 0 (off) or at least 1024 tokens, as Anthropic requires",
+                ));
+            }
+            let provider = label.split_once('/').map_or("", |(p, _)| p);
+            if let Some(p) = c.providers.get(provider)
+                && p.kind != crate::ProviderKind::Anthropic
+            {
+                return Some(problem(
+                    &["models", label, "thinking_budget"],
+                    format!(
+                        "is for Anthropic models; [providers.{provider}] is an OpenAI-compatible provider, whose reasoning models think on their own (remove the key)"
+                    ),
+                ));
+            }
+        }
     }
     None
 }

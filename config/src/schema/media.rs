@@ -14,6 +14,10 @@ pub struct ModelCaps {
     /// The model's context window, in tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_tokens: Option<u64>,
+    /// Anthropic extended thinking: tokens the model may think in each call (0 = off,
+    /// at least 1024 when on). Its thinking blocks are kept and sent back as required.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_budget: Option<u32>,
 }
 
 /// `[transcription]`: voice notes and audio files to text, through an OpenAI-compatible

@@ -1,0 +1,8 @@
+//! The agent loop on long days, end to end through the fake model: clean output,
+//! stuck detection, compaction before the context limit, subagent tasks, MCP tools on
+//! the first turn.
+
+mod common;
+
+#[path = "agent/clean.rs"]
+mod clean;
