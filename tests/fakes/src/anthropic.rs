@@ -16,6 +16,71 @@ pub(crate) fn authorized(headers: &HeaderMap, key: &str) -> bool {
     headers.get("x-api-key").and_then(|v| v.to_str().ok()) == Some(key)
 }
 
+/// What the fake thinks when thinking is on.
+pub(crate) const THINKING: &str = "The user asked something; I will answer it.";
+
+/// The signature of a thinking block: a hash of its text, so a block sent back changed
+/// (or made up) is refused as the real API refuses it.
+pub(crate) fn signature(thinking: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in thinking.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("fakesig{hash:016x}")
+}
+
+/// With thinking on: the budget is valid, and the last assistant message — when it
+/// called tools whose results follow — starts with the thinking block it was given,
+/// unchanged, as the real API requires.
+fn validate_thinking(body: &Value) -> Result<(), String> {
+    let budget = body["thinking"]["budget_tokens"].as_u64().unwrap_or(0);
+    if budget < 1024 {
+        return Err(
+            "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024".into(),
+        );
+    }
+    if budget >= body["max_tokens"].as_u64().unwrap_or(0) {
+        return Err("`max_tokens` must be greater than `thinking.budget_tokens`".into());
+    }
+    let messages = body["messages"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let Some((i, last)) = messages
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(_, m)| m["role"] == "assistant")
+    else {
+        return Ok(());
+    };
+    let blocks = last["content"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    if !blocks.iter().any(|b| b["type"] == "tool_use") {
+        return Ok(());
+    }
+    let first = blocks.first().unwrap_or(&Value::Null);
+    match first["type"].as_str() {
+        Some("thinking") => {
+            let text = first["thinking"].as_str().unwrap_or_default();
+            if first["signature"].as_str() != Some(signature(text).as_str()) {
+                return Err(format!(
+                    "messages.{i}.content.0: Invalid `signature` in `thinking` block"
+                ));
+            }
+            Ok(())
+        }
+        Some("redacted_thinking") => Ok(()),
+        other => Err(format!(
+            "messages.{i}.content.0.type: Expected `thinking` or `redacted_thinking`, but found `{}`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks).",
+            other.unwrap_or("nothing")
+        )),
+    }
+}
+
 /// The checks the real API makes before it looks at the model, as a 400 message.
 pub(crate) fn validate(headers: &HeaderMap, body: &Value) -> Result<(), String> {
     if !headers.contains_key("anthropic-version") {
@@ -29,6 +94,9 @@ pub(crate) fn validate(headers: &HeaderMap, body: &Value) -> Result<(), String> 
     }
     if !body["max_tokens"].is_u64() {
         return Err("max_tokens: Field required".into());
+    }
+    if body["thinking"]["type"] == "enabled" {
+        validate_thinking(body)?;
     }
     let messages = body["messages"].as_array().into_iter().flatten();
     for (i, message) in messages.enumerate() {
@@ -141,6 +209,11 @@ pub(crate) fn error_json(status: u16, kind: Option<&str>, message: Option<&str>)
 /// The non-streamed `message` object.
 pub(crate) fn whole(turn: &Turn, text: &str, calls: &[Call<'_>], stop: Stop, output: u64) -> Value {
     let mut content = Vec::new();
+    if turn.thinking {
+        content.push(
+            json!({"type": "thinking", "thinking": THINKING, "signature": signature(THINKING)}),
+        );
+    }
     if !text.is_empty() {
         content.push(json!({"type": "text", "text": text}));
     }
@@ -173,6 +246,8 @@ pub(crate) struct Stream {
     blocks: usize,
     /// The index of the text block still open, if any (closed before a tool block).
     open_text: Option<usize>,
+    /// Open with a signed thinking block.
+    thinking: bool,
 }
 
 impl Stream {
@@ -183,6 +258,7 @@ impl Stream {
             prompt: turn.prompt,
             blocks: 0,
             open_text: None,
+            thinking: turn.thinking,
         }
     }
 
@@ -206,10 +282,30 @@ impl Wire for Stream {
             "id": self.id, "type": "message", "role": "assistant", "model": self.model,
             "content": [], "stop_reason": null, "stop_sequence": null, "usage": usage,
         });
-        vec![
+        let mut events = vec![
             event("message_start", json!({"message": message})),
             event("ping", json!({})),
-        ]
+        ];
+        if self.thinking {
+            let index = self.next_block();
+            let block = json!({"type": "thinking", "thinking": ""});
+            events.push(event(
+                "content_block_start",
+                json!({"index": index, "content_block": block}),
+            ));
+            for (kind, key, value) in [
+                ("thinking_delta", "thinking", THINKING.to_string()),
+                ("signature_delta", "signature", signature(THINKING)),
+            ] {
+                let delta = json!({"type": kind, key: value});
+                events.push(event(
+                    "content_block_delta",
+                    json!({"index": index, "delta": delta}),
+                ));
+            }
+            events.push(event("content_block_stop", json!({"index": index})));
+        }
+        events
     }
 
     fn text(&mut self, piece: &str) -> Vec<String> {

@@ -55,6 +55,15 @@
 //!   whose data decodes, is at most 5 MB of base64 and, when its first bytes show an
 //!   image format, is that format (bytes that look like no image pass, so tests may
 //!   use placeholders); `url` and `file` sources pass.
+//! - `limit_context(Some(n))`: a request over n tokens (body bytes ÷ 4) gets the
+//!   provider's 400 for a context that is too long.
+//! - `answer_when_system_contains(needle, step)`: a standing answer for requests whose
+//!   system prompt holds `needle`, taken before the script queue and never used up.
+//! - Anthropic extended thinking (`"thinking": {"type": "enabled", "budget_tokens": N}`):
+//!   the budget must be at least 1024 and below `max_tokens`; every reply opens with a
+//!   thinking block signed with a hash of its text; a request whose last assistant
+//!   message has `tool_use` must start that message with the thinking block unchanged
+//!   (else 400, in the real API's words).
 //! - Transcriptions: multipart `file` (with a name ending in an audio extension OpenAI
 //!   takes: flac m4a mp3 mp4 mpeg mpga oga ogg wav webm) and `model` are required;
 //!   `response_format` `json` (default) → `{"text"}`, `verbose_json` →

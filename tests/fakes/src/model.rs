@@ -150,6 +150,21 @@ impl FakeModel {
         self.transcriptions()
     }
 
+    /// Refuse requests over `tokens` (estimated as body bytes ÷ 4) as the provider
+    /// refuses a context that is too long (400, OpenAI `context_length_exceeded`,
+    /// Anthropic "prompt is too long"); `None` lifts the limit. Refused requests are
+    /// recorded and take no step.
+    pub fn limit_context(&self, tokens: Option<u64>) {
+        self.shared.limit_context(tokens);
+    }
+
+    /// Answer every request whose system prompt contains `needle` with `step`, before
+    /// and apart from the script queue (a standing answer, never used up): e.g. the
+    /// summariser's requests while the conversation's turns follow the script.
+    pub fn answer_when_system_contains(&self, needle: &str, step: Step) {
+        self.shared.add_rule(needle.to_string(), step);
+    }
+
     /// Clears the script queue and the request log, as `POST /_fake/reset` does.
     pub fn reset(&self) {
         self.shared.reset();

@@ -155,6 +155,18 @@ pub(crate) fn last_user_text(body: &Value) -> String {
         .unwrap_or_default()
 }
 
+/// The system prompt as one text: Anthropic's `system` (a string or text blocks) or
+/// the OpenAI `system`/`developer` messages, joined.
+pub(crate) fn system_text(body: &Value) -> String {
+    let mut out = content_text(&body["system"]);
+    for message in body["messages"].as_array().into_iter().flatten() {
+        if message["role"] == "system" || message["role"] == "developer" {
+            out.push_str(&content_text(&message["content"]));
+        }
+    }
+    out
+}
+
 /// The last user message that is not made only of Anthropic `tool_result` blocks.
 fn last_person_message(body: &Value) -> Option<&Value> {
     let only_tool_results = |content: &Value| {

@@ -41,6 +41,9 @@ pub(crate) struct Turn {
     pub prompt: Prompt,
     /// Unix seconds, for OpenAI's `created`.
     pub created: u64,
+    /// Anthropic `thinking: {"type": "enabled"}`: the reply opens with a signed
+    /// thinking block.
+    pub thinking: bool,
 }
 
 /// Why the reply ended.

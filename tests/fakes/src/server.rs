@@ -118,6 +118,17 @@ async fn chat(shared: Arc<Shared>, format: Format, headers: HeaderMap, raw: Byte
         return refuse(404, Some(&message));
     }
 
+    if let Some((tokens, limit)) = shared.over_context(&raw) {
+        let body = match format {
+            Format::OpenAi => serde_json::json!({"error": {
+                "message": format!("This model's maximum context length is {limit} tokens. However, your messages resulted in {tokens} tokens. Please reduce the length of the messages."),
+                "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}),
+            Format::Anthropic => serde_json::json!({"type": "error", "error": {
+                "type": "invalid_request_error",
+                "message": format!("prompt is too long: {tokens} tokens > {limit} maximum")}}),
+        };
+        return error_response(400, body.to_string(), None);
+    }
     let (step, turn) = shared.begin_turn(format, &body, &raw);
     reply::respond(step, turn, shared.shutdown()).await
 }

@@ -51,6 +51,11 @@ struct Inner {
     transcription_failures: VecDeque<Failure>,
     /// Every transcription request, oldest first.
     transcriptions: Vec<Transcription>,
+    /// `limit_context`: requests estimated over this many tokens are refused.
+    context_limit: Option<u64>,
+    /// `answer_when_system_contains`: standing answers to requests whose system prompt
+    /// holds the text, taken before the queue (and never used up).
+    rules: Vec<(String, Step)>,
 }
 
 impl Shared {
@@ -88,8 +93,9 @@ impl Shared {
         self.lock().required_key.clone()
     }
 
-    /// Clears the queue, the log, the counters and the cache memory (not the key); the
-    /// transcript goes back to its default, its failures and log are cleared.
+    /// Clears the queue, the log, the counters, the cache memory, the context limit and
+    /// the standing answers (not the key); the transcript goes back to its default, its
+    /// failures and log are cleared.
     pub(crate) fn reset(&self) {
         let mut inner = self.lock();
         let key = inner.required_key.take();
@@ -187,15 +193,38 @@ impl Shared {
         self.recorded.subscribe()
     }
 
+    pub(crate) fn limit_context(&self, tokens: Option<u64>) {
+        self.lock().context_limit = tokens;
+    }
+
+    /// The request's estimated tokens when they are over `limit_context`'s limit.
+    pub(crate) fn over_context(&self, raw: &Bytes) -> Option<(u64, u64)> {
+        let limit = self.lock().context_limit?;
+        let tokens = raw.len() as u64 / 4;
+        (tokens > limit).then_some((tokens, limit))
+    }
+
+    pub(crate) fn add_rule(&self, needle: String, step: Step) {
+        self.lock().rules.push((needle, step));
+    }
+
     /// Takes the next step (or the echo default) and numbers the turn.
     pub(crate) fn begin_turn(&self, format: Format, body: &Value, raw: &Bytes) -> (Step, Turn) {
         let mut inner = self.lock();
-        let step = inner.queue.pop_front().unwrap_or_else(|| {
-            Step::text(format!(
-                "echo: {}",
-                recorded::strip_stamp(&recorded::last_user_text(body))
-            ))
-        });
+        let system = recorded::system_text(body);
+        let ruled = inner
+            .rules
+            .iter()
+            .find(|(needle, _)| system.contains(needle.as_str()))
+            .map(|(_, step)| step.clone());
+        let step = ruled
+            .or_else(|| inner.queue.pop_front())
+            .unwrap_or_else(|| {
+                Step::text(format!(
+                    "echo: {}",
+                    recorded::strip_stamp(&recorded::last_user_text(body))
+                ))
+            });
         let calls = match step.innermost() {
             Step::ToolCalls { calls, .. } => calls.len() as u64,
             _ => 0,
@@ -217,6 +246,7 @@ impl Shared {
             first_call,
             prompt,
             created,
+            thinking: format == Format::Anthropic && body["thinking"]["type"] == "enabled",
         };
         (step, turn)
     }
