@@ -184,6 +184,7 @@ pub fn build_agent(
             .iter()
             .filter_map(|a| Some((a.name.to_string(), a.ack_reaction?.to_string())))
             .collect(),
+        stuck: Default::default(),
     })
 }
 

@@ -6,3 +6,5 @@ mod common;
 
 #[path = "agent/clean.rs"]
 mod clean;
+#[path = "agent/stuck.rs"]
+mod stuck;

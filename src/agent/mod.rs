@@ -12,6 +12,7 @@
 //! - `compact` — summarising the older part of a long conversation
 //! - `history` — stored messages to provider messages
 //! - `prompt`  — the system prompt
+//! - `stuck`   — noticing a turn that repeats itself, and stopping it
 //! - `reply`   — the turn's side of the outbound bus
 //! - `outcome` — how a turn ends
 
@@ -23,6 +24,7 @@ mod outcome;
 pub mod prompt;
 mod reply;
 mod route;
+mod stuck;
 mod turn;
 
 use std::path::PathBuf;
@@ -85,6 +87,8 @@ pub struct Agent {
     pub media: crate::media::Media,
     /// `channels.<name>.ack_reaction` by channel: put on a message when its turn starts.
     pub ack_reactions: std::collections::BTreeMap<String, String>,
+    /// How often turns were found going round in circles (`/status`).
+    pub stuck: stuck::StuckCount,
 }
 
 /// The result of one turn: how it ended and which stored user messages it answered.

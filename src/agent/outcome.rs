@@ -10,6 +10,8 @@ pub enum Ended {
     Stopped(StopReason),
     /// The model chain failed; the text says why and what to do.
     Failed(String),
+    /// The turn kept repeating itself after being told; the text names what.
+    Stuck(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -39,7 +41,7 @@ impl Ended {
                 None
             }
             Ended::Stopped(StopReason::User) => Some("Stopped.".into()),
-            Ended::Failed(why) => Some(why.clone()),
+            Ended::Failed(why) | Ended::Stuck(why) => Some(why.clone()),
             Ended::Budget(Budget::Iterations(n)) => Some(format!(
                 "Stopped: this turn used its {n} model calls (agent.max_iterations). Say \"continue\" to go on."
             )),

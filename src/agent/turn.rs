@@ -6,6 +6,7 @@ use std::time::Instant;
 use super::outcome::{Budget, Ended};
 use super::reply::Reply;
 use super::route::{ESCALATE, Route, escalate_spec};
+use super::stuck::{Verdict, Watch};
 use super::{Agent, CANCELLED, SKIPPED, TurnReport, history, prompt};
 use crate::access::{Origin, Place};
 use crate::dispatch::queue::{Queued, SessionQueue, StopReason, TurnControl};
@@ -61,6 +62,8 @@ struct Turn<'a> {
     /// daily log's record of the turn.
     heard: Vec<String>,
     said: String,
+    /// What the turn did, to notice it going round in circles.
+    watch: Watch,
 }
 
 pub(super) async fn run(
@@ -140,6 +143,7 @@ pub(super) async fn run(
                 taint: untrusted_from_the_start(&first),
                 heard: Vec::new(),
                 said: String::new(),
+                watch: Watch::default(),
             };
             let ended = turn.run().await;
             heard.append(&mut turn.heard);
@@ -152,7 +156,7 @@ pub(super) async fn run(
     if let Some(notice) = ended.notice() {
         match ended {
             // A turn that could not finish is a failure to scripts (`chat -m` exits 1).
-            Ended::Failed(_) | Ended::Budget(_) => reply.error(notice).await,
+            Ended::Failed(_) | Ended::Budget(_) | Ended::Stuck(_) => reply.error(notice).await,
             _ => reply.notice(notice).await,
         }
     }
@@ -241,12 +245,19 @@ impl Turn<'_> {
                     _ => None,
                 })
                 .collect();
+            let mut said = String::new();
             for part in &parts {
                 if let Part::Text { text } = part {
-                    self.text.push_str(text);
+                    said.push_str(text);
                 }
             }
+            self.text.push_str(&said);
             history::push_assistant(&mut self.messages, parts);
+            let verdict = self.watch.text(&said);
+            if let Some(ended) = self.heed(verdict) {
+                self.finish_text().await;
+                return ended;
+            }
             if calls.is_empty() {
                 if response.stop == ModelStop::MaxTokens && self.continuations < MAX_CONTINUATIONS {
                     self.continuations += 1;
@@ -269,6 +280,32 @@ impl Turn<'_> {
             self.continuations = 0;
             if let Some(ended) = self.run_tools(calls).await {
                 return ended;
+            }
+        }
+    }
+
+    /// Act on what the watch saw: a first repeat becomes a note to the model, a repeat
+    /// after it ends the turn.
+    fn heed(&mut self, verdict: Verdict) -> Option<Ended> {
+        self.agent.stuck.record(&verdict);
+        match verdict {
+            Verdict::Fine => None,
+            Verdict::Warn(stuck) => {
+                tracing::warn!(
+                    session_id = self.session_id,
+                    "stuck: {}; telling the model",
+                    stuck.what()
+                );
+                history::push_user(&mut self.messages, Part::Text { text: stuck.note() });
+                None
+            }
+            Verdict::Stop(stuck) => {
+                tracing::warn!(
+                    session_id = self.session_id,
+                    "stuck: {}; stopping the turn",
+                    stuck.what()
+                );
+                Some(Ended::Stuck(stuck.sentence()))
             }
         }
     }
@@ -529,6 +566,7 @@ impl Turn<'_> {
         let tools = &self.agent.tools;
         let mut ended = None;
         let mut escalate = false;
+        let mut verdict = Verdict::Fine;
         let named: Vec<(&str, &serde_json::Value)> = calls
             .iter()
             .map(|(_, name, args)| (name.as_str(), args))
@@ -570,7 +608,12 @@ impl Turn<'_> {
                     outcomes = running => outcomes.into_iter().map(|o| (o.content, o.is_error)).collect(),
                 }
             };
-            for ((id, name, _), (content, is_error)) in group.iter().zip(outcomes) {
+            for ((id, name, args), (content, is_error)) in group.iter().zip(outcomes) {
+                // Calls that never ran are no repeats of anything.
+                if content != SKIPPED && content != CANCELLED {
+                    let seen = self.watch.call(name, args, &content, is_error);
+                    verdict = worse(verdict, seen);
+                }
                 let result = Part::ToolResult {
                     call_id: id.clone(),
                     name: name.clone(),
@@ -596,6 +639,9 @@ impl Turn<'_> {
         if escalate {
             self.route
                 .escalate(self.agent, "the light model asked for it");
+        }
+        if ended.is_none() {
+            ended = self.heed(verdict);
         }
         ended
     }
@@ -624,6 +670,16 @@ fn untrusted_from_the_start(first: &Queued) -> Taint {
         taint.set();
     }
     taint
+}
+
+/// The verdict that asks more of the loop.
+fn worse(a: Verdict, b: Verdict) -> Verdict {
+    match (&a, &b) {
+        (Verdict::Stop(_), _) => a,
+        (_, Verdict::Stop(_)) => b,
+        (Verdict::Warn(_), _) => a,
+        _ => b,
+    }
 }
 
 fn stopped(control: &TurnControl) -> Ended {

@@ -352,6 +352,10 @@ impl Dispatcher {
             self.started.elapsed().as_secs(),
             self.live_sessions()
         ));
+        let (warned, stopped) = self.agent.stuck.get();
+        lines.push(format!(
+            "Stuck loops since start: {warned} noticed, {stopped} stopped"
+        ));
         lines.join("\n")
     }
 }
