@@ -161,6 +161,7 @@ pub fn build_agent(
             max_day_cost_usd: config.agent.max_day_cost_usd,
             max_turn: Duration::from_secs(config.agent.max_turn_secs),
             max_tokens: config.agent.max_tokens,
+            mcp_wait: Duration::from_secs(config.mcp.connect_wait_secs),
         },
         workspace,
         timezone,

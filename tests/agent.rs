@@ -6,5 +6,7 @@ mod common;
 
 #[path = "agent/clean.rs"]
 mod clean;
+#[path = "agent/mcp_first_turn.rs"]
+mod mcp_first_turn;
 #[path = "agent/stuck.rs"]
 mod stuck;

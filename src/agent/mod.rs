@@ -60,6 +60,8 @@ pub struct Limits {
     pub max_day_cost_usd: f64,
     pub max_turn: Duration,
     pub max_tokens: u32,
+    /// `mcp.connect_wait_secs`: how long a turn waits for MCP servers still connecting.
+    pub mcp_wait: Duration,
 }
 
 /// Everything a turn needs, shared by all sessions.

@@ -84,6 +84,8 @@ pub(super) async fn run(
         reply.react(emoji).await;
     }
     reply.start().await;
+    // The first turn after start may come before the MCP servers are up.
+    agent.tools.mcp_ready(agent.limits.mcp_wait).await;
     let mut answered = first.message_ids.clone();
     let prepared = match agent.load(session_id, &first, &mut answered).await {
         Ok(mut messages) => {

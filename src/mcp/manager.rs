@@ -133,8 +133,9 @@ impl McpManager {
         by_name.into_values().collect()
     }
 
-    /// Wait until no server is still connecting, or `within` has passed. For commands
-    /// that show the servers (and tests); a turn should not wait.
+    /// Wait until no server is still connecting, or `within` has passed: for commands
+    /// that show the servers, and for a turn that starts while they connect (see
+    /// `ready_for_turn`).
     pub async fn settle(&self, within: Duration) {
         let deadline = Instant::now() + within;
         while Instant::now() < deadline
@@ -144,6 +145,26 @@ impl McpManager {
                 .any(|s| matches!(*s.lock(), State::Connecting))
         {
             tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+impl McpManager {
+    /// Before a turn: wait up to `within` for servers still making their first
+    /// connection, so their tools are offered; a server still not up is left out of the
+    /// turn, with a note in the log. Returns at once when none is connecting.
+    pub async fn ready_for_turn(&self, within: Duration) {
+        let connecting = |s: &Arc<Server>| matches!(*s.lock(), State::Connecting);
+        if !self.servers.iter().any(connecting) {
+            return;
+        }
+        self.settle(within).await;
+        for server in self.servers.iter().filter(|s| connecting(s)) {
+            tracing::info!(
+                server = %server.name,
+                "MCP server still connecting after {}s (mcp.connect_wait_secs); this turn goes without its tools",
+                within.as_secs()
+            );
         }
     }
 }

@@ -319,6 +319,13 @@ impl Registry {
         self
     }
 
+    /// Wait (up to `within`) for MCP servers still connecting, before a turn.
+    pub async fn mcp_ready(&self, within: std::time::Duration) {
+        if let Some(mcp) = &self.mcp {
+            mcp.ready_for_turn(within).await;
+        }
+    }
+
     /// Everything `caller` is offered: the built-ins, then the MCP tools of servers
     /// that are up, each group sorted by name (so the prompt prefix is stable per tier).
     pub fn offered(&self, caller: &Caller) -> Vec<ToolSpec> {

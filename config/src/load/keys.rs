@@ -140,7 +140,10 @@ pub(crate) const ROOT: Node = Table(&[
         "memory",
         Table(&[("dream_schedule", Leaf), ("dream_max_tokens", Leaf)]),
     ),
-    ("mcp", Table(&[("servers", Names(&MCP_SERVER))])),
+    (
+        "mcp",
+        Table(&[("servers", Names(&MCP_SERVER)), ("connect_wait_secs", Leaf)]),
+    ),
     (
         "access",
         Table(&[

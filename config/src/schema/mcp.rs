@@ -6,11 +6,24 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 /// `[mcp]`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct McpConfig {
     /// Servers by name; tools appear as `mcp__<name>__<tool>`.
     pub servers: BTreeMap<String, McpServer>,
+    /// A turn that starts while servers are still connecting waits this long for them
+    /// (so the first turn after start has their tools); a server not up by then is
+    /// left out of that turn.
+    pub connect_wait_secs: u64,
+}
+
+impl Default for McpConfig {
+    fn default() -> Self {
+        Self {
+            servers: BTreeMap::new(),
+            connect_wait_secs: 5,
+        }
+    }
 }
 
 /// One MCP server: exactly one of `command` and `url` (checked at load).

@@ -11,6 +11,9 @@
 //! - `fail {}`     → a result with `isError: true`
 //! - `crash {}`    → the process exits at once (code 3) without answering
 //!
+//! With `--slow-start MS` it sleeps that long before reading stdin, like a server that
+//! takes a while to start (an `npx` download, a JVM).
+//!
 //! With `--http PORT` it serves the streamable HTTP transport instead, on
 //! 127.0.0.1:PORT (0 picks a free port), printing `listening on 127.0.0.1:N` first:
 //! each POST carries one JSON-RPC message and gets a plain JSON answer (202 for
@@ -33,6 +36,12 @@ fn main() {
         && flag == "--http"
     {
         return serve_http(port);
+    }
+    if let [_, flag, ms] = args.as_slice()
+        && flag == "--slow-start"
+    {
+        let ms = ms.parse().unwrap_or(0);
+        std::thread::sleep(std::time::Duration::from_millis(ms));
     }
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout();
