@@ -162,6 +162,7 @@ pub fn build_agent(
             max_turn: Duration::from_secs(config.agent.max_turn_secs),
             max_tokens: config.agent.max_tokens,
             mcp_wait: Duration::from_secs(config.mcp.connect_wait_secs),
+            compact_at: config.agent.compact_at,
         },
         workspace,
         timezone,

@@ -10,3 +10,5 @@ mod clean;
 mod mcp_first_turn;
 #[path = "agent/stuck.rs"]
 mod stuck;
+#[path = "agent/window.rs"]
+mod window;

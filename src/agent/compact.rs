@@ -1,7 +1,8 @@
 //! Compaction: the older part of a long conversation is summarised by the light
 //! model into the session's summary, which stands in for those messages from then
 //! on; the recent turns stay word for word, and the full transcript stays in the
-//! store. Runs on `/compact`, and once when a provider says the context is too long.
+//! store. Runs on `/compact`, before a model call that would fill too much of the
+//! context window (`window`), and once when a provider says the context is too long.
 
 use super::Agent;
 use crate::provider::{ChatMessage, ChatRequest, Part};
@@ -13,7 +14,7 @@ const KEEP: usize = 6;
 /// How much of a tool result goes into the text to summarise.
 const TOOL_PREVIEW: usize = 300;
 
-const INSTRUCTIONS: &str = "You keep notes on a conversation between a user and their assistant. Merge the earlier summary (if any) and the new part of the conversation into one concise summary, written for the assistant: facts about the user, decisions, what was done (files, results), and open tasks. No preamble.";
+const INSTRUCTIONS: &str = "You keep notes on a conversation between a user and their assistant. Merge the earlier summary (if any) and the new part of the conversation into one concise summary, written for the assistant, under these headings: the user's goals and constraints; facts about the user; decisions made; what was done (files changed, commands run, results); open tasks and questions. Keep exact file paths, ids, names, numbers, URLs and dates. No preamble.";
 
 /// What a compaction did.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,6 +1,7 @@
 //! The transcript as the model will see it: repaired after a crash, the compacted
-//! part replaced by its summary, each user message stamped with when it was said,
-//! and messages still waiting in the queue left out.
+//! part replaced by its summary, pruned tool results replaced by their stubs, each
+//! user message stamped with when it was said, and messages still waiting in the queue
+//! left out.
 
 use super::Agent;
 use super::history;
@@ -32,11 +33,13 @@ impl Agent {
             Some(upto) => self.store.history_after(session_id, upto).await?,
             None => self.store.history(session_id).await?,
         };
+        // Messages the turn already took in (steered in, say) stay whatever their id.
         stored.retain(|m| {
             m.status != store::Status::Ignored
                 && (m.role != store::Role::User
                     || m.status == store::Status::Done
-                    || m.id <= newest)
+                    || m.id <= newest
+                    || answered.contains(&m.id))
         });
         for message in &stored {
             if message.role == store::Role::User
@@ -60,6 +63,10 @@ impl Agent {
                     _ => {}
                 }
             }
+        }
+        // Old tool results that were pruned go as their stubs (`window`).
+        if let Some(upto) = meta.pruned_upto {
+            super::window::apply_pruning(session_id, upto, &mut stored);
         }
         let mut messages = Vec::new();
         if let (Some(summary), Some(upto)) = (meta.summary, meta.summary_upto) {

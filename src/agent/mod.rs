@@ -10,6 +10,7 @@
 //! - `load`    — the transcript as the model sees it (summary, timestamps)
 //! - `clean`   — reasoning blocks and leaked tool markup out of the visible text
 //! - `compact` — summarising the older part of a long conversation
+//! - `window`  — keeping the request inside the model's context window
 //! - `history` — stored messages to provider messages
 //! - `prompt`  — the system prompt
 //! - `stuck`   — noticing a turn that repeats itself, and stopping it
@@ -26,6 +27,7 @@ mod reply;
 mod route;
 mod stuck;
 mod turn;
+mod window;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -62,6 +64,8 @@ pub struct Limits {
     pub max_tokens: u32,
     /// `mcp.connect_wait_secs`: how long a turn waits for MCP servers still connecting.
     pub mcp_wait: Duration,
+    /// `agent.compact_at`: the share of the context window a request may fill.
+    pub compact_at: f64,
 }
 
 /// Everything a turn needs, shared by all sessions.

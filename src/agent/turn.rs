@@ -7,7 +7,7 @@ use super::outcome::{Budget, Ended};
 use super::reply::Reply;
 use super::route::{ESCALATE, Route, escalate_spec};
 use super::stuck::{Verdict, Watch};
-use super::{Agent, CANCELLED, SKIPPED, TurnReport, history, prompt};
+use super::{Agent, CANCELLED, SKIPPED, TurnReport, history, prompt, window};
 use crate::access::{Origin, Place};
 use crate::dispatch::queue::{Queued, SessionQueue, StopReason, TurnControl};
 use crate::provider::{
@@ -49,6 +49,8 @@ struct Turn<'a> {
     text: String,
     /// Compaction was already tried for a too-long context.
     compacted: bool,
+    /// The conversation was already summarised to fit the window this turn.
+    window_compacted: bool,
     /// Completion handles of steered-in messages.
     done: Vec<pincer_channels::Done>,
     /// Who the turn is for: the first message's sender, lowered by any steered in.
@@ -139,6 +141,7 @@ pub(super) async fn run(
                 continuations: 0,
                 text: String::new(),
                 compacted: false,
+                window_compacted: false,
                 done: Vec::new(),
                 origin: first.origin.clone(),
                 recalled,
@@ -329,7 +332,7 @@ impl Turn<'_> {
     async fn call_model(
         &mut self,
     ) -> Result<Option<(crate::provider::ChatResponse, String)>, Ended> {
-        let request = self.request();
+        let request = self.fitted_request().await?;
         let chain = std::sync::Arc::clone(&self.route.chain);
         // What the user has already seen of this reply, kept if the call is cut short.
         let mut shown = String::new();
@@ -364,17 +367,7 @@ impl Turn<'_> {
                 self.compacted = true;
                 match self.agent.compact(self.session_id, &self.spender()).await {
                     Ok(Some(_)) => {
-                        let mut answered = Vec::new();
-                        self.messages = self
-                            .agent
-                            .load(self.session_id, self.first, &mut answered)
-                            .await
-                            .map_err(|e| Ended::Failed(e.to_string()))?;
-                        if !self.route.sees {
-                            for message in &mut self.messages {
-                                crate::media::unshow(&mut message.parts);
-                            }
-                        }
+                        self.reload().await?;
                         Ok(None)
                     }
                     _ => Err(Ended::Failed(err.to_string())),
@@ -387,6 +380,69 @@ impl Turn<'_> {
                 Err(Ended::Failed(err.to_string()))
             }
         }
+    }
+
+    /// The next request, made to fit `agent.compact_at` of the chain's smallest context
+    /// window: old tool results pruned first, then the older conversation summarised
+    /// (once a turn). A request still over goes as it is; the provider's answer decides.
+    async fn fitted_request(&mut self) -> Result<ChatRequest, Ended> {
+        let mut request = self.request();
+        let caps = &self.agent.models.caps;
+        let window = self
+            .route
+            .chain
+            .labels()
+            .map(|label| caps.context_tokens(label))
+            .min()
+            .unwrap_or(crate::capabilities::DEFAULT_CONTEXT_TOKENS);
+        let limit = (window as f64 * self.agent.limits.compact_at) as u64;
+        if window::estimate(&request) <= limit {
+            return Ok(request);
+        }
+        match self.agent.prune(self.session_id).await {
+            Ok(true) => {
+                self.reload().await?;
+                request = self.request();
+                if window::estimate(&request) <= limit {
+                    return Ok(request);
+                }
+            }
+            Ok(false) => {}
+            Err(err) => tracing::warn!("old tool results not pruned: {err}"),
+        }
+        if !self.window_compacted {
+            self.window_compacted = true;
+            match self.agent.compact(self.session_id, &self.spender()).await {
+                Ok(Some(done)) => {
+                    tracing::info!(
+                        messages = done.messages,
+                        "the conversation was summarised to fit the context window"
+                    );
+                    self.reload().await?;
+                    request = self.request();
+                }
+                Ok(None) => {}
+                Err(err) => tracing::warn!("compaction before the context limit failed: {err}"),
+            }
+        }
+        Ok(request)
+    }
+
+    /// Read the conversation again from the store (after pruning or compaction), with
+    /// the turn's own messages, pictures hidden where the model cannot see.
+    async fn reload(&mut self) -> Result<(), Ended> {
+        let mut answered = self.answered.clone();
+        self.messages = self
+            .agent
+            .load(self.session_id, self.first, &mut answered)
+            .await
+            .map_err(|e| Ended::Failed(e.to_string()))?;
+        if !self.route.sees {
+            for message in &mut self.messages {
+                crate::media::unshow(&mut message.parts);
+            }
+        }
+        Ok(())
     }
 
     /// Who pays for this turn's calls.

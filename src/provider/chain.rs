@@ -75,6 +75,11 @@ impl Chain {
         }
     }
 
+    /// The labels of the chain's models, in order.
+    pub fn labels(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|e| e.label.as_str())
+    }
+
     pub fn with_max_retries(mut self, max_retries: u32) -> Self {
         self.max_retries = max_retries;
         self

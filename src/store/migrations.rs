@@ -139,6 +139,27 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE cron_jobs ADD COLUMN in_group INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE pairing_codes ADD COLUMN announced INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE messages ADD COLUMN tier TEXT;",
+    // 7: long days. Tool results at or before `pruned_upto` (a position) are sent as a
+    // one-line stub naming where the whole result was saved. A task is a subagent run
+    // in a session of its own (`task:<parent key>:<number>`); background tasks record
+    // the chat to deliver to, and one a restart cut short is reported once.
+    "ALTER TABLE sessions ADD COLUMN pruned_upto INTEGER;
+    CREATE TABLE tasks (
+        id INTEGER PRIMARY KEY,
+        parent_key TEXT NOT NULL,
+        parent_session_id INTEGER NOT NULL,
+        number INTEGER NOT NULL,
+        description TEXT NOT NULL,
+        background INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        target TEXT,
+        result TEXT,
+        reported INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        ended_at INTEGER,
+        UNIQUE (parent_key, number)
+    );
+    CREATE INDEX tasks_by_status ON tasks(status);",
 ];
 
 /// Bring the database up to the newest schema; each step commits on its own.

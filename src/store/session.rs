@@ -13,19 +13,22 @@ pub struct SessionMeta {
     pub summary: Option<String>,
     /// Messages at or before this position are covered by `summary`.
     pub summary_upto: Option<i64>,
+    /// Tool results at or before this position are sent as stubs (`agent::window`).
+    pub pruned_upto: Option<i64>,
 }
 
 impl Store {
     pub async fn session_meta(&self, session_id: i64) -> Result<SessionMeta> {
         self.run(move |conn| {
             Ok(conn.row(
-                "SELECT pin, summary, summary_upto FROM sessions WHERE id = ?1",
+                "SELECT pin, summary, summary_upto, pruned_upto FROM sessions WHERE id = ?1",
                 [session_id],
                 |row| {
                     Ok(SessionMeta {
                         pin: row.get(0)?,
                         summary: row.get(1)?,
                         summary_upto: row.get(2)?,
+                        pruned_upto: row.get(3)?,
                     })
                 },
             )?)
@@ -49,6 +52,17 @@ impl Store {
             conn.exec(
                 "UPDATE sessions SET summary = ?2, summary_upto = ?3 WHERE id = ?1",
                 params![session_id, summary, upto],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    pub async fn set_pruned(&self, session_id: i64, upto: i64) -> Result<()> {
+        self.run(move |conn| {
+            conn.exec(
+                "UPDATE sessions SET pruned_upto = ?2 WHERE id = ?1",
+                params![session_id, upto],
             )?;
             Ok(())
         })

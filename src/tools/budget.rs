@@ -36,8 +36,9 @@ pub async fn fit(tool: &str, content: String, cap: usize, ctx: &ToolContext) -> 
     format!("{head}\n[…]\n{tail}\n{note}")
 }
 
-/// Save `content` as the new file `path` of the workspace.
-fn save(workspace: &Path, path: &str, content: &str) -> Result<(), String> {
+/// Save `content` as the new file `path` of the workspace (made beneath it: no link
+/// leads it out).
+pub(crate) fn save(workspace: &Path, path: &str, content: &str) -> Result<(), String> {
     let root = Root::open(workspace).map_err(|err| err.to_string())?;
     let rel = Rel::parse(path).map_err(|err| err.to_string())?;
     let mut file = root.create_new(&rel).map_err(|err| match err {

@@ -39,6 +39,7 @@ use serde_json::Value;
 
 use crate::provider::ToolSpec;
 
+pub(crate) use budget::save as save_output;
 pub use caller::{Caller, ToolPolicy};
 pub use confine::confine;
 pub use permissions::{Decision, Permissions};

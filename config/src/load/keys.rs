@@ -89,6 +89,8 @@ pub(crate) const ROOT: Node = Table(&[
             ("owners", Leaf),
             ("idle_session_secs", Leaf),
             ("max_tokens", Leaf),
+            ("compact_at", Leaf),
+            ("task_max_iterations", Leaf),
         ]),
     ),
     (

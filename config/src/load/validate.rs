@@ -65,6 +65,21 @@ fn agent(c: &Config) -> Option<Problem> {
     if a.max_tokens == 0 {
         return Some(problem(&["agent", "max_tokens"], "must be at least 1"));
     }
+    if !(a.compact_at > 0.0 && a.compact_at <= 1.0) {
+        return Some(problem(
+            &["agent", "compact_at"],
+            format!(
+                "must be a share of the context window above 0 and at most 1, e.g. 0.75 (found {})",
+                a.compact_at
+            ),
+        ));
+    }
+    if a.task_max_iterations == 0 {
+        return Some(problem(
+            &["agent", "task_max_iterations"],
+            "must be at least 1",
+        ));
+    }
     for (i, owner) in a.owners.iter().enumerate() {
         let index = i.to_string();
         let known = owner.split_once(':').is_some_and(|(channel, id)| {

@@ -34,6 +34,12 @@ pub struct AgentConfig {
     pub idle_session_secs: u64,
     /// Output tokens requested per model call.
     pub max_tokens: u32,
+    /// Before a model call whose request is estimated past this share of the model's
+    /// context window (`[models."P/M"] context_tokens`), old tool results are pruned and
+    /// then, if still over, the older conversation is summarised.
+    pub compact_at: f64,
+    /// Model calls a subagent task may make (the `task` tool).
+    pub task_max_iterations: u32,
 }
 
 impl Default for AgentConfig {
@@ -49,6 +55,8 @@ impl Default for AgentConfig {
             owners: Vec::new(),
             idle_session_secs: 300,
             max_tokens: 4096,
+            compact_at: 0.75,
+            task_max_iterations: 15,
         }
     }
 }

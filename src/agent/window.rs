@@ -1,0 +1,189 @@
+//! The context window: before each model call the request's size is estimated, and
+//! past `agent.compact_at` of the smallest context window in the chain (the capability
+//! table's `context_tokens`) the conversation is made to fit — first by pruning old
+//! tool results (those before the last `KEEP_TURNS` turns become a one-line stub naming
+//! the file the whole result was saved to), then, if still over, by summarising the
+//! older part as `/compact` does. The store keeps every word (`pincer sessions show`).
+
+use super::Agent;
+use crate::provider::{ChatRequest, Part};
+use crate::store::{self, StoredMessage};
+
+/// The most recent turns whose tool results are always sent whole.
+const KEEP_TURNS: usize = 3;
+/// Results this long or shorter are never pruned: a stub would save nothing.
+pub const PRUNE_OVER: usize = 512;
+/// What one picture is counted as.
+const IMAGE_TOKENS: u64 = 1_600;
+/// What a message costs beyond its text (role, separators).
+const MESSAGE_TOKENS: u64 = 4;
+
+/// The request's size in tokens, estimated as bytes ÷ 4 (what providers' tokenizers
+/// average on English and code) plus pictures and per-message overhead.
+pub fn estimate(req: &ChatRequest) -> u64 {
+    let mut bytes = req.system_stable.len() + req.system_volatile.len();
+    for tool in &req.tools {
+        bytes += tool.name.len() + tool.description.len() + tool.input_schema.to_string().len();
+    }
+    let mut images = 0;
+    for message in &req.messages {
+        for part in &message.parts {
+            bytes += match part {
+                Part::Text { text } | Part::Reasoning { text, .. } => text.len(),
+                Part::ToolCall {
+                    id,
+                    name,
+                    arguments,
+                } => id.len() + name.len() + arguments.to_string().len(),
+                Part::ToolResult {
+                    call_id, content, ..
+                } => call_id.len() + content.len(),
+                Part::Image { data: Some(_), .. } => {
+                    images += 1;
+                    0
+                }
+                Part::Image { path, .. } => path.len() + 40,
+            };
+        }
+    }
+    bytes as u64 / 4 + images * IMAGE_TOKENS + req.messages.len() as u64 * MESSAGE_TOKENS
+}
+
+/// Where a pruned result is saved, relative to the workspace.
+pub fn pruned_file(session_id: i64, position: i64) -> String {
+    format!("tool-output/pruned-{session_id}-{position}.txt")
+}
+
+/// The line a pruned result is sent as.
+pub fn stub(name: &str, len: usize, file: &str) -> String {
+    format!(
+        "[pruned to save room: an earlier result of {name}, {}; the whole result is in {file} (read_file it if you need it again)]",
+        crate::media::document::human_size(len as u64)
+    )
+}
+
+/// Replace the results of `messages` at or before `upto` with their stubs.
+pub fn apply_pruning(session_id: i64, upto: i64, messages: &mut [StoredMessage]) {
+    for message in messages
+        .iter_mut()
+        .filter(|m| m.role == store::Role::Tool && m.position <= upto)
+    {
+        for part in &mut message.parts {
+            if let Part::ToolResult { name, content, .. } = part
+                && content.len() > PRUNE_OVER
+            {
+                *content = stub(
+                    name,
+                    content.len(),
+                    &pruned_file(session_id, message.position),
+                );
+            }
+        }
+    }
+}
+
+impl Agent {
+    /// Prune the tool results from before the last `KEEP_TURNS` turns that are not
+    /// pruned yet: each is saved to its file in `tool-output/`, and the session's
+    /// `pruned_upto` moves past them. `Ok(false)`: nothing left to prune.
+    pub(super) async fn prune(&self, session_id: i64) -> Result<bool, String> {
+        let meta = self
+            .store
+            .session_meta(session_id)
+            .await
+            .map_err(|e| e.to_string())?;
+        let stored = self
+            .store
+            .history(session_id)
+            .await
+            .map_err(|e| e.to_string())?;
+        let turn_starts: Vec<i64> = stored
+            .iter()
+            .filter(|m| m.role == store::Role::User && m.status != store::Status::Ignored)
+            .map(|m| m.position)
+            .collect();
+        if turn_starts.len() <= KEEP_TURNS {
+            return Ok(false);
+        }
+        let boundary = turn_starts[turn_starts.len() - KEEP_TURNS];
+        let from = meta.pruned_upto.unwrap_or(i64::MIN);
+        let due: Vec<&StoredMessage> = stored
+            .iter()
+            .filter(|m| m.role == store::Role::Tool && m.position > from && m.position < boundary)
+            .filter(|m| {
+                m.parts.iter().any(
+                    |p| matches!(p, Part::ToolResult { content, .. } if content.len() > PRUNE_OVER),
+                )
+            })
+            .collect();
+        let Some(last) = due.last().map(|m| m.position) else {
+            return Ok(false);
+        };
+        for message in &due {
+            let whole: String = message
+                .parts
+                .iter()
+                .filter_map(|p| match p {
+                    Part::ToolResult { content, .. } => Some(content.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let path = pruned_file(session_id, message.position);
+            let workspace = self.workspace.clone();
+            let saved = tokio::task::spawn_blocking(move || {
+                crate::tools::save_output(&workspace, &path, &whole)
+            })
+            .await
+            .unwrap_or_else(|e| Err(e.to_string()));
+            if let Err(err) = saved {
+                // The stub still stands in for it; the store keeps the result.
+                tracing::warn!("a pruned tool result was not saved: {err}");
+            }
+        }
+        self.store
+            .set_pruned(session_id, last)
+            .await
+            .map_err(|e| e.to_string())?;
+        tracing::info!(session_id, results = due.len(), "old tool results pruned");
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::{ChatMessage, ToolSpec};
+
+    #[test]
+    fn the_estimate_counts_text_tools_and_pictures() {
+        let mut req = ChatRequest {
+            system_stable: "s".repeat(400),
+            messages: vec![ChatMessage::user_text("u".repeat(800))],
+            tools: vec![ToolSpec {
+                name: "t".into(),
+                description: "d".repeat(399),
+                input_schema: serde_json::json!({}),
+            }],
+            ..ChatRequest::default()
+        };
+        let base = estimate(&req);
+        assert_eq!(base, (400 + 800 + 1 + 399 + 2) / 4 + MESSAGE_TOKENS);
+        req.messages[0].parts.push(Part::Image {
+            path: "inbox/a.png".into(),
+            data: Some(crate::provider::ImageData {
+                mime: "image/png".into(),
+                base64: "x".repeat(100_000),
+            }),
+        });
+        assert_eq!(estimate(&req), base + IMAGE_TOKENS);
+    }
+
+    #[test]
+    fn a_stub_names_the_tool_the_size_and_the_file() {
+        let line = stub("read_file", 4096, &pruned_file(3, 17));
+        assert!(line.contains("read_file"), "{line}");
+        assert!(line.contains("4.0 KB"), "{line}");
+        assert!(line.contains("tool-output/pruned-3-17.txt"), "{line}");
+        assert!(!line.contains('\n'));
+    }
+}
