@@ -9,7 +9,7 @@
 use std::io::Cursor;
 
 use base64::Engine;
-use image::{ImageFormat, ImageReader, Limits, imageops::FilterType};
+use image::{ImageFormat, ImageReader, Limits};
 
 use crate::provider::ImageData;
 
@@ -63,8 +63,11 @@ pub fn downscale(bytes: &[u8]) -> Result<Vec<u8>, String> {
     let image = reader
         .decode()
         .map_err(|e| format!("unreadable image: {e}"))?;
+    // Area averaging on the 8-bit pixels (`thumbnail`): the scaled copy is the only
+    // new buffer, where a filtered resize would make a float copy as large as the
+    // picture itself.
     let image = if image.width().max(image.height()) > MAX_SIDE {
-        image.resize(MAX_SIDE, MAX_SIDE, FilterType::Triangle)
+        image.thumbnail(MAX_SIDE, MAX_SIDE)
     } else {
         image
     };
