@@ -112,6 +112,7 @@ pub fn build_agent(
     );
     let scrubber = Arc::new(Scrubber::new(secret_values(config, secrets, env)));
     crate::scrub::install(Arc::clone(&scrubber));
+    let tasks = crate::tasks::Tasks::new(config.agent.task_max_iterations);
     Ok(Agent {
         guard: Guard {
             permissions,
@@ -133,6 +134,7 @@ pub fn build_agent(
             }),
             SendMessage::new(outbound.clone(), &config.agent.owners),
             crate::tools::SendFile::new(outbound.clone()),
+            crate::tasks::TaskTool::new(Arc::clone(&tasks)),
             Arc::new(
                 ExecTool::new(|group| config.tools.exec.deny_groups.denies(group))
                     .in_jail(jail.clone()),
@@ -187,6 +189,7 @@ pub fn build_agent(
             .filter_map(|a| Some((a.name.to_string(), a.ack_reaction?.to_string())))
             .collect(),
         stuck: Default::default(),
+        tasks,
     })
 }
 
@@ -208,6 +211,8 @@ pub fn start(
         outbound_tx,
         Arc::clone(&wake),
     )?);
+    // The task tool runs child turns on this agent.
+    agent.tasks.attach(&agent);
     let (inbound, inbound_rx) = mpsc::channel(INBOUND_CAPACITY);
     let dispatcher = Dispatcher::new(
         Arc::clone(&agent),

@@ -22,6 +22,7 @@
 //! - `media`    — attachments for the model: images, voice transcripts, inlined documents
 //! - `scrub`    — the credential scrubber for replies, logs and tool results
 //! - `cron`     — scheduled jobs, the scheduler, the heartbeat, the `cron` tool
+//! - `tasks`    — subagents: the `task` tool, background tasks, `/tasks`
 //! - `memory`   — memory tools, recall and the daily log around turns, the dream
 //! - `retention` — removes old inbox/ and tool-output/ files (`[workspace] retention_days`)
 //! - `cli`      — one module per subcommand (`src/main.rs` only parses and calls it)
@@ -51,6 +52,7 @@ pub mod router;
 pub mod sandbox;
 pub mod scrub;
 pub mod store;
+pub mod tasks;
 pub mod tools;
 
 pub use gateway::{Running, StartError, start};

@@ -10,5 +10,7 @@ mod clean;
 mod mcp_first_turn;
 #[path = "agent/stuck.rs"]
 mod stuck;
+#[path = "agent/tasks.rs"]
+mod tasks;
 #[path = "agent/window.rs"]
 mod window;

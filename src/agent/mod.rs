@@ -95,6 +95,8 @@ pub struct Agent {
     pub ack_reactions: std::collections::BTreeMap<String, String>,
     /// How often turns were found going round in circles (`/status`).
     pub stuck: stuck::StuckCount,
+    /// Subagents: running tasks and their handles (`/tasks`, `/stop`).
+    pub tasks: std::sync::Arc<crate::tasks::Tasks>,
 }
 
 /// The result of one turn: how it ended and which stored user messages it answered.
@@ -103,6 +105,8 @@ pub struct TurnReport {
     pub answered: Vec<i64>,
     /// Completion handles of messages steered into the turn.
     pub done: Vec<pincer_channels::Done>,
+    /// The last message the assistant wrote (a subagent's answer).
+    pub last_text: String,
 }
 
 impl Agent {

@@ -17,6 +17,8 @@ pub enum Ended {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Budget {
     Iterations(u32),
+    /// A subagent used its `agent.task_max_iterations`.
+    TaskIterations(u32),
     TurnCost {
         spent: f64,
         limit: f64,
@@ -44,6 +46,9 @@ impl Ended {
             Ended::Failed(why) | Ended::Stuck(why) => Some(why.clone()),
             Ended::Budget(Budget::Iterations(n)) => Some(format!(
                 "Stopped: this turn used its {n} model calls (agent.max_iterations). Say \"continue\" to go on."
+            )),
+            Ended::Budget(Budget::TaskIterations(n)) => Some(format!(
+                "Stopped: this task used its {n} model calls (agent.task_max_iterations)."
             )),
             Ended::Budget(Budget::TurnCost { spent, limit }) => Some(format!(
                 "Stopped: this turn has cost ${spent:.2}, over agent.max_turn_cost_usd = {limit:.2}. Say \"continue\" to go on, or raise the limit in config.toml."

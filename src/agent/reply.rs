@@ -26,6 +26,8 @@ pub struct Reply {
     stream: StreamScrubber,
     /// Streamed text, held back while it may be reasoning or leaked tool markup.
     cleaner: StreamCleaner,
+    /// A subagent's turn: nothing goes to the chat (its answer goes to its parent).
+    silent: bool,
 }
 
 /// What a heartbeat answers when nothing needs the owner.
@@ -48,7 +50,14 @@ impl Reply {
             stream: StreamScrubber::new(Arc::clone(&scrubber)),
             scrubber,
             cleaner: StreamCleaner::default(),
+            silent: false,
         }
+    }
+
+    /// Send nothing to the chat from now on.
+    pub fn silence(&mut self) {
+        self.silent = true;
+        self.quiet = true;
     }
 
     fn message(&self, body: OutboundBody) -> OutboundMessage {
@@ -90,12 +99,18 @@ impl Reply {
         self.cleaner.reset();
         self.stream.discard();
         self.backlog.clear();
+        if self.silent {
+            return;
+        }
         // Best effort like deltas: a full bus drops the retraction, and the finished
         // text still replaces the streamed one where the channel edits in place.
         let _ = self.tx.try_send(self.message(OutboundBody::Retract));
     }
 
     async fn send(&mut self, body: OutboundBody) {
+        if self.silent {
+            return;
+        }
         // A finished text is scrubbed whole, whatever its deltas were.
         let body = self.scrubber.scrub_body(body);
         // What the cleaner holds is reasoning or a marker's start: the finished text,

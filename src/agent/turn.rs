@@ -64,6 +64,8 @@ struct Turn<'a> {
     /// daily log's record of the turn.
     heard: Vec<String>,
     said: String,
+    /// The last message the assistant wrote (a subagent's answer).
+    last_text: String,
     /// What the turn did, to notice it going round in circles.
     watch: Watch,
 }
@@ -79,9 +81,12 @@ pub(super) async fn run(
         agent.outbound.clone(),
         first.target.clone(),
         first.reply_to.clone(),
-        first.scheduled(),
+        first.quiet(),
         std::sync::Arc::clone(&agent.guard.scrubber),
     );
+    if first.task.is_some() {
+        reply.silence();
+    }
     if let Some(emoji) = agent.ack_reactions.get(&first.target.channel) {
         reply.react(emoji).await;
     }
@@ -112,6 +117,7 @@ pub(super) async fn run(
     };
     let mut heard = vec![first.text.clone()];
     let mut said = String::new();
+    let mut last_text = String::new();
     let mut turn_origin = first.origin.clone();
     let (ended, answered, mut reply, done) = match prepared {
         Ok((mut messages, route)) => {
@@ -148,11 +154,13 @@ pub(super) async fn run(
                 taint: untrusted_from_the_start(&first),
                 heard: Vec::new(),
                 said: String::new(),
+                last_text: String::new(),
                 watch: Watch::default(),
             };
             let ended = turn.run().await;
             heard.append(&mut turn.heard);
             said = turn.said;
+            last_text = turn.last_text;
             turn_origin = turn.origin;
             (ended, turn.answered, turn.reply, turn.done)
         }
@@ -172,7 +180,8 @@ pub(super) async fn run(
     };
     // The daily log feeds the dream, which tidies the owner's memory: only turns where
     // the owner's memory belongs are written to it.
-    if agent.tool_policy.owner_memory(&turn_origin) {
+    // A subagent's work reaches the log through its parent's turn.
+    if agent.tool_policy.owner_memory(&turn_origin) && first.task.is_none() {
         agent.log_turn(&who, &heard, &said).await;
     }
     reply.end().await;
@@ -180,6 +189,7 @@ pub(super) async fn run(
         ended,
         answered,
         done,
+        last_text,
     }
 }
 
@@ -323,6 +333,7 @@ impl Turn<'_> {
                 self.said.push('\n');
             }
             self.said.push_str(&text);
+            self.last_text.clone_from(&text);
         }
         self.reply.finished_text(text).await;
     }
@@ -445,6 +456,15 @@ impl Turn<'_> {
         Ok(())
     }
 
+    /// Who the turn's tool calls are for: a subagent has fewer tools than its parent.
+    fn caller(&self) -> crate::tools::Caller {
+        let caller = self.agent.tool_policy.caller(self.origin.clone());
+        match self.first.task {
+            Some(_) => caller.subagent(),
+            None => caller,
+        }
+    }
+
     /// Who pays for this turn's calls.
     fn spender(&self) -> Spender {
         Spender {
@@ -463,7 +483,7 @@ impl Turn<'_> {
                 None => format!("chat {}", target.chat_id),
             },
         };
-        let caller = agent.tool_policy.caller(self.origin.clone());
+        let caller = self.caller();
         let mut tools = agent.tools.offered(&caller);
         // The skill tool is only worth its tokens when there are skills to load.
         if tools.iter().any(|t| t.name == "skill")
@@ -489,6 +509,7 @@ impl Turn<'_> {
                 timezone: agent.timezone,
                 origin: &self.origin,
                 owner_memory: agent.tool_policy.owner_memory(&self.origin),
+                task: self.first.task.is_some(),
             },
         );
         ChatRequest {
@@ -528,6 +549,11 @@ impl Turn<'_> {
         let limits = &self.agent.limits;
         if self.control.token().is_cancelled() {
             return Some(stopped(self.control));
+        }
+        if let Some(task) = self.first.task
+            && self.iterations >= task.max_iterations.min(limits.max_iterations)
+        {
+            return Some(Ended::Budget(Budget::TaskIterations(self.iterations)));
         }
         if self.iterations >= limits.max_iterations {
             return Some(Ended::Budget(Budget::Iterations(self.iterations)));
@@ -618,8 +644,9 @@ impl Turn<'_> {
         let ctx = ToolContext {
             workspace: self.agent.workspace.clone(),
             origin: Some(self.first.target.clone()),
-            caller: self.agent.tool_policy.caller(self.origin.clone()),
+            caller: self.caller(),
             taint: self.taint.clone(),
+            session: Some(self.session_id),
         };
         let tools = &self.agent.tools;
         let mut ended = None;
@@ -720,11 +747,11 @@ fn forget(messages: &mut [crate::provider::ChatMessage], recalled: &str) {
     }
 }
 
-/// A turn for someone other than the owner, or about a file someone sent, is tainted
-/// from its first message.
+/// A turn for someone other than the owner, about a file someone sent, or a task made
+/// by a turn that had read untrusted content, is tainted from its first message.
 fn untrusted_from_the_start(first: &Queued) -> Taint {
     let taint = Taint::default();
-    if !first.origin.is_owner() || first.attachment {
+    if !first.origin.is_owner() || first.attachment || first.task.is_some_and(|t| t.tainted) {
         taint.set();
     }
     taint

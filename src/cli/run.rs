@@ -98,6 +98,9 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
         shutdown.clone(),
     ));
     running.dispatcher.recover(&registry.names()).await;
+    // Tasks do not survive a restart: the background ones the last run left are
+    // reported interrupted, once.
+    running.agent.tasks.report_interrupted().await;
     tracing::info!(home = %home.dir.display(), channels = ?registry.names(), "pincer gateway running; stop it with Ctrl-C or SIGTERM");
 
     stop.await;

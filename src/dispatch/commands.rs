@@ -1,6 +1,6 @@
 //! Chat commands the dispatcher answers itself, without the model: /new, /stop,
-//! /status, /model, /usage, /compact, /memory, /dream, /approve and /help. They work
-//! while a turn is running.
+//! /status, /model, /usage, /compact, /memory, /dream, /approve, /tasks and /help.
+//! They work while a turn is running.
 
 use std::sync::Arc;
 
@@ -29,10 +29,12 @@ pub enum Command {
     Memory,
     /// `/dream`: tidy the memory now and say what changed (the owner).
     Dream,
+    /// `/tasks`: this conversation's subagent tasks; `/tasks stop N` stops one.
+    Tasks(Option<i64>),
     Help,
 }
 
-pub const HELP: &str = "Commands:\n/new — start a new conversation (the old one stays in `pincer sessions`)\n/stop — stop the reply in progress\n/status — session, model, queue and today's usage\n/model [light|heavy|auto|provider/model] — show or pin the model for this conversation\n/usage — tokens and cost of this conversation and of today\n/compact — summarise the older part of this conversation to keep it small\n/memory — what I remember (the MEMORY.md index)\n/dream — tidy my memory now and say what changed\n/approve CODE — (owner) let in the sender holding this pairing code\n/help — this list";
+pub const HELP: &str = "Commands:\n/new — start a new conversation (the old one stays in `pincer sessions`)\n/stop — stop the reply in progress\n/status — session, model, queue and today's usage\n/model [light|heavy|auto|provider/model] — show or pin the model for this conversation\n/usage — tokens and cost of this conversation and of today\n/compact — summarise the older part of this conversation to keep it small\n/tasks — the tasks I run for this conversation; /tasks stop N stops one\n/memory — what I remember (the MEMORY.md index)\n/dream — tidy my memory now and say what changed\n/approve CODE — (owner) let in the sender holding this pairing code\n/help — this list";
 
 /// A message that is one of our commands ("/new", "/new@my_bot", " /STOP ").
 pub fn parse(text: &str) -> Option<Command> {
@@ -59,6 +61,19 @@ pub fn parse(text: &str) -> Option<Command> {
         "compact" => Some(Command::Compact),
         "memory" => Some(Command::Memory),
         "dream" => Some(Command::Dream),
+        "tasks" => {
+            let mut words = text.split_whitespace().skip(1);
+            match (words.next(), words.next()) {
+                (Some(stop), number) if stop.eq_ignore_ascii_case("stop") => {
+                    Some(Command::Tasks(Some(
+                        number
+                            .and_then(|n| n.trim_start_matches('#').parse().ok())
+                            .unwrap_or(0),
+                    )))
+                }
+                _ => Some(Command::Tasks(None)),
+            }
+        }
         "help" | "start" => Some(Command::Help),
         _ => None,
     }
@@ -78,13 +93,30 @@ impl Dispatcher {
         match command {
             Command::Approve(code) => self.approve(&code, message, origin).await,
             Command::Help => HELP.to_string(),
-            Command::Stop => match self.queue(key) {
-                Some(queue) if queue.stop_turn(StopReason::User) => {
-                    "Stopping the current reply.".into()
+            Command::Stop => {
+                let reply = self
+                    .queue(key)
+                    .is_some_and(|q| q.stop_turn(StopReason::User));
+                let tasks = self.agent.tasks.stop_all(key);
+                match (reply, tasks) {
+                    (false, 0) => "Nothing is running.".into(),
+                    (true, 0) => "Stopping the current reply.".into(),
+                    (false, n) => format!("Stopping {n} running task(s)."),
+                    (true, n) => format!("Stopping the current reply and {n} running task(s)."),
                 }
-                _ => "Nothing is running.".into(),
-            },
+            }
+            Command::Tasks(None) => self.agent.tasks.list(key).await,
+            Command::Tasks(Some(number)) => {
+                if self.agent.tasks.stop(key, number) {
+                    format!("Stopping task {number}.")
+                } else {
+                    format!(
+                        "Task {number} is not running here; /tasks lists this conversation's tasks."
+                    )
+                }
+            }
             Command::New => {
+                self.agent.tasks.stop_all(key);
                 if let Some(queue) = self.queue(key) {
                     queue.stop_turn(StopReason::User);
                     let dropped: Vec<i64> = queue
@@ -370,7 +402,7 @@ fn not_for(command: &Command, origin: &Origin) -> Option<&'static str> {
     match command {
         Command::Model(_) => Some("Only the owner can change the model."),
         Command::Compact => Some("Only the owner can compact the conversation."),
-        Command::Stop | Command::New if origin.place == Place::Group => {
+        Command::Stop | Command::New | Command::Tasks(Some(_)) if origin.place == Place::Group => {
             Some("Only the owner can stop or restart the conversation in a group.")
         }
         _ => None,

@@ -149,6 +149,7 @@ impl Dispatcher {
                 retry: message.status == Status::Active,
                 attachment: false,
                 done: Vec::new(),
+                task: None,
             };
             self.enqueue(&message.key, item);
         }
@@ -280,6 +281,7 @@ impl Dispatcher {
             retry: false,
             attachment: !message.media.is_empty(),
             done: message.done.take().into_iter().collect(),
+            task: None,
         };
         match self.enqueue(&key, item) {
             Pushed::Queued | Pushed::Folded => {}

@@ -36,6 +36,17 @@ pub struct Queued {
     pub attachment: bool,
     /// Told when the turn that answers these messages ends.
     pub done: Vec<pincer_channels::Done>,
+    /// A subagent's run (the `task` tool): quiet, one level deep, its own budget.
+    pub task: Option<TaskRun>,
+}
+
+/// What makes a turn a subagent's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskRun {
+    /// `agent.task_max_iterations`.
+    pub max_iterations: u32,
+    /// The parent turn had taken in untrusted content when it made the task.
+    pub tainted: bool,
 }
 
 /// Why a running turn was told to stop.
@@ -95,6 +106,11 @@ impl Queued {
     /// report" is not delivered.
     pub fn scheduled(&self) -> bool {
         self.origin.place == crate::access::Place::Scheduled
+    }
+
+    /// Nobody watches this turn stream: a scheduled run or a subagent.
+    pub fn quiet(&self) -> bool {
+        self.scheduled() || self.task.is_some()
     }
 }
 
@@ -229,6 +245,7 @@ mod tests {
             retry: false,
             attachment: false,
             done: Vec::new(),
+            task: None,
             message_ids: vec![n],
             text: format!("m{n}"),
             origin: Origin::terminal(),

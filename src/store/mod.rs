@@ -12,6 +12,7 @@ mod recent;
 mod repair;
 mod session;
 mod spend;
+mod tasks;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -27,6 +28,7 @@ pub use recent::Said;
 pub use repair::INTERRUPTED;
 pub use session::SessionMeta;
 pub use spend::Spender;
+pub use tasks::TaskRow;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -510,7 +512,7 @@ fn sum_usage(conn: &Connection, filter: &str, value: i64) -> Result<(Usage, f64)
     })?)
 }
 
-fn current_session(conn: &mut Connection, key: &str) -> Result<i64> {
+pub(super) fn current_session(conn: &Connection, key: &str) -> Result<i64> {
     let found: Option<i64> = conn
         .query_row(
             "SELECT id FROM sessions WHERE key = ?1 AND closed_at IS NULL ORDER BY id DESC LIMIT 1",

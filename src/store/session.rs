@@ -69,6 +69,18 @@ impl Store {
         .await
     }
 
+    /// The key a session belongs to.
+    pub async fn session_key(&self, session_id: i64) -> Result<String> {
+        self.run(move |conn| {
+            Ok(conn.row(
+                "SELECT key FROM sessions WHERE id = ?1",
+                [session_id],
+                |row| row.get(0),
+            )?)
+        })
+        .await
+    }
+
     /// Tokens and cost of one session.
     pub async fn session_usage(&self, session_id: i64) -> Result<(Usage, f64)> {
         self.run(move |conn| super::sum_usage(conn, "session_id = ?1", session_id))

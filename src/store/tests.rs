@@ -373,9 +373,9 @@ fn a_turns_statements_are_prepared_once_not_on_every_call() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("pincer.db");
     drop(Store::open(&path).unwrap());
-    let mut conn = connect(&path).unwrap();
+    let conn = connect(&path).unwrap();
     for session in 1..=3 {
-        current_session(&mut conn, &format!("terminal:dm:{session}")).unwrap();
+        current_session(&conn, &format!("terminal:dm:{session}")).unwrap();
         history(&conn, session, i64::MIN).unwrap();
     }
     let stmt = conn.prepare_cached(HISTORY).unwrap();

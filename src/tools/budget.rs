@@ -81,6 +81,7 @@ mod tests {
             origin: None,
             caller: crate::tools::Caller::owner(),
             taint: Default::default(),
+            session: None,
         };
         let big = format!("START{}END", "é".repeat(40_000));
         let shown = fit("grep", big.clone(), MAX_RESULT_BYTES, &ctx).await;
@@ -118,6 +119,7 @@ mod tests {
             origin: None,
             caller: crate::tools::Caller::owner(),
             taint: Default::default(),
+            session: None,
         };
         let shown = fit("grep", "z".repeat(50_000), MAX_RESULT_BYTES, &ctx).await;
         assert!(

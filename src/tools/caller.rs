@@ -62,6 +62,7 @@ impl ToolPolicy {
             origin,
             tools,
             memory,
+            subagent: false,
         }
     }
 
@@ -90,7 +91,13 @@ pub struct Caller {
     tools: Option<Arc<GlobSet>>,
     /// Whether the owner's memory tools are available in this turn.
     memory: bool,
+    /// A subagent's turn: no tasks of its own, no messages or jobs of its own.
+    subagent: bool,
 }
+
+/// What a subagent (the `task` tool's child) never has: it runs one level deep, and
+/// speaks only through its answer.
+pub const NOT_FOR_SUBAGENTS: &[&str] = &["task", "send_message", "cron"];
 
 impl Caller {
     /// The owner at the terminal: every tool.
@@ -99,12 +106,22 @@ impl Caller {
             origin: Origin::terminal(),
             tools: None,
             memory: true,
+            subagent: false,
         }
+    }
+
+    /// The same caller in a subagent's turn (see `NOT_FOR_SUBAGENTS`).
+    pub fn subagent(mut self) -> Caller {
+        self.subagent = true;
+        self
     }
 
     /// Whether `tool` (its real name, aliases resolved) may be used.
     pub fn may_use(&self, tool: &str) -> bool {
         if MEMORY_TOOLS.contains(&tool) && !self.memory {
+            return false;
+        }
+        if self.subagent && NOT_FOR_SUBAGENTS.contains(&tool) {
             return false;
         }
         self.tools.as_ref().is_none_or(|set| set.is_match(tool))

@@ -112,6 +112,8 @@ pub struct ToolContext {
     pub caller: Caller,
     /// Set once the turn has taken in untrusted content.
     pub taint: Taint,
+    /// The stored session the turn belongs to (none outside a turn).
+    pub session: Option<i64>,
 }
 
 #[async_trait]
@@ -476,7 +478,7 @@ impl Registry {
 }
 
 /// Read a required string argument.
-fn string_arg<'a>(args: &'a Value, key: &str) -> Result<&'a str, ToolError> {
+pub(crate) fn string_arg<'a>(args: &'a Value, key: &str) -> Result<&'a str, ToolError> {
     args.get(key)
         .and_then(Value::as_str)
         .ok_or_else(|| ToolError::new(format!("missing string argument `{key}`")))

@@ -192,6 +192,7 @@ mod tests {
             origin: None,
             caller: crate::tools::Caller::owner(),
             taint: Default::default(),
+            session: None,
         };
         let loaded = SkillTool
             .call(json!({"name": "standup"}), &ctx)

@@ -93,6 +93,7 @@ impl Telegram {
             ("model", "Show or pin the model"),
             ("usage", "Tokens and cost"),
             ("compact", "Summarise the older conversation"),
+            ("tasks", "Tasks running for this conversation"),
             ("memory", "What I remember (the index)"),
             ("dream", "Tidy my memory now"),
             ("help", "What I can do"),

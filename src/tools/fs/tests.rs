@@ -12,6 +12,7 @@ fn ctx() -> (tempfile::TempDir, ToolContext) {
         origin: None,
         caller: crate::tools::Caller::owner(),
         taint: Default::default(),
+        session: None,
     };
     (dir, ctx)
 }

@@ -23,6 +23,7 @@ fn ctx() -> ToolContext {
         origin: None,
         caller: crate::tools::Caller::owner(),
         taint: Default::default(),
+        session: None,
     }
 }
 

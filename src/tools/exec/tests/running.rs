@@ -34,6 +34,7 @@ impl Workspace {
             origin: None,
             caller: crate::tools::Caller::owner(),
             taint: Default::default(),
+            session: None,
         }
     }
 }
@@ -105,6 +106,7 @@ async fn a_missing_workspace_is_an_error() {
         origin: None,
         caller: crate::tools::Caller::owner(),
         taint: Default::default(),
+        session: None,
     };
     let err = ExecTool::new(|_| true)
         .call(json!({"command": "ls"}), &ctx)

@@ -1,0 +1,188 @@
+//! Subagent tasks in the store: one row per `task` call, numbered per conversation
+//! (the parent's session key), with the child's own session, whether it runs in the
+//! background, the chat a background task reports to, and how it ended. A task still
+//! `running` when the process starts was cut short by a restart (`interrupted`).
+
+use pincer_channels::Target;
+use rusqlite::{OptionalExtension, params};
+
+use super::{Result, Store, now_ms};
+
+/// A task as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskRow {
+    pub id: i64,
+    pub parent_key: String,
+    pub parent_session_id: i64,
+    /// Its number in the parent conversation: 1, 2, …
+    pub number: i64,
+    pub session_id: Option<i64>,
+    pub description: String,
+    pub background: bool,
+    /// `running` | `done` | `failed` | `stopped` | `interrupted`.
+    pub status: String,
+    /// Where a background task reports.
+    pub target: Option<Target>,
+    /// Its final answer, or why it has none.
+    pub result: Option<String>,
+    pub created_at: i64,
+    pub ended_at: Option<i64>,
+}
+
+impl TaskRow {
+    /// `task:<parent key>:<number>`.
+    pub fn key(&self) -> String {
+        format!("task:{}:{}", self.parent_key, self.number)
+    }
+}
+
+const COLUMNS: &str = "id, parent_key, parent_session_id, number, session_id, description, background, status, target_channel, target_chat, target_thread, result, created_at, ended_at";
+
+fn task_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<TaskRow> {
+    let channel: Option<String> = row.get(8)?;
+    let chat: Option<String> = row.get(9)?;
+    let thread: Option<String> = row.get(10)?;
+    Ok(TaskRow {
+        id: row.get(0)?,
+        parent_key: row.get(1)?,
+        parent_session_id: row.get(2)?,
+        number: row.get(3)?,
+        session_id: row.get(4)?,
+        description: row.get(5)?,
+        background: row.get(6)?,
+        status: row.get(7)?,
+        target: channel
+            .zip(chat)
+            .map(|(channel, chat)| Target::chat(&channel, &chat, thread.as_deref())),
+        result: row.get(11)?,
+        created_at: row.get(12)?,
+        ended_at: row.get(13)?,
+    })
+}
+
+impl Store {
+    /// Record a new running task of the conversation `parent_key` and give it the next
+    /// number there; its own session is made for `task:<parent key>:<number>`.
+    pub async fn new_task(
+        &self,
+        parent_key: &str,
+        parent_session_id: i64,
+        description: &str,
+        background: bool,
+        target: &Target,
+    ) -> Result<TaskRow> {
+        let (parent_key, description, target) = (
+            parent_key.to_string(),
+            description.to_string(),
+            target.clone(),
+        );
+        self.run(move |conn| {
+            let tx = conn.transaction()?;
+            let number: i64 = tx.query_row(
+                "SELECT COALESCE(MAX(number), 0) + 1 FROM tasks WHERE parent_key = ?1",
+                [&parent_key],
+                |row| row.get(0),
+            )?;
+            let key = format!("task:{parent_key}:{number}");
+            let session_id = super::current_session(&tx, &key)?;
+            tx.execute(
+                "INSERT INTO tasks (parent_key, parent_session_id, number, session_id, description, background, status, target_channel, target_chat, target_thread, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7, ?8, ?9, ?10)",
+                params![
+                    parent_key,
+                    parent_session_id,
+                    number,
+                    session_id,
+                    description,
+                    background,
+                    target.channel,
+                    target.chat_id,
+                    target.thread_id,
+                    now_ms()
+                ],
+            )?;
+            let id = tx.last_insert_rowid();
+            let row = tx.query_row(
+                &format!("SELECT {COLUMNS} FROM tasks WHERE id = ?1"),
+                [id],
+                task_row,
+            )?;
+            tx.commit()?;
+            Ok(row)
+        })
+        .await
+    }
+
+    /// A task ended: `status` and its answer or why not.
+    pub async fn finish_task(&self, id: i64, status: &str, result: &str) -> Result<()> {
+        let (status, result) = (status.to_string(), result.to_string());
+        self.run(move |conn| {
+            conn.execute(
+                "UPDATE tasks SET status = ?2, result = ?3, ended_at = ?4 WHERE id = ?1",
+                params![id, status, result, now_ms()],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// The newest `limit` tasks of a conversation, newest first.
+    pub async fn tasks_of(&self, parent_key: &str, limit: usize) -> Result<Vec<TaskRow>> {
+        let parent_key = parent_key.to_string();
+        self.run(move |conn| {
+            let mut stmt = conn.prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM tasks WHERE parent_key = ?1 ORDER BY number DESC LIMIT ?2"
+            ))?;
+            let rows = stmt.query_map(params![parent_key, limit as i64], task_row)?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+        .await
+    }
+
+    /// One task of a conversation by its number.
+    pub async fn task(&self, parent_key: &str, number: i64) -> Result<Option<TaskRow>> {
+        let parent_key = parent_key.to_string();
+        self.run(move |conn| {
+            Ok(conn
+                .query_row(
+                    &format!("SELECT {COLUMNS} FROM tasks WHERE parent_key = ?1 AND number = ?2"),
+                    params![parent_key, number],
+                    task_row,
+                )
+                .optional()?)
+        })
+        .await
+    }
+
+    /// Tasks a previous run left `running`: each becomes `interrupted` and its prompt is
+    /// closed (so recovery never runs it again). Returns the background ones, to be
+    /// reported: the change of status, in the same transaction, makes that happen once.
+    pub async fn interrupt_tasks(&self) -> Result<Vec<TaskRow>> {
+        self.run(move |conn| {
+            let tx = conn.transaction()?;
+            let running: Vec<TaskRow> = {
+                let mut stmt = tx.prepare(&format!(
+                    "SELECT {COLUMNS} FROM tasks WHERE status = 'running'"
+                ))?;
+                let rows = stmt.query_map([], task_row)?;
+                rows.collect::<rusqlite::Result<Vec<_>>>()?
+            };
+            let now = now_ms();
+            for task in &running {
+                tx.execute(
+                    "UPDATE tasks SET status = 'interrupted', result = 'interrupted: pincer stopped while it ran', ended_at = ?2, reported = background WHERE id = ?1",
+                    params![task.id, now],
+                )?;
+                if let Some(session) = task.session_id {
+                    tx.execute(
+                        "UPDATE messages SET status = 'done' WHERE session_id = ?1 AND role = 'user' AND status != 'done'",
+                        [session],
+                    )?;
+                }
+            }
+            tx.commit()?;
+            Ok(running.into_iter().filter(|t| t.background).collect())
+        })
+        .await
+    }
+}

@@ -1,0 +1,403 @@
+//! Subagents: the `task` tool hands a piece of work to a child turn in a session of its
+//! own (`task:<parent key>:<n>`), at the parent's tier with its tools but for `task`,
+//! `send_message` and `cron` (one level deep), routed like any turn, within
+//! `agent.task_max_iterations` and the turn and day budgets. At most `MAX_RUNNING` run at
+//! once per conversation.
+//!
+//! - Foreground: the parent's tool call waits and gets the child's final answer (cut to
+//!   `ANSWER_CAP`, with the session key to read the rest). Stopping the parent stops it.
+//! - Background: the call returns at once; when the child ends, its answer goes to the
+//!   chat the parent talks in and into the parent's transcript, so its next turn knows.
+//!
+//! Tasks survive nothing: a restart marks the ones still running `interrupted`, and the
+//! background ones are reported so, once (`report_interrupted`). `/tasks` lists a
+//! conversation's tasks, `/tasks stop N` and `/stop` stop them.
+//!
+//! - `tool` — the `task` tool the model calls
+
+mod tool;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+use pincer_channels::{OutboundBody, OutboundMessage, Target};
+use pincer_config::QueueMode;
+
+use crate::access::Origin;
+use crate::agent::{Agent, Ended};
+use crate::dispatch::queue::{Queued, SessionQueue, StopReason, TaskRun, TurnControl};
+use crate::provider::Part;
+use crate::store::{self, TaskRow};
+pub use tool::TaskTool;
+
+/// Children running at once per conversation.
+pub const MAX_RUNNING: usize = 3;
+/// The most of a child's answer a foreground call returns.
+const ANSWER_CAP: usize = 4_000;
+
+/// The tasks running now, by their conversation, with the handle that stops each; and
+/// the agent that runs them (set once it exists: it holds this service in its tools).
+#[derive(Default)]
+pub struct Tasks {
+    running: Mutex<HashMap<String, Vec<Running>>>,
+    agent: OnceLock<Weak<Agent>>,
+    /// `agent.task_max_iterations`.
+    max_iterations: u32,
+}
+
+struct Running {
+    number: i64,
+    control: Arc<TurnControl>,
+}
+
+/// What the parent's tool call asks for.
+pub struct Start {
+    pub parent_session: i64,
+    pub description: String,
+    pub prompt: String,
+    pub background: bool,
+    pub origin: Origin,
+    pub target: Target,
+    pub tainted: bool,
+}
+
+/// Stops the child when the parent stops waiting for it (the parent's turn ended).
+struct StopOnDrop(Option<Arc<TurnControl>>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        if let Some(control) = self.0.take() {
+            control.stop(StopReason::User);
+        }
+    }
+}
+
+impl Tasks {
+    pub fn new(max_iterations: u32) -> Arc<Tasks> {
+        Arc::new(Tasks {
+            max_iterations,
+            ..Tasks::default()
+        })
+    }
+
+    /// Give the service the agent its children run on (once, after it is built).
+    pub fn attach(&self, agent: &Arc<Agent>) {
+        // A second attach keeps the first agent; there is only ever one.
+        let _ = self.agent.set(Arc::downgrade(agent));
+    }
+
+    fn agent(&self) -> Result<Arc<Agent>, String> {
+        self.agent
+            .get()
+            .and_then(Weak::upgrade)
+            .ok_or_else(|| "tasks are not available here (the assistant is shutting down)".into())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<Running>>> {
+        self.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How many tasks of `parent_key` run now.
+    pub fn running(&self, parent_key: &str) -> usize {
+        self.lock().get(parent_key).map_or(0, Vec::len)
+    }
+
+    /// Stop task `number` of `parent_key`; false if it is not running.
+    pub fn stop(&self, parent_key: &str, number: i64) -> bool {
+        let running = self.lock();
+        let Some(task) = running
+            .get(parent_key)
+            .and_then(|tasks| tasks.iter().find(|t| t.number == number))
+        else {
+            return false;
+        };
+        task.control.stop(StopReason::User);
+        true
+    }
+
+    /// Stop every running task of `parent_key` (`/stop`); how many.
+    pub fn stop_all(&self, parent_key: &str) -> usize {
+        let running = self.lock();
+        let tasks = running
+            .get(parent_key)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        for task in tasks {
+            task.control.stop(StopReason::User);
+        }
+        tasks.len()
+    }
+
+    fn forget(&self, parent_key: &str, number: i64) {
+        let mut running = self.lock();
+        if let Some(tasks) = running.get_mut(parent_key) {
+            tasks.retain(|t| t.number != number);
+            if tasks.is_empty() {
+                running.remove(parent_key);
+            }
+        }
+    }
+
+    /// Start a child; foreground: wait for its answer.
+    pub async fn start(self: &Arc<Self>, start: Start) -> Result<String, String> {
+        let agent = self.agent()?;
+        let store = &agent.store;
+        let parent_key = store
+            .session_key(start.parent_session)
+            .await
+            .map_err(|e| format!("cannot find this conversation: {e}"))?;
+        if parent_key.starts_with("task:") {
+            return Err("a task cannot start tasks of its own".into());
+        }
+        if self.running(&parent_key) >= MAX_RUNNING {
+            return Err(format!(
+                "{MAX_RUNNING} tasks are already running in this conversation; wait for one to finish (they are listed by /tasks) or stop one with /tasks stop N"
+            ));
+        }
+        let row = store
+            .new_task(
+                &parent_key,
+                start.parent_session,
+                &start.description,
+                start.background,
+                &start.target,
+            )
+            .await
+            .map_err(|e| format!("the task could not be recorded: {e}"))?;
+        let Some(session_id) = row.session_id else {
+            return Err("the task got no session".into());
+        };
+        let message_id = store
+            .insert_user(
+                session_id,
+                "task",
+                &format!("task-{}", row.id),
+                &start.origin.sender,
+                &start.prompt,
+            )
+            .await
+            .map_err(|e| format!("the task could not be recorded: {e}"))?
+            .ok_or("the task's prompt was already stored")?;
+        let control = Arc::new(TurnControl::default());
+        self.lock()
+            .entry(parent_key.clone())
+            .or_default()
+            .push(Running {
+                number: row.number,
+                control: Arc::clone(&control),
+            });
+        tracing::info!(task = %row.key(), background = start.background, "task started");
+        let queued = Queued {
+            session_id,
+            message_ids: vec![message_id],
+            text: start.prompt,
+            origin: start.origin,
+            target: start.target,
+            reply_to: None,
+            retry: false,
+            attachment: false,
+            done: Vec::new(),
+            task: Some(TaskRun {
+                max_iterations: self.max_iterations,
+                tainted: start.tainted,
+            }),
+        };
+        let this = Arc::clone(self);
+        let run = {
+            let control = Arc::clone(&control);
+            let row = row.clone();
+            async move {
+                let outcome = this.run(&agent, &row, queued, &control).await;
+                this.forget(&row.parent_key, row.number);
+                if row.background {
+                    this.report(&agent, &row, &outcome).await;
+                }
+                outcome
+            }
+        };
+        if start.background {
+            tokio::spawn(run);
+            return Ok(format!(
+                "started task {}: {}. It runs in the background; its answer will be sent to this chat and noted here when it is done (/tasks lists it).",
+                row.number, row.description
+            ));
+        }
+        let mut guard = StopOnDrop(Some(control));
+        let outcome = tokio::spawn(run)
+            .await
+            .unwrap_or_else(|e| Err(format!("the task failed: {e}")));
+        guard.0 = None;
+        let key = row.key();
+        match outcome {
+            Ok(answer) => Ok(format!(
+                "{}\n[task {} finished; its whole conversation: {key}]",
+                cap(&answer),
+                row.number
+            )),
+            Err(why) => Err(format!("task {} did not finish: {why} ({key})", row.number)),
+        }
+    }
+
+    /// Run the child's turn and record how it ended: its answer, or why not.
+    async fn run(
+        &self,
+        agent: &Agent,
+        row: &TaskRow,
+        queued: Queued,
+        control: &TurnControl,
+    ) -> Result<String, String> {
+        let store = &agent.store;
+        let (session_id, ids) = (queued.session_id, queued.message_ids.clone());
+        if let Err(err) = store.take(session_id, ids, store::Status::Active).await {
+            tracing::warn!("cannot start a task's turn: {err}");
+        }
+        let queue = SessionQueue::new(QueueMode::Followup);
+        let report = agent.run_turn(session_id, queued, &queue, control).await;
+        if report.ended != Ended::Stopped(StopReason::Shutdown)
+            && let Err(err) = store.set_status(report.answered, store::Status::Done).await
+        {
+            tracing::warn!("cannot close a task's prompt: {err}");
+        }
+        let (status, outcome) = match report.ended {
+            Ended::Finished if report.last_text.trim().is_empty() => (
+                "done",
+                Ok("(the task finished without an answer)".to_string()),
+            ),
+            Ended::Finished => ("done", Ok(report.last_text)),
+            Ended::Stopped(StopReason::Shutdown) => {
+                // Left `running`: the next start reports it interrupted.
+                return Err("the assistant is shutting down".into());
+            }
+            Ended::Stopped(_) => ("stopped", Err("it was stopped".to_string())),
+            other => (
+                "failed",
+                Err(other.notice().unwrap_or_else(|| "it failed".into())),
+            ),
+        };
+        let text = match &outcome {
+            Ok(answer) | Err(answer) => answer.clone(),
+        };
+        if let Err(err) = store.finish_task(row.id, status, &text).await {
+            tracing::warn!("cannot record how a task ended: {err}");
+        }
+        tracing::info!(task = %row.key(), status, "task ended");
+        outcome
+    }
+
+    /// A background task ended: tell the chat, and note it in the parent's transcript.
+    async fn report(&self, agent: &Agent, row: &TaskRow, outcome: &Result<String, String>) {
+        let text = match outcome {
+            Ok(answer) => format!(
+                "Task {} ({}) is done:\n\n{answer}",
+                row.number, row.description
+            ),
+            Err(why) => format!(
+                "Task {} ({}) did not finish: {why}",
+                row.number, row.description
+            ),
+        };
+        self.tell(agent, row, text).await;
+    }
+
+    async fn tell(&self, agent: &Agent, row: &TaskRow, text: String) {
+        let note = Part::Text { text: text.clone() };
+        if let Err(err) = agent
+            .store
+            .append_as(
+                row.parent_session_id,
+                store::Role::Assistant,
+                vec![note],
+                None,
+            )
+            .await
+        {
+            tracing::warn!("a task's end was not noted in its conversation: {err}");
+        }
+        let Some(target) = row.target.clone() else {
+            return;
+        };
+        let scrubber = &agent.guard.scrubber;
+        for body in [
+            OutboundBody::Text {
+                text,
+                streamed: false,
+            },
+            OutboundBody::TurnEnd,
+        ] {
+            let message = OutboundMessage {
+                target: target.clone(),
+                body: scrubber.scrub_body(body),
+                reply_to: None,
+            };
+            // A closed bus means shutdown; the note is in the transcript.
+            let _ = agent.outbound.send(message).await;
+        }
+    }
+
+    /// After a restart: the tasks the last run left running are interrupted; each
+    /// background one is reported to its chat and its conversation, once.
+    pub async fn report_interrupted(&self) {
+        let Ok(agent) = self.agent() else { return };
+        match agent.store.interrupt_tasks().await {
+            Ok(rows) => {
+                for row in rows {
+                    let text = format!(
+                        "Task {} ({}) was interrupted: Pincer restarted while it ran, and tasks do not survive a restart. Ask again if it is still needed.",
+                        row.number, row.description
+                    );
+                    self.tell(&agent, &row, text).await;
+                }
+            }
+            Err(err) => tracing::error!("cannot look for interrupted tasks: {err}"),
+        }
+    }
+
+    /// `/tasks`: the conversation's running and recent tasks.
+    pub async fn list(&self, parent_key: &str) -> String {
+        let Ok(agent) = self.agent() else {
+            return "Tasks are not available here.".into();
+        };
+        let rows = match agent.store.tasks_of(parent_key, 10).await {
+            Ok(rows) => rows,
+            Err(err) => return format!("Could not read the tasks: {err}"),
+        };
+        if rows.is_empty() {
+            return "No tasks in this conversation yet.".into();
+        }
+        let now = store::now_ms();
+        let mut lines = vec!["Tasks of this conversation (newest first):".to_string()];
+        for row in rows {
+            let how = if row.background {
+                "background"
+            } else {
+                "foreground"
+            };
+            let secs = (row.ended_at.unwrap_or(now) - row.created_at).max(0) / 1000;
+            lines.push(format!(
+                "{}. {} ({how}, {}:{:02}) — {}",
+                row.number,
+                row.status,
+                secs / 60,
+                secs % 60,
+                row.description
+            ));
+        }
+        lines.push("Stop one with /tasks stop N.".into());
+        lines.join("\n")
+    }
+}
+
+/// An answer cut to `ANSWER_CAP` bytes on a character boundary, saying so.
+fn cap(answer: &str) -> String {
+    if answer.len() <= ANSWER_CAP {
+        return answer.to_string();
+    }
+    let mut end = ANSWER_CAP;
+    while !answer.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{}\n[… the answer goes on; read it in the task's conversation]",
+        &answer[..end]
+    )
+}
