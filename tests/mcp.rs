@@ -32,6 +32,7 @@ fn ctx(dir: &Path) -> ToolContext {
         origin: None,
         caller: pincer::tools::Caller::owner(),
         taint: Default::default(),
+        session: None,
     }
 }
 

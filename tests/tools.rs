@@ -265,6 +265,7 @@ async fn read_only_calls_overlap_a_write_waits_and_results_keep_their_order() {
         origin: None,
         caller: pincer::tools::Caller::owner(),
         taint: Default::default(),
+        session: None,
     };
     let guard = pincer::tools::Guard::default();
     let calls = ["look_a", "look_b", "change", "look_c"];

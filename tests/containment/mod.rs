@@ -30,6 +30,7 @@ fn setup() -> Setup {
         origin: None,
         caller: Caller::owner(),
         taint: Default::default(),
+        session: None,
     };
     Setup {
         ws,
