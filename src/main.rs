@@ -7,9 +7,10 @@ fn main() -> std::process::ExitCode {
     if let Some(code) = pincer::sandbox::launcher::entry() {
         return code;
     }
-    // The PDF reader's child (`pincer __pdf-text`): reads a PDF on stdin, nothing else.
-    if std::env::args_os().nth(1).as_deref() == Some(pincer::media::pdf::SUBCOMMAND.as_ref()) {
-        return pincer::media::pdf::child_main();
+    // The readers of hostile files (`pincer __pdf-text`, `__image-scale`): a file on
+    // stdin, an answer on stdout, nothing else.
+    if let Some(code) = pincer::media::child_entry() {
+        return code;
     }
     let cli = pincer::cli::Cli::parse();
     if !matches!(cli.command, pincer::cli::Command::Onboard(_)) {

@@ -2,9 +2,9 @@
 //! is already small (long side at most `MAX_SIDE`, a format every provider takes, at most
 //! `KEEP_BYTES`) goes as it is; anything else is decoded, scaled down to `MAX_SIDE` and
 //! re-encoded as JPEG. Decoding is bounded (`Limits`), so a picture crafted to expand
-//! into gigabytes is refused instead of swallowing the gateway's memory.
-//!
-//! CPU-heavy: call it on the blocking pool.
+//! into gigabytes is refused. It all happens in the confined child process
+//! (`pincer __image-scale`, see `child`): a decoder that panics on a crafted file takes
+//! only the child down, and a big photo's decoded pixels never weigh on the gateway.
 
 use std::io::Cursor;
 
@@ -12,6 +12,14 @@ use base64::Engine;
 use image::{ImageFormat, ImageReader, Limits};
 
 use crate::provider::ImageData;
+
+/// The hidden subcommand.
+pub const SUBCOMMAND: &str = "__image-scale";
+
+/// `for_model` in the child process.
+pub async fn scaled(bytes: &[u8]) -> Result<ImageData, String> {
+    super::child::run(SUBCOMMAND, "image", bytes).await
+}
 
 /// The long side of an image as sent, in pixels: what Anthropic recommends, and where
 /// OpenAI's detail tiles stop paying off.

@@ -6,10 +6,13 @@
 //! - `voice`    — voice notes and audio files become `[voice 0:42] …` transcripts
 //! - `document` — text-like files and PDFs (`pdf`, read in a child process) are inlined
 //!
+//! - `child`    — the confined process that parses hostile PDFs and pictures
+//!
 //! Anything else stays the `[attached: …]` note `fetch_all` wrote. Every inline is the
 //! sender's content, never the owner's: the turn treats a message with attachments as
 //! untrusted (see `crate::tools::Taint`).
 
+mod child;
 pub mod document;
 pub mod image;
 pub mod pdf;
@@ -18,6 +21,8 @@ pub mod voice;
 use std::path::{Path, PathBuf};
 
 use pincer_channels::{MediaKind, MediaRef};
+
+pub use child::entry as child_entry;
 
 use crate::provider::Part;
 use voice::Transcriber;
@@ -242,9 +247,7 @@ pub async fn show(workspace: &Path, parts: &mut [Part], shown: &mut usize) {
             continue;
         }
         let loaded = match tokio::fs::read(&file).await {
-            Ok(bytes) => tokio::task::spawn_blocking(move || image::for_model(&bytes))
-                .await
-                .unwrap_or_else(|e| Err(format!("the image reader failed: {e}"))),
+            Ok(bytes) => image::scaled(&bytes).await,
             Err(err) => Err(format!("cannot read it: {err}")),
         };
         match loaded {

@@ -54,7 +54,7 @@ pub enum Part {
 }
 
 /// An image as a model receives it: the encoded bytes, base64, and their type.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ImageData {
     /// `image/jpeg`, `image/png`, `image/gif` or `image/webp`.
     pub mime: String,

@@ -175,3 +175,26 @@ async fn at_most_four_pictures_are_shown_a_turn_and_the_rest_are_named() {
     let text = request.last_user_text();
     assert_eq!(text.matches("at most 4 images a turn").count(), 2, "{text}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_picture_crafted_to_explode_is_refused_and_the_gateway_goes_on() {
+    let mut rig = Rig::new(Wire::OpenAi, "", SEES).await;
+    rig.start().await;
+    // A PNG whose header claims 100000 × 100000 pixels (40 GB decoded).
+    let mut bomb = png(1, 1);
+    bomb[16..20].copy_from_slice(&100_000u32.to_be_bytes());
+    bomb[20..24].copy_from_slice(&100_000u32.to_be_bytes());
+    rig.telegram
+        .inject(telegram::Incoming::dm(OWNER as i64, "what is this?").with_photo(bomb));
+    rig.shown(&rig.telegram, "42", "echo:").await;
+    let request = rig.requests(1).await.remove(0);
+    assert_eq!(request.all_image_count(), 0);
+    assert!(
+        request.last_user_text().contains("could not be shown"),
+        "{}",
+        request.last_user_text()
+    );
+    rig.telegram
+        .inject(telegram::Incoming::dm(OWNER as i64, "still there?"));
+    rig.shown(&rig.telegram, "42", "echo: still there?").await;
+}
