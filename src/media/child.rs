@@ -18,8 +18,11 @@ const TIMEOUT: Duration = Duration::from_secs(20);
 const MAX_MEMORY: u64 = 1 << 30;
 const MAX_CPU_SECS: u64 = 15;
 
-/// The hidden subcommands, and what each does with the bytes on stdin.
-const JOBS: &[(&str, fn(&[u8]) -> String)] = &[
+/// What a child does with the bytes on stdin: its one-line JSON answer.
+type Job = fn(&[u8]) -> String;
+
+/// The hidden subcommands, and their jobs.
+const JOBS: &[(&str, Job)] = &[
     (super::pdf::SUBCOMMAND, |bytes| {
         answer(&super::pdf::text_of(bytes))
     }),
