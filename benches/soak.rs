@@ -179,6 +179,13 @@ async fn soak() -> anyhow::Result<()> {
             NEAR_CUT.as_secs()
         );
     }
+    // Stuck detection must never fire on ordinary traffic.
+    let log = gateway.log();
+    println!(
+        "stuck detection: {} noted, {} stopped",
+        log.matches("telling the model").count(),
+        log.matches("stopping the turn").count()
+    );
     Ok(())
 }
 
