@@ -165,3 +165,26 @@ async fn a_member_is_not_offered_send_file() {
     assert!(!offered(member[0]), "a member is offered send_file");
     assert!(offered(owner[0]), "the owner is offered send_file");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_terminal_prints_where_the_file_is() {
+    let model = pincer_fakes::FakeModel::start().await;
+    let home = crate::common::TestHome::openai(&model);
+    std::fs::create_dir_all(home.workspace()).expect("workspace");
+    std::fs::write(home.workspace().join("chart.png"), png(8, 8)).expect("png");
+    model.push(Step::tool_call(
+        "send_file",
+        json!({"path": "chart.png", "caption": "the chart"}),
+    ));
+    model.push(Step::text("There it is."));
+    let run = home.run(&["chat", "-m", "send me the chart"]);
+    assert!(run.ok(), "{run:?}");
+    let path = home.workspace().join("chart.png");
+    assert!(
+        run.stdout
+            .contains(&format!("[file] {} (the chart)", path.display())),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("There it is."));
+}
