@@ -67,20 +67,17 @@ pub enum Verdict {
     Stop(Stuck),
 }
 
-/// One tool call as the watch remembers it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Call {
-    /// The tool and its arguments.
-    call: u64,
-    result: u64,
-}
-
-/// One turn's memory of what it did.
+/// One turn's memory of what it did, one step (model reply) at a time: calls made side
+/// by side in one reply are one step, so a batch of different calls failing the same way
+/// is never a loop.
 #[derive(Debug, Default)]
 pub struct Watch {
-    calls: Vec<Call>,
-    names: HashMap<u64, String>,
-    errors: HashMap<(String, u64), usize>,
+    /// The calls of the step in progress: (tool, call hash, result hash).
+    step: Vec<(String, u64, u64)>,
+    /// Each finished step's signature and the tools it called.
+    steps: Vec<(u64, String)>,
+    /// (tool, error hash) → the steps it failed in so far, and the last of them.
+    errors: HashMap<(String, u64), (usize, usize)>,
     texts: HashMap<u64, usize>,
     warned: bool,
 }
@@ -92,7 +89,7 @@ fn hash_of(value: impl Hash) -> u64 {
 }
 
 impl Watch {
-    /// A tool call and what it returned.
+    /// A tool call of the current step and what it returned.
     pub fn call(
         &mut self,
         tool: &str,
@@ -101,39 +98,57 @@ impl Watch {
         is_error: bool,
     ) -> Verdict {
         let call = hash_of((tool, args.to_string()));
-        self.names.entry(call).or_insert_with(|| tool.to_string());
-        self.calls.push(Call {
-            call,
-            result: hash_of(result),
-        });
-        if is_error {
-            let count = self
-                .errors
-                .entry((tool.to_string(), hash_of(result)))
-                .or_default();
-            *count += 1;
-            if *count >= REPEATS {
-                return self.verdict(Stuck::SameError {
-                    tool: tool.to_string(),
-                });
-            }
+        self.step.push((tool.to_string(), call, hash_of(result)));
+        if !is_error {
+            return Verdict::Fine;
         }
-        let last = &self.calls[self.calls.len().saturating_sub(2 * REPEATS)..];
-        let n = self.calls.len();
-        if n >= REPEATS && self.calls[n - REPEATS..].windows(2).all(|w| w[0] == w[1]) {
-            return self.verdict(Stuck::SameCall {
+        let step = self.steps.len();
+        let (count, last) = self
+            .errors
+            .entry((tool.to_string(), hash_of(result)))
+            .or_insert((0, usize::MAX));
+        if *last == step {
+            return Verdict::Fine; // this step already counted it
+        }
+        *last = step;
+        *count += 1;
+        if *count >= REPEATS {
+            return self.verdict(Stuck::SameError {
                 tool: tool.to_string(),
             });
         }
-        if last.len() == 2 * REPEATS
-            && last[0] != last[1]
-            && last.iter().step_by(2).all(|c| *c == last[0])
-            && last.iter().skip(1).step_by(2).all(|c| *c == last[1])
+        Verdict::Fine
+    }
+
+    /// The step's calls are all in: look for a step repeated, or two taking turns.
+    pub fn end_step(&mut self) -> Verdict {
+        if self.step.is_empty() {
+            return Verdict::Fine;
+        }
+        let mut calls = std::mem::take(&mut self.step);
+        calls.sort();
+        let mut tools: Vec<&str> = calls.iter().map(|(t, ..)| t.as_str()).collect();
+        tools.dedup();
+        let tools = tools.join(", ");
+        let signature = hash_of(calls.iter().map(|(_, c, r)| (c, r)).collect::<Vec<_>>());
+        self.steps.push((signature, tools.clone()));
+        let n = self.steps.len();
+        if n >= REPEATS
+            && self.steps[n - REPEATS..]
+                .windows(2)
+                .all(|w| w[0].0 == w[1].0)
         {
-            let name = |c: &Call| self.names.get(&c.call).cloned().unwrap_or_default();
+            return self.verdict(Stuck::SameCall { tool: tools });
+        }
+        let last = &self.steps[n.saturating_sub(2 * REPEATS)..];
+        if last.len() == 2 * REPEATS
+            && last[0].0 != last[1].0
+            && last.iter().step_by(2).all(|s| s.0 == last[0].0)
+            && last.iter().skip(1).step_by(2).all(|s| s.0 == last[1].0)
+        {
             return self.verdict(Stuck::Alternating {
-                first: name(&last[0]),
-                second: name(&last[1]),
+                first: last[0].1.clone(),
+                second: last[1].1.clone(),
             });
         }
         Verdict::Fine
@@ -197,10 +212,19 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Each call a step of its own; the verdict that step ends with.
     fn calls(watch: &mut Watch, steps: &[(&str, &str, &str, bool)]) -> Vec<Verdict> {
         steps
             .iter()
-            .map(|(tool, arg, result, err)| watch.call(tool, &json!({ "a": arg }), result, *err))
+            .map(|(tool, arg, result, err)| {
+                let called = watch.call(tool, &json!({ "a": arg }), result, *err);
+                let ended = watch.end_step();
+                if called == Verdict::Fine {
+                    ended
+                } else {
+                    called
+                }
+            })
             .collect()
     }
 
@@ -278,11 +302,29 @@ mod tests {
             let result = format!("build {n}0% done");
             let verdict = watch.call("exec", &json!({"command": "cat build.log"}), &result, false);
             assert_eq!(verdict, Verdict::Fine, "call {n}");
+            assert_eq!(watch.end_step(), Verdict::Fine, "step {n}");
         }
         // Nor a list of different files read once each.
         for n in 0..10 {
             let verdict = watch.call("read_file", &json!({"path": n}), "same text", false);
             assert_eq!(verdict, Verdict::Fine);
+            assert_eq!(watch.end_step(), Verdict::Fine);
         }
+    }
+
+    #[test]
+    fn calls_made_side_by_side_in_one_reply_are_one_step() {
+        let mut watch = Watch::default();
+        // Eleven different fetches refused the same way, all in one reply.
+        for n in 0..11 {
+            let verdict = watch.call("web_fetch", &json!({"url": n}), "refused: private", true);
+            assert_eq!(verdict, Verdict::Fine, "call {n}");
+        }
+        assert_eq!(watch.end_step(), Verdict::Fine);
+        // The same error in two more replies is a third time.
+        watch.call("web_fetch", &json!({"url": "x"}), "refused: private", true);
+        watch.end_step();
+        let third = watch.call("web_fetch", &json!({"url": "y"}), "refused: private", true);
+        assert!(matches!(third, Verdict::Warn(Stuck::SameError { .. })));
     }
 }

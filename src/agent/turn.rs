@@ -725,6 +725,7 @@ impl Turn<'_> {
             self.route
                 .escalate(self.agent, "the light model asked for it");
         }
+        verdict = worse(verdict, self.watch.end_step());
         if ended.is_none() {
             ended = self.heed(verdict);
         }
