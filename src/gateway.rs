@@ -113,6 +113,8 @@ pub fn build_agent(
     let scrubber = Arc::new(Scrubber::new(secret_values(config, secrets, env)));
     crate::scrub::install(Arc::clone(&scrubber));
     let tasks = crate::tasks::Tasks::new(config.agent.task_max_iterations);
+    // What tools send to chats passes the scrubber like every reply.
+    let outbox = crate::scrub::Outbox::new(outbound.clone(), Arc::clone(&scrubber));
     Ok(Agent {
         guard: Guard {
             permissions,
@@ -132,8 +134,8 @@ pub fn build_agent(
                 clock: Arc::new(SystemClock),
                 owners: config.agent.owners.clone(),
             }),
-            SendMessage::new(outbound.clone(), &config.agent.owners),
-            crate::tools::SendFile::new(outbound.clone()),
+            SendMessage::new(outbox.clone(), &config.agent.owners),
+            crate::tools::SendFile::new(outbox),
             crate::tasks::TaskTool::new(Arc::clone(&tasks)),
             Arc::new(
                 ExecTool::new(|group| config.tools.exec.deny_groups.denies(group))

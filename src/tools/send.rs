@@ -9,19 +9,18 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use pincer_channels::{OutboundBody, OutboundMessage, Target};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
 use super::{Tool, ToolContext, ToolError, string_arg};
 use crate::provider::ToolSpec;
 
 pub struct SendMessage {
-    pub outbound: mpsc::Sender<OutboundMessage>,
+    pub outbound: crate::scrub::Outbox,
     /// `agent.owners`: the direct chats owners' turns may also message.
     pub owners: Vec<String>,
 }
 
 impl SendMessage {
-    pub fn new(outbound: mpsc::Sender<OutboundMessage>, owners: &[String]) -> Arc<Self> {
+    pub fn new(outbound: crate::scrub::Outbox, owners: &[String]) -> Arc<Self> {
         Arc::new(Self {
             outbound,
             owners: owners.to_vec(),

@@ -16,7 +16,6 @@ use std::time::Duration;
 use async_trait::async_trait;
 use pincer_channels::{OutboundBody, OutboundMedia, OutboundMessage, Receipt};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
 use super::confine::{Access, Rel, Root, io_error, open_file};
 use super::{Tool, ToolContext, ToolError, string_arg};
@@ -29,11 +28,12 @@ const MAX_FILE: u64 = 100 << 20;
 const DELIVERY: Duration = Duration::from_secs(300);
 
 pub struct SendFile {
-    pub outbound: mpsc::Sender<OutboundMessage>,
+    /// Scrubs the caption on its way out.
+    pub outbound: crate::scrub::Outbox,
 }
 
 impl SendFile {
-    pub fn new(outbound: mpsc::Sender<OutboundMessage>) -> Arc<Self> {
+    pub fn new(outbound: crate::scrub::Outbox) -> Arc<Self> {
         Arc::new(Self { outbound })
     }
 }
@@ -74,8 +74,17 @@ impl Tool for SendFile {
         }
         let workspace = ctx.workspace.clone();
         let read = rel.clone();
+        let caller = ctx.caller.clone();
         let bytes = tokio::task::spawn_blocking(move || {
-            let opened = open_file(&Root::open(&workspace)?, &read, Access::Read)?;
+            let root = Root::open(&workspace)?;
+            let opened = open_file(&root, &read, Access::Read)?;
+            super::fs::check_reached(
+                &caller,
+                "send_file",
+                &root,
+                &read,
+                std::os::fd::AsFd::as_fd(&opened.file),
+            )?;
             if opened.size > MAX_FILE {
                 return Err(ToolError::new(format!(
                     "{} is {}; send_file sends files up to {}",
