@@ -127,13 +127,22 @@ impl Caller {
         self.tools.as_ref().is_none_or(|set| set.is_match(tool))
     }
 
-    /// Whether a file tool call stays out of the owner's private files. A non-owner
-    /// whose tier was given file tools still never reads or writes USER.md, MEMORY.md,
-    /// HEARTBEAT.md (its tasks run as the owner), `memory/`, `inbox/` (what people sent
-    /// the owner), `tool-output/`, nor writes under `skills/`; nor searches the whole
-    /// workspace, which holds them. Owners: anything in the workspace.
+    /// Whether every file of the workspace is open to this caller: the owner, where the
+    /// owner's memory belongs (not a group, unless `access.owner_memory_in_groups`).
+    pub fn full_access(&self) -> bool {
+        self.origin.is_owner() && self.memory
+    }
+
+    /// Whether a file tool call stays out of the owner's private files, by the path it
+    /// names. Anyone but the owner in their own places (`full_access`) never reads,
+    /// sends or writes USER.md, MEMORY.md, HEARTBEAT.md (its tasks run as the owner),
+    /// `memory/`, `inbox/` (what people sent the owner), `tool-output/`, or any
+    /// dot-entry at the workspace root (`.git` holds the memory's history, `.pincer` its
+    /// search index) — names compared without case, as a case-insensitive disk does;
+    /// nor writes under `skills/`; nor searches the whole workspace, which holds them.
+    /// What an open really reached is checked again (`may_reach`).
     pub fn may_touch(&self, tool: &str, args: &serde_json::Value) -> Result<(), String> {
-        if self.origin.is_owner() {
+        if self.full_access() {
             return Ok(());
         }
         let writes = matches!(tool, "write_file" | "edit_file");
@@ -147,16 +156,8 @@ impl Caller {
             .unwrap_or(".");
         let normal = normalise(path);
         let first = normal.split('/').next().unwrap_or_default();
-        let private = [
-            "USER.md",
-            "MEMORY.md",
-            "HEARTBEAT.md",
-            "memory",
-            "inbox",
-            "tool-output",
-        ];
-        let refused = private.contains(&first)
-            || (writes && first == "skills")
+        let refused = is_private(first)
+            || (writes && first.eq_ignore_ascii_case("skills"))
             || (searches && normal.is_empty());
         if refused {
             let what = if normal.is_empty() {
@@ -164,12 +165,33 @@ impl Caller {
             } else {
                 path
             };
-            return Err(format!(
-                "{tool} on {what} is not available to {} ({}): the owner's private files stay the owner's; use a folder of your own",
-                self.origin.name, self.origin.tier
-            ));
+            return Err(self.private_refusal(tool, what));
         }
         Ok(())
+    }
+
+    /// After the open: whether the file or folder it really reached (`real`, its path
+    /// below the workspace, through any symlink) is one of the owner's private ones.
+    pub fn may_reach(&self, tool: &str, given: &str, real: &[String]) -> Result<(), String> {
+        if self.full_access() {
+            return Ok(());
+        }
+        match real.first() {
+            Some(first) if is_private(first) => Err(self.private_refusal(tool, given)),
+            _ => Ok(()),
+        }
+    }
+
+    fn private_refusal(&self, tool: &str, what: &str) -> String {
+        if self.origin.is_owner() {
+            return format!(
+                "{tool} on {what} is not available here: the owner's private files stay out of group chats (access.owner_memory_in_groups)"
+            );
+        }
+        format!(
+            "{tool} on {what} is not available to {} ({}): the owner's private files stay the owner's; use a folder of your own",
+            self.origin.name, self.origin.tier
+        )
     }
 
     /// Why a call to `tool` is refused, for the model.
@@ -184,6 +206,23 @@ impl Caller {
             self.origin.name, self.origin.tier, self.origin.tier
         )
     }
+}
+
+/// The owner's private entries at the workspace root.
+const PRIVATE: &[&str] = &[
+    "USER.md",
+    "MEMORY.md",
+    "HEARTBEAT.md",
+    "memory",
+    "inbox",
+    "tool-output",
+];
+
+/// Whether a first path component names a private entry: one of `PRIVATE` in any case,
+/// or a dot-entry (`.git`, `.pincer`, `.gitignore`).
+fn is_private(first: &str) -> bool {
+    first.starts_with('.') && first != "." && first != ".."
+        || PRIVATE.iter().any(|p| p.eq_ignore_ascii_case(first))
 }
 
 /// A workspace-relative path with `.` and `..` resolved by hand ("" is the root).

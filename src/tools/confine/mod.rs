@@ -22,6 +22,7 @@ use std::path::{Component, Path, PathBuf};
 use super::ToolError;
 
 pub use open::Root;
+pub use prompt::real_parts as reached;
 pub use regular::{Access, Opened, io_error, open_dir, open_file, refuse, regular};
 
 /// The text of the regular file `rel` in `workspace`, opened beneath it (no link may

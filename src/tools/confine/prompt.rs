@@ -107,7 +107,7 @@ fn same_entry(dir: BorrowedFd<'_>, a: &str, b: &str) -> bool {
 
 /// Where the open `fd` really is, as components below the workspace; none where the
 /// kernel does not say (no /proc).
-fn real_parts(root: &Root, fd: BorrowedFd<'_>) -> Option<Vec<String>> {
+pub fn real_parts(root: &Root, fd: BorrowedFd<'_>) -> Option<Vec<String>> {
     let path = |fd: BorrowedFd<'_>| std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()));
     let (root, file) = (path(root.fd()).ok()?, path(fd).ok()?);
     let below = file.strip_prefix(&root).ok()?;

@@ -6,6 +6,27 @@
 //! - `read`  — read_file, streamed line by line under a size cap
 //! - `write` — write_file and edit_file
 
+/// Refuse what an open really reached when it is one of the owner's private files and
+/// the caller may not have it (a symlink inside the workspace led there).
+pub(crate) fn check_reached(
+    caller: &crate::tools::Caller,
+    tool: &str,
+    root: &Root,
+    rel: &Rel,
+    fd: std::os::fd::BorrowedFd<'_>,
+) -> Result<(), ToolError> {
+    if caller.full_access() {
+        return Ok(());
+    }
+    match crate::tools::confine::reached(root, fd) {
+        Some(real) => caller
+            .may_reach(tool, rel.given(), &real)
+            .map_err(ToolError::new),
+        // Where it lies is unknown (no /proc): the name was checked already.
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod attacks;
 mod read;
@@ -67,8 +88,18 @@ impl Tool for ListDir {
         let given = args.get("path").and_then(Value::as_str).unwrap_or(".");
         let rel = Rel::parse(given)?;
         let workspace = ctx.workspace.clone();
+        let caller = ctx.caller.clone();
         let names = blocking("list_dir", move || {
-            tree::list(&Root::open(&workspace)?, &rel)
+            let root = Root::open(&workspace)?;
+            let dir = crate::tools::confine::open_dir(&root, &rel)?;
+            check_reached(
+                &caller,
+                "list_dir",
+                &root,
+                &rel,
+                std::os::fd::AsFd::as_fd(&dir),
+            )?;
+            tree::list(&root, &rel)
         })
         .await?;
         if names.is_empty() {

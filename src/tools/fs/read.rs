@@ -42,8 +42,17 @@ impl Tool for ReadFile {
         let offset = count_arg(&args, "offset")?.unwrap_or(1).max(1);
         let limit = count_arg(&args, "limit")?.unwrap_or(DEFAULT_READ_LINES);
         let workspace = ctx.workspace.clone();
+        let caller = ctx.caller.clone();
         blocking("read_file", move || {
-            let opened = open_file(&Root::open(&workspace)?, &rel, Access::Read)?;
+            let root = Root::open(&workspace)?;
+            let opened = open_file(&root, &rel, Access::Read)?;
+            super::check_reached(
+                &caller,
+                "read_file",
+                &root,
+                &rel,
+                std::os::fd::AsFd::as_fd(&opened.file),
+            )?;
             numbered(opened, rel.given(), offset, limit)
         })
         .await
