@@ -622,6 +622,9 @@ impl Turn<'_> {
                 self.taint.set();
             }
             self.origin = self.origin.clone().join(item.origin);
+            if self.origin.place == Place::Group {
+                self.taint.set();
+            }
             if !self.agent.tool_policy.owner_memory(&self.origin)
                 && let Some(recalled) = self.recalled.take()
             {
@@ -748,11 +751,16 @@ fn forget(messages: &mut [crate::provider::ChatMessage], recalled: &str) {
     }
 }
 
-/// A turn for someone other than the owner, about a file someone sent, or a task made
-/// by a turn that had read untrusted content, is tainted from its first message.
+/// A turn for someone other than the owner, in a group (whose history and context hold
+/// other people's words and files), about a file someone sent, or a task made by a turn
+/// that had read untrusted content, is tainted from its first message.
 fn untrusted_from_the_start(first: &Queued) -> Taint {
     let taint = Taint::default();
-    if !first.origin.is_owner() || first.attachment || first.task.is_some_and(|t| t.tainted) {
+    if !first.origin.is_owner()
+        || first.origin.place == Place::Group
+        || first.attachment
+        || first.task.is_some_and(|t| t.tainted)
+    {
         taint.set();
     }
     taint
