@@ -214,9 +214,25 @@ impl MediaFetcher for LocalFiles {
                 max >> 20
             )));
         }
-        tokio::fs::read(file)
+        // Read at most one byte past the limit: a device or a file still growing
+        // (`/dev/zero`) reports a size it does not keep to.
+        use tokio::io::AsyncReadExt;
+        let opened = tokio::fs::File::open(file)
             .await
-            .map_err(|e| FetchError::Refused(format!("not attached: cannot read {file}: {e}")))
+            .map_err(|e| FetchError::Refused(format!("not attached: cannot read {file}: {e}")))?;
+        let mut bytes = Vec::new();
+        opened
+            .take(max + 1)
+            .read_to_end(&mut bytes)
+            .await
+            .map_err(|e| FetchError::Refused(format!("not attached: cannot read {file}: {e}")))?;
+        if bytes.len() as u64 > max {
+            return Err(FetchError::Refused(format!(
+                "not attached: larger than {} MB",
+                max >> 20
+            )));
+        }
+        Ok(bytes)
     }
 }
 

@@ -12,6 +12,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+/// Children at once, process-wide: each may use up to `MAX_MEMORY`, and many senders'
+/// files must not add up to the machine's memory. The rest wait their turn.
+static RUNNING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
+
 /// How long one child may take.
 const TIMEOUT: Duration = Duration::from_secs(20);
 /// The child's memory and CPU-time limits.
@@ -56,6 +60,10 @@ pub async fn run<T: DeserializeOwned>(
     what: &str,
     bytes: &[u8],
 ) -> Result<T, String> {
+    let _permit = RUNNING
+        .acquire()
+        .await
+        .map_err(|_| format!("the {what} reader is shut down"))?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find pincer itself: {e}"))?;
     let mut child = tokio::process::Command::new(exe)
         .arg(subcommand)

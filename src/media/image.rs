@@ -28,9 +28,11 @@ pub const MAX_SIDE: u32 = 1568;
 pub const MAX_IMAGES: usize = 4;
 /// A small picture in a format every provider takes is sent without re-encoding.
 const KEEP_BYTES: usize = 1 << 20;
-/// The largest picture decoded, in pixels a side and in bytes of memory.
+/// The largest picture decoded, in pixels a side, pixels in all (50 megapixels: a
+/// phone's largest photos) and bytes of memory.
 const MAX_DECODE_SIDE: u32 = 16_384;
-const MAX_DECODE_BYTES: u64 = 512 << 20;
+const MAX_PIXELS: u64 = 50_000_000;
+const MAX_DECODE_BYTES: u64 = 256 << 20;
 /// JPEG quality of a re-encoded picture.
 const QUALITY: u8 = 85;
 
@@ -43,6 +45,12 @@ pub fn for_model(bytes: &[u8]) -> Result<ImageData, String> {
     let (width, height) = reader
         .into_dimensions()
         .map_err(|e| format!("unreadable image: {e}"))?;
+    if u64::from(width) * u64::from(height) > MAX_PIXELS {
+        return Err(format!(
+            "it is {width} × {height} pixels, over the {} megapixels a picture may have",
+            MAX_PIXELS / 1_000_000
+        ));
+    }
     let mime = mime_of(format);
     if let Some(mime) = mime
         && width.max(height) <= MAX_SIDE
