@@ -15,6 +15,7 @@
 mod child;
 pub mod document;
 pub mod image;
+pub mod length;
 pub mod pdf;
 pub mod voice;
 
@@ -129,23 +130,47 @@ impl Media {
                 label(known)
             );
         };
-        if known.is_some_and(|secs| transcriber.too_long(secs)) {
-            return format!(
-                "[{} not transcribed: longer than transcription.max_minutes ({} min)]",
-                label(known),
-                transcriber.max_minutes
-            );
-        }
         let bytes = match tokio::fs::read(path).await {
             Ok(bytes) => bytes,
             Err(err) => return format!("[{} could not be read: {err}]", label(known)),
         };
+        // The file's own length wins over what the sender declared; a file whose length
+        // cannot be read is held to the size of max_minutes at a modest bitrate.
+        let measured = length::measure(&bytes);
+        let limit = transcriber.max_minutes;
+        let too_long = match measured {
+            Some(secs) => transcriber.too_long(secs),
+            None => {
+                known.is_some_and(|secs| transcriber.too_long(secs))
+                    || bytes.len() as u64
+                        > u64::from(limit) * 60 * length::MAX_UNMEASURED_BYTES_PER_SEC
+            }
+        };
+        let secs = measured.or(known);
+        if too_long {
+            let why = match measured.or(known) {
+                Some(_) => format!("longer than transcription.max_minutes ({limit} min)"),
+                None => format!(
+                    "its length cannot be read and it is larger than {limit} min of audio at 128 kbit/s (transcription.max_minutes)"
+                ),
+            };
+            return format!("[{} not transcribed: {why}]", label(secs));
+        }
         match transcriber
             .transcribe(bytes, name, item.mime.as_deref())
             .await
         {
+            Ok(heard) if heard.duration_secs.is_some_and(|s| transcriber.too_long(s)) => {
+                tracing::warn!(
+                    "a transcript was dropped: the server measured the recording over max_minutes"
+                );
+                format!(
+                    "[{} not transcribed: longer than transcription.max_minutes ({limit} min) by the server's measure]",
+                    label(heard.duration_secs)
+                )
+            }
             Ok(heard) => {
-                let secs = known.or(heard.duration_secs);
+                let secs = secs.or(heard.duration_secs);
                 let text = heard.text.replace(['\r', '\n'], " ");
                 format!("[{}] {text}", label(secs))
             }

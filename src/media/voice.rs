@@ -1,8 +1,10 @@
 //! Voice notes and audio files to text, through an OpenAI-compatible
 //! `POST {base_url}/audio/transcriptions` (OpenAI, Groq, a local whisper.cpp or
 //! faster-whisper server), as `[transcription]` names it. The transcript goes into the
-//! message as `[voice 0:42] …`. A recording longer than `max_minutes` (by the platform's
-//! or the endpoint's word) is not transcribed, so a long file cannot run up the bill.
+//! message as `[voice 0:42] …`. A recording longer than `max_minutes` — measured from
+//! its own bytes where the format allows (`length`), else bounded by its size — is not
+//! sent, so a long file cannot run up the bill; a transcript the endpoint says is longer
+//! is dropped.
 //!
 //! The key is the provider's, from `.security.yml` or the environment; no error text
 //! carries it.
@@ -12,6 +14,9 @@ use std::time::Duration;
 use pincer_config::{Config, Secrets};
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
+
+/// Transcriptions at once, process-wide; the rest wait their turn.
+static RUNNING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
 
 /// How long one transcription may take.
 const TIMEOUT: Duration = Duration::from_secs(120);
@@ -77,6 +82,10 @@ impl Transcriber {
         file_name: &str,
         mime: Option<&str>,
     ) -> Result<Transcript, String> {
+        let _permit = RUNNING
+            .acquire()
+            .await
+            .map_err(|_| "transcription is shut down".to_string())?;
         let mut file = reqwest::multipart::Part::bytes(bytes).file_name(file_name.to_string());
         if let Some(mime) = mime {
             file = file
