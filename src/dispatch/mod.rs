@@ -4,6 +4,7 @@
 //! different sessions run side by side; idle workers are reaped.
 
 mod commands;
+mod lanes;
 pub mod queue;
 
 use std::collections::HashMap;
@@ -21,6 +22,19 @@ use crate::agent::{Agent, Ended};
 use crate::store::Status;
 use queue::{Pushed, Queued, SessionQueue, StopReason};
 
+/// A stored message on its way to its session's queue.
+struct Admit {
+    message: InboundMessage,
+    key: String,
+    target: Target,
+    /// The text as the model will read it (context and speaker added).
+    text: String,
+    origin: crate::access::Origin,
+    session_id: i64,
+    /// The stored message.
+    id: i64,
+}
+
 pub struct Dispatcher {
     agent: Arc<Agent>,
     gate: Gate,
@@ -37,6 +51,8 @@ pub struct Dispatcher {
     /// Turns running at once across all sessions: a burst of conversations queues
     /// here instead of opening a model connection (and its buffers) each.
     turns: Arc<tokio::sync::Semaphore>,
+    /// Messages with files are admitted off the loop, in order per conversation.
+    lanes: Arc<lanes::Lanes>,
 }
 
 /// What a non-owner past `access.rate_per_minute` hears, once a minute.
@@ -57,6 +73,7 @@ impl Dispatcher {
             closing: CancellationToken::new(),
             started: Instant::now(),
             turns: Arc::new(tokio::sync::Semaphore::new(MAX_PARALLEL_TURNS)),
+            lanes: Arc::default(),
         })
     }
 
@@ -159,7 +176,7 @@ impl Dispatcher {
         let ack = message.ack.take();
         let key = message.session_key();
         let target = message.target();
-        let (mut text, origin) = match self.gate.check(&message).await {
+        let (text, origin) = match self.gate.check(&message).await {
             Ok(Decision::Admit { text, origin }) => (text, origin),
             Ok(Decision::Reply { text, owners_note }) => {
                 fire(ack);
@@ -204,35 +221,17 @@ impl Dispatcher {
             self.say(&target, OutboundBody::TurnEnd).await;
             return;
         }
-        // Only now, the sender admitted (and within their rate), are their attachments
-        // downloaded.
-        let notes = match rated {
-            Rated::Within => {
-                self.gate
-                    .fetch_media(&mut message, &origin, self.agent.start_of_day_ms())
-                    .await
-            }
-            Rated::Over { .. } => String::new(),
-        };
-        // Transcripts, inlined documents and pictures, from the files just saved.
-        let digest = self.agent.media.digest(&message.media).await;
-        // In a group, indented like the rest of a speaker's text: no line of it is a
-        // speaker.
-        let notes = notes + &digest.text;
-        match origin.place {
-            crate::access::Place::Group => text.push_str(&crate::access::indent(&notes)),
-            _ => text.push_str(&notes),
-        }
+        // Stored (and acked) at once, so the adapter goes on to the next message; its
+        // files are fetched and read after, off this loop.
         let store = &self.agent.store;
         let stored = match store.current_session(&key).await {
             Ok(session_id) => store
-                .insert_user_with(
+                .insert_user(
                     session_id,
                     &message.channel,
                     &message.message_id,
                     &message.sender.canonical,
                     &text,
-                    digest.images,
                 )
                 .await
                 .map(|id| id.map(|id| (session_id, id))),
@@ -261,7 +260,8 @@ impl Dispatcher {
         };
         fire(ack);
         if let Rated::Over { notify } = rated {
-            // Kept in the transcript, never answered (and not answered after a restart).
+            // Kept in the transcript, never answered (and not answered after a restart);
+            // its files are never fetched.
             tracing::info!(sender = %origin.sender, "over access.rate_per_minute; message stored, not answered");
             if let Err(err) = store.set_status(vec![id], Status::Ignored).await {
                 tracing::warn!("cannot mark a rate-limited message: {err}");
@@ -270,6 +270,65 @@ impl Dispatcher {
                 self.say_text(&target, RATE_NOTICE.to_string()).await;
             }
             return;
+        }
+        let admit = Admit {
+            message,
+            key,
+            target,
+            text,
+            origin,
+            session_id,
+            id,
+        };
+        // A message with files, or one behind such a message of the same conversation,
+        // is read off this loop: downloads, transcriptions and PDFs take seconds, and
+        // nobody else's message may wait for them.
+        if admit.message.media.is_empty() && self.lanes.idle(&admit.key) {
+            self.admit(admit).await;
+            return;
+        }
+        let place = self.lanes.join(&admit.key);
+        let this = Arc::clone(self);
+        self.workers.spawn(async move {
+            let lanes = Arc::clone(&this.lanes);
+            lanes.run(place, this.admit(admit)).await;
+        });
+    }
+
+    /// Fetch and read the stored message's files (the sender is admitted and within
+    /// their rate), put what they say into it, and queue it for its session.
+    async fn admit(self: &Arc<Self>, admit: Admit) {
+        let Admit {
+            mut message,
+            key,
+            target,
+            mut text,
+            origin,
+            session_id,
+            id,
+        } = admit;
+        if !message.media.is_empty() {
+            let notes = self
+                .gate
+                .fetch_media(&mut message, &origin, self.agent.start_of_day_ms())
+                .await;
+            // Transcripts, inlined documents and pictures, from the files just saved.
+            let digest = self.agent.media.digest(&message.media).await;
+            // In a group, indented like the rest of a speaker's text: no line of it is a
+            // speaker.
+            let notes = notes + &digest.text;
+            match origin.place {
+                crate::access::Place::Group => text.push_str(&crate::access::indent(&notes)),
+                _ => text.push_str(&notes),
+            }
+            if let Err(err) = self
+                .agent
+                .store
+                .rewrite_user(id, &text, digest.images)
+                .await
+            {
+                tracing::error!("cannot store what a message's files hold: {err}");
+            }
         }
         let item = Queued {
             session_id,

@@ -325,6 +325,23 @@ impl Store {
         .await
     }
 
+    /// Replace a stored user message's content: its text as the model will read it
+    /// (with what its files said) and its pictures, once its files are fetched.
+    pub async fn rewrite_user(&self, message_id: i64, text: &str, images: Vec<Part>) -> Result<()> {
+        let mut parts = vec![Part::Text {
+            text: text.to_string(),
+        }];
+        parts.extend(images);
+        self.run(move |conn| {
+            let tx = conn.transaction()?;
+            tx.exec("DELETE FROM parts WHERE message_id = ?1", [message_id])?;
+            insert_parts(&tx, message_id, &parts)?;
+            tx.commit()?;
+            Ok(())
+        })
+        .await
+    }
+
     /// Append an assistant reply or a tool result, committed at once.
     pub async fn append(&self, session_id: i64, role: Role, parts: Vec<Part>) -> Result<i64> {
         self.append_as(session_id, role, parts, None).await

@@ -150,6 +150,12 @@ impl FakeModel {
         self.transcriptions()
     }
 
+    /// Every later transcription answers only after `delay` (a slow local whisper);
+    /// `None` answers at once again.
+    pub fn delay_transcriptions(&self, delay: Option<Duration>) {
+        self.shared.delay_transcriptions(delay);
+    }
+
     /// Refuse requests over `tokens` (estimated as body bytes ÷ 4) as the provider
     /// refuses a context that is too long (400, OpenAI `context_length_exceeded`,
     /// Anthropic "prompt is too long"); `None` lifts the limit. Refused requests are

@@ -51,6 +51,8 @@ struct Inner {
     transcription_failures: VecDeque<Failure>,
     /// Every transcription request, oldest first.
     transcriptions: Vec<Transcription>,
+    /// `delay_transcriptions`: how long each transcription takes to answer.
+    transcription_delay: Option<std::time::Duration>,
     /// `limit_context`: requests estimated over this many tokens are refused.
     context_limit: Option<u64>,
     /// `answer_when_system_contains`: standing answers to requests whose system prompt
@@ -191,6 +193,14 @@ impl Shared {
 
     pub(crate) fn recorded_count(&self) -> watch::Receiver<usize> {
         self.recorded.subscribe()
+    }
+
+    pub(crate) fn delay_transcriptions(&self, delay: Option<std::time::Duration>) {
+        self.lock().transcription_delay = delay;
+    }
+
+    pub(crate) fn transcription_delay(&self) -> Option<std::time::Duration> {
+        self.lock().transcription_delay
     }
 
     pub(crate) fn limit_context(&self, tokens: Option<u64>) {

@@ -146,8 +146,15 @@ pub(crate) async fn transcribe(
             record.bytes = bytes.to_vec();
         }
     }
+    // A slow server: recorded at once (the request arrived), answered after the delay.
+    let delay = shared.transcription_delay();
     let response = answer(&shared, &headers, form);
     record.status = response.status().as_u16();
+    if let Some(delay) = delay {
+        shared.record_transcription(record);
+        tokio::time::sleep(delay).await;
+        return response;
+    }
     shared.record_transcription(record);
     response
 }
