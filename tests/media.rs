@@ -3,6 +3,8 @@
 
 mod common;
 
+#[path = "media/attacks.rs"]
+mod attacks;
 #[path = "media/documents.rs"]
 mod documents;
 #[path = "media/files_out.rs"]

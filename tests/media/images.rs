@@ -4,7 +4,7 @@
 
 use pincer_fakes::{Recorded, Step, discord, slack, telegram};
 
-use super::rig::{OWNER, Rig, Wire, dimensions, png};
+use super::rig::{OWNER, Rig, Wire, dimensions, png, png_claiming};
 
 const SEES: &str = "[models.\"fake/m\"]\nvision = true\n";
 
@@ -181,16 +181,15 @@ async fn a_picture_crafted_to_explode_is_refused_and_the_gateway_goes_on() {
     let mut rig = Rig::new(Wire::OpenAi, "", SEES).await;
     rig.start().await;
     // A PNG whose header claims 100000 × 100000 pixels (40 GB decoded).
-    let mut bomb = png(1, 1);
-    bomb[16..20].copy_from_slice(&100_000u32.to_be_bytes());
-    bomb[20..24].copy_from_slice(&100_000u32.to_be_bytes());
+    let bomb = png_claiming(100_000, 100_000);
     rig.telegram
         .inject(telegram::Incoming::dm(OWNER as i64, "what is this?").with_photo(bomb));
     rig.shown(&rig.telegram, "42", "echo:").await;
     let request = rig.requests(1).await.remove(0);
     assert_eq!(request.all_image_count(), 0);
     assert!(
-        request.last_user_text().contains("could not be shown"),
+        request.last_user_text().contains("could not be shown")
+            && request.last_user_text().contains("100000"),
         "{}",
         request.last_user_text()
     );

@@ -211,3 +211,31 @@ pub fn pdf(pages: &[&str]) -> Vec<u8> {
     );
     out
 }
+
+/// A PNG whose header claims `width` × `height` pixels (its IHDR checksum right, so a
+/// decoder believes it) over one tiny real picture: a decompression bomb's shape.
+pub fn png_claiming(width: u32, height: u32) -> Vec<u8> {
+    let mut bytes = png(1, 1);
+    bytes[16..20].copy_from_slice(&width.to_be_bytes());
+    bytes[20..24].copy_from_slice(&height.to_be_bytes());
+    // The IHDR chunk: type at 12..16, data at 16..29, CRC of type and data at 29..33.
+    let crc = crc32(&bytes[12..29]);
+    bytes[29..33].copy_from_slice(&crc.to_be_bytes());
+    bytes
+}
+
+/// CRC-32 as PNG computes it.
+fn crc32(data: &[u8]) -> u32 {
+    let mut crc = 0xFFFF_FFFFu32;
+    for byte in data {
+        crc ^= u32::from(*byte);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
