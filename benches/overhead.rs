@@ -135,8 +135,13 @@ async fn turn(
             .with_context(|| format!("no TurnEnd within {TURN_TIMEOUT:?} for {text:?}"))?
             .context("the core closed its outbound channel")?;
         match out.body {
-            OutboundBody::TurnEnd => break,
-            OutboundBody::Error(err) => bail!("the turn for {text:?} failed: {err}"),
+            OutboundBody::Done | OutboundBody::Chunk(pincer_channels::Chunk::Finish { .. }) => {
+                break;
+            }
+            OutboundBody::Error(err)
+            | OutboundBody::Chunk(pincer_channels::Chunk::Error { error_text: err }) => {
+                bail!("the turn for {text:?} failed: {err}")
+            }
             _ => {}
         }
     }

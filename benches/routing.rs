@@ -79,8 +79,13 @@ async fn bench() -> anyhow::Result<()> {
                 .context("a turn took over 30 s")?
                 .context("the core stopped")?;
             match message.body {
-                OutboundBody::TurnEnd => break,
-                OutboundBody::Error(err) => bail!("a turn failed: {err}"),
+                OutboundBody::Done | OutboundBody::Chunk(pincer_channels::Chunk::Finish { .. }) => {
+                    break;
+                }
+                OutboundBody::Error(err)
+                | OutboundBody::Chunk(pincer_channels::Chunk::Error { error_text: err }) => {
+                    bail!("a turn failed: {err}")
+                }
                 _ => {}
             }
         }

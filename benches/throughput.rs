@@ -135,8 +135,13 @@ async fn wait_turn_ends(running: &mut pincer::Running, n: usize) -> anyhow::Resu
             .with_context(|| format!("stuck after {ended} of {n} turns"))?
             .context("the core closed its outbound channel")?;
         match out.body {
-            OutboundBody::TurnEnd => ended += 1,
-            OutboundBody::Error(err) => anyhow::bail!("a turn failed: {err}"),
+            OutboundBody::Done | OutboundBody::Chunk(pincer_channels::Chunk::Finish { .. }) => {
+                ended += 1
+            }
+            OutboundBody::Error(err)
+            | OutboundBody::Chunk(pincer_channels::Chunk::Error { error_text: err }) => {
+                anyhow::bail!("a turn failed: {err}")
+            }
             _ => {}
         }
     }

@@ -20,7 +20,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
-use pincer_channels::OutboundBody;
+use pincer_channels::{Chunk, OutboundBody};
 use regex::Regex;
 
 pub use forms::header_forms;
@@ -99,21 +99,69 @@ impl Scrubber {
     /// A message for a channel with its text scrubbed.
     pub fn scrub_body(&self, body: OutboundBody) -> OutboundBody {
         match body {
-            OutboundBody::Text { text, streamed } => OutboundBody::Text {
-                text: self.scrub_owned(text),
-                streamed,
-            },
-            OutboundBody::Delta(text) => OutboundBody::Delta(self.scrub_owned(text)),
+            OutboundBody::Text(text) => OutboundBody::Text(self.scrub_owned(text)),
             OutboundBody::Notice(text) => OutboundBody::Notice(self.scrub_owned(text)),
             OutboundBody::Error(text) => OutboundBody::Error(self.scrub_owned(text)),
+            OutboundBody::Chunk(chunk) => OutboundBody::Chunk(self.scrub_chunk(chunk)),
             OutboundBody::File { mut media, sent } => {
                 media.caption = media.caption.map(|c| self.scrub_owned(c));
                 OutboundBody::File { media, sent }
             }
-            other @ (OutboundBody::TurnStart
-            | OutboundBody::Retract
-            | OutboundBody::TurnEnd
-            | OutboundBody::React { .. }) => other,
+            other @ (OutboundBody::Done | OutboundBody::React { .. }) => other,
+        }
+    }
+
+    /// A chunk with every text it carries scrubbed (a delta alone: a stream is scrubbed
+    /// across its deltas by `StreamScrubber`).
+    pub fn scrub_chunk(&self, chunk: Chunk) -> Chunk {
+        match chunk {
+            Chunk::TextDelta { id, delta } => Chunk::TextDelta {
+                id,
+                delta: self.scrub_owned(delta),
+            },
+            Chunk::TextEnd { id, text } => Chunk::TextEnd {
+                id,
+                text: self.scrub_owned(text),
+            },
+            Chunk::ReasoningDelta { id, delta } => Chunk::ReasoningDelta {
+                id,
+                delta: self.scrub_owned(delta),
+            },
+            Chunk::ToolInputAvailable {
+                tool_call_id,
+                tool_name,
+                input,
+            } => {
+                let text = input.to_string();
+                let scrubbed = self.scrub(&text);
+                let input = match scrubbed {
+                    std::borrow::Cow::Borrowed(_) => input,
+                    std::borrow::Cow::Owned(clean) => serde_json::Value::String(clean),
+                };
+                Chunk::ToolInputAvailable {
+                    tool_call_id,
+                    tool_name,
+                    input,
+                }
+            }
+            Chunk::ToolOutputAvailable {
+                tool_call_id,
+                output,
+            } => Chunk::ToolOutputAvailable {
+                tool_call_id,
+                output: self.scrub_owned(output),
+            },
+            Chunk::ToolOutputError {
+                tool_call_id,
+                error_text,
+            } => Chunk::ToolOutputError {
+                tool_call_id,
+                error_text: self.scrub_owned(error_text),
+            },
+            Chunk::Error { error_text } => Chunk::Error {
+                error_text: self.scrub_owned(error_text),
+            },
+            other => other,
         }
     }
 

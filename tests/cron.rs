@@ -471,22 +471,24 @@ async fn a_heartbeat_with_nothing_to_say_delivers_nothing() {
         bodies.push(message.body);
     }
     assert!(
-        !bodies
-            .iter()
-            .any(|b| matches!(b, OutboundBody::Text { text, .. } if text.contains("HEARTBEAT_OK"))),
+        !bodies.iter().any(|b| b
+            .complete_text()
+            .is_some_and(|text| text.contains("HEARTBEAT_OK"))),
         "{bodies:?}"
     );
     assert!(
-        bodies.contains(&OutboundBody::Text {
-            text: "Your build is red.".into(),
-            streamed: false
-        }),
+        bodies
+            .iter()
+            .any(|b| b.complete_text() == Some("Your build is red.")),
         "{bodies:?}"
     );
     assert!(
-        !bodies
-            .iter()
-            .any(|b| matches!(b, OutboundBody::Delta(_) | OutboundBody::TurnStart)),
+        !bodies.iter().any(|b| matches!(
+            b,
+            OutboundBody::Chunk(
+                pincer_channels::Chunk::TextDelta { .. } | pincer_channels::Chunk::Start { .. }
+            )
+        )),
         "scheduled runs do not stream"
     );
     shutdown.cancel();

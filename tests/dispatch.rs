@@ -73,7 +73,7 @@ async fn until_turns_end(
             .await
             .expect("turn did not end in time")
             .expect("bus open");
-        if message.body == OutboundBody::TurnEnd {
+        if message.body.is_end() {
             ended += 1;
         }
         seen.push(message);
@@ -84,10 +84,7 @@ async fn until_turns_end(
 fn texts(messages: &[OutboundMessage]) -> Vec<String> {
     messages
         .iter()
-        .filter_map(|m| match &m.body {
-            OutboundBody::Text { text, .. } => Some(text.clone()),
-            _ => None,
-        })
+        .filter_map(|m| m.body.complete_text().map(str::to_string))
         .collect()
 }
 
@@ -254,11 +251,20 @@ async fn interrupt_aborts_the_running_turn_and_answers_the_newest() {
             .await
             .unwrap()
             .unwrap();
-        if next.body != OutboundBody::TurnStart {
+        if matches!(
+            next.body,
+            OutboundBody::Chunk(pincer_channels::Chunk::TextDelta { .. })
+        ) {
             break next;
         }
     };
-    assert!(matches!(first.body, OutboundBody::Delta(_)), "{first:?}");
+    assert!(
+        matches!(
+            first.body,
+            OutboundBody::Chunk(pincer_channels::Chunk::TextDelta { .. })
+        ),
+        "{first:?}"
+    );
     core.running
         .inbound
         .send(message("local", 2, "never mind, what time is it?"))
@@ -299,10 +305,7 @@ async fn stop_ends_a_running_turn_and_says_so() {
     let out = until_turns_end(&mut core.running.outbound, 2).await;
     let bodies: Vec<&OutboundBody> = out.iter().map(|m| &m.body).collect();
     assert!(
-        bodies.contains(&&OutboundBody::Text {
-            text: "Stopping the current reply.".into(),
-            streamed: false
-        }),
+        bodies.contains(&&OutboundBody::Text("Stopping the current reply.".into())),
         "{bodies:?}"
     );
     assert!(
@@ -504,7 +507,10 @@ async fn strangers_cannot_jam_pairing_and_a_repeat_sender_keeps_their_code() {
             .unwrap()
             .unwrap();
         assert!(
-            matches!(&reply.body, OutboundBody::Text { text, .. } if text.contains("pairing code")),
+            reply
+                .body
+                .complete_text()
+                .is_some_and(|text| text.contains("pairing code")),
             "{reply:?}"
         );
     }

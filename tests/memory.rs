@@ -7,7 +7,7 @@ mod common;
 use std::time::SystemTime;
 
 use common::{TestHome, WAIT};
-use pincer_channels::{ChatKind, InboundMessage, OutboundBody, Sender};
+use pincer_channels::{ChatKind, InboundMessage, Sender};
 use pincer_fakes::{FakeModel, Step};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -149,7 +149,7 @@ async fn a_memory_written_in_one_session_is_recalled_in_a_new_one_and_on_another
             .await
             .unwrap()
             .unwrap();
-        if message.body == OutboundBody::TurnEnd {
+        if message.body.is_end() {
             break;
         }
     }

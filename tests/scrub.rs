@@ -8,7 +8,7 @@ mod common;
 use std::time::SystemTime;
 
 use base64::Engine;
-use pincer_channels::{ChatKind, InboundMessage, OutboundBody, Sender};
+use pincer_channels::{ChatKind, InboundMessage, Sender};
 use pincer_fakes::FakeModel;
 use tokio_util::sync::CancellationToken;
 
@@ -76,7 +76,7 @@ async fn answer(core: &mut Core, n: usize, text: &str) -> String {
             .await
             .expect("an answer in time")
             .expect("bus open");
-        if let OutboundBody::Text { text, .. } = out.body {
+        if let Some(text) = out.body.complete_text().map(str::to_string) {
             return text;
         }
     }

@@ -242,6 +242,11 @@ async fn an_owners_job_made_in_a_group_brings_no_owner_memory_to_the_group() {
     let _gateway = s.start();
     s.telegram
         .inject(owner_says("post a digest here every hour"));
+    // A group turn is untrusted content: making the job asks the owner first.
+    until("the owner allowed the job", || {
+        s.telegram.press(GROUP, OWNER, "once").is_some()
+    })
+    .await;
     s.wait_for_text(GROUP, "[Scheduled task").await;
     let run = s
         .model

@@ -25,6 +25,7 @@
 
 pub mod approval;
 pub mod channel;
+pub mod chunk;
 pub mod direct;
 #[cfg(feature = "discord")]
 pub mod discord;
@@ -43,6 +44,7 @@ pub use channel::{
     ApprovalPrompter, Channel, ChannelError, DirectOpener, Health, HealthCell, HealthChecker,
     InboundSender, MediaSender, MessageEditor, OutboundMedia, ReactionCapable, TypingCapable,
 };
+pub use chunk::{Chunk, FinishReason, TurnUsage};
 pub use message::{
     Ack, ChatKind, Done, InboundMessage, MediaKind, MediaRef, OutboundBody, OutboundMessage,
     Receipt, Scheduled, Sender, Target,

@@ -219,29 +219,46 @@ impl Target {
 }
 
 /// What the core wants a channel to do.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum OutboundBody {
-    /// A turn began working on this chat (show "typing…").
-    TurnStart,
-    /// A piece of a reply still streaming from the model.
-    Delta(String),
-    /// The reply streamed so far is abandoned; another model's reply follows.
-    Retract,
-    /// A complete message. `streamed` says its text already went out as `Delta`s, so
-    /// a channel that showed the deltas must not show it twice.
-    Text { text: String, streamed: bool },
+    /// One event of a turn (see `chunk`): it began ("typing…"), its text streaming and
+    /// complete, its tool calls, its end.
+    Chunk(crate::chunk::Chunk),
+    /// A complete message outside a turn's stream: a command's answer, a proactive
+    /// message, a scheduled run's report.
+    Text(String),
     /// A message about the turn rather than part of the reply (a budget stop, "Stopped.").
     Notice(String),
-    /// The turn failed; the text says why and what to do.
+    /// Something failed outside a turn's stream; the text says why and what to do.
     Error(String),
-    /// The turn is over; nothing more will come for it.
-    TurnEnd,
+    /// The answer to a message that started no turn (a command) is complete.
+    Done,
     /// A file to send as a photo or a document (the `send_file` tool); `sent` hears the
     /// platform's id of the message or why it could not go.
     File { media: OutboundMedia, sent: Receipt },
     /// Put `emoji` on the person's message `message_id` (the acknowledgement a turn
     /// starts with). A channel that cannot react does nothing.
     React { message_id: String, emoji: String },
+}
+
+impl OutboundBody {
+    /// The answer to a message is over: a turn's `finish`, or a command's `Done`.
+    pub fn is_end(&self) -> bool {
+        matches!(
+            self,
+            OutboundBody::Done | OutboundBody::Chunk(crate::chunk::Chunk::Finish { .. })
+        )
+    }
+
+    /// The text of a complete message: a turn's finished text block, or a message
+    /// outside a turn.
+    pub fn complete_text(&self) -> Option<&str> {
+        match self {
+            OutboundBody::Text(text)
+            | OutboundBody::Chunk(crate::chunk::Chunk::TextEnd { text, .. }) => Some(text),
+            _ => None,
+        }
+    }
 }
 
 /// Where the outcome of one delivery goes: the sender waits on the other half.
@@ -280,7 +297,7 @@ impl PartialEq for Receipt {
 
 impl Eq for Receipt {}
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct OutboundMessage {
     pub target: Target,
     pub body: OutboundBody,

@@ -36,6 +36,17 @@ pub enum Budget {
 }
 
 impl Ended {
+    /// How the turn's stream says it ended.
+    pub fn finish_reason(&self) -> pincer_channels::FinishReason {
+        use pincer_channels::FinishReason;
+        match self {
+            Ended::Finished => FinishReason::Stop,
+            Ended::Budget(_) => FinishReason::Length,
+            Ended::Stopped(_) => FinishReason::Aborted,
+            Ended::Failed(_) | Ended::Stuck(_) => FinishReason::Error,
+        }
+    }
+
     /// What to tell the user, if anything.
     pub fn notice(&self) -> Option<String> {
         match self {

@@ -1,11 +1,14 @@
-//! The agent's side of the outbound bus for one turn: streamed deltas (never lost
-//! when the bus is momentarily full), finished messages, errors and the turn's end.
-//! Every text passes the scrubber before it leaves; streamed text through a
-//! `StreamScrubber`, so a secret split across deltas is still caught.
+//! The agent's side of the outbound bus for one turn: the turn's one stream of chunks
+//! (`pincer_channels::chunk`) — its start, each model call's text and reasoning as they
+//! stream, its tool calls and their results, its end with what it used — plus notices
+//! and reactions. Streamed text is never lost when the bus is momentarily full, and
+//! every text passes the scrubber before it leaves: streamed text through a
+//! `StreamScrubber`, so a secret split across deltas is still caught, and through the
+//! `StreamCleaner`, so reasoning or tool markup a model leaks never shows.
 
-use pincer_channels::{OutboundBody, OutboundMessage, Target};
 use std::sync::Arc;
 
+use pincer_channels::{Chunk, FinishReason, OutboundBody, OutboundMessage, Target, TurnUsage};
 use tokio::sync::mpsc::{self, error::TrySendError};
 
 use super::clean::StreamCleaner;
@@ -15,19 +18,32 @@ pub struct Reply {
     tx: mpsc::Sender<OutboundMessage>,
     target: Target,
     reply_to: Option<String>,
-    /// Delta text the bus had no room for yet; sent ahead of the next piece.
-    backlog: String,
+    /// Chunks the bus had no room for yet (deltas sent from the stream callback, which
+    /// cannot wait); sent ahead of the next one.
+    backlog: Vec<Chunk>,
     /// A scheduled run: nobody watches it stream, so only finished messages go out,
     /// and a heartbeat's "nothing to report" is not delivered at all.
     quiet: bool,
+    /// A subagent's turn: nothing goes to the chat (its answer goes to its parent).
+    silent: bool,
     /// Every text leaving for a channel passes it.
     scrubber: Arc<Scrubber>,
     /// Streamed text, held back while it may end in part of a secret.
     stream: StreamScrubber,
+    /// Streamed reasoning, likewise.
+    thoughts: StreamScrubber,
     /// Streamed text, held back while it may be reasoning or leaked tool markup.
     cleaner: StreamCleaner,
-    /// A subagent's turn: nothing goes to the chat (its answer goes to its parent).
-    silent: bool,
+    /// The turn's assistant message id; block ids are made from it.
+    message_id: String,
+    /// Blocks made so far, for fresh ids.
+    blocks: u32,
+    /// The open text block, if any.
+    text_block: Option<String>,
+    /// The open reasoning block, if any.
+    reasoning_block: Option<String>,
+    /// A model call is in progress (`start-step` sent, `finish-step` not yet).
+    in_step: bool,
 }
 
 /// What a heartbeat answers when nothing needs the owner.
@@ -45,12 +61,18 @@ impl Reply {
             tx,
             target,
             reply_to,
-            backlog: String::new(),
+            backlog: Vec::new(),
             quiet,
+            silent: false,
             stream: StreamScrubber::new(Arc::clone(&scrubber)),
+            thoughts: StreamScrubber::new(Arc::clone(&scrubber)),
             scrubber,
             cleaner: StreamCleaner::default(),
-            silent: false,
+            message_id: format!("msg-{}", crate::store::now_ms()),
+            blocks: 0,
+            text_block: None,
+            reasoning_block: None,
+            in_step: false,
         }
     }
 
@@ -68,81 +90,242 @@ impl Reply {
         }
     }
 
+    fn next_id(&mut self, kind: &str) -> String {
+        self.blocks += 1;
+        format!("{}-{kind}{}", self.message_id, self.blocks)
+    }
+
+    /// Queue a chunk from the stream callback, which cannot wait: what the bus has no
+    /// room for waits in the backlog, in order.
+    fn push(&mut self, chunk: Chunk) {
+        if self.silent {
+            return;
+        }
+        self.backlog.push(chunk);
+        while !self.backlog.is_empty() {
+            let chunk = self.backlog.remove(0);
+            match self.tx.try_send(self.message(OutboundBody::Chunk(chunk))) {
+                Ok(()) => {}
+                Err(TrySendError::Full(message)) => {
+                    if let OutboundBody::Chunk(chunk) = message.body {
+                        self.backlog.insert(0, chunk);
+                    }
+                    return;
+                }
+                // Nobody listens any more (shutdown); the text is in the store.
+                Err(TrySendError::Closed(_)) => {
+                    self.backlog.clear();
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Send what waits in the backlog, then `body`, waiting for room.
+    async fn send(&mut self, body: OutboundBody) {
+        if self.silent {
+            return;
+        }
+        for chunk in std::mem::take(&mut self.backlog) {
+            // A closed bus means shutdown; what was said is in the store.
+            let _ = self.tx.send(self.message(OutboundBody::Chunk(chunk))).await;
+        }
+        let _ = self.tx.send(self.message(body)).await;
+    }
+
+    async fn send_chunk(&mut self, chunk: Chunk) {
+        let body = self.scrubber.scrub_body(OutboundBody::Chunk(chunk));
+        self.send(body).await;
+    }
+
+    /// A model call begins.
+    pub async fn step_start(&mut self) {
+        if self.quiet || self.in_step {
+            return;
+        }
+        self.in_step = true;
+        self.send_chunk(Chunk::StartStep).await;
+    }
+
+    /// A model call and its tools are done.
+    pub async fn step_finish(&mut self) {
+        self.close_reasoning();
+        if !self.in_step {
+            return;
+        }
+        self.in_step = false;
+        self.send_chunk(Chunk::FinishStep).await;
+    }
+
     /// Called from the stream callback, which cannot wait.
     pub fn delta(&mut self, text: &str) {
         if self.quiet {
             return;
         }
+        self.close_reasoning();
         // Only what the cleaner and then the stream scrubber release: the end of the
         // text so far waits until the next delta or the finished message shows it is
         // neither a marker's nor a secret's start.
         let visible = self.cleaner.push(text);
-        self.backlog.push_str(&self.stream.push(&visible));
-        if self.backlog.is_empty() {
+        let released = self.stream.push(&visible);
+        if released.is_empty() {
             return;
         }
-        let body = OutboundBody::Delta(std::mem::take(&mut self.backlog));
-        match self.tx.try_send(self.message(body)) {
-            Ok(()) => {}
-            Err(TrySendError::Full(message)) => {
-                if let OutboundBody::Delta(text) = message.body {
-                    self.backlog = text;
-                }
+        let id = match &self.text_block {
+            Some(id) => id.clone(),
+            None => {
+                let id = self.next_id("t");
+                self.text_block = Some(id.clone());
+                self.push(Chunk::TextStart { id: id.clone() });
+                id
             }
-            // Nobody listens any more (shutdown); the text is in the store.
-            Err(TrySendError::Closed(_)) => {}
+        };
+        self.push(Chunk::TextDelta {
+            id,
+            delta: released,
+        });
+    }
+
+    /// Reasoning as it streams (from the provider's own field).
+    pub fn reasoning(&mut self, text: &str) {
+        if self.quiet {
+            return;
         }
+        let released = self.thoughts.push(text);
+        if released.is_empty() {
+            return;
+        }
+        let id = match &self.reasoning_block {
+            Some(id) => id.clone(),
+            None => {
+                let id = self.next_id("r");
+                self.reasoning_block = Some(id.clone());
+                self.push(Chunk::ReasoningStart { id: id.clone() });
+                id
+            }
+        };
+        self.push(Chunk::ReasoningDelta {
+            id,
+            delta: released,
+        });
+    }
+
+    fn close_reasoning(&mut self) {
+        if let Some(id) = self.reasoning_block.take() {
+            let rest = self.thoughts.finish();
+            if !rest.is_empty() {
+                self.push(Chunk::ReasoningDelta {
+                    id: id.clone(),
+                    delta: rest,
+                });
+            }
+            self.push(Chunk::ReasoningEnd { id });
+        }
+    }
+
+    /// The model began a tool call.
+    pub fn tool_started(&mut self, id: &str, name: &str) {
+        if self.quiet {
+            return;
+        }
+        self.close_reasoning();
+        self.push(Chunk::ToolInputStart {
+            tool_call_id: id.to_string(),
+            tool_name: name.to_string(),
+        });
+    }
+
+    /// A tool call's input is complete (`started`: its start was already sent).
+    pub async fn tool_input(
+        &mut self,
+        id: &str,
+        name: &str,
+        input: &serde_json::Value,
+        started: bool,
+    ) {
+        if self.quiet {
+            return;
+        }
+        if !started {
+            self.tool_started(id, name);
+        }
+        self.send_chunk(Chunk::ToolInputAvailable {
+            tool_call_id: id.to_string(),
+            tool_name: name.to_string(),
+            input: input.clone(),
+        })
+        .await;
+    }
+
+    /// A tool call's result.
+    pub async fn tool_output(&mut self, id: &str, content: &str, is_error: bool) {
+        if self.quiet {
+            return;
+        }
+        let chunk = if is_error {
+            Chunk::ToolOutputError {
+                tool_call_id: id.to_string(),
+                error_text: content.to_string(),
+            }
+        } else {
+            Chunk::ToolOutputAvailable {
+                tool_call_id: id.to_string(),
+                output: content.to_string(),
+            }
+        };
+        self.send_chunk(chunk).await;
     }
 
     /// The reply streamed so far is abandoned (the model chain switched models).
     pub fn retract(&mut self) {
         self.cleaner.reset();
         self.stream.discard();
-        self.backlog.clear();
-        if self.silent {
+        if self.quiet {
             return;
         }
-        // Best effort like deltas: a full bus drops the retraction, and the finished
-        // text still replaces the streamed one where the channel edits in place.
-        let _ = self.tx.try_send(self.message(OutboundBody::Retract));
+        // The block stays open for the next model's text; channels clear what they
+        // showed of it.
+        self.push(Chunk::Retract);
     }
 
-    async fn send(&mut self, body: OutboundBody) {
-        if self.silent {
-            return;
-        }
-        // A finished text is scrubbed whole, whatever its deltas were.
-        let body = self.scrubber.scrub_body(body);
-        // What the cleaner holds is reasoning or a marker's start: the finished text,
-        // cleaned whole, stands in for it.
-        self.cleaner.reset();
-        // Whatever comes next, the stream so far has ended: its held-back end goes
-        // out (scrubbed) ahead of it.
-        let rest = self.stream.finish();
-        self.backlog.push_str(&rest);
-        if !self.backlog.is_empty() {
-            let backlog = OutboundBody::Delta(std::mem::take(&mut self.backlog));
-            let _ = self.tx.send(self.message(backlog)).await;
-        }
-        // A closed bus means shutdown; what was said is in the store.
-        let _ = self.tx.send(self.message(body)).await;
-    }
-
-    /// A complete message whose text already went out as deltas.
+    /// A complete message whose text went out as deltas (or, quiet, goes out now).
     pub async fn finished_text(&mut self, text: String) {
+        // What the cleaner holds is reasoning or a marker's start: dropped. What the
+        // scrubber holds was waiting to see whether a secret began there: it goes out
+        // now, scrubbed, so a channel that appends deltas (the terminal) shows it all.
+        self.cleaner.reset();
+        let rest = self.stream.finish();
+        if !rest.is_empty()
+            && let Some(id) = self.text_block.clone()
+        {
+            self.push(Chunk::TextDelta { id, delta: rest });
+        }
+        let id = self.text_block.take();
         if text.trim().is_empty() || (self.quiet && text.trim() == HEARTBEAT_OK) {
+            if let Some(id) = id {
+                // The block was opened for text that turned out to be nothing.
+                self.send_chunk(Chunk::TextEnd { id, text }).await;
+            }
             return;
         }
-        let streamed = !self.quiet;
-        self.send(OutboundBody::Text { text, streamed }).await;
+        let id = match id {
+            Some(id) => id,
+            None => {
+                let id = self.next_id("t");
+                self.send_chunk(Chunk::TextStart { id: id.clone() }).await;
+                id
+            }
+        };
+        self.send_chunk(Chunk::TextEnd { id, text }).await;
     }
 
     pub async fn notice(&mut self, text: String) {
-        self.send(OutboundBody::Notice(text)).await;
+        let body = self.scrubber.scrub_body(OutboundBody::Notice(text));
+        self.send(body).await;
     }
 
     pub async fn error(&mut self, text: String) {
-        self.send(OutboundBody::Error(text)).await;
+        self.send_chunk(Chunk::Error { error_text: text }).await;
     }
 
     /// Acknowledge the person's message with `emoji` (`channels.<name>.ack_reaction`).
@@ -156,12 +339,18 @@ impl Reply {
 
     pub async fn start(&mut self) {
         if !self.quiet {
-            self.send(OutboundBody::TurnStart).await;
+            let message_id = self.message_id.clone();
+            self.send_chunk(Chunk::Start { message_id }).await;
         }
     }
 
-    pub async fn end(&mut self) {
-        self.send(OutboundBody::TurnEnd).await;
+    pub async fn end(&mut self, reason: FinishReason, usage: TurnUsage) {
+        self.close_reasoning();
+        if self.in_step {
+            self.in_step = false;
+            self.push(Chunk::FinishStep);
+        }
+        self.send_chunk(Chunk::Finish { reason, usage }).await;
     }
 }
 
@@ -182,24 +371,26 @@ mod tests {
         (reply, rx)
     }
 
-    fn drain(rx: &mut mpsc::Receiver<OutboundMessage>) -> Vec<OutboundBody> {
-        let mut bodies = Vec::new();
+    fn drain(rx: &mut mpsc::Receiver<OutboundMessage>) -> Vec<Chunk> {
+        let mut chunks = Vec::new();
         while let Ok(message) = rx.try_recv() {
-            bodies.push(message.body);
+            if let OutboundBody::Chunk(chunk) = message.body {
+                chunks.push(chunk);
+            }
         }
-        bodies
+        chunks
     }
 
     /// The text of the deltas after the last retraction.
-    fn streamed(bodies: &[OutboundBody]) -> String {
-        let start = bodies
+    fn streamed(chunks: &[Chunk]) -> String {
+        let start = chunks
             .iter()
-            .rposition(|b| *b == OutboundBody::Retract)
+            .rposition(|c| *c == Chunk::Retract)
             .map_or(0, |i| i + 1);
-        bodies[start..]
+        chunks[start..]
             .iter()
-            .filter_map(|b| match b {
-                OutboundBody::Delta(text) => Some(text.as_str()),
+            .filter_map(|c| match c {
+                Chunk::TextDelta { delta, .. } => Some(delta.as_str()),
                 _ => None,
             })
             .collect()
@@ -214,16 +405,16 @@ mod tests {
             reply.delta(&text[..at]);
             reply.delta(&text[at..]);
             reply.finished_text(text.clone()).await;
-            let bodies = drain(&mut rx);
-            let shown = streamed(&bodies);
+            let chunks = drain(&mut rx);
+            let shown = streamed(&chunks);
             assert!(!shown.contains(SECRET), "cut at {at}: {shown}");
-            assert_eq!(shown, scrubber.scrub(&text), "cut at {at}");
-            // The held-back end went out before the finished message.
-            let finished = OutboundBody::Text {
-                text: scrubber.scrub(&text).into_owned(),
-                streamed: true,
-            };
-            assert_eq!(bodies.last(), Some(&finished), "cut at {at}");
+            // The finished message, scrubbed whole, ends the block.
+            match chunks.last() {
+                Some(Chunk::TextEnd { text: done, .. }) => {
+                    assert_eq!(done, &scrubber.scrub(&text), "cut at {at}");
+                }
+                other => panic!("cut at {at}: ended with {other:?}"),
+            }
         }
     }
 
@@ -234,8 +425,59 @@ mod tests {
         reply.retract();
         reply.delta("fresh answer");
         reply.finished_text("fresh answer".into()).await;
-        let bodies = drain(&mut rx);
-        assert!(bodies.contains(&OutboundBody::Retract));
-        assert_eq!(streamed(&bodies), "fresh answer");
+        let chunks = drain(&mut rx);
+        assert!(chunks.contains(&Chunk::Retract));
+        assert!(streamed(&chunks).starts_with("fresh"));
+    }
+
+    #[tokio::test]
+    async fn a_turn_is_one_well_ordered_stream() {
+        let (mut reply, mut rx) = reply(&scrubber());
+        reply.start().await;
+        reply.step_start().await;
+        reply.reasoning("thinking about it");
+        reply.delta("Let me look.");
+        reply.tool_started("c1", "read_file");
+        reply.finished_text("Let me look.".into()).await;
+        reply
+            .tool_input("c1", "read_file", &serde_json::json!({"path": "a"}), true)
+            .await;
+        reply.tool_output("c1", "hello", false).await;
+        reply.step_finish().await;
+        reply.step_start().await;
+        reply.delta("It says hello.");
+        reply.finished_text("It says hello.".into()).await;
+        reply.end(FinishReason::Stop, TurnUsage::default()).await;
+        let chunks = drain(&mut rx);
+        assert_eq!(pincer_channels::chunk::check_order(&chunks), Ok(()));
+        let mut kinds: Vec<&str> = chunks.iter().filter_map(Chunk::kind).collect();
+        // A block's text may come in more deltas than it was given in (held back, then
+        // released): one kind per run.
+        kinds.dedup();
+        assert_eq!(
+            kinds,
+            [
+                "start",
+                "start-step",
+                "reasoning-start",
+                "reasoning-delta",
+                "reasoning-end",
+                "text-start",
+                "text-delta",
+                "tool-input-start",
+                // The end the scrubber held back, released with the finished text.
+                "text-delta",
+                "text-end",
+                "tool-input-available",
+                "tool-output-available",
+                "finish-step",
+                "start-step",
+                "text-start",
+                "text-delta",
+                "text-end",
+                "finish-step",
+                "finish"
+            ]
+        );
     }
 }

@@ -68,6 +68,10 @@ struct Turn<'a> {
     last_text: String,
     /// What the turn did, to notice it going round in circles.
     watch: Watch,
+    /// What the turn used, for its `finish`.
+    usage: pincer_channels::TurnUsage,
+    /// Tool calls of this step whose `tool-input-start` went out while streaming.
+    started_tools: std::collections::HashSet<String>,
 }
 
 pub(super) async fn run(
@@ -118,6 +122,8 @@ pub(super) async fn run(
     let mut heard = vec![first.text.clone()];
     let mut said = String::new();
     let mut last_text = String::new();
+    let mut usage = pincer_channels::TurnUsage::default();
+    let turn_started = Instant::now();
     let mut turn_origin = first.origin.clone();
     let (ended, answered, mut reply, done) = match prepared {
         Ok((mut messages, route)) => {
@@ -156,11 +162,14 @@ pub(super) async fn run(
                 said: String::new(),
                 last_text: String::new(),
                 watch: Watch::default(),
+                usage: Default::default(),
+                started_tools: Default::default(),
             };
             let ended = turn.run().await;
             heard.append(&mut turn.heard);
             said = turn.said;
             last_text = turn.last_text;
+            usage = turn.usage;
             turn_origin = turn.origin;
             (ended, turn.answered, turn.reply, turn.done)
         }
@@ -184,7 +193,8 @@ pub(super) async fn run(
     if agent.tool_policy.owner_memory(&turn_origin) && first.task.is_none() {
         agent.log_turn(&who, &heard, &said).await;
     }
-    reply.end().await;
+    usage.duration_ms = turn_started.elapsed().as_millis() as u64;
+    reply.end(ended.finish_reason(), usage).await;
     TurnReport {
         ended,
         answered,
@@ -211,6 +221,13 @@ impl Turn<'_> {
             };
             let cost = self.agent.prices.cost(&label, response.usage);
             self.cost += cost;
+            let tokens = pincer_channels::chunk::CallTokens {
+                input: response.usage.input_tokens,
+                output: response.usage.output_tokens,
+                cache_read: response.usage.cache_read_tokens,
+                cache_write: response.usage.cache_write_tokens,
+            };
+            self.usage.record(&label, tokens, cost);
             if let Err(err) = self
                 .agent
                 .store
@@ -285,6 +302,7 @@ impl Turn<'_> {
                     continue;
                 }
                 self.finish_text().await;
+                self.reply.step_finish().await;
                 // Checkpoints: after a reply without tool calls, and before finishing.
                 if self.queue.steering_pending() {
                     continue;
@@ -293,7 +311,14 @@ impl Turn<'_> {
             }
             self.finish_text().await;
             self.continuations = 0;
-            if let Some(ended) = self.run_tools(calls).await {
+            for (id, name, args) in &calls {
+                let started = self.started_tools.contains(id);
+                self.reply.tool_input(id, name, args, started).await;
+            }
+            self.started_tools.clear();
+            let ended = self.run_tools(calls).await;
+            self.reply.step_finish().await;
+            if let Some(ended) = ended {
                 return ended;
             }
         }
@@ -344,20 +369,29 @@ impl Turn<'_> {
         &mut self,
     ) -> Result<Option<(crate::provider::ChatResponse, String)>, Ended> {
         let request = self.fitted_request().await?;
+        self.reply.step_start().await;
+        let called = std::time::Instant::now();
         let chain = std::sync::Arc::clone(&self.route.chain);
         // What the user has already seen of this reply, kept if the call is cut short.
         let mut shown = String::new();
         let reply = &mut self.reply;
+        let started_tools = &mut self.started_tools;
         let mut on_event = |event: StreamEvent<'_>| match event {
             StreamEvent::Text(text) => {
                 shown.push_str(text);
                 reply.delta(text);
             }
+            StreamEvent::Reasoning(text) => reply.reasoning(text),
+            StreamEvent::ToolCallStarted { id, name } if !id.is_empty() => {
+                started_tools.insert(id.to_string());
+                reply.tool_started(id, name);
+            }
+            StreamEvent::ToolCallStarted { .. } => {}
             StreamEvent::Restart => {
                 shown.clear();
+                started_tools.clear();
                 reply.retract();
             }
-            _ => {}
         };
         let result = tokio::select! {
             biased;
@@ -368,6 +402,7 @@ impl Turn<'_> {
             }
             result = chain.stream(request, &mut on_event) => Some(result),
         };
+        self.usage.model_ms += called.elapsed().as_millis() as u64;
         let Some(result) = result else {
             self.keep_shown(shown).await;
             return Err(stopped(self.control));
@@ -697,6 +732,7 @@ impl Turn<'_> {
                 }
             };
             for ((id, name, args), (content, is_error)) in group.iter().zip(outcomes) {
+                self.reply.tool_output(id, &content, is_error).await;
                 // Calls that never ran are no repeats of anything.
                 if content != SKIPPED && content != CANCELLED {
                     let seen = self.watch.call(name, args, &content, is_error);

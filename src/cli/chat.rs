@@ -7,7 +7,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use pincer_channels::{Channel, OutboundBody, OutboundMessage, Terminal};
+use pincer_channels::{Channel, Chunk, OutboundBody, OutboundMessage, Terminal};
 use pincer_config::ConfigError;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
@@ -85,21 +85,24 @@ async fn print_turn(
     let mut out = tokio::io::stdout();
     let mut ok = true;
     let mut at_line_start = true;
+    // The current text block went out as deltas.
+    let mut streamed = false;
     while let Some(message) = outbound.recv().await {
         match message.body {
-            OutboundBody::TurnStart => {}
-            OutboundBody::Retract => {
+            OutboundBody::Chunk(Chunk::Retract) => {
                 out.flush().await?;
                 eprintln!("\n[the reply broke off; another model answers]");
                 at_line_start = true;
             }
-            OutboundBody::Delta(text) => {
-                out.write_all(text.as_bytes()).await?;
+            OutboundBody::Chunk(Chunk::TextDelta { delta, .. }) => {
+                out.write_all(delta.as_bytes()).await?;
                 out.flush().await?;
-                at_line_start = text.ends_with('\n');
+                streamed = true;
+                at_line_start = delta.ends_with('\n');
             }
-            OutboundBody::Text { text, streamed } => {
-                if !streamed {
+            // The finished text: already shown as deltas, unless the turn was quiet.
+            OutboundBody::Chunk(Chunk::TextEnd { text, .. }) | OutboundBody::Text(text) => {
+                if !std::mem::take(&mut streamed) {
                     out.write_all(text.as_bytes()).await?;
                     at_line_start = text.ends_with('\n');
                 }
@@ -109,15 +112,7 @@ async fn print_turn(
                 }
                 out.flush().await?;
             }
-            OutboundBody::Notice(text) => {
-                if !at_line_start && interactive {
-                    out.write_all(b"\n").await?;
-                    at_line_start = true;
-                }
-                out.flush().await?;
-                eprintln!("{text}");
-            }
-            OutboundBody::Error(text) => {
+            OutboundBody::Chunk(Chunk::Error { error_text: text }) | OutboundBody::Error(text) => {
                 if !at_line_start {
                     out.write_all(b"\n").await?;
                     at_line_start = true;
@@ -125,6 +120,14 @@ async fn print_turn(
                 out.flush().await?;
                 eprintln!("error: {text}");
                 ok = false;
+            }
+            OutboundBody::Notice(text) => {
+                if !at_line_start && interactive {
+                    out.write_all(b"\n").await?;
+                    at_line_start = true;
+                }
+                out.flush().await?;
+                eprintln!("{text}");
             }
             // The terminal shows where the file is; there is nowhere to send it.
             OutboundBody::File { media, sent } => {
@@ -141,14 +144,14 @@ async fn print_turn(
                 out.flush().await?;
                 sent.fire(Ok("terminal".into()));
             }
-            OutboundBody::React { .. } => {}
-            OutboundBody::TurnEnd => {
+            OutboundBody::Done | OutboundBody::Chunk(Chunk::Finish { .. }) => {
                 if !at_line_start {
                     out.write_all(b"\n").await?;
                 }
                 out.flush().await?;
                 return Ok(ok);
             }
+            OutboundBody::React { .. } | OutboundBody::Chunk(_) => {}
         }
     }
     anyhow::bail!("the assistant stopped before it answered (see the log above)")

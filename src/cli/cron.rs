@@ -182,12 +182,21 @@ async fn run_now(
         .ok_or_else(|| anyhow::anyhow!("the core stopped"))?;
     while let Some(message) = running.outbound.recv().await {
         match &message.body {
-            OutboundBody::Text { text, .. } => println!("{text}"),
+            OutboundBody::Text(text)
+            | OutboundBody::Chunk(pincer_channels::Chunk::TextEnd { text, .. }) => {
+                println!("{text}")
+            }
+            OutboundBody::Chunk(pincer_channels::Chunk::Error { error_text }) => {
+                eprintln!("error: {error_text}");
+            }
             OutboundBody::Notice(text) => eprintln!("{text}"),
             OutboundBody::Error(text) => eprintln!("error: {text}"),
             _ => {}
         }
-        let ended = message.body == OutboundBody::TurnEnd;
+        let ended = matches!(
+            message.body,
+            OutboundBody::Done | OutboundBody::Chunk(pincer_channels::Chunk::Finish { .. })
+        );
         if registry.get(&message.target.channel).is_some() {
             let _ = tee.send(message).await;
         }

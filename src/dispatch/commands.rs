@@ -172,7 +172,7 @@ impl Dispatcher {
         if !origin.is_owner() {
             self.say_text(target, "Only the owner can start a dream.".into())
                 .await;
-            self.say(target, OutboundBody::TurnEnd).await;
+            self.say(target, OutboundBody::Done).await;
             return;
         }
         let target = target.clone();
@@ -183,7 +183,7 @@ impl Dispatcher {
                 Err(err) => format!("The dream failed: {err}"),
             };
             this.say_text(&target, text).await;
-            this.say(&target, OutboundBody::TurnEnd).await;
+            this.say(&target, OutboundBody::Done).await;
         });
     }
 

@@ -218,7 +218,7 @@ impl Dispatcher {
             }
             let text = self.command(command, &key, &message, &origin).await;
             self.say_text(&target, text).await;
-            self.say(&target, OutboundBody::TurnEnd).await;
+            self.say(&target, OutboundBody::Done).await;
             return;
         }
         // Stored (and acked) at once, so the adapter goes on to the next message; its
@@ -254,7 +254,7 @@ impl Dispatcher {
                     )),
                 )
                 .await;
-                self.say(&target, OutboundBody::TurnEnd).await;
+                self.say(&target, OutboundBody::Done).await;
                 return;
             }
         };
@@ -456,11 +456,7 @@ impl Dispatcher {
     }
 
     pub(super) async fn say_text(&self, target: &Target, text: String) {
-        let body = OutboundBody::Text {
-            text,
-            streamed: false,
-        };
-        self.say(target, body).await;
+        self.say(target, OutboundBody::Text(text)).await;
     }
 
     fn queues(&self) -> Vec<Arc<SessionQueue>> {

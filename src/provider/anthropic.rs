@@ -294,7 +294,8 @@ impl StreamDecoder {
                     "redacted_thinking" => Block::Redacted(text(block, "data").to_string()),
                     "tool_use" => {
                         let name = text(block, "name");
-                        on_event(StreamEvent::ToolCallStarted { name });
+                        let id = text(block, "id");
+                        on_event(StreamEvent::ToolCallStarted { id, name });
                         Block::ToolUse {
                             id: text(block, "id").to_string(),
                             name: name.to_string(),

@@ -184,8 +184,8 @@ fn stream_with_thinking_text_and_tool_input_fragments() {
             r#"Reasoning("plan")"#,
             r#"Text("Hel")"#,
             r#"Text("lo")"#,
-            r#"ToolCallStarted { name: "read" }"#,
-            r#"ToolCallStarted { name: "now" }"#,
+            r#"ToolCallStarted { id: "toolu_9", name: "read" }"#,
+            r#"ToolCallStarted { id: "toolu_10", name: "now" }"#,
         ]
     );
 }

@@ -319,7 +319,10 @@ impl StreamDecoder {
                 let first = pending.name.is_empty();
                 pending.name.push_str(name);
                 if first {
-                    on_event(StreamEvent::ToolCallStarted { name });
+                    on_event(StreamEvent::ToolCallStarted {
+                        id: &pending.id,
+                        name,
+                    });
                 }
             }
             if let Some(arguments) = field("arguments") {

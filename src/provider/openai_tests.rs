@@ -179,8 +179,8 @@ fn stream_with_text_and_interleaved_tool_calls() {
             r#"Reasoning("think")"#,
             r#"Text("Let me ")"#,
             r#"Text("check.")"#,
-            r#"ToolCallStarted { name: "read" }"#,
-            r#"ToolCallStarted { name: "grep" }"#,
+            r#"ToolCallStarted { id: "call_a", name: "read" }"#,
+            r#"ToolCallStarted { id: "call_b", name: "grep" }"#,
         ]
     );
 }

@@ -175,8 +175,10 @@ pub struct ChatResponse {
 pub enum StreamEvent<'a> {
     Text(&'a str),
     Reasoning(&'a str),
-    /// The model began a tool call (arguments still streaming).
+    /// The model began a tool call (arguments still streaming); `id` is "" where the
+    /// provider has not said it yet.
     ToolCallStarted {
+        id: &'a str,
         name: &'a str,
     },
     /// The reply so far is abandoned; a new one (from another model) follows. A caller

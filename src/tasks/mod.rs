@@ -317,13 +317,7 @@ impl Tasks {
             return;
         };
         let scrubber = &agent.guard.scrubber;
-        for body in [
-            OutboundBody::Text {
-                text,
-                streamed: false,
-            },
-            OutboundBody::TurnEnd,
-        ] {
+        for body in [OutboundBody::Text(text), OutboundBody::Done] {
             let message = OutboundMessage {
                 target: target.clone(),
                 body: scrubber.scrub_body(body),

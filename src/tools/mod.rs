@@ -443,7 +443,7 @@ impl Registry {
             Decision::Allow if !untrusted => {}
             Decision::Allow | Decision::Ask => {
                 let why = untrusted.then_some(
-                    "because this conversation took in content nobody vouches for (a web page, an MCP answer, a received file or someone else's message)",
+                    "because this conversation took in content nobody vouches for (a web page, an MCP answer, a received file, someone else's message, or a group chat's)",
                 );
                 if let Err(reason) = guard.ask(&spec.name, &args, ctx, why).await {
                     return failed(reason);

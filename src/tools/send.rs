@@ -89,10 +89,7 @@ impl Tool for SendMessage {
         };
         let message = OutboundMessage {
             target: target.clone(),
-            body: OutboundBody::Text {
-                text: text.to_string(),
-                streamed: false,
-            },
+            body: OutboundBody::Text(text.to_string()),
             reply_to: None,
         };
         self.outbound.send(message).await.map_err(|_| {

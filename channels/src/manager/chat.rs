@@ -22,6 +22,7 @@ use tokio::time::Instant;
 
 use super::pace::Pacer;
 use super::retry::with_retries;
+use crate::chunk::Chunk;
 use crate::direct;
 use crate::message::{OutboundBody, OutboundMessage, Target};
 use crate::registry::ChannelHandle;
@@ -113,10 +114,15 @@ impl ChatWorker {
             }
             // Deltas that piled up while we waited on the platform go out as one, so a
             // slow chat never backs up the manager (and with it every other chat).
-            if let OutboundBody::Delta(mut text) = message.body {
+            if let OutboundBody::Chunk(Chunk::TextDelta {
+                delta: mut text, ..
+            }) = message.body
+            {
                 while let Ok(more) = rx.try_recv() {
                     match more.body {
-                        OutboundBody::Delta(piece) => text.push_str(&piece),
+                        OutboundBody::Chunk(Chunk::TextDelta { delta, .. }) => {
+                            text.push_str(&delta);
+                        }
                         _ => {
                             next = Some(more);
                             break;
@@ -133,30 +139,28 @@ impl ChatWorker {
 
     async fn handle(&mut self, message: OutboundMessage) {
         match message.body {
-            OutboundBody::TurnStart => self.start_typing(),
-            OutboundBody::Delta(text) => self.delta(&text).await,
-            OutboundBody::Retract => {
-                if let Some(stream) = self.stream.as_mut() {
-                    stream.text.clear();
+            OutboundBody::Chunk(chunk) => match chunk {
+                Chunk::Start { .. } => self.start_typing(),
+                Chunk::TextDelta { delta, .. } => self.delta(&delta).await,
+                Chunk::Retract => {
+                    if let Some(stream) = self.stream.as_mut() {
+                        stream.text.clear();
+                    }
+                    self.pending = None;
                 }
-                self.pending = None;
-            }
-            // Only the streamed reply belongs in the placeholder; a command's answer
-            // sent mid-stream goes out on its own.
-            OutboundBody::Text {
-                text,
-                streamed: true,
-            } => self.deliver(&text).await,
-            OutboundBody::Text {
-                text,
-                streamed: false,
-            } => self.send_all(&text).await,
-            OutboundBody::Notice(text) => self.send_all(&text).await,
+                // Only the streamed reply belongs in the placeholder; a command's
+                // answer sent mid-stream goes out on its own.
+                Chunk::TextEnd { text, .. } => self.deliver(&text).await,
+                Chunk::Error { error_text } => {
+                    self.send_all(&format!("⚠️ {error_text}")).await;
+                }
+                Chunk::Finish { .. } => self.end().await,
+                // Reasoning, tool calls and steps are for other consumers.
+                _ => {}
+            },
+            OutboundBody::Text(text) | OutboundBody::Notice(text) => self.send_all(&text).await,
             OutboundBody::Error(text) => self.send_all(&format!("⚠️ {text}")).await,
-            OutboundBody::TurnEnd => {
-                self.typing = None;
-                self.close_stream().await;
-            }
+            OutboundBody::Done => self.end().await,
             OutboundBody::File { media, sent } => sent.fire(self.send_file(&media).await),
             OutboundBody::React { message_id, emoji } => self.react(&message_id, &emoji).await,
         }
@@ -313,6 +317,12 @@ impl ChatWorker {
                 tracing::warn!(channel = %self.target.channel, "cannot start streaming: {err}");
             }
         }
+    }
+
+    /// Nothing more comes for this turn or command: stop typing, close the stream.
+    async fn end(&mut self) {
+        self.typing = None;
+        self.close_stream().await;
     }
 
     /// A finished message: into the streamed message if one is shown, the rest after it.

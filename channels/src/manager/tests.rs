@@ -15,6 +15,33 @@ use crate::channel::{
 use crate::message::{OutboundBody, OutboundMessage, Target};
 use crate::registry::{ChannelHandle, ChannelInfo, Registry};
 
+fn start() -> OutboundBody {
+    OutboundBody::Chunk(crate::chunk::Chunk::Start {
+        message_id: "m".into(),
+    })
+}
+
+fn delta(text: String) -> OutboundBody {
+    OutboundBody::Chunk(crate::chunk::Chunk::TextDelta {
+        id: "t".into(),
+        delta: text,
+    })
+}
+
+fn end_text(text: String) -> OutboundBody {
+    OutboundBody::Chunk(crate::chunk::Chunk::TextEnd {
+        id: "t".into(),
+        text,
+    })
+}
+
+fn finish() -> OutboundBody {
+    OutboundBody::Chunk(crate::chunk::Chunk::Finish {
+        reason: crate::chunk::FinishReason::Stop,
+        usage: crate::chunk::TurnUsage::default(),
+    })
+}
+
 #[derive(Default)]
 struct Recorder {
     ops: Mutex<Vec<String>>,
@@ -162,19 +189,12 @@ fn out(body: OutboundBody) -> OutboundMessage {
 #[tokio::test(start_paused = true)]
 async fn a_quick_reply_goes_out_whole_without_a_placeholder_or_edits() {
     let (rec, tx, task) = setup(true);
-    tx.send(out(OutboundBody::TurnStart)).await.unwrap();
+    tx.send(out(start())).await.unwrap();
     for piece in ["Hel", "lo"] {
-        tx.send(out(OutboundBody::Delta(piece.into())))
-            .await
-            .unwrap();
+        tx.send(out(delta(piece.into()))).await.unwrap();
     }
-    tx.send(out(OutboundBody::Text {
-        text: "Hello".into(),
-        streamed: true,
-    }))
-    .await
-    .unwrap();
-    tx.send(out(OutboundBody::TurnEnd)).await.unwrap();
+    tx.send(out(end_text("Hello".into()))).await.unwrap();
+    tx.send(out(finish())).await.unwrap();
     drop(tx);
     task.await.unwrap();
     let ops: Vec<String> = rec.ops().into_iter().filter(|o| o != "typing").collect();
@@ -184,33 +204,21 @@ async fn a_quick_reply_goes_out_whole_without_a_placeholder_or_edits() {
 #[tokio::test(start_paused = true)]
 async fn a_slow_reply_is_shown_early_then_edited_and_typing_stops_at_the_end() {
     let (rec, tx, task) = setup(true);
-    tx.send(out(OutboundBody::TurnStart)).await.unwrap();
-    tx.send(out(OutboundBody::Delta("Hel".into())))
-        .await
-        .unwrap();
+    tx.send(out(start())).await.unwrap();
+    tx.send(out(delta("Hel".into()))).await.unwrap();
     tokio::time::sleep(Duration::from_millis(700)).await;
     assert!(
         rec.ops().contains(&"send Hel".to_string()),
         "{:?}",
         rec.ops()
     );
-    tx.send(out(OutboundBody::Delta("lo".into())))
+    tx.send(out(delta("lo".into()))).await.unwrap();
+    // A command answered mid-stream is its own message, not the streamed one.
+    tx.send(out(OutboundBody::Text("status".into())))
         .await
         .unwrap();
-    // A command answered mid-stream is its own message, not the streamed one.
-    tx.send(out(OutboundBody::Text {
-        text: "status".into(),
-        streamed: false,
-    }))
-    .await
-    .unwrap();
-    tx.send(out(OutboundBody::Text {
-        text: "Hello".into(),
-        streamed: true,
-    }))
-    .await
-    .unwrap();
-    tx.send(out(OutboundBody::TurnEnd)).await.unwrap();
+    tx.send(out(end_text("Hello".into()))).await.unwrap();
+    tx.send(out(finish())).await.unwrap();
     tokio::time::sleep(Duration::from_secs(1)).await;
     let typing_at_end = rec.ops().iter().filter(|o| *o == "typing").count();
     tokio::time::sleep(Duration::from_secs(20)).await;
@@ -242,15 +250,12 @@ async fn a_slow_reply_is_shown_early_then_edited_and_typing_stops_at_the_end() {
 #[tokio::test(start_paused = true)]
 async fn without_editing_the_finished_reply_is_split_and_sent_in_order() {
     let (rec, tx, task) = setup(false);
-    tx.send(out(OutboundBody::Delta("ignored while streaming".into())))
+    tx.send(out(delta("ignored while streaming".into())))
         .await
         .unwrap();
-    tx.send(out(OutboundBody::Text {
-        text: "0123456789abcdefghij".into(),
-        streamed: true,
-    }))
-    .await
-    .unwrap();
+    tx.send(out(end_text("0123456789abcdefghij".into())))
+        .await
+        .unwrap();
     tx.send(out(OutboundBody::Error("x".into()))).await.unwrap();
     drop(tx);
     task.await.unwrap();
@@ -264,23 +269,17 @@ async fn without_editing_the_finished_reply_is_split_and_sent_in_order() {
 async fn a_turn_stopped_mid_stream_leaves_what_was_streamed() {
     // Stopped before anything was shown: what came is sent.
     let (rec, tx, task) = setup(true);
-    tx.send(out(OutboundBody::Delta("partial".into())))
-        .await
-        .unwrap();
-    tx.send(out(OutboundBody::TurnEnd)).await.unwrap();
+    tx.send(out(delta("partial".into()))).await.unwrap();
+    tx.send(out(finish())).await.unwrap();
     drop(tx);
     task.await.unwrap();
     assert_eq!(rec.ops(), ["send partial"]);
     // Stopped after the start was shown: the rest that came is edited in.
     let (rec, tx, task) = setup(true);
-    tx.send(out(OutboundBody::Delta("part".into())))
-        .await
-        .unwrap();
+    tx.send(out(delta("part".into()))).await.unwrap();
     tokio::time::sleep(Duration::from_millis(700)).await;
-    tx.send(out(OutboundBody::Delta("ial".into())))
-        .await
-        .unwrap();
-    tx.send(out(OutboundBody::TurnEnd)).await.unwrap();
+    tx.send(out(delta("ial".into()))).await.unwrap();
+    tx.send(out(finish())).await.unwrap();
     drop(tx);
     task.await.unwrap();
     assert_eq!(rec.ops(), ["send part", "edit 1 partial"]);
@@ -320,20 +319,13 @@ fn to_person(user: &str, body: OutboundBody) -> OutboundMessage {
 #[tokio::test(start_paused = true)]
 async fn a_persons_messages_go_to_their_direct_chat_opened_once() {
     let (rec, tx, task) = setup_with(true, true);
-    tx.send(to_person("7", OutboundBody::TurnStart))
-        .await
-        .unwrap();
-    tx.send(to_person("7", OutboundBody::Delta("Hel".into())))
-        .await
-        .unwrap();
+    tx.send(to_person("7", start())).await.unwrap();
+    tx.send(to_person("7", delta("Hel".into()))).await.unwrap();
     tokio::time::sleep(Duration::from_millis(700)).await;
     for body in [
-        OutboundBody::Delta("lo".into()),
-        OutboundBody::Text {
-            text: "Hello".into(),
-            streamed: true,
-        },
-        OutboundBody::TurnEnd,
+        delta("lo".into()),
+        end_text("Hello".into()),
+        finish(),
         OutboundBody::Notice("later".into()),
     ] {
         tx.send(to_person("7", body)).await.unwrap();
