@@ -113,6 +113,7 @@ pub fn build_agent(
     let scrubber = Arc::new(Scrubber::new(secret_values(config, secrets, env)));
     crate::scrub::install(Arc::clone(&scrubber));
     let tasks = crate::tasks::Tasks::new(config.agent.task_max_iterations);
+    let modes = Arc::new(crate::tools::mode::Modes::default());
     // What tools send to chats passes the scrubber like every reply.
     let outbox = crate::scrub::Outbox::new(outbound.clone(), Arc::clone(&scrubber));
     Ok(Agent {
@@ -137,6 +138,9 @@ pub fn build_agent(
             SendMessage::new(outbox.clone(), &config.agent.owners),
             crate::tools::SendFile::new(outbox),
             crate::tasks::TaskTool::new(Arc::clone(&tasks)),
+            Arc::new(crate::tools::mode::ExitPlanMode {
+                modes: Arc::clone(&modes),
+            }),
             Arc::new(
                 ExecTool::new(|group| config.tools.exec.deny_groups.denies(group))
                     .in_jail(jail.clone()),
@@ -192,6 +196,7 @@ pub fn build_agent(
             .collect(),
         stuck: Default::default(),
         tasks,
+        modes,
     })
 }
 

@@ -7,6 +7,7 @@
 //! ## Layout
 //! - `gateway`  — builds the core from config and starts it (`pincer::start`)
 //! - `home`     — where files live (`$PINCER_HOME`), the gateway lock
+//! - `host`     — conversations other programs drive over stdio (`pincer agent`, `pincer acp`)
 //! - `access`   — who may reach the model: policies, pairing, group context
 //! - `dispatch` — session workers, queue modes and steering, chat commands
 //! - `agent`    — the turn loop, system prompt, budget gates
@@ -41,6 +42,7 @@ pub mod cron;
 pub mod dispatch;
 pub mod gateway;
 pub mod home;
+pub mod host;
 pub mod mcp;
 pub mod media;
 pub mod memory;

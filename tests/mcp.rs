@@ -33,6 +33,7 @@ fn ctx(dir: &Path) -> ToolContext {
         caller: pincer::tools::Caller::owner(),
         taint: Default::default(),
         session: None,
+        mode: None,
     }
 }
 

@@ -33,6 +33,7 @@ async fn a_server_sees_its_configured_env_and_not_the_parents_secrets() {
         caller: pincer::tools::Caller::owner(),
         taint: Default::default(),
         session: None,
+        mode: None,
     };
     let read = |name: &str| env.call(json!({ "name": name }), &ctx);
     assert_eq!(read("MCP_TOKEN").await.unwrap(), "configured");

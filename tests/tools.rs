@@ -266,6 +266,7 @@ async fn read_only_calls_overlap_a_write_waits_and_results_keep_their_order() {
         caller: pincer::tools::Caller::owner(),
         taint: Default::default(),
         session: None,
+        mode: None,
     };
     let guard = pincer::tools::Guard::default();
     let calls = ["look_a", "look_b", "change", "look_c"];
@@ -278,7 +279,7 @@ async fn read_only_calls_overlap_a_write_waits_and_results_keep_their_order() {
         let group = futures_util::future::join_all(
             calls[batch]
                 .iter()
-                .map(|name| registry.execute(name, json!({}), &ctx, &guard)),
+                .map(|name| registry.execute("call_1", name, json!({}), &ctx, &guard)),
         )
         .await;
         outcomes.extend(group);

@@ -41,6 +41,9 @@ pub struct Terminal {
     pending: std::sync::Mutex<Option<tokio::sync::oneshot::Sender<String>>>,
     /// Copies `/attach`ed files into the workspace inbox; `None`: `/attach` is refused.
     files: Option<Arc<dyn MediaFetcher>>,
+    /// Which local conversation its messages belong to: `local` for `pincer chat`,
+    /// another id for a conversation a program drives (`pincer agent`).
+    chat: String,
 }
 
 impl Terminal {
@@ -56,7 +59,14 @@ impl Terminal {
             next_id: AtomicU64::new(1),
             pending: std::sync::Mutex::new(None),
             files: None,
+            chat: CHAT_ID.to_string(),
         }
+    }
+
+    /// Its messages go to the local conversation `chat` (session `terminal:dm:<chat>`).
+    pub fn with_chat(mut self, chat: &str) -> Self {
+        self.chat = chat.to_string();
+        self
     }
 
     /// Lets `/attach` copy files into `inbox` (the workspace's `inbox/`).
@@ -93,7 +103,7 @@ impl Terminal {
         InboundMessage {
             channel: CHANNEL.into(),
             account: "default".into(),
-            chat_id: CHAT_ID.into(),
+            chat_id: self.chat.clone(),
             chat_kind: ChatKind::Dm,
             thread_id: None,
             sender: Sender {

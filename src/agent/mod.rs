@@ -97,6 +97,8 @@ pub struct Agent {
     pub stuck: stuck::StuckCount,
     /// Subagents: running tasks and their handles (`/tasks`, `/stop`).
     pub tasks: std::sync::Arc<crate::tasks::Tasks>,
+    /// The permission modes of conversations a program drives (`pincer agent`).
+    pub modes: std::sync::Arc<crate::tools::mode::Modes>,
 }
 
 /// The result of one turn: how it ended and which stored user messages it answered.

@@ -520,6 +520,13 @@ impl Turn<'_> {
         };
         let caller = self.caller();
         let mut tools = agent.tools.offered(&caller);
+        // Plan mode offers only what reads, and the way out; elsewhere no way out.
+        match agent.modes.get(self.session_id) {
+            Some(crate::tools::mode::PermissionMode::Plan) => {
+                tools.retain(|t| crate::tools::mode::PLAN_TOOLS.contains(&t.name.as_str()));
+            }
+            _ => tools.retain(|t| t.name != crate::tools::mode::EXIT_PLAN_MODE),
+        }
         // The skill tool is only worth its tokens when there are skills to load.
         if tools.iter().any(|t| t.name == "skill")
             && crate::tools::skills::list(&agent.workspace).is_empty()
@@ -685,6 +692,7 @@ impl Turn<'_> {
             caller: self.caller(),
             taint: self.taint.clone(),
             session: Some(self.session_id),
+            mode: self.agent.modes.get(self.session_id),
         };
         let tools = &self.agent.tools;
         let mut ended = None;
@@ -715,8 +723,8 @@ impl Turn<'_> {
                     tracing::info!(tool = %name, "tool call");
                 }
                 let running =
-                    futures_util::future::join_all(group.iter().map(|(_, name, args)| {
-                        tools.execute(name, args.clone(), &ctx, &self.agent.guard)
+                    futures_util::future::join_all(group.iter().map(|(id, name, args)| {
+                        tools.execute(id, name, args.clone(), &ctx, &self.agent.guard)
                     }));
                 tokio::select! {
                     biased;

@@ -68,6 +68,18 @@ pub enum Command {
     /// Memory: show, search, dream, log, restore
     #[command(subcommand)]
     Memory(memory::Command),
+    /// Be driven by another program over stdio: --protocol stream-json (the Claude Code
+    /// CLI's, the default) or runner; --session KEY resumes a conversation. Accepts the
+    /// flags the Claude Agent SDKs pass (see README)
+    #[command(disable_help_flag = true)]
+    Agent(AgentArgs),
+}
+
+/// Everything after `pincer agent`, read by `host::Args` (the SDKs' flags included).
+#[derive(Debug, clap::Args)]
+pub struct AgentArgs {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub args: Vec<String>,
 }
 
 pub fn main(cli: Cli) -> ExitCode {
@@ -100,6 +112,10 @@ pub fn main(cli: Cli) -> ExitCode {
             Command::Doctor => doctor::run(&home).await,
             Command::Cron(command) => cron::run(&home, command).await,
             Command::Memory(command) => memory::run(&home, command).await,
+            Command::Agent(args) => match crate::host::Args::parse(&args.args) {
+                Ok(args) => crate::host::agent(&home, args).await,
+                Err(err) => Err(anyhow::anyhow!("pincer agent: {err}")),
+            },
         }
     });
     // Don't wait for blocked stdin readers or idle connections on the way out.

@@ -263,12 +263,25 @@ impl Dispatcher {
                 models.describe()
             );
         }
+        match self.pin_model(key, choice).await {
+            Ok(said) | Err(said) => said,
+        }
+    }
+
+    /// Pin the conversation `key` to `choice` (`light`, `heavy`, `auto`, or a
+    /// `provider/model` label) and say so; `Err` says why not.
+    pub async fn pin_model(&self, key: &str, choice: &str) -> Result<String, String> {
+        let store = &self.agent.store;
+        let session = store
+            .current_session(key)
+            .await
+            .map_err(|err| format!("Could not find this conversation: {err}"))?;
         let pin = match choice {
-            "auto" => None,
+            "auto" | "" | "default" => None,
             "light" | "heavy" => Some(choice.to_string()),
-            label => match models.pinned(label) {
+            label => match self.agent.models.pinned(label) {
                 Ok(_) => Some(label.to_string()),
-                Err(err) => return format!("Cannot pin {err}"),
+                Err(err) => return Err(format!("Cannot pin {err}")),
             },
         };
         let said = match &pin {
@@ -281,8 +294,8 @@ impl Dispatcher {
             ),
         };
         match store.set_pin(session, pin).await {
-            Ok(()) => said,
-            Err(err) => format!("Could not change the model: {err}"),
+            Ok(()) => Ok(said),
+            Err(err) => Err(format!("Could not change the model: {err}")),
         }
     }
 

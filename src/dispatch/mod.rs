@@ -466,6 +466,16 @@ impl Dispatcher {
             .unwrap_or_default()
     }
 
+    /// Stop the turn running in `key` and its tasks (what `/stop` does); whether
+    /// anything was running.
+    pub fn stop(&self, key: &str) -> bool {
+        let turn = self
+            .queue(key)
+            .is_some_and(|q| q.stop_turn(StopReason::User));
+        let tasks = self.agent.tasks.stop_all(key);
+        turn || tasks > 0
+    }
+
     fn queue(&self, key: &str) -> Option<Arc<SessionQueue>> {
         self.sessions.lock().ok().and_then(|s| s.get(key).cloned())
     }

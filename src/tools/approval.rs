@@ -18,8 +18,12 @@ use crate::access::Gate;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Approval {
     Once,
+    /// Once, with these arguments instead (a host changed the call).
+    Edited(serde_json::Value),
     Always,
     Deny,
+    /// No, with the answerer's reason (a host's).
+    Refused(String),
     /// Nobody could be asked; the text says why and what the owner can do.
     Unavailable(String),
 }
@@ -36,6 +40,10 @@ pub struct Request {
     pub why: Option<String>,
     /// For a command: every program it runs, as parsed (what the owner really approves).
     pub runs: Vec<String>,
+    /// The call's arguments whole (a host shows them, and may change them).
+    pub input: serde_json::Value,
+    /// The model's id of the call.
+    pub call_id: String,
 }
 
 impl Request {

@@ -82,6 +82,7 @@ mod tests {
             caller: crate::tools::Caller::owner(),
             taint: Default::default(),
             session: None,
+            mode: None,
         };
         let big = format!("START{}END", "é".repeat(40_000));
         let shown = fit("grep", big.clone(), MAX_RESULT_BYTES, &ctx).await;
@@ -120,6 +121,7 @@ mod tests {
             caller: crate::tools::Caller::owner(),
             taint: Default::default(),
             session: None,
+            mode: None,
         };
         let shown = fit("grep", "z".repeat(50_000), MAX_RESULT_BYTES, &ctx).await;
         assert!(

@@ -22,6 +22,7 @@ pub mod confine;
 pub mod exec;
 mod fs;
 pub mod hooks;
+pub mod mode;
 pub mod permissions;
 mod schema;
 mod search;
@@ -114,6 +115,8 @@ pub struct ToolContext {
     pub taint: Taint,
     /// The stored session the turn belongs to (none outside a turn).
     pub session: Option<i64>,
+    /// The conversation's permission mode, where a program drives it (`mode`).
+    pub mode: Option<mode::PermissionMode>,
 }
 
 #[async_trait]
@@ -187,18 +190,22 @@ impl Default for Guard {
 impl Guard {
     /// Resolve an "ask": a stored "always", else the owner's answer where someone can
     /// be asked. `Err` carries the reason for the model.
+    /// `Ok(Some(args))`: approved with the answerer's changes to the arguments.
     async fn ask(
         &self,
+        call_id: &str,
         tool: &str,
         args: &Value,
         ctx: &ToolContext,
         why: Option<&str>,
-    ) -> Result<(), String> {
+    ) -> Result<Option<Value>, String> {
         let subject = permissions::subject(tool, args);
-        if let Some(store) = &self.grants
+        // Leaving plan mode is the host's to approve every time.
+        if tool != mode::EXIT_PLAN_MODE
+            && let Some(store) = &self.grants
             && store.is_granted(tool, &subject).await.unwrap_or(false)
         {
-            return Ok(());
+            return Ok(None);
         }
         let asked = ctx
             .origin
@@ -230,19 +237,31 @@ impl Guard {
             origin: origin.clone(),
             why: why.map(str::to_string),
             runs,
+            input: args.clone(),
+            call_id: call_id.to_string(),
         };
         match approver.approve(&request).await {
-            Approval::Once => Ok(()),
+            Approval::Once => Ok(None),
+            Approval::Edited(args) => Ok(Some(args)),
             Approval::Always => {
                 if let Some(store) = &self.grants
                     && let Err(err) = store.grant(tool, &subject).await
                 {
                     tracing::warn!("the \"always\" answer was not stored: {err}");
                 }
-                Ok(())
+                Ok(None)
             }
+            Approval::Deny if tool == mode::EXIT_PLAN_MODE => Err(
+                "the user did not approve the plan; stay in plan mode: revise the plan, or ask what to change".into(),
+            ),
+            Approval::Refused(why) if tool == mode::EXIT_PLAN_MODE => Err(format!(
+                "the user did not approve the plan: {why}. Stay in plan mode and revise it"
+            )),
             Approval::Deny => Err(format!(
                 "the owner did not approve this {tool} call; do not retry it, ask them or try another way"
+            )),
+            Approval::Refused(why) => Err(format!(
+                "the user refused this {tool} call: {why}"
             )),
             Approval::Unavailable(reason) => Err(reason),
         }
@@ -352,7 +371,8 @@ impl Registry {
     /// `execute` with no permission rules (tests).
     #[cfg(test)]
     pub async fn call(&self, name: &str, args: Value, ctx: &ToolContext) -> Outcome {
-        self.execute(name, args, ctx, &Guard::default()).await
+        self.execute("call_test", name, args, ctx, &Guard::default())
+            .await
     }
 
     /// Whether this call may run beside other read-only calls.
@@ -384,6 +404,7 @@ impl Registry {
     /// → post hooks → scrub. (The turn checks for /stop before and during each batch.) Every failure is an error result the model can act on.
     pub async fn execute(
         &self,
+        call_id: &str,
         name: &str,
         args: Value,
         ctx: &ToolContext,
@@ -435,18 +456,58 @@ impl Registry {
         if let Err(reason) = guard.hooks.pre(&spec.name, &args, &ctx.workspace).await {
             return failed(reason);
         }
+        let mode = ctx.mode;
+        if mode == Some(mode::PermissionMode::Plan)
+            && !mode::PLAN_TOOLS.contains(&spec.name.as_str())
+        {
+            return failed(format!(
+                "{} does not run in plan mode: only reading tools run until the plan is approved; call exit_plan_mode with your plan to ask to carry it out",
+                spec.name
+            ));
+        }
+        if spec.name == mode::EXIT_PLAN_MODE && mode != Some(mode::PermissionMode::Plan) {
+            return failed(
+                "exit_plan_mode is only for plan mode, and this conversation is not in it".into(),
+            );
+        }
+        let acting = acts(&spec.name, &args) || spec.name.starts_with("mcp__");
         let untrusted = ctx.taint.is_set()
             && guard.after_untrusted == pincer_config::AfterUntrusted::Ask
             && acts(&spec.name, &args);
+        // A host drives this conversation: its mode says which calls it approves.
+        let host_asks =
+            spec.name == mode::EXIT_PLAN_MODE || mode.is_some_and(|m| m.asks(&spec.name, acting));
+        let bypass = mode == Some(mode::PermissionMode::BypassPermissions);
+        let mut args = args;
         match guard.permissions.decide(&spec.name, &args) {
             Decision::Deny(reason) => return failed(reason),
-            Decision::Allow if !untrusted => {}
+            Decision::Allow if !untrusted && !host_asks => {}
+            Decision::Allow | Decision::Ask if bypass => {}
             Decision::Allow | Decision::Ask => {
                 let why = untrusted.then_some(
                     "because this conversation took in content nobody vouches for (a web page, an MCP answer, a received file, someone else's message, or a group chat's)",
                 );
-                if let Err(reason) = guard.ask(&spec.name, &args, ctx, why).await {
-                    return failed(reason);
+                match guard.ask(call_id, &spec.name, &args, ctx, why).await {
+                    Ok(None) => {}
+                    // The answerer changed the call: it is checked again as a new one.
+                    Ok(Some(changed)) => {
+                        if let Err(problem) = schema::validate(&spec.input_schema, &changed) {
+                            return failed(format!(
+                                "the changed arguments for {} are invalid: {problem}",
+                                spec.name
+                            ));
+                        }
+                        if let Err(reason) = ctx.caller.may_touch(&spec.name, &changed) {
+                            return failed(reason);
+                        }
+                        if let Decision::Deny(reason) =
+                            guard.permissions.decide(&spec.name, &changed)
+                        {
+                            return failed(reason);
+                        }
+                        args = changed;
+                    }
+                    Err(reason) => return failed(reason),
                 }
             }
         }

@@ -193,6 +193,7 @@ mod tests {
             caller: crate::tools::Caller::owner(),
             taint: Default::default(),
             session: None,
+            mode: None,
         };
         let loaded = SkillTool
             .call(json!({"name": "standup"}), &ctx)

@@ -31,6 +31,7 @@ fn setup() -> Setup {
         caller: Caller::owner(),
         taint: Default::default(),
         session: None,
+        mode: None,
     };
     Setup {
         ws,
@@ -43,7 +44,9 @@ fn setup() -> Setup {
 
 impl Setup {
     async fn call(&self, tool: &str, args: Value) -> Outcome {
-        self.tools.execute(tool, args, &self.ctx, &self.guard).await
+        self.tools
+            .execute("call_1", tool, args, &self.ctx, &self.guard)
+            .await
     }
 }
 

@@ -28,6 +28,7 @@ fn setup() -> Setup {
         caller: Caller::owner(),
         taint: Default::default(),
         session: None,
+        mode: None,
     };
     Setup { ws, out, ctx }
 }
@@ -128,7 +129,7 @@ async fn a_folder_swapped_for_a_symlink_while_reading_never_shows_outside_conten
         } else {
             ("grep", json!({"pattern": "SECRET|inside", "path": "d"}))
         };
-        let out = tools.execute(tool, args, &s.ctx, &guard).await;
+        let out = tools.execute("call_1", tool, args, &s.ctx, &guard).await;
         assert!(
             !out.content.contains("OUTSIDE"),
             "{tool} leaked: {}",

@@ -13,6 +13,7 @@ fn ctx() -> (tempfile::TempDir, ToolContext) {
         caller: crate::tools::Caller::owner(),
         taint: Default::default(),
         session: None,
+        mode: None,
     };
     (dir, ctx)
 }

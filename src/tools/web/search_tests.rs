@@ -18,6 +18,7 @@ fn ctx() -> ToolContext {
         caller: crate::tools::Caller::owner(),
         taint: Default::default(),
         session: None,
+        mode: None,
     }
 }
 

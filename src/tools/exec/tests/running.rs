@@ -35,6 +35,7 @@ impl Workspace {
             caller: crate::tools::Caller::owner(),
             taint: Default::default(),
             session: None,
+            mode: None,
         }
     }
 }
@@ -107,6 +108,7 @@ async fn a_missing_workspace_is_an_error() {
         caller: crate::tools::Caller::owner(),
         taint: Default::default(),
         session: None,
+        mode: None,
     };
     let err = ExecTool::new(|_| true)
         .call(json!({"command": "ls"}), &ctx)

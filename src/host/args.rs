@@ -1,0 +1,213 @@
+//! `pincer agent [--protocol stream-json|runner] [--session KEY] [SDK flags…]`. The
+//! Claude Agent SDKs start their CLI with many flags, as `--flag value` (Python) or
+//! `--flag=value` (TypeScript); so that an SDK's `cli_path` can be a script running
+//! `pincer agent "$@"`, both forms are read, the flags Pincer can honour are honoured
+//! (README lists them) and every other flag is accepted and ignored with a note on
+//! stderr.
+
+use crate::tools::mode::PermissionMode;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Protocol {
+    /// The Claude Code CLI's stream-json protocol (seed 002).
+    #[default]
+    StreamJson,
+    /// Seed 001's JSON lines.
+    Runner,
+}
+
+/// What `pincer agent` was asked for.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Args {
+    pub protocol: Protocol,
+    /// The conversation to resume (`--session`, `--resume`, `--session-id`).
+    pub session: Option<String>,
+    /// `--model`: pin this conversation to a model (`light`, `heavy`, `provider/model`).
+    pub model: Option<String>,
+    /// `--permission-mode`.
+    pub mode: PermissionMode,
+    /// `--include-partial-messages`: stream events as they come.
+    pub partial: bool,
+    /// `--permission-prompt-tool stdio`: approvals are asked of the host.
+    pub ask_host: bool,
+    /// Flags accepted and not acted on, for the note on stderr.
+    pub ignored: Vec<String>,
+}
+
+/// Flags that take a value (`--flag value`), besides the honoured ones.
+const TAKES_VALUE: &[&str] = &[
+    "--max-turns",
+    "--system-prompt",
+    "--system-prompt-file",
+    "--append-system-prompt",
+    "--tools",
+    "--allowedTools",
+    "--allowed-tools",
+    "--disallowedTools",
+    "--disallowed-tools",
+    "--max-budget-usd",
+    "--task-budget",
+    "--fallback-model",
+    "--betas",
+    "--settings",
+    "--add-dir",
+    "--mcp-config",
+    "--setting-sources",
+    "--plugin-dir",
+    "--thinking",
+    "--max-thinking-tokens",
+    "--thinking-display",
+    "--effort",
+    "--json-schema",
+    "--agent",
+    "--debug-file",
+    "--resume-session-at",
+    "--resume-drops-turn",
+    "--permission-prompts",
+    "--channels",
+    "--project-config-root",
+    "--initialize-fields",
+    "--agents",
+];
+
+impl Args {
+    pub fn parse(args: &[String]) -> Result<Args, String> {
+        let mut out = Args::default();
+        let mut i = 0;
+        while i < args.len() {
+            let arg = &args[i];
+            i += 1;
+            let (flag, inline) = match arg.split_once('=') {
+                Some((flag, value)) if flag.starts_with("--") => (flag, Some(value.to_string())),
+                _ => (arg.as_str(), None),
+            };
+            let needs_value = matches!(
+                flag,
+                "--protocol"
+                    | "--session"
+                    | "--resume"
+                    | "-r"
+                    | "--session-id"
+                    | "--model"
+                    | "--permission-mode"
+                    | "--permission-prompt-tool"
+                    | "--output-format"
+                    | "--input-format"
+            ) || TAKES_VALUE.contains(&flag);
+            let value = if needs_value {
+                match inline {
+                    Some(value) => Some(value),
+                    None if i < args.len() => {
+                        i += 1;
+                        Some(args[i - 1].clone())
+                    }
+                    None => return Err(format!("{flag} needs a value")),
+                }
+            } else {
+                inline
+            };
+            let value = value.unwrap_or_default();
+            match flag {
+                "--protocol" => {
+                    out.protocol = match value.as_str() {
+                        "stream-json" => Protocol::StreamJson,
+                        "runner" => Protocol::Runner,
+                        other => {
+                            return Err(format!(
+                                "--protocol {other} is not one Pincer speaks; use stream-json or runner"
+                            ));
+                        }
+                    }
+                }
+                "--session" | "--resume" | "-r" | "--session-id" if !value.is_empty() => {
+                    out.session = Some(value);
+                }
+                "--session" | "--resume" | "-r" | "--session-id" => {}
+                "--continue" | "-c" => out.session = Some("terminal:dm:local".into()),
+                "--model" if !value.is_empty() => out.model = Some(value),
+                "--model" => {}
+                "--permission-mode" => {
+                    out.mode = PermissionMode::parse(&value).ok_or_else(|| {
+                        format!(
+                            "--permission-mode {value} is not a mode; use default, acceptEdits, plan or bypassPermissions"
+                        )
+                    })?;
+                }
+                "--permission-prompt-tool" => out.ask_host = value == "stdio",
+                "--include-partial-messages" => out.partial = true,
+                "--output-format" | "--input-format" if value == "stream-json" => {}
+                "--output-format" | "--input-format" => {
+                    return Err(format!(
+                        "{flag} {value}: pincer agent speaks stream-json only"
+                    ));
+                }
+                "--verbose" | "-p" | "--print" => {}
+                other if other.starts_with('-') => out.ignored.push(other.to_string()),
+                // A bare word (a prompt given on the command line) is not read: the
+                // conversation comes on stdin.
+                other => out.ignored.push(other.to_string()),
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(line: &str) -> Result<Args, String> {
+        let args: Vec<String> = line.split(' ').map(str::to_string).collect();
+        Args::parse(&args)
+    }
+
+    #[test]
+    fn the_python_sdks_flags_are_read() {
+        let args = parse(
+            "--output-format stream-json --verbose --system-prompt  --input-format stream-json --permission-prompt-tool stdio --permission-mode plan --model heavy --include-partial-messages --setting-sources  --resume terminal:dm:agent-1",
+        )
+        .unwrap();
+        assert_eq!(args.protocol, Protocol::StreamJson);
+        assert_eq!(args.mode, PermissionMode::Plan);
+        assert_eq!(args.model.as_deref(), Some("heavy"));
+        assert!(args.partial && args.ask_host);
+        assert_eq!(args.session.as_deref(), Some("terminal:dm:agent-1"));
+        assert!(args.ignored.contains(&"--system-prompt".to_string()));
+    }
+
+    #[test]
+    fn the_typescript_sdks_equals_form_is_read() {
+        let args = parse(
+            "--output-format stream-json --verbose --input-format stream-json --model=light --permission-mode=acceptEdits --permission-prompt-tool=stdio --setting-sources= --max-turns=7 --await-initialize",
+        )
+        .unwrap();
+        assert_eq!(args.mode, PermissionMode::AcceptEdits);
+        assert_eq!(args.model.as_deref(), Some("light"));
+        assert!(args.ignored.contains(&"--max-turns".to_string()));
+        assert!(args.ask_host);
+        assert!(args.ignored.contains(&"--await-initialize".to_string()));
+    }
+
+    #[test]
+    fn wrong_values_say_what_works() {
+        assert!(
+            parse("--protocol acp")
+                .unwrap_err()
+                .contains("stream-json or runner")
+        );
+        assert!(
+            parse("--permission-mode yolo")
+                .unwrap_err()
+                .contains("acceptEdits")
+        );
+        assert!(
+            parse("--output-format text")
+                .unwrap_err()
+                .contains("stream-json only")
+        );
+        assert_eq!(
+            parse("--protocol runner").unwrap().protocol,
+            Protocol::Runner
+        );
+    }
+}

@@ -1,0 +1,212 @@
+//! Conversations another program drives over stdio: `pincer agent` (the Claude Code
+//! CLI's stream-json protocol, or seed 001's runner lines) and `pincer acp` (the Agent
+//! Client Protocol, for editors). The host is the owner: the same router, memory,
+//! tools, budgets and sandbox as everywhere else, in a local conversation of its own
+//! (`terminal:dm:<id>`). The front-ends read the turn's one chunk stream
+//! (`pincer_channels::chunk`) and write it in their protocol; none re-derives it.
+//!
+//! - `args`        — the command line, with the flags the Claude Agent SDKs pass
+//! - `stream_json` — `pincer agent --protocol stream-json`
+//! - `runner`      — `pincer agent --protocol runner`
+//! - `acp`         — `pincer acp`
+
+mod args;
+mod runner;
+mod stream_json;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use pincer_channels::Terminal;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+pub use args::{Args, Protocol};
+
+use crate::gateway::Running;
+use crate::home::Home;
+use crate::tools::approval::{Approval, Approver, Request};
+use crate::tools::mode::PermissionMode;
+
+/// `pincer agent`: run the chosen protocol until stdin ends or `stop`.
+pub async fn agent(home: &Home, args: Args) -> anyhow::Result<std::process::ExitCode> {
+    match args.protocol {
+        Protocol::StreamJson => stream_json::run(home, args).await,
+        Protocol::Runner => runner::run(home, args).await,
+    }
+}
+
+/// The core, started for a host.
+pub struct Core {
+    pub running: Running,
+    pub shutdown: CancellationToken,
+    pub workspace: std::path::PathBuf,
+}
+
+impl Core {
+    /// Load the configuration (never onboarding: there is nobody to ask) and start the
+    /// core, approvals going to `asks`.
+    pub fn start(home: &Home, asks: mpsc::Sender<Ask>) -> anyhow::Result<Core> {
+        let env = crate::cli::env_vars();
+        let config = match pincer_config::load(&home.config_file, &home.security_file, &env) {
+            Err(pincer_config::ConfigError::Missing { path }) => anyhow::bail!(
+                "no configuration at {}; run `pincer onboard` first",
+                path.display()
+            ),
+            other => other?,
+        };
+        let secrets = pincer_config::load_secrets(&home.security_file)?;
+        if config.router.light.is_empty() && config.router.heavy.is_empty() {
+            anyhow::bail!(
+                "no model is configured: add [router] light = [\"<provider>/<model>\"] to {}",
+                home.config_file.display()
+            );
+        }
+        crate::cli::ensure_home(home)?;
+        let shutdown = CancellationToken::new();
+        let running = crate::start(home, &config, &secrets, &env, shutdown.clone())?;
+        running.agent.guard.approvers.register(
+            pincer_channels::terminal::CHANNEL,
+            Arc::new(HostApprover { asks }),
+        );
+        Ok(Core {
+            running,
+            shutdown,
+            workspace: home.workspace(&config),
+        })
+    }
+
+    /// Open the local conversation `key` (`terminal:dm:<id>`; a new id when none) in
+    /// `mode`.
+    pub async fn open(&self, key: Option<&str>, mode: PermissionMode) -> anyhow::Result<Chat> {
+        let id = match key {
+            None => new_id(),
+            Some(key) => match key.strip_prefix("terminal:dm:") {
+                Some(id) if !id.is_empty() => id.to_string(),
+                _ => anyhow::bail!(
+                    "{key} is not a local conversation; hosts resume conversations named terminal:dm:<id> (see `pincer sessions list`)"
+                ),
+            },
+        };
+        let key = format!("terminal:dm:{id}");
+        let session = self.running.agent.store.current_session(&key).await?;
+        self.running.agent.modes.set(session, mode);
+        let terminal = Terminal::new(true)
+            .with_chat(&id)
+            .with_inbox(self.workspace.join("inbox"));
+        Ok(Chat {
+            key,
+            id,
+            session,
+            terminal,
+        })
+    }
+}
+
+/// What a front-end uses of the running core while it reads its output.
+pub struct Handles {
+    pub inbound: mpsc::Sender<pincer_channels::InboundMessage>,
+    pub dispatcher: Arc<crate::dispatch::Dispatcher>,
+    pub agent: Arc<crate::agent::Agent>,
+}
+
+impl Core {
+    /// The handles, the output and the way to stop the core.
+    pub fn split(
+        self,
+    ) -> (
+        Handles,
+        mpsc::Receiver<pincer_channels::OutboundMessage>,
+        impl std::future::Future<Output = ()>,
+    ) {
+        let Running {
+            inbound,
+            outbound,
+            dispatcher,
+            agent,
+            task,
+            ..
+        } = self.running;
+        let shutdown = self.shutdown;
+        let stop = async move {
+            shutdown.cancel();
+            let _ = task.await;
+        };
+        (
+            Handles {
+                inbound,
+                dispatcher,
+                agent,
+            },
+            outbound,
+            stop,
+        )
+    }
+}
+
+/// One conversation a host drives.
+pub struct Chat {
+    /// `terminal:dm:<id>`: the session key, and the `session_id` the host sees.
+    pub key: String,
+    pub id: String,
+    /// The stored session (its mode is set by id).
+    pub session: i64,
+    pub terminal: Terminal,
+}
+
+impl Chat {
+    pub fn message(&self, text: String) -> pincer_channels::InboundMessage {
+        self.terminal.message(text)
+    }
+}
+
+/// A question for the host: a call needs its approval.
+pub struct Ask {
+    pub request: Request,
+    pub answer: oneshot::Sender<Approval>,
+}
+
+/// Hands every approval the core needs to the host's front-end.
+struct HostApprover {
+    asks: mpsc::Sender<Ask>,
+}
+
+#[async_trait]
+impl Approver for HostApprover {
+    async fn approve(&self, request: &Request) -> Approval {
+        let (answer, answered) = oneshot::channel();
+        let ask = Ask {
+            request: request.clone(),
+            answer,
+        };
+        if self.asks.send(ask).await.is_err() {
+            return Approval::Unavailable("the host is gone; nobody can approve".into());
+        }
+        answered.await.unwrap_or(Approval::Unavailable(
+            "the host did not answer the approval".into(),
+        ))
+    }
+}
+
+/// A fresh conversation id: `agent-` and 8 hex digits.
+fn new_id() -> String {
+    format!("agent-{:08x}", getrandom::u32().unwrap_or_default())
+}
+
+/// A UUID-shaped random id, as the SDKs expect in `uuid` fields.
+pub fn uuid() -> String {
+    let mut bytes = [0u8; 16];
+    // An id that is not random is still an id; the hosts only compare them.
+    let _ = getrandom::fill(&mut bytes);
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
+}

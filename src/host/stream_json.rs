@@ -1,0 +1,673 @@
+//! `pincer agent --protocol stream-json`: the Claude Code CLI's stdio protocol (seed
+//! 002), one JSON object a line both ways. In: `user` messages (queued, one turn each),
+//! `control_request`s (`initialize`, `interrupt`, `set_permission_mode`, `set_model`;
+//! others answered as unsupported) and `control_response`s to ours. Out, per turn:
+//! `system`/`init`, an `assistant` line per content block (text, thinking, tool_use), a
+//! `user` line per tool result, `stream_event`s with `--include-partial-messages`, and
+//! one `result`; `control_request` `can_use_tool` whenever a call needs approval (with
+//! `--permission-prompt-tool stdio`; else such a call is refused with the reason).
+//!
+//! Stdin ending is not a cancel: the queued messages are answered, then it exits, 1 if
+//! the last turn failed. `session_id` in every line is the conversation's key, so an
+//! SDK's `resume` comes back as `--resume <key>`.
+
+use std::collections::{HashMap, VecDeque};
+use std::process::ExitCode;
+
+use pincer_channels::{Chunk, FinishReason, OutboundBody, TurnUsage};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+use tokio::sync::{mpsc, oneshot};
+
+use super::{Args, Ask, Chat, Core, uuid};
+use crate::home::Home;
+use crate::tools::approval::Approval;
+use crate::tools::mode::PermissionMode;
+
+/// What `claude_code_version` says: the SDKs warn below 2.0.0.
+pub const COMPAT_VERSION: &str = "2.1.0";
+
+pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
+    if !args.ignored.is_empty() {
+        eprintln!(
+            "pincer agent: ignoring {} (see README, Driving Pincer from other programs)",
+            args.ignored.join(" ")
+        );
+    }
+    let (asks_tx, asks) = mpsc::channel(8);
+    let core = Core::start(home, asks_tx)?;
+    let chat = core.open(args.session.as_deref(), args.mode).await?;
+    let mut host = Host {
+        out: tokio::io::stdout(),
+        chat,
+        args,
+        pending: HashMap::new(),
+        next_request: 0,
+        turn: None,
+        queue: VecDeque::new(),
+        failed: false,
+        model: None,
+        workspace: core.workspace.display().to_string(),
+    };
+    if let Some(model) = host.args.model.clone()
+        && let Err(err) = core
+            .running
+            .dispatcher
+            .pin_model(&host.chat.key, &model)
+            .await
+    {
+        eprintln!("pincer agent: --model {model}: {err}");
+    }
+    let result = host.serve(core, asks).await;
+    result.map(|failed| {
+        if failed {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        }
+    })
+}
+
+struct Host {
+    out: tokio::io::Stdout,
+    chat: Chat,
+    args: Args,
+    /// Our `can_use_tool` requests waiting for the host's answer, by request id.
+    pending: HashMap<String, Pending>,
+    next_request: u64,
+    /// The turn being answered, if any.
+    turn: Option<Turn>,
+    /// User messages waiting for the turn in progress to end.
+    queue: VecDeque<String>,
+    /// The last turn failed (the exit code).
+    failed: bool,
+    /// The last model that answered ("provider/model").
+    model: Option<String>,
+    workspace: String,
+}
+
+struct Pending {
+    answer: oneshot::Sender<Approval>,
+    tool: String,
+    input: Value,
+}
+
+/// One turn's output state.
+#[derive(Default)]
+struct Turn {
+    started: bool,
+    step: u32,
+    /// The content block index within the current model call (stream events).
+    index: u32,
+    /// Reasoning text of the open block.
+    thinking: String,
+    /// The last text block: the turn's `result`.
+    last_text: String,
+    denials: Vec<Value>,
+}
+
+impl Host {
+    async fn line(&mut self, value: Value) -> anyhow::Result<()> {
+        let mut text = value.to_string();
+        text.push('\n');
+        self.out.write_all(text.as_bytes()).await?;
+        self.out.flush().await?;
+        Ok(())
+    }
+
+    /// Serve until stdin ended and the queue is answered; whether the last turn failed.
+    async fn serve(&mut self, core: Core, mut asks: mpsc::Receiver<Ask>) -> anyhow::Result<bool> {
+        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+        let (handles, mut outbound, stop) = core.split();
+        let running = &handles;
+        let mut stdin_open = true;
+        loop {
+            if !stdin_open && self.turn.is_none() && self.queue.is_empty() {
+                break;
+            }
+            tokio::select! {
+                line = lines.next_line(), if stdin_open => match line {
+                    Ok(Some(line)) => self.input(&line, running).await?,
+                    // End of input (or unreadable input): answer what is queued, then go.
+                    _ => {
+                        stdin_open = false;
+                        // Nobody is left to answer approvals.
+                        for (_, pending) in self.pending.drain() {
+                            let _ = pending.answer.send(Approval::Unavailable(
+                                "the host closed its input; nobody can approve".into(),
+                            ));
+                        }
+                    }
+                },
+                message = outbound.recv() => {
+                    let Some(message) = message else { break };
+                    self.output(message.body).await?;
+                    if self.turn.is_none() && let Some(next) = self.queue.pop_front() {
+                        self.begin(next, running).await?;
+                    }
+                }
+                ask = asks.recv() => {
+                    if let Some(ask) = ask {
+                        self.ask(ask, stdin_open).await?;
+                    }
+                }
+            }
+        }
+        let failed = self.failed;
+        stop.await;
+        Ok(failed)
+    }
+
+    /// One line from the host.
+    async fn input(&mut self, line: &str, running: &super::Handles) -> anyhow::Result<()> {
+        if line.trim().is_empty() {
+            return Ok(());
+        }
+        let message: Value = match serde_json::from_str(line) {
+            Ok(message) => message,
+            Err(err) => {
+                eprintln!("pincer agent: a line that is not JSON was ignored: {err}");
+                return Ok(());
+            }
+        };
+        match message["type"].as_str().unwrap_or_default() {
+            "user" => {
+                let text = user_text(&message["message"]["content"]);
+                if self.turn.is_some() {
+                    self.queue.push_back(text);
+                } else {
+                    self.begin(text, running).await?;
+                }
+            }
+            "control_request" => self.control(&message, running).await?,
+            "control_response" => self.answered(&message["response"], running),
+            "control_cancel_request" => {
+                if let Some(id) = message["request_id"].as_str()
+                    && let Some(pending) = self.pending.remove(id)
+                {
+                    let _ = pending.answer.send(Approval::Deny);
+                }
+            }
+            // keep_alive, update_environment_variables and what comes after.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    async fn begin(&mut self, text: String, running: &super::Handles) -> anyhow::Result<()> {
+        self.turn = Some(Turn::default());
+        running
+            .inbound
+            .send(self.chat.message(text))
+            .await
+            .map_err(|_| anyhow::anyhow!("the core stopped"))?;
+        Ok(())
+    }
+
+    async fn control(&mut self, message: &Value, running: &super::Handles) -> anyhow::Result<()> {
+        let id = message["request_id"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let request = &message["request"];
+        let answer = match request["subtype"].as_str().unwrap_or_default() {
+            "initialize" => Ok(json!({
+                "commands": [],
+                "agents": [],
+                "output_style": "default",
+                "available_output_styles": ["default"],
+                "models": models(),
+                "account": {"apiKeySource": "none", "tokenSource": "none"},
+            })),
+            "interrupt" => {
+                running.dispatcher.stop(&self.chat.key);
+                for (_, pending) in self.pending.drain() {
+                    let _ = pending.answer.send(Approval::Deny);
+                }
+                Ok(json!({"still_queued": []}))
+            }
+            "set_permission_mode" => {
+                let name = request["mode"].as_str().unwrap_or_default();
+                match PermissionMode::parse(name) {
+                    Some(mode) => {
+                        running.agent.modes.set(self.chat.session, mode);
+                        Ok(json!({"mode": mode.as_str()}))
+                    }
+                    None => Err(format!(
+                        "{name} is not a permission mode; use default, acceptEdits, plan or bypassPermissions"
+                    )),
+                }
+            }
+            "set_model" => {
+                let model = request["model"].as_str().unwrap_or("auto");
+                running
+                    .dispatcher
+                    .pin_model(&self.chat.key, model)
+                    .await
+                    .map(|_| json!({"model": model}))
+            }
+            other => Err(format!("{other} is not supported by pincer agent")),
+        };
+        let response = match answer {
+            Ok(response) => json!({"subtype": "success", "request_id": id, "response": response}),
+            Err(error) => json!({"subtype": "error", "request_id": id, "error": error}),
+        };
+        self.line(json!({"type": "control_response", "response": response}))
+            .await
+    }
+
+    /// The host answered one of our `can_use_tool` requests.
+    fn answered(&mut self, response: &Value, running: &super::Handles) {
+        let Some(id) = response["request_id"].as_str() else {
+            return;
+        };
+        let Some(pending) = self.pending.remove(id) else {
+            return;
+        };
+        let body = &response["response"];
+        let approval = if response["subtype"] == "error" {
+            Approval::Refused(
+                response["error"]
+                    .as_str()
+                    .unwrap_or("the host could not answer")
+                    .to_string(),
+            )
+        } else {
+            // `behavior`, or the older adapters' `subtype` in its place.
+            let behavior = body["behavior"]
+                .as_str()
+                .or_else(|| body["subtype"].as_str())
+                .unwrap_or("deny");
+            // A `setMode` among the permission updates applies to this conversation.
+            if let Some(mode) = set_mode(&body["updatedPermissions"]) {
+                running.agent.modes.set(self.chat.session, mode);
+            }
+            match behavior {
+                "allow" => match body.get("updatedInput") {
+                    Some(input) if *input != pending.input && input.is_object() => {
+                        Approval::Edited(input.clone())
+                    }
+                    _ => Approval::Once,
+                },
+                _ => {
+                    let why = body["message"]
+                        .as_str()
+                        .unwrap_or("the host said no")
+                        .to_string();
+                    if let Some(turn) = self.turn.as_mut() {
+                        turn.denials.push(json!({
+                            "tool_name": pending.tool,
+                            "tool_input": pending.input,
+                        }));
+                    }
+                    if body["interrupt"] == true {
+                        running.dispatcher.stop(&self.chat.key);
+                    }
+                    Approval::Refused(why)
+                }
+            }
+        };
+        let _ = pending.answer.send(approval);
+    }
+
+    /// A question for the host: `can_use_tool`, when it asked to be asked.
+    async fn ask(&mut self, ask: Ask, stdin_open: bool) -> anyhow::Result<()> {
+        if !self.args.ask_host || !stdin_open {
+            let why = format!(
+                "{} needs approval, and the host did not ask to approve calls (--permission-prompt-tool stdio); do not retry it",
+                ask.request.tool
+            );
+            let _ = ask.answer.send(Approval::Unavailable(why));
+            return Ok(());
+        }
+        self.next_request += 1;
+        let id = format!("pincer-req-{}", self.next_request);
+        let request = &ask.request;
+        let mut line = json!({
+            "type": "control_request",
+            "request_id": id,
+            "request": {
+                "subtype": "can_use_tool",
+                "tool_name": request.tool,
+                "display_name": request.tool,
+                "input": request.input,
+                "tool_use_id": request.call_id,
+                "permission_suggestions": [],
+            }
+        });
+        if let Some(why) = &request.why {
+            line["request"]["decision_reason"] = json!(format!("asked {why}"));
+        }
+        if request.tool == crate::tools::mode::EXIT_PLAN_MODE {
+            line["request"]["requires_user_interaction"] = json!(true);
+        }
+        self.pending.insert(
+            id,
+            Pending {
+                answer: ask.answer,
+                tool: request.tool.clone(),
+                input: request.input.clone(),
+            },
+        );
+        self.line(line).await
+    }
+
+    /// One piece of the core's output.
+    async fn output(&mut self, body: OutboundBody) -> anyhow::Result<()> {
+        let OutboundBody::Chunk(chunk) = body else {
+            // A command's answer, a notice: not part of the protocol's turn.
+            if let OutboundBody::Done = body {
+                // A message that started no turn (a command typed as a message).
+                self.turn = None;
+            }
+            return Ok(());
+        };
+        let session = self.chat.key.clone();
+        match chunk {
+            Chunk::Start { .. } => {
+                self.turn.get_or_insert_with(Turn::default).started = true;
+                let init = self.init();
+                self.line(init).await?;
+            }
+            Chunk::StartStep => {
+                let turn = self.turn.get_or_insert_with(Turn::default);
+                turn.step += 1;
+                turn.index = 0;
+                if self.args.partial {
+                    let message = json!({"id": self.message_id(), "type": "message", "role": "assistant",
+                        "model": self.model_name(), "content": [], "stop_reason": null, "stop_sequence": null,
+                        "usage": {"input_tokens": 0, "output_tokens": 0}});
+                    self.event(json!({"type": "message_start", "message": message}))
+                        .await?;
+                }
+            }
+            Chunk::TextStart { .. } => {
+                self.block_start(json!({"type": "text", "text": ""}))
+                    .await?;
+            }
+            Chunk::TextDelta { delta, .. } => {
+                self.block_delta(json!({"type": "text_delta", "text": delta}))
+                    .await?;
+            }
+            Chunk::TextEnd { text, .. } => {
+                if !text.trim().is_empty() {
+                    if let Some(turn) = self.turn.as_mut() {
+                        turn.last_text.clone_from(&text);
+                    }
+                    self.assistant(json!({"type": "text", "text": text}))
+                        .await?;
+                }
+                self.block_stop().await?;
+            }
+            Chunk::ReasoningStart { .. } => {
+                self.block_start(json!({"type": "thinking", "thinking": ""}))
+                    .await?;
+            }
+            Chunk::ReasoningDelta { delta, .. } => {
+                if let Some(turn) = self.turn.as_mut() {
+                    turn.thinking.push_str(&delta);
+                }
+                self.block_delta(json!({"type": "thinking_delta", "thinking": delta}))
+                    .await?;
+            }
+            Chunk::ReasoningEnd { .. } => {
+                let thinking = self
+                    .turn
+                    .as_mut()
+                    .map(|t| std::mem::take(&mut t.thinking))
+                    .unwrap_or_default();
+                self.assistant(json!({"type": "thinking", "thinking": thinking, "signature": ""}))
+                    .await?;
+                self.block_stop().await?;
+            }
+            Chunk::ToolInputStart {
+                tool_call_id,
+                tool_name,
+            } => {
+                self.block_start(
+                    json!({"type": "tool_use", "id": tool_call_id, "name": tool_name, "input": {}}),
+                )
+                .await?;
+            }
+            Chunk::ToolInputAvailable {
+                tool_call_id,
+                tool_name,
+                input,
+            } => {
+                self.block_delta(
+                    json!({"type": "input_json_delta", "partial_json": input.to_string()}),
+                )
+                .await?;
+                self.assistant(json!({"type": "tool_use", "id": tool_call_id, "name": tool_name, "input": input}))
+                    .await?;
+                self.block_stop().await?;
+            }
+            Chunk::ToolOutputAvailable {
+                tool_call_id,
+                output,
+            } => {
+                self.tool_result(&tool_call_id, &output, false).await?;
+            }
+            Chunk::ToolOutputError {
+                tool_call_id,
+                error_text,
+            } => {
+                self.tool_result(&tool_call_id, &error_text, true).await?;
+            }
+            Chunk::FinishStep => {
+                if self.args.partial {
+                    self.event(json!({"type": "message_delta",
+                        "delta": {"stop_reason": "end_turn", "stop_sequence": null},
+                        "usage": {"output_tokens": 0}}))
+                        .await?;
+                    self.event(json!({"type": "message_stop"})).await?;
+                }
+            }
+            Chunk::Retract => {}
+            Chunk::Error { error_text } => {
+                if let Some(turn) = self.turn.as_mut() {
+                    turn.last_text = error_text;
+                }
+            }
+            Chunk::Finish { reason, usage } => {
+                if usage.model.is_some() {
+                    self.model.clone_from(&usage.model);
+                }
+                let turn = self.turn.take().unwrap_or_default();
+                self.failed = reason != FinishReason::Stop;
+                let result = result(&session, reason, &usage, turn);
+                self.line(result).await?;
+            }
+        }
+        Ok(())
+    }
+
+    fn init(&self) -> Value {
+        json!({
+            "type": "system",
+            "subtype": "init",
+            "cwd": self.workspace,
+            "session_id": self.chat.key,
+            "tools": [],
+            "mcp_servers": [],
+            "model": self.model_name(),
+            "permissionMode": self.args.mode.as_str(),
+            "slash_commands": ["new", "stop", "status", "model", "usage", "compact", "tasks", "help"],
+            "apiKeySource": "none",
+            "claude_code_version": COMPAT_VERSION,
+            "output_style": "default",
+            "agents": [],
+            "skills": [],
+            "plugins": [],
+            "uuid": uuid(),
+        })
+    }
+
+    fn model_name(&self) -> String {
+        self.model.clone().unwrap_or_else(|| "pincer".into())
+    }
+
+    fn message_id(&self) -> String {
+        let step = self.turn.as_ref().map_or(0, |t| t.step);
+        format!("msg_pincer_{}_{step}", self.chat.id)
+    }
+
+    async fn assistant(&mut self, block: Value) -> anyhow::Result<()> {
+        let line = json!({
+            "type": "assistant",
+            "message": {
+                "id": self.message_id(),
+                "type": "message",
+                "role": "assistant",
+                "model": self.model_name(),
+                "content": [block],
+                "stop_reason": null,
+                "stop_sequence": null,
+                "usage": {"input_tokens": 0, "output_tokens": 0,
+                          "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+            },
+            "parent_tool_use_id": null,
+            "session_id": self.chat.key,
+            "uuid": uuid(),
+        });
+        self.line(line).await
+    }
+
+    async fn tool_result(&mut self, id: &str, content: &str, is_error: bool) -> anyhow::Result<()> {
+        let line = json!({
+            "type": "user",
+            "message": {"role": "user", "content": [
+                {"tool_use_id": id, "type": "tool_result", "content": content, "is_error": is_error}
+            ]},
+            "parent_tool_use_id": null,
+            "session_id": self.chat.key,
+            "uuid": uuid(),
+        });
+        self.line(line).await
+    }
+
+    /// A raw stream event (`--include-partial-messages` only).
+    async fn event(&mut self, event: Value) -> anyhow::Result<()> {
+        if !self.args.partial {
+            return Ok(());
+        }
+        let line = json!({
+            "type": "stream_event",
+            "event": event,
+            "session_id": self.chat.key,
+            "parent_tool_use_id": null,
+            "uuid": uuid(),
+        });
+        self.line(line).await
+    }
+
+    async fn block_start(&mut self, block: Value) -> anyhow::Result<()> {
+        let index = self.turn.as_ref().map_or(0, |t| t.index);
+        self.event(json!({"type": "content_block_start", "index": index, "content_block": block}))
+            .await
+    }
+
+    async fn block_delta(&mut self, delta: Value) -> anyhow::Result<()> {
+        let index = self.turn.as_ref().map_or(0, |t| t.index);
+        self.event(json!({"type": "content_block_delta", "index": index, "delta": delta}))
+            .await
+    }
+
+    async fn block_stop(&mut self) -> anyhow::Result<()> {
+        let index = self.turn.as_ref().map_or(0, |t| t.index);
+        if let Some(turn) = self.turn.as_mut() {
+            turn.index += 1;
+        }
+        self.event(json!({"type": "content_block_stop", "index": index}))
+            .await
+    }
+}
+
+/// The `result` line of a turn.
+fn result(session: &str, reason: FinishReason, usage: &TurnUsage, turn: Turn) -> Value {
+    let model = usage.model.clone().unwrap_or_else(|| "pincer".into());
+    let (subtype, is_error) = match reason {
+        FinishReason::Stop => ("success", false),
+        FinishReason::Length => ("error_max_turns", true),
+        FinishReason::Error | FinishReason::Aborted => ("error_during_execution", true),
+    };
+    let mut line = json!({
+        "type": "result",
+        "subtype": subtype,
+        "is_error": is_error,
+        "duration_ms": usage.duration_ms,
+        "duration_api_ms": usage.model_ms,
+        "num_turns": usage.model_calls,
+        "stop_reason": if is_error { Value::Null } else { json!("end_turn") },
+        "session_id": session,
+        "total_cost_usd": usage.cost_usd,
+        "usage": {
+            "input_tokens": usage.input_tokens,
+            "cache_creation_input_tokens": usage.cache_write_tokens,
+            "cache_read_input_tokens": usage.cache_read_tokens,
+            "output_tokens": usage.output_tokens,
+        },
+        "modelUsage": {model: {
+            "inputTokens": usage.input_tokens,
+            "outputTokens": usage.output_tokens,
+            "cacheReadInputTokens": usage.cache_read_tokens,
+            "cacheCreationInputTokens": usage.cache_write_tokens,
+            "costUSD": usage.cost_usd,
+        }},
+        "permission_denials": turn.denials,
+        "terminal_reason": match reason {
+            FinishReason::Stop => "completed",
+            FinishReason::Length => "max_turns",
+            FinishReason::Aborted => "aborted_streaming",
+            FinishReason::Error => "error",
+        },
+        "uuid": uuid(),
+    });
+    if is_error {
+        let why = match reason {
+            FinishReason::Aborted => "interrupted".to_string(),
+            _ => turn.last_text.clone(),
+        };
+        line["errors"] = json!([why]);
+    } else {
+        line["result"] = json!(turn.last_text);
+    }
+    line
+}
+
+/// The text of a user message's content: a string, or its text blocks.
+fn user_text(content: &Value) -> String {
+    match content {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter(|b| b["type"] == "text")
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// A `setMode` update among `updatedPermissions`.
+fn set_mode(updates: &Value) -> Option<PermissionMode> {
+    updates
+        .as_array()?
+        .iter()
+        .find(|u| u["type"] == "setMode")
+        .and_then(|u| u["mode"].as_str())
+        .and_then(PermissionMode::parse)
+}
+
+/// The models a host may pick, for `initialize`.
+fn models() -> Value {
+    let mut models = vec![
+        json!({"value": "auto", "displayName": "Auto", "description": "the router picks light or heavy"}),
+    ];
+    for tier in ["light", "heavy"] {
+        models.push(
+            json!({"value": tier, "displayName": tier, "description": format!("the {tier} chain")}),
+        );
+    }
+    Value::Array(models)
+}

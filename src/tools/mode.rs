@@ -1,0 +1,139 @@
+//! Permission modes, for conversations a program drives (`pincer agent`, `pincer acp`),
+//! as the Claude Code CLI names them:
+//!
+//! - `default` — a call that acts (runs a command, writes a file, sends, schedules,
+//!   writes memory, calls an MCP tool) asks the host first;
+//! - `acceptEdits` — file writes and edits go ahead; anything else that acts asks;
+//! - `plan` — only tools that read are offered and run, plus `exit_plan_mode {plan}`,
+//!   whose approval by the host ends plan mode;
+//! - `bypassPermissions` — nothing asks (`deny` rules still refuse).
+//!
+//! Chats and the terminal have no mode: their permission rules alone decide. A
+//! conversation's mode lives here, by session, set by its host and by `exit_plan_mode`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolError};
+use crate::provider::ToolSpec;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PermissionMode {
+    #[default]
+    Default,
+    AcceptEdits,
+    Plan,
+    BypassPermissions,
+}
+
+impl PermissionMode {
+    /// The mode a host names (`default`, `acceptEdits`, `plan`, `bypassPermissions`;
+    /// the CLI's `dontAsk` and `auto` read as `default`).
+    pub fn parse(name: &str) -> Option<PermissionMode> {
+        Some(match name {
+            "default" | "auto" | "dontAsk" => PermissionMode::Default,
+            "acceptEdits" => PermissionMode::AcceptEdits,
+            "plan" => PermissionMode::Plan,
+            "bypassPermissions" => PermissionMode::BypassPermissions,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PermissionMode::Default => "default",
+            PermissionMode::AcceptEdits => "acceptEdits",
+            PermissionMode::Plan => "plan",
+            PermissionMode::BypassPermissions => "bypassPermissions",
+        }
+    }
+
+    /// Whether a call that `acts` must be approved by the host first.
+    pub fn asks(self, tool: &str, acts: bool) -> bool {
+        match self {
+            PermissionMode::Default => acts,
+            PermissionMode::AcceptEdits => acts && !matches!(tool, "write_file" | "edit_file"),
+            PermissionMode::Plan | PermissionMode::BypassPermissions => false,
+        }
+    }
+}
+
+/// The tools plan mode offers: they read, look up or plan, and change nothing.
+pub const PLAN_TOOLS: &[&str] = &[
+    "read_file",
+    "list_dir",
+    "glob",
+    "grep",
+    "web_search",
+    "web_fetch",
+    "todo",
+    "skill",
+    "memory_search",
+    "memory_read",
+    "question",
+    "tool_search",
+    EXIT_PLAN_MODE,
+];
+
+pub const EXIT_PLAN_MODE: &str = "exit_plan_mode";
+
+/// The modes of the conversations a host drives, by session.
+#[derive(Debug, Default)]
+pub struct Modes(Mutex<HashMap<i64, PermissionMode>>);
+
+impl Modes {
+    pub fn get(&self, session: i64) -> Option<PermissionMode> {
+        self.lock().get(&session).copied()
+    }
+
+    pub fn set(&self, session: i64, mode: PermissionMode) {
+        self.lock().insert(session, mode);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<i64, PermissionMode>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// `exit_plan_mode {plan}`: offered in plan mode only. The pipeline asks the host with
+/// the plan (always); once approved, this leaves plan mode for `default`, unless the
+/// host already chose another mode with its answer.
+pub struct ExitPlanMode {
+    pub modes: Arc<Modes>,
+}
+
+#[async_trait]
+impl Tool for ExitPlanMode {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: EXIT_PLAN_MODE.into(),
+            description: "In plan mode: present your plan and ask the user to approve it; once approved you may carry it out.".into(),
+            input_schema: json!({"type": "object", "properties": {
+                "plan": {"type": "string", "description": "the plan, in markdown"}
+            }, "required": ["plan"]}),
+        }
+    }
+
+    fn read_only(&self, _args: &Value) -> bool {
+        true
+    }
+
+    async fn call(&self, _args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
+        let Some(session) = ctx.session else {
+            return Err(ToolError::new(
+                "there is no conversation to leave plan mode in",
+            ));
+        };
+        if self.modes.get(session) == Some(PermissionMode::Plan) {
+            self.modes.set(session, PermissionMode::Default);
+        }
+        let now = self.modes.get(session).unwrap_or_default();
+        Ok(format!(
+            "The user approved the plan. The permission mode is now {}: carry the plan out.",
+            now.as_str()
+        ))
+    }
+}
