@@ -1,0 +1,11 @@
+//! Pincer driven by other programs over stdio: `pincer agent` (stream-json, runner) and
+//! `pincer acp`, against the fake model.
+
+mod common;
+
+#[path = "host/rig.rs"]
+mod rig;
+#[path = "host/runner.rs"]
+mod runner;
+#[path = "host/stream_json.rs"]
+mod stream_json;
