@@ -3,6 +3,8 @@
 
 mod common;
 
+#[path = "host/acp.rs"]
+mod acp;
 #[path = "host/rig.rs"]
 mod rig;
 #[path = "host/runner.rs"]

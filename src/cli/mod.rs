@@ -73,6 +73,8 @@ pub enum Command {
     /// flags the Claude Agent SDKs pass (see README)
     #[command(disable_help_flag = true)]
     Agent(AgentArgs),
+    /// Be an Agent Client Protocol agent over stdio, for editors such as Zed
+    Acp,
 }
 
 /// Everything after `pincer agent`, read by `host::Args` (the SDKs' flags included).
@@ -112,6 +114,7 @@ pub fn main(cli: Cli) -> ExitCode {
             Command::Doctor => doctor::run(&home).await,
             Command::Cron(command) => cron::run(&home, command).await,
             Command::Memory(command) => memory::run(&home, command).await,
+            Command::Acp => crate::host::acp(&home).await,
             Command::Agent(args) => match crate::host::Args::parse(&args.args) {
                 Ok(args) => crate::host::agent(&home, args).await,
                 Err(err) => Err(anyhow::anyhow!("pincer agent: {err}")),

@@ -10,6 +10,7 @@
 //! - `runner`      — `pincer agent --protocol runner`
 //! - `acp`         — `pincer acp`
 
+mod acp;
 mod args;
 mod runner;
 mod stream_json;
@@ -21,6 +22,7 @@ use pincer_channels::Terminal;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+pub use acp::run as acp;
 pub use args::{Args, Protocol};
 
 use crate::gateway::Running;
@@ -76,31 +78,43 @@ impl Core {
         })
     }
 
-    /// Open the local conversation `key` (`terminal:dm:<id>`; a new id when none) in
-    /// `mode`.
+    /// Open the local conversation `key` (`terminal:dm:<id>`; a new `agent-…` id when
+    /// none) in `mode`.
     pub async fn open(&self, key: Option<&str>, mode: PermissionMode) -> anyhow::Result<Chat> {
-        let id = match key {
-            None => new_id(),
-            Some(key) => match key.strip_prefix("terminal:dm:") {
-                Some(id) if !id.is_empty() => id.to_string(),
-                _ => anyhow::bail!(
-                    "{key} is not a local conversation; hosts resume conversations named terminal:dm:<id> (see `pincer sessions list`)"
-                ),
-            },
-        };
-        let key = format!("terminal:dm:{id}");
-        let session = self.running.agent.store.current_session(&key).await?;
-        self.running.agent.modes.set(session, mode);
-        let terminal = Terminal::new(true)
-            .with_chat(&id)
-            .with_inbox(self.workspace.join("inbox"));
-        Ok(Chat {
-            key,
-            id,
-            session,
-            terminal,
-        })
+        open_chat(&self.running.agent, &self.workspace, key, mode, "agent").await
     }
+}
+
+/// Open the local conversation `key` (`terminal:dm:<id>`; a new `<prefix>-…` id when
+/// none) in `mode`.
+pub async fn open_chat(
+    agent: &crate::agent::Agent,
+    workspace: &std::path::Path,
+    key: Option<&str>,
+    mode: PermissionMode,
+    prefix: &str,
+) -> anyhow::Result<Chat> {
+    let id = match key {
+        None => new_id(prefix),
+        Some(key) => match key.strip_prefix("terminal:dm:") {
+            Some(id) if !id.is_empty() => id.to_string(),
+            _ => anyhow::bail!(
+                "{key} is not a local conversation; hosts resume conversations named terminal:dm:<id> (see `pincer sessions list`)"
+            ),
+        },
+    };
+    let key = format!("terminal:dm:{id}");
+    let session = agent.store.current_session(&key).await?;
+    agent.modes.set(session, mode);
+    let terminal = Terminal::new(true)
+        .with_chat(&id)
+        .with_inbox(workspace.join("inbox"));
+    Ok(Chat {
+        key,
+        id,
+        session,
+        terminal,
+    })
 }
 
 /// What a front-end uses of the running core while it reads its output.
@@ -188,9 +202,9 @@ impl Approver for HostApprover {
     }
 }
 
-/// A fresh conversation id: `agent-` and 8 hex digits.
-fn new_id() -> String {
-    format!("agent-{:08x}", getrandom::u32().unwrap_or_default())
+/// A fresh conversation id: `<prefix>-` and 8 hex digits.
+fn new_id(prefix: &str) -> String {
+    format!("{prefix}-{:08x}", getrandom::u32().unwrap_or_default())
 }
 
 /// A UUID-shaped random id, as the SDKs expect in `uuid` fields.
