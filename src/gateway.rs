@@ -114,6 +114,8 @@ pub fn build_agent(
     crate::scrub::install(Arc::clone(&scrubber));
     let tasks = crate::tasks::Tasks::new(config.agent.task_max_iterations);
     let modes = Arc::new(crate::tools::mode::Modes::default());
+    let loaded = Arc::new(crate::tools::deferred::Loaded::default());
+    let mcp = McpManager::start(mcp_servers(config, secrets, &jail), workspace.clone());
     // What tools send to chats passes the scrubber like every reply.
     let outbox = crate::scrub::Outbox::new(outbound.clone(), Arc::clone(&scrubber));
     Ok(Agent {
@@ -136,10 +138,15 @@ pub fn build_agent(
                 owners: config.agent.owners.clone(),
             }),
             SendMessage::new(outbox.clone(), &config.agent.owners),
-            crate::tools::SendFile::new(outbox),
+            crate::tools::SendFile::new(outbox.clone()),
+            crate::tools::question::Question::new(outbox),
             crate::tasks::TaskTool::new(Arc::clone(&tasks)),
             Arc::new(crate::tools::mode::ExitPlanMode {
                 modes: Arc::clone(&modes),
+            }),
+            Arc::new(crate::tools::deferred::ToolSearch {
+                mcp: Arc::clone(&mcp),
+                loaded: Arc::clone(&loaded),
             }),
             Arc::new(
                 ExecTool::new(|group| config.tools.exec.deny_groups.denies(group))
@@ -157,10 +164,7 @@ pub fn build_agent(
             memory::tool(memory::Action::Read, timezone),
             memory::tool(memory::Action::Forget, timezone),
         ])
-        .with_mcp(McpManager::start(
-            mcp_servers(config, secrets, &jail),
-            workspace.clone(),
-        )),
+        .with_mcp(Arc::clone(&mcp)),
         memory: Memory::new(&workspace),
         prices: Prices::new(config.prices.clone()),
         limits: Limits {
@@ -197,6 +201,7 @@ pub fn build_agent(
         stuck: Default::default(),
         tasks,
         modes,
+        loaded,
     })
 }
 

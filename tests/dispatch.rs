@@ -78,7 +78,32 @@ async fn until_turns_end(
         }
         seen.push(message);
     }
+    check_chunk_order(&seen);
     seen
+}
+
+/// Every turn's chunks, in the order they came, keep the stream's rules (each delta
+/// after its start, each tool output after its input, start first, finish last).
+fn check_chunk_order(messages: &[OutboundMessage]) {
+    let mut turns: std::collections::HashMap<String, Vec<pincer_channels::Chunk>> =
+        std::collections::HashMap::new();
+    for message in messages {
+        let OutboundBody::Chunk(chunk) = &message.body else {
+            continue;
+        };
+        // Turns of different chats interleave on the bus; each chat's is in order.
+        // A turn whose start the test read before is not checked.
+        let turn = turns.entry(message.target.chat_id.clone()).or_default();
+        turn.push(chunk.clone());
+        if matches!(chunk, pincer_channels::Chunk::Finish { .. }) {
+            if matches!(turn.first(), Some(pincer_channels::Chunk::Start { .. }))
+                && let Err(err) = pincer_channels::chunk::check_order(turn)
+            {
+                panic!("in chat {}: {err}", message.target.chat_id);
+            }
+            turn.clear();
+        }
+    }
 }
 
 fn texts(messages: &[OutboundMessage]) -> Vec<String> {

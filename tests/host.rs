@@ -5,6 +5,8 @@ mod common;
 
 #[path = "host/acp.rs"]
 mod acp;
+#[path = "host/locked_tools.rs"]
+mod locked_tools;
 #[path = "host/rig.rs"]
 mod rig;
 #[path = "host/runner.rs"]

@@ -99,6 +99,8 @@ pub struct Agent {
     pub tasks: std::sync::Arc<crate::tasks::Tasks>,
     /// The permission modes of conversations a program drives (`pincer agent`).
     pub modes: std::sync::Arc<crate::tools::mode::Modes>,
+    /// The MCP tools each conversation found with `tool_search`.
+    pub loaded: std::sync::Arc<crate::tools::deferred::Loaded>,
 }
 
 /// The result of one turn: how it ended and which stored user messages it answered.

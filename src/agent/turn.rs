@@ -519,7 +519,9 @@ impl Turn<'_> {
             },
         };
         let caller = self.caller();
-        let mut tools = agent.tools.offered(&caller);
+        let mut tools = agent
+            .tools
+            .offered_with(&caller, &agent.loaded.get(self.session_id));
         // Plan mode offers only what reads, and the way out; elsewhere no way out.
         match agent.modes.get(self.session_id) {
             Some(crate::tools::mode::PermissionMode::Plan) => {

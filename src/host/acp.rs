@@ -447,6 +447,9 @@ async fn permission(
     ask: &Ask,
 ) -> Approval {
     let request = &ask.request;
+    if request.tool == crate::tools::question::QUESTION {
+        return question(cx, session, ask).await;
+    }
     let title = if request.tool == EXIT_PLAN_MODE {
         format!(
             "Leave plan mode and carry out the plan:\n{}",
@@ -479,6 +482,63 @@ async fn permission(
                 _ => Approval::Refused("the user rejected it in the editor".into()),
             },
             _ => Approval::Refused("the prompt was cancelled".into()),
+        },
+        Err(err) => Approval::Unavailable(format!("the editor could not be asked: {err}")),
+    }
+}
+
+/// A question as a permission request: one option per choice (yes and no when it
+/// gives none); the chosen option is the answer.
+async fn question(
+    cx: &ConnectionTo<Client>,
+    session: &agent_client_protocol::v1::schema::SessionId,
+    ask: &Ask,
+) -> Approval {
+    let request = &ask.request;
+    let mut choices: Vec<String> = request.input["options"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|o| o.as_str().map(str::to_string))
+        .collect();
+    if choices.is_empty() {
+        choices = vec!["Yes".into(), "No".into()];
+    }
+    let options = choices
+        .iter()
+        .enumerate()
+        .map(|(n, label)| {
+            PermissionOption::new(
+                format!("choice-{n}"),
+                label.clone(),
+                PermissionOptionKind::AllowOnce,
+            )
+        })
+        .collect();
+    let question = RequestPermissionRequest::new(
+        session.clone(),
+        ToolCallUpdate::new(
+            request.call_id.clone(),
+            ToolCallUpdateFields::new()
+                .title(crate::tools::question::shown(&request.input))
+                .kind(ToolKind::Other)
+                .raw_input(request.input.clone()),
+        ),
+        options,
+    );
+    match cx.send_request(question).block_task().await {
+        Ok(answer) => match answer.outcome {
+            RequestPermissionOutcome::Selected(chosen) => chosen
+                .option_id
+                .0
+                .strip_prefix("choice-")
+                .and_then(|n| n.parse::<usize>().ok())
+                .and_then(|n| choices.get(n))
+                .map_or_else(
+                    || Approval::Refused("no choice was made".into()),
+                    |label| Approval::Answered(label.clone()),
+                ),
+            _ => Approval::Refused("the question was cancelled".into()),
         },
         Err(err) => Approval::Unavailable(format!("the editor could not be asked: {err}")),
     }

@@ -38,6 +38,7 @@ pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
         mode: args.mode,
         model: args.model.clone(),
         pending: HashMap::new(),
+        questions: HashMap::new(),
         next_request: 0,
         turn: None,
         queue: VecDeque::new(),
@@ -73,6 +74,8 @@ struct Runner {
     mode: PermissionMode,
     model: Option<String>,
     pending: HashMap<String, oneshot::Sender<Approval>>,
+    /// Questions asked, by request id (answers are keyed by the question's text).
+    questions: HashMap<String, String>,
     next_request: u64,
     turn: Option<Turn>,
     queue: VecDeque<String>,
@@ -220,6 +223,25 @@ impl Runner {
                     });
                 }
             }
+            "user_question_response" => {
+                let id = message["questionRequestId"].as_str().unwrap_or_default();
+                let question = self.questions.remove(id).unwrap_or_default();
+                if let Some(answer) = self.pending.remove(id) {
+                    let answers = &message["answers"];
+                    let approval = match answers[question.as_str()].as_str() {
+                        _ if answers["__cancelled"] == "true" => {
+                            Approval::Refused("the question was cancelled".into())
+                        }
+                        Some(text) => Approval::Answered(text.to_string()),
+                        // One answer, whatever it is keyed by.
+                        None => match answers.as_object().and_then(|m| m.values().next()) {
+                            Some(Value::String(text)) => Approval::Answered(text.clone()),
+                            _ => Approval::Refused("no answer was given".into()),
+                        },
+                    };
+                    let _ = answer.send(approval);
+                }
+            }
             "permission_response" => {
                 let id = message["requestId"].as_str().unwrap_or_default();
                 if let Some(answer) = self.pending.remove(id) {
@@ -258,7 +280,24 @@ impl Runner {
         self.next_request += 1;
         let id = format!("pincer-req-{}", self.next_request);
         let request = &ask.request;
-        let line = if request.tool == EXIT_PLAN_MODE {
+        let line = if request.tool == crate::tools::question::QUESTION {
+            let options: Vec<Value> = request.input["options"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|o| json!({"label": o, "description": ""}))
+                .collect();
+            self.questions.insert(
+                id.clone(),
+                request.input["question"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            );
+            json!({"type": "user_question_request", "requestId": id, "sessionId": self.chat.key,
+                   "questions": [{"question": request.input["question"], "header": "Question",
+                                  "options": options, "multiSelect": false}]})
+        } else if request.tool == EXIT_PLAN_MODE {
             json!({"type": "plan_approval_request", "requestId": id, "sessionId": self.chat.key,
                    "plan": request.input["plan"]})
         } else {

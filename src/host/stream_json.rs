@@ -283,6 +283,15 @@ impl Host {
                 running.agent.modes.set(self.chat.session, mode);
             }
             match behavior {
+                "allow" if pending.tool == crate::tools::question::QUESTION => {
+                    match body["updatedInput"]["answer"].as_str() {
+                        Some(answer) => Approval::Answered(answer.to_string()),
+                        None => Approval::Refused(
+                            "the host allowed the question without an answer (updatedInput.answer)"
+                                .into(),
+                        ),
+                    }
+                }
                 "allow" => match body.get("updatedInput") {
                     Some(input) if *input != pending.input && input.is_object() => {
                         Approval::Edited(input.clone())

@@ -24,6 +24,8 @@ pub enum Approval {
     Deny,
     /// No, with the answerer's reason (a host's).
     Refused(String),
+    /// The answer to a `question`.
+    Answered(String),
     /// Nobody could be asked; the text says why and what the owner can do.
     Unavailable(String),
 }
@@ -97,6 +99,15 @@ const TERMINAL_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
 #[async_trait]
 impl Approver for TerminalApprover {
     async fn approve(&self, request: &Request) -> Approval {
+        if request.tool == super::question::QUESTION {
+            let shown = super::question::shown(&request.input);
+            let line = self
+                .0
+                .ask(&format!("\n{shown}\n> "), TERMINAL_WAIT)
+                .await
+                .unwrap_or_default();
+            return answer_of(&request.input, line.trim());
+        }
         let why = request
             .why
             .as_ref()
@@ -126,6 +137,23 @@ impl Approver for TerminalApprover {
 /// A chat channel with buttons: the question goes to the turn's chat with Allow once /
 /// Always / Deny, the channel's owners may answer, and the question is replaced by
 /// its outcome when answered or when it times out.
+/// An answer to a question as typed: a choice's number picks that choice.
+pub fn answer_of(input: &serde_json::Value, typed: &str) -> Approval {
+    if typed.is_empty() {
+        return Approval::Refused("no answer was given".into());
+    }
+    let options: Vec<&str> = input["options"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(serde_json::Value::as_str)
+        .collect();
+    match typed.parse::<usize>() {
+        Ok(n) if n >= 1 && n <= options.len() => Approval::Answered(options[n - 1].to_string()),
+        _ => Approval::Answered(typed.to_string()),
+    }
+}
+
 pub struct ChatApprover {
     pub channel: String,
     pub prompter: Arc<dyn ApprovalPrompter>,

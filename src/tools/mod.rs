@@ -19,11 +19,13 @@ pub mod approval;
 mod budget;
 mod caller;
 pub mod confine;
+pub mod deferred;
 pub mod exec;
 mod fs;
 pub mod hooks;
 pub mod mode;
 pub mod permissions;
+pub mod question;
 mod schema;
 mod search;
 mod send;
@@ -159,6 +161,15 @@ pub struct Outcome {
     pub is_error: bool,
 }
 
+/// What came of asking.
+enum Asked {
+    Go,
+    /// Go, with these arguments instead.
+    With(Value),
+    /// A question's answer: the result of the call.
+    Answered(String),
+}
+
 /// What every call passes besides the tool itself: the owner's permission rules and
 /// the scrubber for what goes back to the model.
 pub struct Guard {
@@ -190,7 +201,8 @@ impl Default for Guard {
 impl Guard {
     /// Resolve an "ask": a stored "always", else the owner's answer where someone can
     /// be asked. `Err` carries the reason for the model.
-    /// `Ok(Some(args))`: approved with the answerer's changes to the arguments.
+    /// `Ok(Asked::With(args))`: approved with the answerer's changes to the arguments;
+    /// `Ok(Asked::Answered(text))`: the answer to a `question`.
     async fn ask(
         &self,
         call_id: &str,
@@ -198,14 +210,14 @@ impl Guard {
         args: &Value,
         ctx: &ToolContext,
         why: Option<&str>,
-    ) -> Result<Option<Value>, String> {
+    ) -> Result<Asked, String> {
         let subject = permissions::subject(tool, args);
         // Leaving plan mode is the host's to approve every time.
         if tool != mode::EXIT_PLAN_MODE
             && let Some(store) = &self.grants
             && store.is_granted(tool, &subject).await.unwrap_or(false)
         {
-            return Ok(None);
+            return Ok(Asked::Go);
         }
         let asked = ctx
             .origin
@@ -241,15 +253,16 @@ impl Guard {
             call_id: call_id.to_string(),
         };
         match approver.approve(&request).await {
-            Approval::Once => Ok(None),
-            Approval::Edited(args) => Ok(Some(args)),
+            Approval::Once => Ok(Asked::Go),
+            Approval::Edited(args) => Ok(Asked::With(args)),
+            Approval::Answered(text) => Ok(Asked::Answered(text)),
             Approval::Always => {
                 if let Some(store) = &self.grants
                     && let Err(err) = store.grant(tool, &subject).await
                 {
                     tracing::warn!("the \"always\" answer was not stored: {err}");
                 }
-                Ok(None)
+                Ok(Asked::Go)
             }
             Approval::Deny if tool == mode::EXIT_PLAN_MODE => Err(
                 "the user did not approve the plan; stay in plan mode: revise the plan, or ask what to change".into(),
@@ -351,20 +364,39 @@ impl Registry {
     /// Everything `caller` is offered: the built-ins, then the MCP tools of servers
     /// that are up, each group sorted by name (so the prompt prefix is stable per tier).
     pub fn offered(&self, caller: &Caller) -> Vec<ToolSpec> {
+        self.offered_with(caller, &std::collections::HashSet::new())
+    }
+
+    /// `offered`, where past `deferred::OFFERED` MCP tools the rest are found with
+    /// `tool_search` and only those the conversation `loaded` are offered whole.
+    pub fn offered_with(
+        &self,
+        caller: &Caller,
+        loaded: &std::collections::HashSet<String>,
+    ) -> Vec<ToolSpec> {
         let mut specs: Vec<ToolSpec> = self
             .specs
             .iter()
             .filter(|spec| caller.may_use(&spec.name))
             .cloned()
             .collect();
-        if let Some(mcp) = &self.mcp {
-            specs.extend(
-                mcp.tools()
-                    .iter()
-                    .map(|tool| tool.spec())
-                    .filter(|spec| caller.may_use(&spec.name)),
-            );
+        let mcp: Vec<ToolSpec> = self
+            .mcp
+            .iter()
+            .flat_map(|mcp| mcp.tools())
+            .map(|tool| tool.spec())
+            .filter(|spec| caller.may_use(&spec.name))
+            .collect();
+        let (offered, deferred) = deferred::split(mcp);
+        if deferred.is_empty() {
+            specs.retain(|spec| spec.name != deferred::TOOL_SEARCH);
         }
+        specs.extend(offered);
+        specs.extend(
+            deferred
+                .into_iter()
+                .filter(|spec| loaded.contains(&spec.name)),
+        );
         specs
     }
 
@@ -475,9 +507,15 @@ impl Registry {
             && guard.after_untrusted == pincer_config::AfterUntrusted::Ask
             && acts(&spec.name, &args);
         // A host drives this conversation: its mode says which calls it approves.
-        let host_asks =
-            spec.name == mode::EXIT_PLAN_MODE || mode.is_some_and(|m| m.asks(&spec.name, acting));
-        let bypass = mode == Some(mode::PermissionMode::BypassPermissions);
+        // Leaving plan mode, and a question where someone answers for this conversation
+        // (a host, the REPL), always go to that someone.
+        let answerable = spec.name == question::QUESTION
+            && ctx.origin.as_ref().is_some_and(|o| {
+                question::answered_here(o) && guard.approvers.get(&o.channel).is_some()
+            });
+        let must_ask = spec.name == mode::EXIT_PLAN_MODE || answerable;
+        let host_asks = must_ask || mode.is_some_and(|m| m.asks(&spec.name, acting));
+        let bypass = mode == Some(mode::PermissionMode::BypassPermissions) && !must_ask;
         let mut args = args;
         match guard.permissions.decide(&spec.name, &args) {
             Decision::Deny(reason) => return failed(reason),
@@ -488,9 +526,18 @@ impl Registry {
                     "because this conversation took in content nobody vouches for (a web page, an MCP answer, a received file, someone else's message, or a group chat's)",
                 );
                 match guard.ask(call_id, &spec.name, &args, ctx, why).await {
-                    Ok(None) => {}
+                    Ok(Asked::Go) => {}
+                    Ok(Asked::Answered(answer)) => {
+                        return Outcome {
+                            content: guard
+                                .scrubber
+                                .scrub(&format!("The user answered: {answer}"))
+                                .into_owned(),
+                            is_error: false,
+                        };
+                    }
                     // The answerer changed the call: it is checked again as a new one.
-                    Ok(Some(changed)) => {
+                    Ok(Asked::With(changed)) => {
                         if let Err(problem) = schema::validate(&spec.input_schema, &changed) {
                             return failed(format!(
                                 "the changed arguments for {} are invalid: {problem}",

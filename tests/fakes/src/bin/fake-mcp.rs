@@ -11,6 +11,9 @@
 //! - `fail {}`     → a result with `isError: true`
 //! - `crash {}`    → the process exits at once (code 3) without answering
 //!
+//! With `--extra-tools N` it also lists N tools `city_weather_1` … (each answers
+//! "weather in city N: sunny"), for tests of many tools.
+//!
 //! With `--slow-start MS` it sleeps that long before reading stdin, like a server that
 //! takes a while to start (an `npx` download, a JVM).
 //!
@@ -27,6 +30,9 @@ use std::net::{TcpListener, TcpStream};
 
 use serde_json::{Value, json};
 
+/// How many `city_weather_N` tools to list (`--extra-tools`).
+static EXTRA: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// The protocol version answered to `initialize` (one every MCP client accepts).
 const PROTOCOL_VERSION: &str = "2025-06-18";
 
@@ -37,6 +43,11 @@ fn main() {
     {
         return serve_http(port);
     }
+    let extra = match args.as_slice() {
+        [_, flag, n] if flag == "--extra-tools" => n.parse().unwrap_or(0),
+        _ => 0,
+    };
+    EXTRA.store(extra, std::sync::atomic::Ordering::Relaxed);
     if let [_, flag, ms] = args.as_slice()
         && flag == "--slow-start"
     {
@@ -136,7 +147,18 @@ fn handle(message: &Value) -> Option<Value> {
             "serverInfo": { "name": "fake-mcp", "version": "0.1.0" }
         }),
         "ping" => json!({}),
-        "tools/list" => json!({ "tools": tool_list() }),
+        "tools/list" => {
+            let mut tools = tool_list();
+            let extra = EXTRA.load(std::sync::atomic::Ordering::Relaxed);
+            if let Some(list) = tools.as_array_mut() {
+                for n in 1..=extra {
+                    list.push(json!({ "name": format!("city_weather_{n}"),
+                        "description": format!("The weather in city number {n}"),
+                        "inputSchema": { "type": "object", "properties": {}, "required": [] } }));
+                }
+            }
+            json!({ "tools": tools })
+        }
         "tools/call" => call(&params),
         other => return Some(error(id, -32601, &format!("method not found: {other}"))),
     };
@@ -194,6 +216,12 @@ fn call(params: &Value) -> Value {
         },
         "fail" => return tool_result("it failed on purpose", true),
         "crash" => std::process::exit(3),
+        other if other.starts_with("city_weather_") => {
+            format!(
+                "weather in city {}: sunny",
+                other.trim_start_matches("city_weather_")
+            )
+        }
         other => return tool_result(&format!("unknown tool {other}"), true),
     };
     tool_result(&text, false)

@@ -1,0 +1,125 @@
+//! Deferred MCP tools: a gateway with hundreds of MCP tools would send every schema in
+//! every request. Only the first `OFFERED` (by name) are offered whole; the rest are
+//! found with `tool_search {query}`, which names the best matches and loads them into
+//! the conversation, so the model can call them from its next step on.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolError, string_arg};
+use crate::mcp::McpManager;
+use crate::provider::ToolSpec;
+
+/// MCP tools offered with their whole schema in every request.
+pub const OFFERED: usize = 20;
+/// Matches a search returns (and loads).
+const MATCHES: usize = 5;
+pub const TOOL_SEARCH: &str = "tool_search";
+
+/// The deferred tools each conversation has loaded, by session.
+#[derive(Debug, Default)]
+pub struct Loaded(Mutex<HashMap<i64, HashSet<String>>>);
+
+impl Loaded {
+    pub fn get(&self, session: i64) -> HashSet<String> {
+        self.lock().get(&session).cloned().unwrap_or_default()
+    }
+
+    fn add(&self, session: i64, names: impl IntoIterator<Item = String>) {
+        self.lock().entry(session).or_default().extend(names);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<i64, HashSet<String>>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Split MCP tool specs (sorted by name) into the offered and the deferred.
+pub fn split(mut specs: Vec<ToolSpec>) -> (Vec<ToolSpec>, Vec<ToolSpec>) {
+    specs.sort_by(|a, b| a.name.cmp(&b.name));
+    let deferred = if specs.len() > OFFERED {
+        specs.split_off(OFFERED)
+    } else {
+        Vec::new()
+    };
+    (specs, deferred)
+}
+
+pub struct ToolSearch {
+    pub mcp: Arc<McpManager>,
+    pub loaded: Arc<Loaded>,
+}
+
+#[async_trait]
+impl Tool for ToolSearch {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: TOOL_SEARCH.into(),
+            description: format!(
+                "Find more MCP tools: only the first {OFFERED} are listed. Search by what you need; the best matches are loaded and can be called from your next step."
+            ),
+            input_schema: json!({"type": "object", "properties": {
+                "query": {"type": "string", "description": "words describing the tool"}
+            }, "required": ["query"]}),
+        }
+    }
+
+    fn read_only(&self, _args: &Value) -> bool {
+        true
+    }
+
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
+        let query = string_arg(&args, "query")?.to_lowercase();
+        let words: Vec<&str> = query
+            .split(|c: char| !c.is_alphanumeric() && c != '_')
+            .filter(|w| !w.is_empty())
+            .collect();
+        if words.is_empty() {
+            return Err(ToolError::new(
+                "say what the tool should do, in a few words",
+            ));
+        }
+        let specs = self
+            .mcp
+            .tools()
+            .iter()
+            .map(|t| t.spec())
+            .filter(|spec| ctx.caller.may_use(&spec.name))
+            .collect();
+        let (_, deferred) = split(specs);
+        let mut scored: Vec<(usize, &ToolSpec)> = deferred
+            .iter()
+            .map(|spec| {
+                let haystack = format!("{} {}", spec.name, spec.description).to_lowercase();
+                (
+                    words.iter().filter(|w| haystack.contains(**w)).count(),
+                    spec,
+                )
+            })
+            .filter(|(score, _)| *score > 0)
+            .collect();
+        scored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.name.cmp(&b.1.name)));
+        let found: Vec<&ToolSpec> = scored.into_iter().take(MATCHES).map(|(_, s)| s).collect();
+        if found.is_empty() {
+            return Ok(format!(
+                "no tool matches \"{query}\" among the {} not listed",
+                deferred.len()
+            ));
+        }
+        if let Some(session) = ctx.session {
+            self.loaded
+                .add(session, found.iter().map(|s| s.name.clone()));
+        }
+        let lines: Vec<String> = found
+            .iter()
+            .map(|s| format!("- {}: {}", s.name, s.description))
+            .collect();
+        Ok(format!(
+            "Loaded, callable from your next step:\n{}",
+            lines.join("\n")
+        ))
+    }
+}
