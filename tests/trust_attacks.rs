@@ -125,7 +125,7 @@ async fn a_member_steering_into_the_owners_group_turn_gets_member_tools_and_no_p
     let steered = &sent[1];
     assert_eq!(
         tool_names(&steered.body),
-        ["task", "todo", "web_fetch", "web_search"]
+        ["question", "task", "todo", "web_fetch", "web_search"]
     );
     let system = steered.body["messages"][0].to_string();
     for marker in ["USERMARK", "INDEXMARK"] {
@@ -532,7 +532,7 @@ async fn a_members_message_answered_after_a_crash_is_still_a_members() {
     let again = &requests(&s, 2).await[1];
     assert_eq!(
         tool_names(&again.body),
-        ["task", "todo", "web_fetch", "web_search"]
+        ["question", "task", "todo", "web_fetch", "web_search"]
     );
     let body = again.body.to_string();
     assert_eq!(holds_owner_memory(&body), None, "{body}");
