@@ -7,6 +7,8 @@ mod common;
 mod acp;
 #[path = "host/locked_tools.rs"]
 mod locked_tools;
+#[path = "host/reference.rs"]
+mod reference;
 #[path = "host/rig.rs"]
 mod rig;
 #[path = "host/runner.rs"]

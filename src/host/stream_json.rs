@@ -48,6 +48,7 @@ pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
         failed: false,
         model: None,
         workspace: core.workspace.display().to_string(),
+        agent: std::sync::Arc::clone(&core.running.agent),
     };
     if let Some(model) = host.args.model.clone()
         && let Err(err) = core
@@ -84,6 +85,8 @@ struct Host {
     /// The last model that answered ("provider/model").
     model: Option<String>,
     workspace: String,
+    /// For what `system/init` lists: the tools and the MCP servers.
+    agent: std::sync::Arc<crate::agent::Agent>,
 }
 
 struct Pending {
@@ -492,13 +495,37 @@ impl Host {
     }
 
     fn init(&self) -> Value {
+        let tools: Vec<&str> = self
+            .agent
+            .tools
+            .specs()
+            .iter()
+            .map(|spec| spec.name.as_str())
+            .collect();
+        // The CLI's states are connected, pending and failed.
+        let mcp_servers: Vec<Value> = self
+            .agent
+            .tools
+            .mcp_status()
+            .into_iter()
+            .map(|(name, state)| {
+                let status = if state.starts_with("ready") {
+                    "connected"
+                } else if state.starts_with("failed") {
+                    "failed"
+                } else {
+                    "pending"
+                };
+                json!({"name": name, "status": status})
+            })
+            .collect();
         json!({
             "type": "system",
             "subtype": "init",
             "cwd": self.workspace,
             "session_id": self.chat.key,
-            "tools": [],
-            "mcp_servers": [],
+            "tools": tools,
+            "mcp_servers": mcp_servers,
             "model": self.model_name(),
             "permissionMode": self.args.mode.as_str(),
             "slash_commands": ["new", "stop", "status", "model", "usage", "compact", "tasks", "help"],

@@ -10,7 +10,7 @@ use super::rig::{Proc, check_stream_json, of_type};
 use crate::common::{TestHome, openai_config};
 
 /// The flags the Python SDK passes when it has a `can_use_tool` callback.
-const SDK: &[&str] = &[
+pub(super) const SDK: &[&str] = &[
     "agent",
     "--output-format",
     "stream-json",
@@ -24,23 +24,23 @@ const SDK: &[&str] = &[
     "--setting-sources=",
 ];
 
-fn home(model: &FakeModel, extra: &str) -> TestHome {
+pub(super) fn home(model: &FakeModel, extra: &str) -> TestHome {
     let home = TestHome::new();
     home.write_config(&openai_config(model, extra));
     std::fs::create_dir_all(home.workspace()).expect("workspace");
     home
 }
 
-fn user(text: &str) -> Value {
+pub(super) fn user(text: &str) -> Value {
     json!({"type": "user", "message": {"role": "user", "content": text},
            "parent_tool_use_id": null, "session_id": "default"})
 }
 
-fn control(id: &str, request: Value) -> Value {
+pub(super) fn control(id: &str, request: Value) -> Value {
     json!({"type": "control_request", "request_id": id, "request": request})
 }
 
-fn allow(id: &str, input: Value) -> Value {
+pub(super) fn allow(id: &str, input: Value) -> Value {
     json!({"type": "control_response", "response": {"subtype": "success", "request_id": id,
            "response": {"behavior": "allow", "updatedInput": input}}})
 }
@@ -50,7 +50,7 @@ fn deny(id: &str, message: &str) -> Value {
            "response": {"behavior": "deny", "message": message, "interrupt": false}}})
 }
 
-async fn initialize(agent: &mut Proc) {
+pub(super) async fn initialize(agent: &mut Proc) {
     agent
         .send(control(
             "req_1",
@@ -83,6 +83,10 @@ async fn two_turns_with_a_call_the_host_changes_and_one_it_denies() {
     assert_eq!(init["permissionMode"], "default");
     let key = init["session_id"].as_str().expect("session id").to_string();
     assert!(key.starts_with("terminal:dm:agent-"), "{key}");
+    let tools = init["tools"].as_array().expect("tools");
+    for name in ["read_file", "write_file", "exec", "question"] {
+        assert!(tools.iter().any(|tool| tool == name), "{name} in {tools:?}");
+    }
     let ask = agent
         .until_type("control_request", Some("can_use_tool"))
         .await;
