@@ -319,6 +319,49 @@ async fn approval_buttons_answer_the_owner_and_refuse_others() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_questions_choices_are_buttons_in_rows_of_five_for_the_person_asked() {
+    let mut r = Running::start().await;
+    r.connected().await;
+    let asker = format!("discord:{}", objects::user_id(42));
+    let dm = target(objects::dm_channel(42), None);
+    let (request, answer) = r.approvals.open_question(vec![asker], dm.key());
+    let prompter = r.discord.handle().approvals.expect("buttons");
+    let options: Vec<String> = (1..=7).map(|n| format!("Option {n}")).collect();
+    prompter
+        .ask_with(
+            &dm,
+            "Which one?",
+            &request,
+            &approval::option_buttons(&options),
+        )
+        .await
+        .unwrap();
+    let question = r.fake.bot_messages().into_iter().last().unwrap();
+    let rows = question.json["components"].as_array().unwrap();
+    let sizes: Vec<usize> = rows
+        .iter()
+        .map(|row| row["components"].as_array().unwrap().len())
+        .collect();
+    assert_eq!(sizes, [5, 2], "Discord takes five buttons a row");
+    let sixth = &rows[1]["components"][0];
+    assert_eq!(sixth["label"], "Option 6");
+    let data = sixth["custom_id"].as_str().unwrap().to_string();
+    let channel = objects::dm_channel(42);
+    r.fake.press(channel, question.id, 7, &data).unwrap();
+    let answers = r.fake.wait_for_answers(1, WAIT).await;
+    assert_eq!(
+        answers[0].body["data"]["content"],
+        "Only the person asked can answer this."
+    );
+    r.fake.press(channel, question.id, 42, &data).unwrap();
+    assert_eq!(
+        tokio::time::timeout(WAIT, answer).await.unwrap().unwrap(),
+        approval::Reply::Picked(5)
+    );
+    r.quiet().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_persons_dm_is_opened_once_and_their_approval_question_asked_there() {
     let r = Running::start().await;
     let handle = r.discord.handle();

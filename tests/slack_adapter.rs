@@ -338,6 +338,41 @@ async fn approval_buttons_answer_the_owner_and_refuse_anyone_else() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_questions_choices_are_buttons_for_the_person_asked() {
+    let fake = FakeSlack::start().await;
+    let run = start_with(|s| s, &fake);
+    assert!(fake.wait_for_connection(1, WAIT).await);
+    let prompter = run.slack.handle().approvals.clone().expect("buttons");
+    let target = dm("U7");
+    let (id, answer) = run
+        .approvals
+        .open_question(vec!["slack:U7".into()], target.key());
+    let options = vec!["Tea".to_string(), "Coffee".to_string(), "x".repeat(120)];
+    let ts = prompter
+        .ask_with(
+            &target,
+            "Which?",
+            &id,
+            &pincer_channels::approval::option_buttons(&options),
+        )
+        .await
+        .unwrap();
+    let question = fake.posted().into_iter().find(|m| m.ts == ts).unwrap();
+    let labels: Vec<String> = question
+        .buttons()
+        .map(|b| b["text"]["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(labels[..2], ["Tea", "Coffee"]);
+    assert_eq!(labels[2].chars().count(), 75, "cut to Slack's limit");
+    assert!(fake.press("D7", "U9", "p1"));
+    let refusal = fake.wait_for_ephemerals(1).await;
+    assert_eq!(refusal[0].text, "Only the person asked can answer this.");
+    assert!(fake.press("D7", "U7", "p1"));
+    let reply = tokio::time::timeout(WAIT, answer).await.unwrap().unwrap();
+    assert_eq!(reply, pincer_channels::approval::Reply::Picked(1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn files_are_fetched_only_when_the_core_asks_and_the_token_stays_on_slack() {
     let fake = FakeSlack::start().await;
     // Another server, standing for wherever an external file lives.

@@ -501,3 +501,80 @@ async fn deny_always_and_silence_each_reach_the_waiting_call() {
         "buttons removed"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_offers_its_choices_as_buttons_to_the_person_asked_who_may_also_type() {
+    let s = setup("groups = [\"-1001\"]\n", "owners = [\"telegram:42\"]").await;
+    let ask = |question: &str, options: &[&str]| {
+        let mut args = serde_json::json!({"question": question});
+        if !options.is_empty() {
+            args["options"] = serde_json::json!(options);
+        }
+        Step::tool_call("question", args)
+    };
+    s.model.push_all([
+        ask("Which day suits you?", &["Tuesday", "Thursday"]),
+        Step::text("Thursday it is."),
+        ask("What time?", &["9:00", "14:00"]),
+        Step::text("Noted."),
+        ask("Anything else?", &[]),
+        Step::text("Tell me when you know."),
+    ]);
+    let _gateway = s.start();
+
+    // In a group: the choices are buttons, and only the person asked can press them.
+    s.telegram
+        .inject(Incoming::group(-1001, 42, "book the dentist").mentioning_bot());
+    let question = s.wait_for_text(-1001, "Which day suits you?").await;
+    let labels: Vec<String> = s
+        .telegram
+        .buttons(-1001, question.message_id)
+        .into_iter()
+        .map(|(label, _)| label)
+        .collect();
+    assert_eq!(labels, ["Tuesday", "Thursday"]);
+    s.telegram
+        .press(-1001, 7, ":p0")
+        .expect("buttons on screen");
+    let toast = s
+        .telegram
+        .wait_for_call("answerCallbackQuery", WAIT)
+        .await
+        .expect("the press is answered");
+    let toast = toast.param("text").as_str().unwrap_or_default().to_string();
+    assert!(toast.contains("Only the person asked"), "{toast}");
+    s.telegram.press(-1001, 42, ":p1").expect("still on screen");
+    s.wait_for_text(-1001, "Thursday it is.").await;
+    let answered = s.model.requests()[1].body["messages"].to_string();
+    assert!(
+        answered.contains("The user answered: Thursday"),
+        "{answered}"
+    );
+    let settled = s.wait_for_text(-1001, "→ Thursday").await;
+    assert_eq!(settled.message_id, question.message_id);
+    assert!(s.telegram.buttons(-1001, question.message_id).is_empty());
+
+    // Typing answers too, and what was typed is the answer, not a message of its own.
+    s.telegram.inject(Incoming::dm(42, "and the time?"));
+    s.wait_for_text(42, "What time?").await;
+    s.telegram.inject(Incoming::dm(42, "half past ten"));
+    s.wait_for_text(42, "Noted.").await;
+    let answered = s.model.requests()[3].body["messages"].to_string();
+    assert!(
+        answered.contains("The user answered: half past ten"),
+        "{answered}"
+    );
+    s.wait_for_text(42, "→ half past ten").await;
+
+    // Without choices: asked as a plain message, and the turn ends to hear the answer.
+    s.telegram.inject(Incoming::dm(42, "anything?"));
+    let asked = s.wait_for_text(42, "Anything else?").await;
+    assert!(s.telegram.buttons(42, asked.message_id).is_empty());
+    s.wait_for_text(42, "Tell me when you know.").await;
+    let requests = s.model.requests();
+    assert_eq!(
+        requests[4].last_user_text(),
+        "anything?",
+        "\"half past ten\" was not a turn of its own"
+    );
+}

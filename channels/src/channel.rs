@@ -130,19 +130,32 @@ pub trait ReactionCapable: Send + Sync {
     ) -> Result<(), ChannelError>;
 }
 
-/// Asks the owner to approve a tool call with three buttons (Allow once / Always /
-/// Deny), each carrying `approval::button_data(request_id, choice)`. The adapter
-/// hands a press to the shared `approval::PendingApprovals` it was built with, which
-/// decides whether the presser may answer; the adapter shows them `Answered::toast`.
+/// Asks a question with buttons: an approval (Allow once / Always / Deny) or the
+/// `question` tool's choices, each button carrying `approval::button_data(request_id,
+/// choice)`. The adapter hands a press to the shared `approval::PendingApprovals` it was
+/// built with, which decides whether the presser may answer; the adapter shows them
+/// `Answered::toast`.
 #[async_trait]
 pub trait ApprovalPrompter: Send + Sync {
-    /// Send the question; returns the platform's id of the message.
+    /// Send the question with `buttons`; returns the platform's id of the message.
+    async fn ask_with(
+        &self,
+        target: &Target,
+        question: &str,
+        request_id: &str,
+        buttons: &[crate::approval::Button],
+    ) -> Result<String, ChannelError>;
+
+    /// Send an approval question (Allow once / Always / Deny).
     async fn ask(
         &self,
         target: &Target,
         question: &str,
         request_id: &str,
-    ) -> Result<String, ChannelError>;
+    ) -> Result<String, ChannelError> {
+        let buttons = crate::approval::approval_buttons();
+        self.ask_with(target, question, request_id, &buttons).await
+    }
 
     /// Replace an answered (or expired) question with `text` and remove its buttons.
     async fn settle(

@@ -202,6 +202,17 @@ impl Target {
         }
     }
 
+    /// One string per chat and thread ("telegram:-5:" for a chat, "slack:C1:17.2" for a
+    /// thread in it), to find what waits in a place.
+    pub fn key(&self) -> String {
+        format!(
+            "{}:{}:{}",
+            self.channel,
+            self.chat_id,
+            self.thread_id.as_deref().unwrap_or_default()
+        )
+    }
+
     /// The direct chat with the person whose canonical id is `canonical`
     /// ("discord:80351110224678912"); `None` if it is not `channel:id`.
     pub fn user(canonical: &str) -> Option<Target> {

@@ -58,6 +58,7 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
     let shutdown = CancellationToken::new();
     let running = crate::start(home, &config, &secrets, &env, shutdown.clone())?;
     register_approvers(&config, &registry, &running.agent, &approvals);
+    running.dispatcher.answer_questions(Arc::clone(&approvals));
     let stop = stop_signal()?;
     let mut listeners = Vec::new();
     for handle in registry.handles() {

@@ -53,6 +53,9 @@ pub struct Dispatcher {
     turns: Arc<tokio::sync::Semaphore>,
     /// Messages with files are admitted off the loop, in order per conversation.
     lanes: Arc<lanes::Lanes>,
+    /// The questions waiting in chats with buttons: a message typed by the person asked
+    /// answers theirs (`answer_questions`).
+    questions: std::sync::OnceLock<Arc<pincer_channels::approval::PendingApprovals>>,
 }
 
 /// What a non-owner past `access.rate_per_minute` hears, once a minute.
@@ -74,7 +77,14 @@ impl Dispatcher {
             started: Instant::now(),
             turns: Arc::new(tokio::sync::Semaphore::new(MAX_PARALLEL_TURNS)),
             lanes: Arc::default(),
+            questions: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Take a message as the answer to the `question` waiting for its sender in its
+    /// chat, when one waits there.
+    pub fn answer_questions(&self, pending: Arc<pincer_channels::approval::PendingApprovals>) {
+        let _ = self.questions.set(pending);
     }
 
     /// Serve the bus until `shutdown`, then let running turns finish for up to
@@ -219,6 +229,20 @@ impl Dispatcher {
             let text = self.command(command, &key, &message, &origin).await;
             self.say_text(&target, text).await;
             self.say(&target, OutboundBody::Done).await;
+            return;
+        }
+        // The answer to a question the running turn asked them here: it goes to the
+        // waiting call (as its result), not into the conversation as a new message.
+        let typed = message.text.trim();
+        if matches!(rated, Rated::Within)
+            && message.media.is_empty()
+            && !typed.is_empty()
+            && self
+                .questions
+                .get()
+                .is_some_and(|q| q.answer_typed(&target.key(), &origin.sender, typed))
+        {
+            fire(ack);
             return;
         }
         // Stored (and acked) at once, so the adapter goes on to the next message; its

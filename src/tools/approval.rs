@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
-use pincer_channels::approval::{Choice, PendingApprovals};
+use pincer_channels::approval::{Choice, PendingApprovals, Reply};
 use pincer_channels::{ApprovalPrompter, Target};
 
 use crate::access::Gate;
@@ -46,6 +46,8 @@ pub struct Request {
     pub input: serde_json::Value,
     /// The model's id of the call.
     pub call_id: String,
+    /// Who the turn is for (canonical id): the one a `question` asks.
+    pub asker: String,
 }
 
 impl Request {
@@ -134,9 +136,6 @@ impl Approver for TerminalApprover {
     }
 }
 
-/// A chat channel with buttons: the question goes to the turn's chat with Allow once /
-/// Always / Deny, the channel's owners may answer, and the question is replaced by
-/// its outcome when answered or when it times out.
 /// An answer to a question as typed: a choice's number picks that choice.
 pub fn answer_of(input: &serde_json::Value, typed: &str) -> Approval {
     if typed.is_empty() {
@@ -154,6 +153,10 @@ pub fn answer_of(input: &serde_json::Value, typed: &str) -> Approval {
     }
 }
 
+/// A chat channel with buttons: the question goes to the turn's chat with Allow once /
+/// Always / Deny, the channel's owners may answer, and the question is replaced by
+/// its outcome when answered or when it times out. A `question` with choices goes
+/// there too, with a button per choice, for the person the turn is for.
 pub struct ChatApprover {
     pub channel: String,
     pub prompter: Arc<dyn ApprovalPrompter>,
@@ -214,6 +217,9 @@ impl ChatApprover {
 #[async_trait]
 impl Approver for ChatApprover {
     async fn approve(&self, request: &Request) -> Approval {
+        if request.tool == super::question::QUESTION {
+            return self.question(request).await;
+        }
         let owners = self.gate.owner_ids(&self.channel);
         if owners.is_empty() {
             tracing::warn!(channel = %self.channel, "an approval was needed but the channel has no owner; denied (set agent.owners)");
@@ -271,7 +277,68 @@ impl Approver for ChatApprover {
         match choice {
             Some(Choice::Once) => Approval::Once,
             Some(Choice::Always) => Approval::Always,
-            Some(Choice::Deny) | None => Approval::Deny,
+            Some(Choice::Deny | Choice::Pick(_)) | None => Approval::Deny,
+        }
+    }
+}
+
+impl ChatApprover {
+    /// The `question` tool in a chat: its choices as buttons; the person the turn is for
+    /// presses one or types an answer in the chat (the dispatcher hands it over).
+    async fn question(&self, request: &Request) -> Approval {
+        let options = super::question::options(&request.input);
+        let (id, answer) = self
+            .pending
+            .open_question(vec![request.asker.clone()], request.origin.key());
+        let text = format!(
+            "❓ {}\n(Tap an answer or type one.)",
+            request.input["question"]
+                .as_str()
+                .unwrap_or_default()
+                .trim()
+        );
+        let buttons = pincer_channels::approval::option_buttons(&options);
+        let message = match self
+            .prompter
+            .ask_with(&request.origin, &text, &id, &buttons)
+            .await
+        {
+            Ok(message) => message,
+            Err(err) => {
+                self.pending.close(&id);
+                return Approval::Unavailable(format!(
+                    "the question could not be asked in the chat ({err}); say it in your reply instead"
+                ));
+            }
+        };
+        let reply = tokio::time::timeout(self.wait, answer).await;
+        self.pending.close(&id);
+        let answered = match reply {
+            Ok(Ok(Reply::Picked(n))) => options.get(usize::from(n)).cloned(),
+            Ok(Ok(Reply::Typed(typed))) => Some(typed),
+            _ => None,
+        };
+        let question = request.input["question"]
+            .as_str()
+            .unwrap_or_default()
+            .trim();
+        let outcome = match &answered {
+            Some(answer) => format!("❓ {question}\n→ {answer}"),
+            None => format!("❓ {question}\n⌛ No answer"),
+        };
+        if let Err(err) = self
+            .prompter
+            .settle(&request.origin, &message, &outcome)
+            .await
+        {
+            tracing::warn!(channel = %self.channel, "could not update the question: {err}");
+        }
+        match answered {
+            Some(answer) => Approval::Answered(answer),
+            None => Approval::Unavailable(format!(
+                "nobody answered the question within {}; go on without the answer, or ask again later",
+                minutes(self.wait)
+            )),
         }
     }
 }

@@ -249,8 +249,14 @@ impl Guard {
             origin: origin.clone(),
             why: why.map(str::to_string),
             runs,
-            input: args.clone(),
+            // A question is shown to people as written: no secret goes with it.
+            input: if tool == question::QUESTION {
+                question::scrubbed(args, &self.scrubber)
+            } else {
+                args.clone()
+            },
             call_id: call_id.to_string(),
+            asker: ctx.caller.origin.sender.clone(),
         };
         match approver.approve(&request).await {
             Approval::Once => Ok(Asked::Go),
@@ -508,10 +514,11 @@ impl Registry {
             && acts(&spec.name, &args);
         // A host drives this conversation: its mode says which calls it approves.
         // Leaving plan mode, and a question where someone answers for this conversation
-        // (a host, the REPL), always go to that someone.
+        // (a host, the REPL; a chat with buttons when there are choices), always go to
+        // that someone.
         let answerable = spec.name == question::QUESTION
             && ctx.origin.as_ref().is_some_and(|o| {
-                question::answered_here(o) && guard.approvers.get(&o.channel).is_some()
+                question::asked_by_approver(o, &args) && guard.approvers.get(&o.channel).is_some()
             });
         let must_ask = spec.name == mode::EXIT_PLAN_MODE || answerable;
         let host_asks = must_ask || mode.is_some_and(|m| m.asks(&spec.name, acting));

@@ -5,13 +5,17 @@
 //!   `updatedInput.answer`; runner: `user_question_request`; `pincer acp`: a permission
 //!   request with one option per choice) or the REPL (a prompt): the pipeline asks and
 //!   the answer is the call's result, without the tool running;
-//! - a chat: the question is posted there, and the answer comes as the person's next
-//!   message (the model is told to end its turn);
+//! - a chat with buttons (Telegram, Discord, Slack), when there are choices: the
+//!   question is posted with one button per choice, and the person who asked the turn
+//!   answers by pressing one or by typing; the answer is the call's result;
+//! - another chat, or a question without choices: the question is posted there, and
+//!   the answer comes as the person's next message (the model is told to end its turn);
 //! - nobody (`chat -m`, piped input, a scheduled run): an error saying so.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use pincer_channels::approval::MAX_OPTIONS;
 use pincer_channels::{OutboundBody, OutboundMessage, Target};
 use serde_json::{Value, json};
 
@@ -27,6 +31,23 @@ pub fn answered_here(origin: &Target) -> bool {
     origin.channel == pincer_channels::terminal::CHANNEL
 }
 
+/// Whether the channel's approver asks this question (when it has one): always for
+/// the local channel, and in a chat when there are choices to put on buttons.
+pub fn asked_by_approver(origin: &Target, args: &Value) -> bool {
+    answered_here(origin) || !options(args).is_empty()
+}
+
+/// The question's choices.
+pub fn options(args: &Value) -> Vec<String> {
+    args["options"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect()
+}
+
 pub struct Question {
     pub outbox: Outbox,
 }
@@ -37,6 +58,23 @@ impl Question {
     }
 }
 
+/// The question and its choices with every configured secret taken out: they are
+/// shown to people as the model wrote them.
+pub fn scrubbed(args: &Value, scrubber: &crate::scrub::Scrubber) -> Value {
+    let mut args = args.clone();
+    if let Some(question) = args["question"].as_str() {
+        args["question"] = Value::String(scrubber.scrub(question).into_owned());
+    }
+    if let Some(options) = args["options"].as_array_mut() {
+        for option in options.iter_mut() {
+            if let Some(text) = option.as_str() {
+                *option = Value::String(scrubber.scrub(text).into_owned());
+            }
+        }
+    }
+    args
+}
+
 /// The question as a person reads it: the text, then the choices numbered.
 pub fn shown(args: &Value) -> String {
     let question = args["question"]
@@ -44,11 +82,8 @@ pub fn shown(args: &Value) -> String {
         .unwrap_or_default()
         .trim()
         .to_string();
-    let options: Vec<String> = args["options"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
+    let options: Vec<String> = options(args)
+        .iter()
         .enumerate()
         .map(|(n, o)| format!("{}. {o}", n + 1))
         .collect();
@@ -76,6 +111,15 @@ impl Tool for Question {
         true
     }
 
+    fn validate(&self, args: &Value) -> Result<(), ToolError> {
+        if options(args).len() > MAX_OPTIONS {
+            return Err(ToolError::new(format!(
+                "at most {MAX_OPTIONS} options; ask a broader question, or one without options"
+            )));
+        }
+        Ok(())
+    }
+
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
         let question = string_arg(&args, "question")?;
         if question.trim().is_empty() {
@@ -98,5 +142,24 @@ impl Tool for Question {
                 "nobody can answer a question here (a script or a scheduled run); decide for yourself, or say what you need to know",
             )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_question_shown_to_people_carries_no_secret() {
+        let secret = "sk-live-0123456789abcdef";
+        let scrubber = crate::scrub::Scrubber::new(vec![secret.to_string()]);
+        let args = json!({"question": format!("Is {secret} your key?"),
+                          "options": [format!("yes, {secret}"), "no"]});
+        let shown = scrubbed(&args, &scrubber).to_string();
+        assert!(!shown.contains(secret), "{shown}");
+        assert!(
+            shown.contains("your key?") && shown.contains("\"no\""),
+            "{shown}"
+        );
     }
 }

@@ -15,7 +15,7 @@ use serenity::model::application::ComponentInteraction;
 use super::Discord;
 use super::rest::Rest;
 use super::send::{message_path, post_message};
-use crate::approval::{self, Choice, PendingApprovals};
+use crate::approval::{self, Button, Choice, PendingApprovals};
 use crate::channel::{ApprovalPrompter, ChannelError};
 use crate::direct;
 use crate::message::Target;
@@ -26,39 +26,45 @@ const DEFERRED_UPDATE: u8 = 6;
 /// Message flag: only the presser sees it.
 const EPHEMERAL: u64 = 1 << 6;
 
-/// An action row with the three approval buttons.
-pub(super) fn approval_row(request_id: &str) -> Value {
-    let buttons: Vec<Value> = Choice::ALL
-        .into_iter()
-        .map(|choice| {
-            // Button styles: 1 primary, 2 secondary, 4 danger.
-            let style = match choice {
-                Choice::Once => 1,
-                Choice::Always => 2,
-                Choice::Deny => 4,
-            };
-            json!({
-                "type": 2,
-                "style": style,
-                "label": choice.label(),
-                "custom_id": approval::button_data(request_id, choice),
-            })
+/// A question's buttons in action rows of at most five (Discord's limit).
+pub(super) fn rows(request_id: &str, buttons: &[Button]) -> Vec<Value> {
+    buttons
+        .chunks(5)
+        .map(|row| {
+            let row: Vec<Value> = row
+                .iter()
+                .map(|button| {
+                    // Button styles: 1 primary, 2 secondary, 4 danger.
+                    let style = match button.choice {
+                        Choice::Once => 1,
+                        Choice::Always | Choice::Pick(_) => 2,
+                        Choice::Deny => 4,
+                    };
+                    json!({
+                        "type": 2,
+                        "style": style,
+                        "label": button.label,
+                        "custom_id": approval::button_data(request_id, button.choice),
+                    })
+                })
+                .collect();
+            json!({"type": 1, "components": row})
         })
-        .collect();
-    json!({"type": 1, "components": buttons})
+        .collect()
 }
 
 #[async_trait]
 impl ApprovalPrompter for Discord {
-    async fn ask(
+    async fn ask_with(
         &self,
         target: &Target,
         question: &str,
         request_id: &str,
+        buttons: &[Button],
     ) -> Result<String, ChannelError> {
         let body = json!({
             "content": question,
-            "components": [approval_row(request_id)],
+            "components": rows(request_id, buttons),
             "allowed_mentions": {"parse": []},
         });
         let target = direct::resolve(self, target).await?;

@@ -16,27 +16,35 @@ use super::Slack;
 use super::convert::CHANNEL;
 use super::errors::{Token, channel_error};
 use super::send::{channel_id, thread_ts};
-use crate::approval::{Choice, button_data, parse_button};
+use crate::approval::{Button, Choice, button_data, parse_button};
 use crate::channel::{ApprovalPrompter, ChannelError};
 use crate::direct;
 use crate::message::Target;
 use crate::render::to_slack_mrkdwn;
 
-/// The question's blocks: its text and the three buttons.
-pub fn question_blocks(question: &str, request_id: &str) -> Value {
-    let buttons: Vec<Value> = Choice::ALL
+/// The question's blocks: its text and its buttons (one actions block holds 25).
+pub fn question_blocks(question: &str, request_id: &str, buttons: &[Button]) -> Value {
+    let buttons: Vec<Value> = buttons
         .iter()
-        .map(|&choice| {
+        .map(|b| {
+            // Action ids must differ within a block.
+            let action = match b.choice {
+                Choice::Pick(n) => format!("pincer-pick-{n}"),
+                choice => format!(
+                    "pincer-approve-{}",
+                    choice.label().to_ascii_lowercase().replace(' ', "-")
+                ),
+            };
             let mut button = json!({
                 "type": "button",
-                "action_id": format!("pincer-approve-{}", choice.label().to_ascii_lowercase().replace(' ', "-")),
-                "text": { "type": "plain_text", "text": choice.label() },
-                "value": button_data(request_id, choice),
+                "action_id": action,
+                "text": { "type": "plain_text", "text": b.label },
+                "value": button_data(request_id, b.choice),
             });
-            match choice {
+            match b.choice {
                 Choice::Once => button["style"] = json!("primary"),
                 Choice::Deny => button["style"] = json!("danger"),
-                Choice::Always => {}
+                Choice::Always | Choice::Pick(_) => {}
             }
             button
         })
@@ -54,15 +62,16 @@ fn blocks(value: Value) -> Result<Vec<SlackBlock>, ChannelError> {
 
 #[async_trait]
 impl ApprovalPrompter for Slack {
-    async fn ask(
+    async fn ask_with(
         &self,
         target: &Target,
         question: &str,
         request_id: &str,
+        buttons: &[Button],
     ) -> Result<String, ChannelError> {
         let content = SlackMessageContent::new()
             .with_text(to_slack_mrkdwn(question))
-            .with_blocks(blocks(question_blocks(question, request_id))?);
+            .with_blocks(blocks(question_blocks(question, request_id, buttons))?);
         let target = direct::resolve(self, target).await?;
         let request = SlackApiChatPostMessageRequest::new(channel_id(&target)?, content)
             .opt_thread_ts(thread_ts(&target));
@@ -174,7 +183,7 @@ mod tests {
 
     #[test]
     fn three_buttons_carry_the_shared_button_data() {
-        let blocks = question_blocks("Run `ls`?", "abc1");
+        let blocks = question_blocks("Run `ls`?", "abc1", &crate::approval::approval_buttons());
         let buttons = blocks[1]["elements"].as_array().unwrap();
         let values: Vec<&str> = buttons
             .iter()

@@ -16,7 +16,7 @@ use teloxide::types::{
 
 use super::Telegram;
 use super::errors::channel_error;
-use crate::approval::{Choice, button_data};
+use crate::approval::{Button, button_data};
 use crate::channel::{
     ApprovalPrompter, ChannelError, MediaSender, MessageEditor, OutboundMedia, ReactionCapable,
     TypingCapable,
@@ -178,25 +178,33 @@ impl ReactionCapable for Telegram {
     }
 }
 
-/// The three approval buttons in one row.
-fn approval_keyboard(request_id: &str) -> InlineKeyboardMarkup {
-    InlineKeyboardMarkup::new([Choice::ALL.map(|choice| {
-        InlineKeyboardButton::callback(choice.label(), button_data(request_id, choice))
-    })])
+/// A question's buttons: in one row when their labels are short (an approval's
+/// three), else one per row so no label is cut.
+fn keyboard(request_id: &str, buttons: &[Button]) -> InlineKeyboardMarkup {
+    let button = |b: &Button| {
+        InlineKeyboardButton::callback(b.label.clone(), button_data(request_id, b.choice))
+    };
+    let total: usize = buttons.iter().map(|b| b.label.chars().count()).sum();
+    if total <= 30 {
+        InlineKeyboardMarkup::new([buttons.iter().map(button).collect::<Vec<_>>()])
+    } else {
+        InlineKeyboardMarkup::new(buttons.iter().map(|b| [button(b)]))
+    }
 }
 
 #[async_trait]
 impl ApprovalPrompter for Telegram {
-    async fn ask(
+    async fn ask_with(
         &self,
         target: &Target,
         question: &str,
         request_id: &str,
+        buttons: &[Button],
     ) -> Result<String, ChannelError> {
         let mut request = self
             .bot
             .send_message(chat(target)?, question)
-            .reply_markup(approval_keyboard(request_id));
+            .reply_markup(keyboard(request_id, buttons));
         if let Some(thread) = thread(target) {
             request = request.message_thread_id(thread);
         }
