@@ -142,6 +142,8 @@ impl Args {
                     ));
                 }
                 "--verbose" | "-p" | "--print" => {}
+                // An empty value asks for nothing (the SDKs pass `--system-prompt ""`).
+                other if other.starts_with('-') && needs_value && value.is_empty() => {}
                 other if other.starts_with('-') => out.ignored.push(other.to_string()),
                 // A bare word (a prompt given on the command line) is not read: the
                 // conversation comes on stdin.
@@ -172,6 +174,12 @@ mod tests {
         assert_eq!(args.model.as_deref(), Some("heavy"));
         assert!(args.partial && args.ask_host);
         assert_eq!(args.session.as_deref(), Some("terminal:dm:agent-1"));
+        assert!(
+            args.ignored.is_empty(),
+            "an empty --system-prompt asks for nothing: {:?}",
+            args.ignored
+        );
+        let args = parse("--system-prompt be-brief").unwrap();
         assert!(args.ignored.contains(&"--system-prompt".to_string()));
     }
 

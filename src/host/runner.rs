@@ -211,9 +211,7 @@ impl Runner {
                 }
             }
             "plan_approval_response" => {
-                let id = message["planApprovalRequestId"]
-                    .as_str()
-                    .unwrap_or_default();
+                let id = request_id(&message, "planApprovalRequestId");
                 if let Some(answer) = self.pending.remove(id) {
                     let approved = message["planApproved"] == true;
                     let _ = answer.send(if approved {
@@ -224,7 +222,7 @@ impl Runner {
                 }
             }
             "user_question_response" => {
-                let id = message["questionRequestId"].as_str().unwrap_or_default();
+                let id = request_id(&message, "questionRequestId");
                 let question = self.questions.remove(id).unwrap_or_default();
                 if let Some(answer) = self.pending.remove(id) {
                     let answers = &message["answers"];
@@ -476,4 +474,13 @@ impl Runner {
         }))
         .await
     }
+}
+
+/// The request an answer names: by its own field (`planApprovalRequestId`,
+/// `questionRequestId`) or, as the request itself carried it, `requestId`.
+fn request_id<'a>(message: &'a Value, field: &str) -> &'a str {
+    message[field]
+        .as_str()
+        .or(message["requestId"].as_str())
+        .unwrap_or_default()
 }

@@ -187,3 +187,36 @@ async fn a_question_is_answered_by_the_host_through_can_use_tool() {
     let second = model.requests()[1].body.to_string();
     assert!(second.contains("The user answered: blue"), "{second}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_is_answered_by_a_runner_host() {
+    let model = FakeModel::start().await;
+    let home = home(&model, "");
+    model.push_all([
+        Step::tool_call(
+            "question",
+            json!({"question": "Which colour?", "options": ["red", "blue"]}),
+        ),
+        Step::text("Red it is."),
+    ]);
+    let mut runner = Proc::spawn(&home, &["agent", "--protocol", "runner"]);
+    runner.until_type("ready", None).await;
+    runner
+        .send(json!({"type": "message", "content": "pick a colour"}))
+        .await;
+    let ask = runner.until_type("user_question_request", None).await;
+    assert_eq!(ask["questions"][0]["question"], "Which colour?");
+    assert_eq!(ask["questions"][0]["options"][1]["label"], "blue");
+    let id = ask["requestId"].as_str().expect("id").to_string();
+    // Answered under the id the request carried, keyed by the question's text.
+    runner
+        .send(json!({"type": "user_question_response", "requestId": id,
+                     "answers": {"Which colour?": "red"}}))
+        .await;
+    let result = runner.until_type("result", None).await;
+    assert_eq!(result["summary"], "Red it is.");
+    runner.send(json!({"type": "stop"})).await;
+    runner.finish().await;
+    let second = model.requests()[1].body.to_string();
+    assert!(second.contains("The user answered: red"), "{second}");
+}
