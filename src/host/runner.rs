@@ -43,6 +43,14 @@ pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
         turn: None,
         queue: VecDeque::new(),
         workspace: core.workspace.display().to_string(),
+        tools: core
+            .running
+            .agent
+            .tools
+            .specs()
+            .iter()
+            .map(|spec| spec.name.clone())
+            .collect(),
     };
     if let Some(model) = &args.model
         && let Err(err) = core
@@ -80,6 +88,8 @@ struct Runner {
     turn: Option<Turn>,
     queue: VecDeque<String>,
     workspace: String,
+    /// The built-in tools, for `init`.
+    tools: Vec<String>,
 }
 
 #[derive(Default)]
@@ -344,7 +354,7 @@ impl Runner {
                 let init = json!({
                     "type": "init",
                     "model": self.model.clone().unwrap_or_else(|| "(default)".into()),
-                    "tools": [], "mcpServers": [], "slashCommands": [], "skills": [],
+                    "tools": self.tools, "mcpServers": [], "slashCommands": [], "skills": [],
                     "plugins": [], "agents": [],
                     "permissionMode": self.mode.as_str(),
                     "claudeCodeVersion": COMPAT_VERSION,

@@ -204,6 +204,13 @@ async fn a_question_is_answered_by_a_runner_host() {
     runner
         .send(json!({"type": "message", "content": "pick a colour"}))
         .await;
+    let init = runner.until_type("init", None).await;
+    assert!(
+        init["tools"]
+            .as_array()
+            .is_some_and(|tools| tools.iter().any(|t| t == "question")),
+        "{init}"
+    );
     let ask = runner.until_type("user_question_request", None).await;
     assert_eq!(ask["questions"][0]["question"], "Which colour?");
     assert_eq!(ask["questions"][0]["options"][1]["label"], "blue");
