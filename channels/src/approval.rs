@@ -225,19 +225,23 @@ impl PendingApprovals {
                 Waker::Approval(_) => Answered::NotAllowed,
                 Waker::Question { .. } => Answered::NotYours,
             },
+            // A button of another kind of question (forged): it answers nothing, and
+            // the question stays open.
+            Some(w)
+                if matches!(w.waker, Waker::Approval(_)) == matches!(choice, Choice::Pick(_)) =>
+            {
+                Answered::Expired
+            }
             Some(_) => {
                 let Some(w) = waiting.remove(request_id) else {
                     return Answered::Expired;
                 };
                 let sent = match (w.waker, choice) {
-                    (Waker::Approval(reply), Choice::Once | Choice::Always | Choice::Deny) => {
-                        reply.send(choice).is_ok()
-                    }
+                    (Waker::Approval(reply), _) => reply.send(choice).is_ok(),
                     (Waker::Question { reply, .. }, Choice::Pick(n)) => {
                         reply.send(Reply::Picked(n)).is_ok()
                     }
-                    // A button of another kind of question: forged, or a bug.
-                    _ => false,
+                    (Waker::Question { .. }, _) => false,
                 };
                 if sent {
                     Answered::Taken(choice)
@@ -330,13 +334,17 @@ mod tests {
             pending.answer(&id, "telegram:8", Choice::Pick(1)),
             Answered::NotYours
         );
-        // An approval's answer does not answer a question.
+        // An approval's answer does not answer a question, nor close it.
         assert_eq!(
             pending.answer(&id, "telegram:7", Choice::Once),
             Answered::Expired
         );
+        assert_eq!(
+            pending.answer(&id, "telegram:7", Choice::Pick(0)),
+            Answered::Taken(Choice::Pick(0))
+        );
+        assert_eq!(rx.await.ok(), Some(Reply::Picked(0)));
         let (id, rx2) = pending.open_question(vec!["telegram:7".into()], "telegram:-5:".into());
-        drop(rx);
         assert_eq!(
             pending.answer(&id, "telegram:7", Choice::Pick(1)),
             Answered::Taken(Choice::Pick(1))
@@ -369,6 +377,11 @@ mod tests {
         assert_eq!(
             pending.answer(&id, "telegram:2", Choice::Once),
             Answered::NotAllowed
+        );
+        assert_eq!(
+            pending.answer(&id, "telegram:1", Choice::Pick(0)),
+            Answered::Expired,
+            "a question's button does not answer an approval"
         );
         assert_eq!(
             pending.answer(&id, "telegram:1", Choice::Always),
