@@ -1,5 +1,9 @@
 //! One turn: load the conversation, route it, then loop — checkpoint, gates, model
 //! call, tools — until the model answers without tools or something ends the turn.
+//!
+//! - `calls` — one reply's tool calls: batches, checkpoints, results stored in order
+
+mod calls;
 
 use std::time::Instant;
 
@@ -14,7 +18,7 @@ use crate::provider::{
     ChatMessage, ChatRequest, ErrorKind, Part, StopReason as ModelStop, StreamEvent,
 };
 use crate::store::{self, Spender, now_ms};
-use crate::tools::{Taint, ToolContext};
+use crate::tools::Taint;
 
 /// Whether any message carries a picture to show (see `crate::media::show`).
 fn shows_images(messages: &[ChatMessage]) -> bool {
@@ -680,106 +684,6 @@ impl Turn<'_> {
         }
         Ok(())
     }
-
-    /// Run one reply's tool calls. Consecutive read-only calls run side by side; any
-    /// other call runs alone. Results are stored and returned in the order the model
-    /// asked. Steering is checked before each group.
-    async fn run_tools(
-        &mut self,
-        calls: Vec<(String, String, serde_json::Value)>,
-    ) -> Option<Ended> {
-        let ctx = ToolContext {
-            workspace: self.agent.workspace.clone(),
-            origin: Some(self.first.target.clone()),
-            caller: self.caller(),
-            taint: self.taint.clone(),
-            session: Some(self.session_id),
-            mode: self.agent.modes.get(self.session_id),
-        };
-        let tools = &self.agent.tools;
-        let mut ended = None;
-        let mut escalate = false;
-        let mut verdict = Verdict::Fine;
-        let named: Vec<(&str, &serde_json::Value)> = calls
-            .iter()
-            .map(|(_, name, args)| (name.as_str(), args))
-            .collect();
-        for batch in tools.batches(&named) {
-            let group = &calls[batch];
-            let outcomes: Vec<(String, bool)> = if ended.is_some() {
-                group
-                    .iter()
-                    .map(|_| (CANCELLED.to_string(), true))
-                    .collect()
-            } else if self.queue.steering_pending() {
-                // Checkpoint: before each tool call (after the previous result).
-                group.iter().map(|_| (SKIPPED.to_string(), true)).collect()
-            } else if group.len() == 1 && group[0].1 == ESCALATE {
-                escalate = true;
-                vec![(
-                    "Escalated: a stronger model takes over this turn.".to_string(),
-                    false,
-                )]
-            } else {
-                for (_, name, _) in group {
-                    tracing::info!(tool = %name, "tool call");
-                }
-                let running =
-                    futures_util::future::join_all(group.iter().map(|(id, name, args)| {
-                        tools.execute(id, name, args.clone(), &ctx, &self.agent.guard)
-                    }));
-                tokio::select! {
-                    biased;
-                    _ = self.control.token().cancelled() => {
-                        ended = Some(stopped(self.control));
-                        group.iter().map(|_| (CANCELLED.to_string(), true)).collect()
-                    }
-                    _ = tokio::time::sleep_until(self.deadline) => {
-                        ended = Some(Ended::Budget(Budget::Time(self.agent.limits.max_turn.as_secs())));
-                        group.iter().map(|_| (CANCELLED.to_string(), true)).collect()
-                    }
-                    outcomes = running => outcomes.into_iter().map(|o| (o.content, o.is_error)).collect(),
-                }
-            };
-            for ((id, name, args), (content, is_error)) in group.iter().zip(outcomes) {
-                self.reply.tool_output(id, &content, is_error).await;
-                // Calls that never ran are no repeats of anything.
-                if content != SKIPPED && content != CANCELLED {
-                    let seen = self.watch.call(name, args, &content, is_error);
-                    verdict = worse(verdict, seen);
-                }
-                let result = Part::ToolResult {
-                    call_id: id.clone(),
-                    name: name.clone(),
-                    content,
-                    is_error,
-                };
-                if let Err(err) = self
-                    .agent
-                    .store
-                    .append_as(
-                        self.session_id,
-                        store::Role::Tool,
-                        vec![result.clone()],
-                        Some(self.origin.tier),
-                    )
-                    .await
-                {
-                    ended.get_or_insert(Ended::Failed(err.to_string()));
-                }
-                history::push_user(&mut self.messages, result);
-            }
-        }
-        if escalate {
-            self.route
-                .escalate(self.agent, "the light model asked for it");
-        }
-        verdict = worse(verdict, self.watch.end_step());
-        if ended.is_none() {
-            ended = self.heed(verdict);
-        }
-        ended
-    }
 }
 
 /// Take `recalled` out of the conversation (it was added to a user message's text).
@@ -810,16 +714,6 @@ fn untrusted_from_the_start(first: &Queued) -> Taint {
         taint.set();
     }
     taint
-}
-
-/// The verdict that asks more of the loop.
-fn worse(a: Verdict, b: Verdict) -> Verdict {
-    match (&a, &b) {
-        (Verdict::Stop(_), _) => a,
-        (_, Verdict::Stop(_)) => b,
-        (Verdict::Warn(_), _) => a,
-        _ => b,
-    }
 }
 
 fn stopped(control: &TurnControl) -> Ended {
