@@ -172,6 +172,28 @@ impl Chat {
     pub fn message(&self, text: String) -> pincer_channels::InboundMessage {
         self.terminal.message(text)
     }
+
+    /// Start a turn with `text`, as if typed.
+    pub async fn send(&self, text: String, running: &Handles) -> anyhow::Result<()> {
+        running
+            .inbound
+            .send(self.message(text))
+            .await
+            .map_err(|_| anyhow::anyhow!("the core stopped"))
+    }
+}
+
+/// One JSON line on stdout, flushed at once (a host reads line by line).
+pub async fn write_line(
+    out: &mut tokio::io::Stdout,
+    value: &serde_json::Value,
+) -> anyhow::Result<()> {
+    use tokio::io::AsyncWriteExt;
+    let mut text = value.to_string();
+    text.push('\n');
+    out.write_all(text.as_bytes()).await?;
+    out.flush().await?;
+    Ok(())
 }
 
 /// A question for the host: a call needs its approval.

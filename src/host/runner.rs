@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use pincer_channels::{Chunk, FinishReason, OutboundBody};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+use tokio::io::AsyncBufReadExt;
 use tokio::sync::{mpsc, oneshot};
 
 use super::stream_json::COMPAT_VERSION;
@@ -105,11 +105,7 @@ struct Turn {
 
 impl Runner {
     async fn line(&mut self, value: Value) -> anyhow::Result<()> {
-        let mut text = value.to_string();
-        text.push('\n');
-        self.out.write_all(text.as_bytes()).await?;
-        self.out.flush().await?;
-        Ok(())
+        super::write_line(&mut self.out, &value).await
     }
 
     async fn serve(
@@ -276,12 +272,7 @@ impl Runner {
 
     async fn begin(&mut self, text: String, running: &super::Handles) -> anyhow::Result<()> {
         self.turn = Some(Turn::default());
-        running
-            .inbound
-            .send(self.chat.message(text))
-            .await
-            .map_err(|_| anyhow::anyhow!("the core stopped"))?;
-        Ok(())
+        self.chat.send(text, running).await
     }
 
     async fn ask(&mut self, ask: Ask) -> anyhow::Result<()> {

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 
 use pincer_channels::{Chunk, FinishReason, OutboundBody, TurnUsage};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+use tokio::io::AsyncBufReadExt;
 use tokio::sync::{mpsc, oneshot};
 
 use super::{Args, Ask, Chat, Core, uuid};
@@ -111,11 +111,7 @@ struct Turn {
 
 impl Host {
     async fn line(&mut self, value: Value) -> anyhow::Result<()> {
-        let mut text = value.to_string();
-        text.push('\n');
-        self.out.write_all(text.as_bytes()).await?;
-        self.out.flush().await?;
-        Ok(())
+        super::write_line(&mut self.out, &value).await
     }
 
     /// Serve until stdin ended and the queue is answered; whether the last turn failed.
@@ -199,12 +195,7 @@ impl Host {
 
     async fn begin(&mut self, text: String, running: &super::Handles) -> anyhow::Result<()> {
         self.turn = Some(Turn::default());
-        running
-            .inbound
-            .send(self.chat.message(text))
-            .await
-            .map_err(|_| anyhow::anyhow!("the core stopped"))?;
-        Ok(())
+        self.chat.send(text, running).await
     }
 
     async fn control(&mut self, message: &Value, running: &super::Handles) -> anyhow::Result<()> {
