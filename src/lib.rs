@@ -26,6 +26,7 @@
 //! - `tasks`    — subagents: the `task` tool, background tasks, `/tasks`
 //! - `memory`   — memory tools, recall and the daily log around turns, the dream
 //! - `retention` — removes old inbox/ and tool-output/ files (`[workspace] retention_days`)
+//! - `web`      — the control panel in the browser, `/healthz`, `/metrics`
 //! - `cli`      — one module per subcommand (`src/main.rs` only parses and calls it)
 //!
 //! Message types and channel adapters live in `pincer-channels`, configuration in
@@ -56,6 +57,7 @@ pub mod scrub;
 pub mod store;
 pub mod tasks;
 pub mod tools;
+pub mod web;
 
 pub use gateway::{Running, StartError, start};
 pub use home::Home;

@@ -63,6 +63,6 @@ pub use owners::{OwnerAdded, OwnerError, add_owner};
 pub use schema::*;
 pub use secrets::{
     ApiKeySecret, ChannelSecrets, McpSecrets, ProviderSecrets, Secrets, SlackSecrets, TokenSecret,
-    ToolSecrets, check_channels, load_secrets, parse_secrets,
+    ToolSecrets, WebSecrets, check_channels, load_secrets, parse_secrets,
 };
 pub use write::{backup, write_private};

@@ -131,6 +131,13 @@ impl Gate {
                 origin: Origin::terminal(),
             });
         }
+        // Only the web panel's chat, behind its login, puts messages on this channel.
+        if message.channel == crate::web::CHANNEL {
+            return Ok(Decision::Admit {
+                text: message.text.clone(),
+                origin: Origin::web(),
+            });
+        }
         if let Some(scheduled) = &message.scheduled {
             let now = self.tier_of(&message.sender.canonical).await?;
             return Ok(Decision::Admit {
@@ -298,6 +305,9 @@ impl Gate {
     pub async fn origin_of_stored(&self, key: &str, sender: &str) -> Result<Origin, StoreError> {
         if key.split(':').next() == Some(pincer_channels::terminal::CHANNEL) {
             return Ok(Origin::terminal());
+        }
+        if key.split(':').next() == Some(crate::web::CHANNEL) {
+            return Ok(Origin::web());
         }
         let place = match key.split(':').nth(1) {
             Some("dm") => Place::Direct,

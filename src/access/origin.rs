@@ -44,6 +44,16 @@ impl Origin {
         }
     }
 
+    /// The owner in the web panel's chat.
+    pub fn web() -> Origin {
+        Origin {
+            sender: format!("{}:owner", crate::web::CHANNEL),
+            name: "owner".into(),
+            tier: Tier::Owner,
+            place: Place::Direct,
+        }
+    }
+
     pub fn is_owner(&self) -> bool {
         self.tier == Tier::Owner
     }

@@ -11,6 +11,7 @@ mod pairing;
 mod run;
 mod sessions;
 mod status;
+mod web;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -75,6 +76,9 @@ pub enum Command {
     Agent(AgentArgs),
     /// Be an Agent Client Protocol agent over stdio, for editors such as Zed
     Acp,
+    /// The web panel's login: make a token, print the login link
+    #[command(subcommand)]
+    Web(web::Command),
 }
 
 /// Everything after `pincer agent`, read by `host::Args` (the SDKs' flags included).
@@ -115,6 +119,7 @@ pub fn main(cli: Cli) -> ExitCode {
             Command::Cron(command) => cron::run(&home, command).await,
             Command::Memory(command) => memory::run(&home, command).await,
             Command::Acp => crate::host::acp(&home).await,
+            Command::Web(command) => web::run(&home, command).await,
             Command::Agent(args) => match crate::host::Args::parse(&args.args) {
                 Ok(args) => crate::host::agent(&home, args).await,
                 Err(err) => Err(anyhow::anyhow!("pincer agent: {err}")),
@@ -139,16 +144,22 @@ fn init_logging(verbose: u8, json: bool, default_level: &str) {
         1 => EnvFilter::new("info"),
         _ => EnvFilter::new("debug,hyper=info,reqwest=info,rustls=info,h2=info"),
     };
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(|| crate::scrub::ScrubbingStderr)
         .with_target(false);
+    // The web panel's overview shows the last warnings and errors.
+    let errors = crate::web::ErrorLog;
     // A second init (tests calling main twice) keeps the first subscriber.
     let _ = if json {
-        builder.json().try_init()
+        builder.json().finish().with(errors).try_init()
     } else {
         builder
             .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .finish()
+            .with(errors)
             .try_init()
     };
 }

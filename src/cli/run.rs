@@ -22,9 +22,10 @@ use crate::memory::DreamSchedule;
 const HEALTH_EVERY: Duration = Duration::from_secs(5);
 
 pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
-    let (config, secrets) = load(home)?;
+    let (config, mut secrets) = load(home)?;
     ensure_home(home)?;
     let _lock = home.lock_gateway().map_err(anyhow::Error::msg)?;
+    let web = bind_web(home, &config, &mut secrets).await?;
     let env = env_vars();
     pincer_config::check_channels(&config, &secrets, &home.security_file, &env)?;
     let approvals = Arc::new(PendingApprovals::default());
@@ -73,9 +74,24 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
             }
         }));
     }
+    // With the panel on, its chat's replies are taken off the outbound bus first.
+    let web_chat = Arc::new(crate::web::WebChat::default());
+    let outbound = match &web {
+        Some(_) => {
+            let (to_channels, outbound) =
+                tokio::sync::mpsc::channel(crate::gateway::OUTBOUND_CAPACITY);
+            tokio::spawn(crate::web::tee(
+                running.outbound,
+                Arc::clone(&web_chat),
+                to_channels,
+            ));
+            outbound
+        }
+        None => running.outbound,
+    };
     let delivery = tokio::spawn(pincer_channels::manager::run(
         Arc::clone(&registry),
-        running.outbound,
+        outbound,
     ));
     let health = tokio::spawn(record_health(
         Arc::clone(&registry),
@@ -91,7 +107,24 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
         wake: Arc::clone(&running.wake),
         heartbeat: heartbeat(home, &config)?,
     });
-    let scheduling = tokio::spawn(scheduler.run(shutdown.clone()));
+    let scheduling = tokio::spawn(Arc::clone(&scheduler).run(shutdown.clone()));
+    let panel = web.map(|(listener, token)| {
+        let state = Arc::new(crate::web::WebState {
+            home: home.clone(),
+            config: Arc::new(config.clone()),
+            agent: Arc::clone(&running.agent),
+            registry: Arc::clone(&registry),
+            inbound: running.inbound.clone(),
+            scheduler: Some(Arc::clone(&scheduler)),
+            wake: Arc::clone(&running.wake),
+            chat: Arc::clone(&web_chat),
+            token,
+            metrics_token: secrets.web.metrics_token.clone(),
+            sessions: Default::default(),
+            started: std::time::Instant::now(),
+        });
+        tokio::spawn(crate::web::serve(listener, state, shutdown.clone()))
+    });
     let dreaming = tokio::spawn(dream.run(Arc::clone(&running.agent), shutdown.clone()));
     let retention = tokio::spawn(crate::retention::run(
         home.workspace(&config),
@@ -111,6 +144,9 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
         let _ = listener.await;
     }
     let _ = scheduling.await;
+    if let Some(panel) = panel {
+        let _ = panel.await;
+    }
     let _ = dreaming.await;
     let _ = retention.await;
     let _ = running.task.await;
@@ -137,6 +173,41 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
     }
     tracing::info!("stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The panel's listener and login token when `[web] enabled`. A loopback panel without
+/// a token gets one (written to .security.yml); any other address without one refuses
+/// to start.
+async fn bind_web(
+    home: &Home,
+    config: &Config,
+    secrets: &mut pincer_config::Secrets,
+) -> anyhow::Result<Option<(tokio::net::TcpListener, secrecy::SecretString)>> {
+    if !config.web.enabled {
+        return Ok(None);
+    }
+    let addr = crate::web::check_listen(&config.web.listen, secrets.web.token.is_some())
+        .map_err(anyhow::Error::msg)?;
+    let token = match secrets.web.token.clone() {
+        Some(token) => token,
+        None => {
+            let token = crate::web::token::rotate(&home.security_file)?;
+            tracing::info!(
+                "made a web.token for the panel in {}; `pincer web url` prints the login link",
+                home.security_file.display()
+            );
+            secrets.web.token = Some(token.clone());
+            token
+        }
+    };
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+        anyhow::anyhow!(
+            "the web panel cannot listen on {addr}: {e}; set another address in [web] listen in {}, or stop what uses it",
+            home.config_file.display()
+        )
+    })?;
+    tracing::info!(listen = %addr, "web panel on http://{addr}/ (log in with the link from `pincer web url`)");
+    Ok(Some((listener, token)))
 }
 
 /// Every channel that can show buttons asks its owner to approve "ask" calls.

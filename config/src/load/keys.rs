@@ -159,6 +159,7 @@ pub(crate) const ROOT: Node = Table(&[
         ]),
     ),
     ("workspace", Table(&[("retention_days", Leaf)])),
+    ("web", Table(&[("enabled", Leaf), ("listen", Leaf)])),
 ]);
 
 impl Node {

@@ -121,6 +121,26 @@ impl Default for WorkspaceConfig {
     }
 }
 
+/// `[web]`: the control panel in the browser, `/healthz` and `/metrics`, served by
+/// `pincer run`. Its login token lives in `.security.yml` (`web.token`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WebConfig {
+    /// Serve the panel (off unless asked for).
+    pub enabled: bool,
+    /// Address and port; a non-loopback address needs `web.token`.
+    pub listen: String,
+}
+
+impl Default for WebConfig {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            listen: "127.0.0.1:8790".into(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

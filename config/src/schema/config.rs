@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::{
     AccessConfig, AgentConfig, ChannelsConfig, CronConfig, HeartbeatConfig, McpConfig,
     MemoryConfig, ModelCaps, Price, ProviderConfig, RouterConfig, ToolsConfig, TranscriptionConfig,
-    WorkspaceConfig,
+    WebConfig, WorkspaceConfig,
 };
 
 /// The `config.toml` format this build understands. A file without `version` is version 1;
@@ -48,6 +48,8 @@ pub struct Config {
     pub access: AccessConfig,
     /// How long the workspace keeps received files and saved tool output.
     pub workspace: WorkspaceConfig,
+    /// The control panel in the browser, `/healthz` and `/metrics`.
+    pub web: WebConfig,
 }
 
 impl Default for Config {
@@ -68,6 +70,7 @@ impl Default for Config {
             mcp: McpConfig::default(),
             access: AccessConfig::default(),
             workspace: WorkspaceConfig::default(),
+            web: WebConfig::default(),
         }
     }
 }

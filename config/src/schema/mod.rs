@@ -14,7 +14,7 @@ mod router;
 mod schedules;
 mod tools;
 
-pub use access::{AccessConfig, Tier, WorkspaceConfig};
+pub use access::{AccessConfig, Tier, WebConfig, WorkspaceConfig};
 pub use agent::{AgentConfig, QueueMode, expand_tilde};
 pub use channels::{
     Access, ChannelConfig, ChannelsConfig, DmPolicy, GroupPolicy, SlackConfig, SlackMode,

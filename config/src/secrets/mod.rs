@@ -34,6 +34,21 @@ pub struct Secrets {
     /// MCP server credentials by server name (the names of `[mcp.servers.<name>]`).
     #[serde(deserialize_with = "value::or_default")]
     pub mcp: BTreeMap<String, McpSecrets>,
+    /// The web panel's login token and the optional bearer token for `/metrics`.
+    #[serde(deserialize_with = "value::or_default")]
+    pub web: WebSecrets,
+}
+
+/// `web:` in `.security.yml`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WebSecrets {
+    /// Logs a browser in (`pincer web url` prints the link); `pincer web token` makes one.
+    #[serde(deserialize_with = "value::optional")]
+    pub token: Option<SecretString>,
+    /// When set, `/metrics` needs `Authorization: Bearer <metrics_token>`.
+    #[serde(deserialize_with = "value::optional")]
+    pub metrics_token: Option<SecretString>,
 }
 
 /// One provider's keys; several rotate on rate limits.

@@ -1,0 +1,5 @@
+//! `/metrics`.
+
+pub async fn handler() -> &'static str {
+    "metrics"
+}

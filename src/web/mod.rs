@@ -1,0 +1,156 @@
+//! The control panel in the browser, `/healthz` and `/metrics`, served by `pincer run`
+//! when `[web] enabled`. Pages are rendered on the server (maud: HTML compiled from
+//! Rust, escaped by default); one small static script streams the chat. Every page
+//! needs the login cookie that the link from `pincer web url` sets (or the token as a
+//! bearer), every state-changing request a CSRF token; `/healthz` is open and says
+//! nothing private; `/metrics` takes an optional bearer token of its own.
+//!
+//! It never talks to a model or a tool itself: the chat goes through the bus as the
+//! owner's local conversation (`web:dm:owner`), actions call the same store and
+//! scheduler functions as the CLI.
+//!
+//! - `auth`     — login link, session cookie, CSRF, security headers
+//! - `layout`   — the page shell and navigation, the stylesheet and script
+//! - `overview` — `/`: health, uptime, today's spend, recent errors; `/healthz`
+//! - `conversations` — sessions by channel, a transcript
+//! - `access`   — pairing codes, approved senders, owners, spend per sender
+//! - `cron`     — scheduled jobs and their actions
+//! - `memory`   — MEMORY.md, typed files, the dream history, restore
+//! - `usage`    — tokens and cost per day and model, as SVG
+//! - `chat`     — `/chat` and `/api/chat` (AI SDK v6 UI message stream over SSE)
+//! - `metrics`  — `/metrics`
+//! - `token`    — making and storing `web.token`
+
+mod access;
+mod auth;
+mod chat;
+mod conversations;
+mod cron;
+mod layout;
+mod memory;
+mod metrics;
+mod overview;
+pub mod token;
+mod usage;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Router;
+use axum::routing::{get, post};
+use pincer_channels::{InboundMessage, OutboundMessage, Registry};
+use pincer_config::Config;
+use secrecy::SecretString;
+use tokio::sync::{Notify, mpsc};
+use tokio_util::sync::CancellationToken;
+
+pub use auth::Sessions;
+pub use chat::{CHANNEL, WebChat};
+pub use overview::ErrorLog;
+
+use crate::agent::Agent;
+use crate::cron::Scheduler;
+use crate::home::Home;
+
+/// What the pages read and the actions change: the running gateway's parts.
+pub struct WebState {
+    pub home: Home,
+    pub config: Arc<Config>,
+    pub agent: Arc<Agent>,
+    /// The chat channels, for their live health.
+    pub registry: Arc<Registry>,
+    /// Where the web chat's messages go, like any channel's.
+    pub inbound: mpsc::Sender<InboundMessage>,
+    /// Runs a job now from the Scheduled tasks page.
+    pub scheduler: Option<Arc<Scheduler>>,
+    /// Wakes the scheduler after a job changed.
+    pub wake: Arc<Notify>,
+    /// The web chat's replies, handed over by the outbound tee.
+    pub chat: Arc<WebChat>,
+    /// `web.token`: the login link's token, also accepted as a bearer token.
+    pub token: SecretString,
+    /// `web.metrics_token`: when set, `/metrics` needs it as a bearer token.
+    pub metrics_token: Option<SecretString>,
+    pub sessions: Sessions,
+    pub started: Instant,
+}
+
+/// Every route. Pages and actions need a login; `/healthz` and `/metrics` do not (the
+/// latter may need its own token).
+pub fn app(state: Arc<WebState>) -> Router {
+    let private = Router::new()
+        .route("/", get(overview::page))
+        .route("/conversations", get(conversations::list))
+        .route("/conversations/{id}", get(conversations::transcript))
+        .route("/media/{*path}", get(conversations::media))
+        .route("/access", get(access::page))
+        .route("/access/approve", post(access::approve))
+        .route("/access/deny", post(access::deny))
+        .route("/access/revoke", post(access::revoke))
+        .route("/cron", get(cron::page))
+        .route("/cron/add", post(cron::add))
+        .route("/cron/run", post(cron::run))
+        .route("/cron/enable", post(cron::enable))
+        .route("/cron/disable", post(cron::disable))
+        .route("/cron/remove", post(cron::remove))
+        .route("/memory", get(memory::page))
+        .route("/memory/restore", post(memory::restore))
+        .route("/usage", get(usage::page))
+        .route("/chat", get(chat::page))
+        .route("/api/chat", post(chat::stream))
+        .route("/logout", post(auth::logout))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state),
+            auth::require_login,
+        ));
+    Router::new()
+        .merge(private)
+        .route("/login", get(auth::login))
+        .route("/healthz", get(overview::healthz))
+        .route("/metrics", get(metrics::handler))
+        .route("/assets/panel.css", get(layout::stylesheet))
+        .route("/assets/panel.js", get(layout::script))
+        .layer(axum::middleware::from_fn(auth::security_headers))
+        .with_state(state)
+}
+
+/// Whether the panel may listen on `listen`: a non-loopback address needs a token.
+pub fn check_listen(listen: &str, has_token: bool) -> Result<SocketAddr, String> {
+    let addr: SocketAddr = listen.parse().map_err(|_| {
+        format!("web.listen = \"{listen}\" is not an address and port; use e.g. \"127.0.0.1:8790\"")
+    })?;
+    if !addr.ip().is_loopback() && !has_token {
+        return Err(format!(
+            "web.listen = \"{listen}\" is reachable from other machines, and there is no web.token in .security.yml to keep them out; run `pincer web token`, or listen on 127.0.0.1"
+        ));
+    }
+    Ok(addr)
+}
+
+/// Serve the panel on `listener` until `shutdown`.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: Arc<WebState>,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
+    axum::serve(listener, app(state))
+        .with_graceful_shutdown(async move { shutdown.cancelled().await })
+        .await
+}
+
+/// Hand the web chat's outbound messages to the panel and everything else to the
+/// channels: the gateway's one outbound bus feeds both.
+pub async fn tee(
+    mut outbound: mpsc::Receiver<OutboundMessage>,
+    chat: Arc<WebChat>,
+    channels: mpsc::Sender<OutboundMessage>,
+) {
+    while let Some(message) = outbound.recv().await {
+        if message.target.channel == CHANNEL {
+            chat.deliver(message);
+        } else if channels.send(message).await.is_err() {
+            return;
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! The web panel: every page and action through the real router and core (handler
+//! tests without a socket), `/healthz`, `/metrics`, and a browser test in headless
+//! Chromium against the real `pincer run`.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod harness;
+mod pages;

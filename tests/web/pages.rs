@@ -1,0 +1,162 @@
+//! Login, CSRF, the security headers, the overview, `/healthz` and the chat stream.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use pincer_fakes::Step;
+
+use crate::harness::{Panel, TOKEN, get};
+
+#[tokio::test]
+async fn every_page_needs_the_login_cookie_and_every_action_the_csrf_token() {
+    let panel = Panel::start("").await;
+    for path in [
+        "/",
+        "/conversations",
+        "/access",
+        "/cron",
+        "/memory",
+        "/usage",
+        "/chat",
+    ] {
+        let page = panel.request(get(path)).await;
+        assert_eq!(
+            page.status,
+            StatusCode::UNAUTHORIZED,
+            "{path} without a cookie"
+        );
+        assert!(page.text.contains("pincer web url"), "{}", page.text);
+        let page = panel.get(path).await;
+        assert_eq!(
+            page.status,
+            StatusCode::OK,
+            "{path} logged in: {}",
+            page.text
+        );
+        let csp = page.headers["content-security-policy"].to_str().unwrap();
+        assert!(
+            csp.contains("frame-ancestors 'none'") && !csp.contains("unsafe-inline"),
+            "{csp}"
+        );
+        assert_eq!(page.headers["x-frame-options"], "DENY");
+    }
+    let wrong = panel.request(get("/login?token=not-it")).await;
+    assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
+    assert!(!wrong.headers.contains_key(header::SET_COOKIE));
+    // A POST without the token is refused before it does anything.
+    let refused = panel
+        .post_raw(
+            "/access/approve",
+            &[("channel", "telegram"), ("code", "ABCD2345")],
+            true,
+        )
+        .await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.text);
+    let wrong = panel.post_raw("/logout", &[("csrf", "0000")], true).await;
+    assert_eq!(wrong.status, StatusCode::FORBIDDEN);
+    // Without the cookie, even with a token from somewhere: 401.
+    let stranger = panel
+        .post_raw("/logout", &[("csrf", &panel.csrf)], false)
+        .await;
+    assert_eq!(stranger.status, StatusCode::UNAUTHORIZED);
+    // A program may use the token as a bearer token instead.
+    let request = Request::get("/usage")
+        .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(panel.request(request).await.status, StatusCode::OK);
+    // Logging out ends the session.
+    assert_eq!(panel.post("/logout", &[]).await.status, StatusCode::OK);
+    assert_eq!(panel.get("/").await.status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn healthz_is_open_and_ok_with_every_channel_up() {
+    let panel = Panel::start("").await;
+    let page = panel.request(get("/healthz")).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert_eq!(page.text, r#"{"status":"ok"}"#);
+}
+
+#[tokio::test]
+async fn the_overview_shows_version_spend_and_budget() {
+    let panel = Panel::start("[agent]\nmax_day_cost_usd = 3.5\n").await;
+    let page = panel.get("/").await;
+    assert!(
+        page.text.contains(env!("CARGO_PKG_VERSION")),
+        "{}",
+        page.text
+    );
+    assert!(page.text.contains("of $3.50 a day"), "{}", page.text);
+    assert!(
+        page.text.contains("No chat channel is enabled"),
+        "{}",
+        page.text
+    );
+}
+
+/// The SSE events of a response body, as JSON values (the `[DONE]` marker as a string).
+fn events(body: &str) -> Vec<serde_json::Value> {
+    body.split("\n\n")
+        .filter_map(|e| e.strip_prefix("data: "))
+        .map(|d| serde_json::from_str(d).unwrap_or_else(|_| serde_json::Value::String(d.into())))
+        .collect()
+}
+
+#[tokio::test]
+async fn the_chat_streams_a_turn_as_ai_sdk_ui_message_chunks() {
+    let panel = Panel::start("").await;
+    panel.fake.push(Step::text("Hello from the web."));
+    let body = serde_json::json!({
+        "id": "web",
+        "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi there"}]}],
+        "trigger": "submit-message",
+    });
+    let request = Request::post("/api/chat")
+        .header(header::COOKIE, &panel.cookie)
+        .header("x-csrf-token", &panel.csrf)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    let page = panel.request(request).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.text);
+    assert_eq!(page.headers["x-vercel-ai-ui-message-stream"], "v1");
+    assert_eq!(page.headers[header::CONTENT_TYPE], "text/event-stream");
+    let events = events(&page.text);
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e.get("type").and_then(|t| t.as_str()).unwrap_or("[DONE]"))
+        .collect();
+    assert_eq!(kinds.first(), Some(&"start"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"[DONE]"), "{kinds:?}");
+    assert!(
+        kinds.contains(&"finish") && kinds.contains(&"text-delta"),
+        "{kinds:?}"
+    );
+    let said: String = events
+        .iter()
+        .filter(|e| e["type"] == "text-delta")
+        .filter_map(|e| e["delta"].as_str())
+        .collect();
+    assert_eq!(said, "Hello from the web.");
+    // Only the schema's keys go on the wire (v6's useChat rejects unknown ones).
+    for e in &events {
+        if e["type"] == "text-end" {
+            assert_eq!(e.as_object().unwrap().len(), 2, "{e}");
+        }
+    }
+    // The model saw the owner's words, in the session web:dm:owner.
+    let seen = panel.fake.requests();
+    assert!(seen.last().unwrap().body.to_string().contains("hi there"));
+    let sessions = panel.state.agent.store.sessions().await.unwrap();
+    assert!(
+        sessions.iter().any(|s| s.key == "web:dm:owner"),
+        "{sessions:?}"
+    );
+    // Without the CSRF header the same request is refused.
+    let request = Request::post("/api/chat")
+        .header(header::COOKIE, &panel.cookie)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    assert_eq!(panel.request(request).await.status, StatusCode::FORBIDDEN);
+}
