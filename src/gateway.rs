@@ -213,6 +213,7 @@ pub fn start(
     env: &[(String, String)],
     shutdown: CancellationToken,
 ) -> Result<Running, StartError> {
+    crate::metrics::install();
     let (outbound_tx, outbound) = mpsc::channel(OUTBOUND_CAPACITY);
     let wake = Arc::new(Notify::new());
     let agent = Arc::new(build_agent(

@@ -27,6 +27,7 @@
 //! - `memory`   — memory tools, recall and the daily log around turns, the dream
 //! - `retention` — removes old inbox/ and tool-output/ files (`[workspace] retention_days`)
 //! - `web`      — the control panel in the browser, `/healthz`, `/metrics`
+//! - `metrics`  — the process's Prometheus counters and histograms, counted where things happen
 //! - `cli`      — one module per subcommand (`src/main.rs` only parses and calls it)
 //!
 //! Message types and channel adapters live in `pincer-channels`, configuration in
@@ -47,6 +48,7 @@ pub mod host;
 pub mod mcp;
 pub mod media;
 pub mod memory;
+pub mod metrics;
 pub mod models;
 pub mod prices;
 pub mod provider;

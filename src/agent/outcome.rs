@@ -47,6 +47,17 @@ impl Ended {
         }
     }
 
+    /// One word for how the turn ended, for `/metrics`.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Ended::Finished => "finished",
+            Ended::Budget(_) => "budget",
+            Ended::Stopped(_) => "stopped",
+            Ended::Failed(_) => "failed",
+            Ended::Stuck(_) => "stuck",
+        }
+    }
+
     /// What to tell the user, if anything.
     pub fn notice(&self) -> Option<String> {
         match self {

@@ -33,6 +33,8 @@ struct Admit {
     session_id: i64,
     /// The stored message.
     id: i64,
+    /// When the dispatcher took it off the bus (`Queued::arrived`).
+    arrived: Instant,
 }
 
 pub struct Dispatcher {
@@ -177,12 +179,15 @@ impl Dispatcher {
                 attachment: false,
                 done: Vec::new(),
                 task: None,
+                arrived: None,
             };
             self.enqueue(&message.key, item);
         }
     }
 
     async fn handle(self: &Arc<Self>, mut message: InboundMessage) {
+        let arrived = Instant::now();
+        crate::metrics::message_in(&message.channel);
         let ack = message.ack.take();
         let key = message.session_key();
         let target = message.target();
@@ -303,6 +308,7 @@ impl Dispatcher {
             origin,
             session_id,
             id,
+            arrived,
         };
         // A message with files, or one behind such a message of the same conversation,
         // is read off this loop: downloads, transcriptions and PDFs take seconds, and
@@ -330,6 +336,7 @@ impl Dispatcher {
             origin,
             session_id,
             id,
+            arrived,
         } = admit;
         if !message.media.is_empty() {
             let notes = self
@@ -365,6 +372,8 @@ impl Dispatcher {
             attachment: !message.media.is_empty(),
             done: message.done.take().into_iter().collect(),
             task: None,
+            // Files take seconds to fetch and read: not overhead.
+            arrived: message.media.is_empty().then_some(arrived),
         };
         match self.enqueue(&key, item) {
             Pushed::Queued | Pushed::Folded => {}

@@ -5,6 +5,7 @@
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
+use std::time::Instant;
 
 use pincer_channels::Target;
 use pincer_config::QueueMode;
@@ -38,6 +39,11 @@ pub struct Queued {
     pub done: Vec<pincer_channels::Done>,
     /// A subagent's run (the `task` tool): quiet, one level deep, its own budget.
     pub task: Option<TaskRun>,
+    /// When the dispatcher took the message off the bus, moved to the end of the
+    /// conversation's previous turn if it waited for that: the start of
+    /// `pincer_inbound_overhead_seconds`. None where there is nothing to measure (a
+    /// message with files, a recovered one, a task).
+    pub arrived: Option<Instant>,
 }
 
 /// What makes a turn a subagent's.
@@ -99,6 +105,8 @@ pub struct SessionQueue {
     pub notify: Notify,
     /// The turn running now, if any (for /stop and interrupt mode).
     turn: Mutex<Option<std::sync::Arc<TurnControl>>>,
+    /// When the last turn ended (see `Queued::arrived`).
+    last_end: Mutex<Option<Instant>>,
 }
 
 impl Queued {
@@ -121,6 +129,7 @@ impl SessionQueue {
             items: Mutex::new(VecDeque::new()),
             notify: Notify::new(),
             turn: Mutex::new(None),
+            last_end: Mutex::new(None),
         }
     }
 
@@ -128,6 +137,7 @@ impl SessionQueue {
         let Ok(mut items) = self.items.lock() else {
             return Pushed::Refused;
         };
+        let count = waiting([&item]);
         let pushed = if items.len() < MAX_QUEUED {
             items.push_back(item);
             Pushed::Queued
@@ -147,6 +157,9 @@ impl SessionQueue {
             }
         };
         drop(items);
+        if !matches!(pushed, Pushed::Refused) {
+            crate::metrics::session_queue(count);
+        }
         self.notify.notify_one();
         pushed
     }
@@ -164,10 +177,17 @@ impl SessionQueue {
     pub fn next_batch(&self) -> Option<Queued> {
         let mut items = self.items.lock().ok()?;
         let first = items.pop_front()?;
-        match self.mode {
-            QueueMode::Steer | QueueMode::Followup => Some(first),
-            QueueMode::Collect | QueueMode::Interrupt => Some(items.drain(..).fold(first, merge)),
+        let mut batch = match self.mode {
+            QueueMode::Steer | QueueMode::Followup => first,
+            QueueMode::Collect | QueueMode::Interrupt => items.drain(..).fold(first, merge),
+        };
+        drop(items);
+        crate::metrics::session_queue(-waiting([&batch]));
+        let last_end = self.last_end.lock().ok().and_then(|end| *end);
+        if let (Some(arrived), Some(end)) = (batch.arrived, last_end) {
+            batch.arrived = Some(arrived.max(end));
         }
+        Some(batch)
     }
 
     /// Messages to steer into the running turn at a checkpoint (steer mode only).
@@ -175,10 +195,7 @@ impl SessionQueue {
         if self.mode != QueueMode::Steer {
             return Vec::new();
         }
-        self.items
-            .lock()
-            .map(|mut items| items.drain(..).collect())
-            .unwrap_or_default()
+        self.take_all()
     }
 
     /// Whether a steering message waits (checked before starting each tool call).
@@ -197,6 +214,9 @@ impl SessionQueue {
     pub fn end_turn(&self) {
         if let Ok(mut turn) = self.turn.lock() {
             *turn = None;
+        }
+        if let Ok(mut end) = self.last_end.lock() {
+            *end = Some(Instant::now());
         }
     }
 
@@ -217,11 +237,34 @@ impl SessionQueue {
 
     /// Drop whatever waits (after /new the old messages belong to the old session).
     pub fn clear(&self) -> Vec<Queued> {
-        self.items
+        self.take_all()
+    }
+
+    fn take_all(&self) -> Vec<Queued> {
+        let taken: Vec<Queued> = self
+            .items
             .lock()
             .map(|mut items| items.drain(..).collect())
-            .unwrap_or_default()
+            .unwrap_or_default();
+        crate::metrics::session_queue(-waiting(&taken));
+        taken
     }
+}
+
+impl Drop for SessionQueue {
+    fn drop(&mut self) {
+        if let Ok(items) = self.items.get_mut() {
+            crate::metrics::session_queue(-waiting(items.iter()));
+        }
+    }
+}
+
+/// The stored messages `items` stand for (`pincer_session_queue_depth`).
+fn waiting<'a>(items: impl IntoIterator<Item = &'a Queued>) -> i64 {
+    items
+        .into_iter()
+        .map(|item| item.message_ids.len() as i64)
+        .sum()
 }
 
 fn merge(mut into: Queued, next: Queued) -> Queued {
@@ -246,6 +289,7 @@ mod tests {
             attachment: false,
             done: Vec::new(),
             task: None,
+            arrived: None,
             message_ids: vec![n],
             text: format!("m{n}"),
             origin: Origin::terminal(),

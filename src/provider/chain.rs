@@ -154,6 +154,7 @@ impl Chain {
                 return Err(summarise(err, &outcomes));
             }
             restart |= emitted;
+            crate::metrics::model_fallback(label);
             tracing::warn!(
                 label,
                 kind = err.kind.as_str(),
@@ -190,6 +191,10 @@ impl Chain {
                 };
                 entry.provider.stream(req, &mut watch).await
             };
+            let outcome = result
+                .as_ref()
+                .map_or_else(|err| err.kind.as_str(), |_| "ok");
+            crate::metrics::model_call(&entry.label, outcome);
             let err = match result {
                 Ok(reply) => {
                     // A reply with no deltas still replaces the abandoned one.

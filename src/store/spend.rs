@@ -55,6 +55,8 @@ impl Store {
         cost_usd: f64,
         spender: &Spender,
     ) -> Result<()> {
+        // Counted whether or not the row is written: the tokens were spent.
+        crate::metrics::usage(model, usage, cost_usd);
         let model = model.to_string();
         let (sender, tier) = (spender.sender.clone(), spender.tier);
         let spent = Arc::clone(&self.spent);

@@ -201,6 +201,7 @@ impl Tasks {
                 max_iterations: self.max_iterations,
                 tainted: start.tainted,
             }),
+            arrived: None,
         };
         let this = Arc::clone(self);
         let run = {

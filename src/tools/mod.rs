@@ -349,6 +349,21 @@ impl Registry {
         Some((tool.spec(), tool))
     }
 
+    /// The name a call of `name` is counted under in `/metrics`: a built-in tool's own
+    /// name (aliases resolved), `mcp` for any MCP server's tool, `unknown` for a name no
+    /// tool has (a model's invention must not become a label).
+    pub fn metric_name<'a>(&'a self, name: &'a str) -> &'a str {
+        let name = ALIASES
+            .iter()
+            .find(|(alias, _)| *alias == name)
+            .map_or(name, |(_, real)| real);
+        match self.specs.iter().find(|spec| spec.name == name) {
+            Some(spec) => &spec.name,
+            None if name.starts_with("mcp__") => "mcp",
+            None => "unknown",
+        }
+    }
+
     /// Each MCP server's state ("ready, 3 tools", "failed: …, retrying in 8s").
     pub fn mcp_status(&self) -> Vec<(String, String)> {
         self.mcp.as_ref().map(|m| m.status()).unwrap_or_default()

@@ -110,6 +110,9 @@ impl ChatWorker {
                 },
             };
             if !self.reachable().await {
+                if seen(&message.body) {
+                    super::delivered(&self.target.channel, None);
+                }
                 continue; // dropped; `reachable` said why
             }
             // Deltas that piled up while we waited on the platform go out as one, so a
@@ -138,6 +141,15 @@ impl ChatWorker {
     }
 
     async fn handle(&mut self, message: OutboundMessage) {
+        let began = seen(&message.body).then(Instant::now);
+        let delivered = self.act(message).await;
+        if let Some(began) = began {
+            super::delivered(&self.target.channel, delivered.then(|| began.elapsed()));
+        }
+    }
+
+    /// Do what `message` asks; false if something to be seen did not reach the platform.
+    async fn act(&mut self, message: OutboundMessage) -> bool {
         match message.body {
             OutboundBody::Chunk(chunk) => match chunk {
                 Chunk::Start { .. } => self.start_typing(),
@@ -150,20 +162,28 @@ impl ChatWorker {
                 }
                 // Only the streamed reply belongs in the placeholder; a command's
                 // answer sent mid-stream goes out on its own.
-                Chunk::TextEnd { text, .. } => self.deliver(&text).await,
+                Chunk::TextEnd { text, .. } => return self.deliver(&text).await,
                 Chunk::Error { error_text } => {
-                    self.send_all(&format!("⚠️ {error_text}")).await;
+                    return self.send_all(&format!("⚠️ {error_text}")).await;
                 }
                 Chunk::Finish { .. } => self.end().await,
                 // Reasoning, tool calls and steps are for other consumers.
                 _ => {}
             },
-            OutboundBody::Text(text) | OutboundBody::Notice(text) => self.send_all(&text).await,
-            OutboundBody::Error(text) => self.send_all(&format!("⚠️ {text}")).await,
+            OutboundBody::Text(text) | OutboundBody::Notice(text) => {
+                return self.send_all(&text).await;
+            }
+            OutboundBody::Error(text) => return self.send_all(&format!("⚠️ {text}")).await,
             OutboundBody::Done => self.end().await,
-            OutboundBody::File { media, sent } => sent.fire(self.send_file(&media).await),
+            OutboundBody::File { media, sent } => {
+                let outcome = self.send_file(&media).await;
+                let went = outcome.is_ok();
+                sent.fire(outcome);
+                return went;
+            }
             OutboundBody::React { message_id, emoji } => self.react(&message_id, &emoji).await,
         }
+        true
     }
 
     /// A file, paced and retried like a message; the error says why it did not go.
@@ -326,7 +346,7 @@ impl ChatWorker {
     }
 
     /// A finished message: into the streamed message if one is shown, the rest after it.
-    async fn deliver(&mut self, text: &str) {
+    async fn deliver(&mut self, text: &str) -> bool {
         self.pending = None;
         let chunks = (self.handle.info.split)(text);
         let mut rest = chunks.as_slice();
@@ -349,23 +369,30 @@ impl ChatWorker {
                 }
             }
         }
+        let mut sent = true;
         for chunk in rest {
-            self.send_chunk(chunk).await;
+            sent &= self.send_chunk(chunk).await;
         }
+        sent
     }
 
-    async fn send_all(&mut self, text: &str) {
+    /// Whether every part went out.
+    async fn send_all(&mut self, text: &str) -> bool {
+        let mut sent = true;
         for chunk in (self.handle.info.split)(text) {
-            self.send_chunk(&chunk).await;
+            sent &= self.send_chunk(&chunk).await;
         }
+        sent
     }
 
-    async fn send_chunk(&self, chunk: &str) {
+    async fn send_chunk(&self, chunk: &str) -> bool {
         self.pace().await;
         let channel = Arc::clone(&self.handle.channel);
         if let Err(err) = with_retries("send", || channel.send(&self.target, chunk)).await {
             tracing::error!(channel = %self.target.channel, chat = %self.target.chat_id, "message not delivered: {err}");
+            return false;
         }
+        true
     }
 
     /// A turn ended with its reply unfinished (stopped mid-reply): leave what was
@@ -397,5 +424,19 @@ impl ChatWorker {
         {
             tracing::warn!("cannot close the streamed reply: {err}");
         }
+    }
+}
+
+/// Whether `body` is a message a person sees (reported to the manager's observer):
+/// not a delta, a stream marker, typing or a reaction.
+fn seen(body: &OutboundBody) -> bool {
+    match body {
+        OutboundBody::Text(_)
+        | OutboundBody::Notice(_)
+        | OutboundBody::Error(_)
+        | OutboundBody::File { .. }
+        | OutboundBody::Chunk(Chunk::Error { .. }) => true,
+        OutboundBody::Chunk(Chunk::TextEnd { text, .. }) => !text.trim().is_empty(),
+        _ => false,
     }
 }

@@ -4,14 +4,16 @@
 //! can, with "typing…" shown while a turn works. One worker per chat keeps each chat's
 //! messages in order while chats proceed side by side. A target naming a person
 //! (`Target::user`) is resolved to their direct chat by its worker, never here: opening
-//! a chat is a request to the platform, and this loop must not wait on one.
+//! a chat is a request to the platform, and this loop must not wait on one. Each
+//! message a person sees is reported, delivered or not, to the `Observer` the core sets
+//! for its metrics (`observe`).
 
 mod chat;
 mod pace;
 mod retry;
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -35,6 +37,27 @@ const SWEEP_MIN: usize = 64;
 const DRAIN: Duration = Duration::from_secs(10);
 /// The gap between any two operations on one channel (Telegram allows ~30 a second).
 const CHANNEL_GAP: Duration = Duration::from_millis(35);
+
+/// Told of each message a person sees (a finished text, a notice, an error, a file)
+/// once its chat's worker is done with it: the channel, and how long delivering it took
+/// from the worker taking it (pacing, splitting, retries, the platform's calls) — or
+/// `None` if some of it did not reach the platform. The core's metrics set it; this
+/// crate only reports.
+pub type Observer = fn(channel: &str, took: Option<Duration>);
+
+static OBSERVER: OnceLock<Observer> = OnceLock::new();
+
+/// Report deliveries to `observer` from now on; the first one set stays.
+pub fn observe(observer: Observer) {
+    // Set already (the core started twice in one process): the same function.
+    let _ = OBSERVER.set(observer);
+}
+
+fn delivered(channel: &str, took: Option<Duration>) {
+    if let Some(observer) = OBSERVER.get() {
+        observer(channel, took);
+    }
+}
 
 /// Deliver everything from `outbound` until the core closes it, then finish what is
 /// queued (for at most a few seconds).

@@ -71,6 +71,7 @@ impl Turn<'_> {
                 }
             };
             for ((id, name, args), (content, is_error)) in group.iter().zip(outcomes) {
+                count(tools, name, &content, is_error);
                 self.reply.tool_output(id, &content, is_error).await;
                 // Calls that never ran are no repeats of anything.
                 if content != SKIPPED && content != CANCELLED {
@@ -109,6 +110,21 @@ impl Turn<'_> {
         }
         ended
     }
+}
+
+/// Count a call in `/metrics`, under a name no model can make up.
+fn count(tools: &crate::tools::Registry, name: &str, content: &str, is_error: bool) {
+    let tool = match name {
+        ESCALATE => ESCALATE,
+        _ => tools.metric_name(name),
+    };
+    let outcome = match content {
+        SKIPPED => "skipped",
+        CANCELLED => "cancelled",
+        _ if is_error => "error",
+        _ => "ok",
+    };
+    crate::metrics::tool_call(tool, outcome);
 }
 
 /// The verdict that asks more of the loop.

@@ -85,6 +85,8 @@ pub(super) async fn run(
     queue: &SessionQueue,
     control: &TurnControl,
 ) -> TurnReport {
+    let began = Instant::now();
+    let _running = crate::metrics::turn_running();
     let mut reply = Reply::new(
         agent.outbound.clone(),
         first.target.clone(),
@@ -199,6 +201,7 @@ pub(super) async fn run(
     }
     usage.duration_ms = turn_started.elapsed().as_millis() as u64;
     reply.end(ended.finish_reason(), usage).await;
+    crate::metrics::turn_ended(turn_origin.tier, &ended, began.elapsed());
     TurnReport {
         ended,
         answered,
@@ -374,6 +377,11 @@ impl Turn<'_> {
     ) -> Result<Option<(crate::provider::ChatResponse, String)>, Ended> {
         let request = self.fitted_request().await?;
         self.reply.step_start().await;
+        if self.iterations == 1
+            && let Some(arrived) = self.first.arrived
+        {
+            crate::metrics::inbound_overhead(arrived.elapsed());
+        }
         let called = std::time::Instant::now();
         let chain = std::sync::Arc::clone(&self.route.chain);
         // What the user has already seen of this reply, kept if the call is cut short.

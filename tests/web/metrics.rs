@@ -1,0 +1,247 @@
+//! Tests of the panel: `/metrics` parses as Prometheus parses it, its counters move
+//! after a message, and `web.metrics_token` closes it. The metrics are the process's and
+//! other tests run turns beside these: counters are compared before and after, never to
+//! a number.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use pincer::web::WebState;
+use pincer_channels::{
+    Channel, ChannelError, ChannelHandle, ChannelInfo, InboundSender, OutboundBody,
+    OutboundMessage, Registry, Target,
+};
+use pincer_fakes::Step;
+use prometheus_parse::{Scrape, Value};
+use secrecy::SecretString;
+use tokio_util::sync::CancellationToken;
+use tower::ServiceExt;
+
+use crate::harness::{Panel, get};
+
+/// GET /metrics, parsed.
+async fn scrape(panel: &Panel) -> Scrape {
+    let page = panel.request(get("/metrics")).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.text);
+    assert_eq!(
+        page.headers[header::CONTENT_TYPE],
+        "text/plain; version=0.0.4; charset=utf-8"
+    );
+    parse(&page.text)
+}
+
+/// The value of the sample `metric` whose labels include `labels` (0 when absent).
+fn value(scrape: &Scrape, metric: &str, labels: &[(&str, &str)]) -> f64 {
+    scrape
+        .samples
+        .iter()
+        .filter(|s| s.metric == metric)
+        .filter(|s| labels.iter().all(|(k, v)| s.labels.get(k) == Some(*v)))
+        .map(|s| match &s.value {
+            Value::Counter(v) | Value::Gauge(v) | Value::Untyped(v) => *v,
+            Value::Histogram(buckets) => buckets.iter().map(|b| b.count).fold(0.0, f64::max),
+            Value::Summary(_) => 0.0,
+        })
+        .sum()
+}
+
+/// Send `text` through the web chat as the owner and read the whole reply.
+async fn chat(panel: &Panel, text: &str) {
+    let body = serde_json::json!({
+        "id": "web",
+        "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": text}]}],
+        "trigger": "submit-message",
+    });
+    let request = Request::post("/api/chat")
+        .header(header::COOKIE, &panel.cookie)
+        .header("x-csrf-token", &panel.csrf)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    let page = panel.request(request).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.text);
+    assert!(page.text.contains("\"finish\""), "{}", page.text);
+}
+
+#[tokio::test]
+async fn metrics_parse_and_move_after_a_message() {
+    let panel = Panel::start("").await;
+    let before = scrape(&panel).await;
+    // Families with labels appear with their first count; these are there from the start.
+    for family in [
+        "pincer_inbound_overhead_seconds",
+        "pincer_turn_duration_seconds",
+        "pincer_inbound_queue_depth",
+        "pincer_session_queue_depth",
+        "process_resident_memory_bytes",
+    ] {
+        assert!(before.docs.contains_key(family), "{family} is described");
+    }
+    assert!(value(&before, "process_resident_memory_bytes", &[]) > 1e6);
+
+    panel.fake.push(Step::text("Counted."));
+    chat(&panel, "count this").await;
+
+    let after = scrape(&panel).await;
+    let moved = |metric: &str, labels: &[(&str, &str)]| {
+        let (was, is) = (
+            value(&before, metric, labels),
+            value(&after, metric, labels),
+        );
+        assert!(is > was, "{metric} {labels:?}: {was} then {is}");
+    };
+    moved("pincer_messages_in_total", &[("channel", "web")]);
+    moved(
+        "pincer_turns_total",
+        &[("tier", "owner"), ("outcome", "finished")],
+    );
+    moved(
+        "pincer_model_calls_total",
+        &[("model", "fake/m"), ("outcome", "ok")],
+    );
+    moved(
+        "pincer_tokens_total",
+        &[("model", "fake/m"), ("kind", "output")],
+    );
+    moved("pincer_turn_duration_seconds", &[]);
+    moved("pincer_inbound_overhead_seconds", &[]);
+    // No label carries what was said.
+    let page = panel.request(get("/metrics")).await;
+    assert!(!page.text.contains("count this"), "{}", page.text);
+}
+
+/// The panel's state with another channel registry and metrics token.
+fn state(panel: &Panel, registry: Arc<Registry>, metrics_token: Option<&str>) -> Arc<WebState> {
+    let s = &panel.state;
+    Arc::new(WebState {
+        home: s.home.clone(),
+        config: Arc::clone(&s.config),
+        agent: Arc::clone(&s.agent),
+        registry,
+        inbound: s.inbound.clone(),
+        scheduler: s.scheduler.clone(),
+        wake: Arc::clone(&s.wake),
+        chat: Arc::clone(&s.chat),
+        token: s.token.clone(),
+        metrics_token: metrics_token.map(SecretString::from),
+        sessions: Default::default(),
+        started: s.started,
+    })
+}
+
+/// GET /metrics from `state`'s panel, with `auth` as the Authorization header.
+async fn fetch(state: &Arc<WebState>, auth: Option<&str>) -> (StatusCode, String) {
+    let mut request = Request::get("/metrics");
+    if let Some(auth) = auth {
+        request = request.header(header::AUTHORIZATION, auth);
+    }
+    let response = pincer::web::app(Arc::clone(state))
+        .oneshot(request.body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let status = response.status();
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
+        .await
+        .unwrap();
+    (status, String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn parse(text: &str) -> Scrape {
+    Scrape::parse(text.lines().map(|l| Ok(l.to_string()))).expect("the Prometheus text format")
+}
+
+#[tokio::test]
+async fn the_metrics_token_is_required_when_set() {
+    let panel = Panel::start("").await;
+    let secret = "metrics-secret-0123456789";
+    let state = state(&panel, Arc::clone(&panel.state.registry), Some(secret));
+    let (status, text) = fetch(&state, None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(text.contains("web.metrics_token"), "{text}");
+    let (status, _) = fetch(&state, Some("Bearer not-it")).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    // The panel's own token is not the metrics token.
+    let panel_token = format!("Bearer {}", crate::harness::TOKEN);
+    let (status, _) = fetch(&state, Some(&panel_token)).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let (status, text) = fetch(&state, Some(&format!("Bearer {secret}"))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(text.contains("pincer_turn_duration_seconds"), "{text}");
+}
+
+/// A channel that takes every message at once, except "refused".
+struct Metered;
+
+#[async_trait::async_trait]
+impl Channel for Metered {
+    fn name(&self) -> &str {
+        METERED
+    }
+    async fn listen(
+        &self,
+        _bus: InboundSender,
+        _shutdown: CancellationToken,
+    ) -> Result<(), ChannelError> {
+        Ok(())
+    }
+    async fn send(&self, _target: &Target, text: &str) -> Result<String, ChannelError> {
+        match text {
+            "refused" => Err(ChannelError::permanent("chat not found")),
+            _ => Ok("1".into()),
+        }
+    }
+}
+
+/// Its name, which no other test uses: its counts are this test's alone.
+const METERED: &str = "metered";
+
+#[tokio::test]
+async fn deliveries_count_as_messages_out_and_channels_report_up() {
+    let panel = Panel::start("").await;
+    let info = ChannelInfo {
+        split: |text| vec![text.to_string()],
+        min_interval: Duration::from_millis(1),
+        edit_interval: Duration::from_millis(1),
+        typing_interval: Duration::from_secs(4),
+    };
+    let mut registry = Registry::default();
+    registry.insert(ChannelHandle::new(Arc::new(Metered), info));
+    let registry = Arc::new(registry);
+    let state = state(&panel, Arc::clone(&registry), None);
+    let (tx, rx) = tokio::sync::mpsc::channel(8);
+    let delivery = tokio::spawn(pincer_channels::manager::run(registry, rx));
+    let target = Target::chat(METERED, "42", None);
+    for body in [
+        OutboundBody::Text("one".into()),
+        OutboundBody::Notice("two".into()),
+        OutboundBody::Text("refused".into()),
+        // Not a message anyone sees.
+        OutboundBody::Done,
+    ] {
+        let message = OutboundMessage {
+            target: target.clone(),
+            body,
+            reply_to: None,
+        };
+        tx.send(message).await.unwrap();
+    }
+    drop(tx);
+    delivery.await.unwrap();
+    let (status, text) = fetch(&state, None).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let scrape = parse(&text);
+    let labels = [("channel", METERED)];
+    let out = |outcome| {
+        let labels = [("channel", METERED), ("outcome", outcome)];
+        value(&scrape, "pincer_messages_out_total", &labels)
+    };
+    assert_eq!((out("delivered"), out("failed")), (2.0, 1.0));
+    // Only deliveries are timed.
+    assert_eq!(
+        value(&scrape, "pincer_outbound_overhead_seconds", &labels),
+        2.0
+    );
+    assert_eq!(value(&scrape, "pincer_channel_up", &labels), 1.0);
+}
