@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use git2::{DiffOptions, ErrorCode, Oid, Patch, Repository, Signature, Tree};
+use git2::{DiffFormat, DiffOptions, ErrorCode, Oid, Patch, Repository, Signature, Tree};
 
 use crate::entry::Entry;
 use crate::{MemoryError, atomic};
@@ -288,18 +288,48 @@ impl Repo {
         Ok(out)
     }
 
-    /// Put the memory files back as they were at `rev`, as a new commit. Uncommitted
-    /// edits are committed first, so nothing is lost. `None` when they already are.
-    pub fn restore(&self, rev: &str) -> Result<Option<Commit>, MemoryError> {
-        let target = self
-            .repo
+    /// The commit `rev` names (an id, a short id, or any revision git understands).
+    fn revision(&self, rev: &str) -> Result<git2::Commit<'_>, MemoryError> {
+        self.repo
             .revparse_single(rev)
             .and_then(|o| o.peel_to_commit())
             .map_err(|_| {
                 MemoryError::Invalid(format!(
                     "no revision `{rev}` in the memory repository; `pincer memory log` lists them"
                 ))
-            })?;
+            })
+    }
+
+    /// What revision `rev` changed: its unified diff (patch text, as `git show` prints
+    /// it) against its parent, or against nothing for the first revision.
+    pub fn diff(&self, rev: &str) -> Result<String, MemoryError> {
+        let commit = self.revision(rev)?;
+        let tree = commit.tree().map_err(git)?;
+        let parent = match commit.parent(0) {
+            Ok(parent) => Some(parent.tree().map_err(git)?),
+            Err(_) => None,
+        };
+        let diff = self
+            .repo
+            .diff_tree_to_tree(parent.as_ref(), Some(&tree), Some(&mut DiffOptions::new()))
+            .map_err(git)?;
+        let mut text = String::new();
+        diff.print(DiffFormat::Patch, |_, _, line| {
+            // Content lines carry their marker apart; headers and hunk lines carry it in.
+            if matches!(line.origin(), '+' | '-' | ' ') {
+                text.push(line.origin());
+            }
+            text.push_str(&String::from_utf8_lossy(line.content()));
+            true
+        })
+        .map_err(git)?;
+        Ok(text)
+    }
+
+    /// Put the memory files back as they were at `rev`, as a new commit. Uncommitted
+    /// edits are committed first, so nothing is lost. `None` when they already are.
+    pub fn restore(&self, rev: &str) -> Result<Option<Commit>, MemoryError> {
+        let target = self.revision(rev)?;
         let id = target.id().to_string();
         let short = short(&id);
         self.commit("Save edits made since the last commit, before a restore")?;
@@ -412,5 +442,25 @@ mod tests {
             log[1].message.contains("updated USER.md"),
             "the hand edit was kept in history"
         );
+    }
+
+    #[test]
+    fn a_revision_diff_is_its_patch_against_its_parent() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("USER.md"), "Ana\nPorto\n").unwrap();
+        let repo = Repo::open(root).unwrap();
+        let first = repo.head().unwrap().unwrap();
+        let whole = repo.diff(&first).unwrap();
+        assert!(whole.contains("+Ana\n+Porto\n"), "{whole}");
+        std::fs::write(root.join("USER.md"), "Ana\nLisbon\n").unwrap();
+        let second = repo.commit("Dream").unwrap().unwrap();
+        let diff = repo.diff(&second.id).unwrap();
+        assert!(diff.contains("diff --git a/USER.md b/USER.md"), "{diff}");
+        assert!(diff.contains("\n@@ -1,2 +1,2 @@"), "{diff}");
+        assert!(diff.contains("\n Ana\n-Porto\n+Lisbon\n"), "{diff}");
+        assert!(!diff.contains(".gitignore"), "only what changed: {diff}");
+        let err = repo.diff("0123456789abcdef").unwrap_err().to_string();
+        assert!(err.contains("pincer memory log"), "{err}");
     }
 }
