@@ -220,3 +220,75 @@ async fn status_shows_each_mcp_servers_state_while_the_gateway_runs() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+#[test]
+fn the_web_panel_gets_a_token_and_a_half_sent_request_does_not_hold_the_shutdown() {
+    use std::io::{Read, Write};
+    let home = TestHome::new();
+    let port = free_port();
+    home.write_config(&format!(
+        "{NO_CHANNELS}\n[web]\nenabled = true\nlisten = \"127.0.0.1:{port}\"\n"
+    ));
+    let mut gateway = Gateway::start(&home);
+    gateway.wait_until_running();
+    assert!(gateway.seen.contains("pincer web url"), "{}", gateway.seen);
+    // A loopback panel without a token made one, privately, and the login link holds it.
+    let secrets = std::fs::read_to_string(home.path().join(".security.yml")).expect("secrets");
+    assert!(secrets.contains("web:\n  token: \""), "{secrets}");
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(home.path().join(".security.yml"))
+            .expect("stat")
+            .permissions(),
+    ) & 0o777;
+    assert_eq!(mode, 0o600);
+    let url = home.run(&["web", "url"]);
+    assert!(url.ok(), "{}", url.stderr);
+    let token = url
+        .stdout
+        .trim()
+        .rsplit('=')
+        .next()
+        .expect("token")
+        .to_string();
+    assert!(secrets.contains(&token));
+    // /healthz answers (no channel, so nothing is failing).
+    let mut health = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    write!(
+        health,
+        "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    health.read_to_string(&mut answer).unwrap();
+    assert!(
+        answer.starts_with("HTTP/1.1 200") && answer.contains(r#"{"status":"ok"}"#),
+        "{answer}"
+    );
+    // A chat request whose body never finishes is in flight when the signal comes.
+    let mut stuck = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    write!(
+        stuck,
+        "POST /api/chat HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\nContent-Length: 1000\r\n\r\n{{"
+    )
+    .unwrap();
+    gateway.signal("TERM");
+    assert_eq!(gateway.wait_for_exit(), Some(0), "{}", gateway.drain());
+}
+
+#[test]
+fn a_panel_on_the_network_without_a_token_refuses_to_start() {
+    let home = TestHome::new();
+    home.write_config(&format!(
+        "{NO_CHANNELS}\n[web]\nenabled = true\nlisten = \"0.0.0.0:{}\"\n",
+        free_port()
+    ));
+    let run = home.run(&["run"]);
+    run.fails_with(&["web.listen", "web.token", "pincer web token", "127.0.0.1"]);
+}

@@ -69,6 +69,20 @@ async fn non_interactive_writes_private_files_that_work() {
         secrets.contains("sk-test"),
         "the key belongs in .security.yml: {secrets}"
     );
+    // The web panel's login token is made too, and `pincer web url` prints its link.
+    assert!(secrets.contains("web:\n  token: \""), "{secrets}");
+    let url = home.run(&["web", "url"]);
+    assert!(url.ok(), "{}", url.stderr);
+    assert!(
+        url.stdout.starts_with("http://127.0.0.1:8790/login?token="),
+        "{}",
+        url.stdout
+    );
+    assert!(
+        url.stderr.contains("[web] enabled = true"),
+        "{}",
+        url.stderr
+    );
     assert!(
         !config.contains("sk-test"),
         "the key leaked into config.toml: {config}"

@@ -277,7 +277,8 @@ fn write(home: &Home, answers: &Answers, force: bool) -> anyhow::Result<()> {
     }
     pincer_config::write_private(&home.config_file, &render_config(answers))
         .with_context(|| format!("cannot write {}", home.config_file.display()))?;
-    pincer_config::write_private(&home.security_file, &render_secrets(answers))
+    let web_token = crate::web::token::fresh()?;
+    pincer_config::write_private(&home.security_file, &render_secrets(answers, &web_token))
         .with_context(|| format!("cannot write {}", home.security_file.display()))?;
     // What we wrote must load; if not, that is our bug, and the user should hear it now.
     pincer_config::load(&home.config_file, &home.security_file, &[])
@@ -328,7 +329,7 @@ fn render_config(a: &Answers) -> String {
     )
 }
 
-fn render_secrets(a: &Answers) -> String {
+fn render_secrets(a: &Answers, web_token: &str) -> String {
     let mut out = String::from("# Pincer secrets. Keep this file private: chmod 600.\n");
     match &a.api_key {
         Some(key) => out.push_str(&format!(
@@ -359,5 +360,7 @@ fn render_secrets(a: &Answers) -> String {
         out.push_str("channels:\n");
         out.push_str(&channels);
     }
+    // The web panel's login (`pincer web url` prints the link; [web] enabled turns it on).
+    out.push_str(&crate::web::token::section(web_token, None));
     out
 }

@@ -144,7 +144,10 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
         let _ = listener.await;
     }
     let _ = scheduling.await;
+    // The scheduler and the panel hold the outbound bus; it closes only once both are gone.
+    drop(scheduler);
     if let Some(panel) = panel {
+        // It ends its open connections itself, a couple of seconds after the signal.
         let _ = panel.await;
     }
     let _ = dreaming.await;

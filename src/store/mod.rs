@@ -8,6 +8,7 @@
 mod cron;
 mod migrations;
 mod pairing;
+mod panel;
 mod recent;
 mod repair;
 mod session;
@@ -24,6 +25,7 @@ use crate::provider::{Part, Usage};
 
 pub use cron::{Job, NewJob};
 pub use pairing::{Approved, PendingCode};
+pub use panel::UsageRow;
 pub use recent::Said;
 pub use repair::INTERRUPTED;
 pub use session::SessionMeta;

@@ -227,6 +227,46 @@ pub async fn require_login(
     next.run(request).await
 }
 
+/// The `Host` names a loopback panel answers to; `None` (any) for a panel listening on
+/// the network, which is reached by whatever name its address has.
+pub fn hosts(listen: &str) -> Option<Vec<String>> {
+    let addr: std::net::SocketAddr = listen.parse().ok()?;
+    if !addr.ip().is_loopback() {
+        return None;
+    }
+    let port = addr.port();
+    Some(vec![
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        format!("[::1]:{port}"),
+    ])
+}
+
+/// Refuse a request whose `Host` is not the panel's own: a web page whose name was
+/// made to resolve to 127.0.0.1 (DNS rebinding) then reads nothing, not even
+/// `/healthz` or `/metrics`.
+pub async fn own_host(
+    State(state): State<Arc<WebState>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if let (Some(allowed), Some(host)) = (
+        hosts(&state.config.web.listen),
+        request
+            .headers()
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok()),
+    ) && !allowed.iter().any(|a| a.eq_ignore_ascii_case(host))
+    {
+        return (
+            StatusCode::MISDIRECTED_REQUEST,
+            format!("This panel answers to {} only.", allowed.join(", ")),
+        )
+            .into_response();
+    }
+    next.run(request).await
+}
+
 /// The headers every response carries.
 pub async fn security_headers(request: Request, next: Next) -> Response {
     let mut response = next.run(request).await;

@@ -49,11 +49,23 @@ impl WebChat {
 
     /// Give `message` to every open stream; a closed or hopelessly behind one is dropped.
     pub fn deliver(&self, message: OutboundMessage) {
+        let began = std::time::Instant::now();
         if let OutboundBody::File { sent, .. } = &message.body {
             sent.fire(Ok(CHANNEL.into()));
         }
+        let seen = message.body.complete_text().is_some()
+            || matches!(
+                message.body,
+                OutboundBody::Notice(_) | OutboundBody::Error(_) | OutboundBody::File { .. }
+            );
+        let mut shown = false;
         if let Ok(mut streams) = self.streams.lock() {
             streams.retain(|tx| tx.try_send(message.clone()).is_ok());
+            shown = !streams.is_empty();
+        }
+        if seen {
+            // Nobody had the chat open: the reply is stored, but no one saw it go out.
+            crate::metrics::message_out(CHANNEL, shown.then(|| began.elapsed()));
         }
     }
 }
@@ -219,7 +231,7 @@ impl Wire {
                 let id = format!("note-{}", self.texts);
                 let caption = media.caption.as_deref().unwrap_or_default();
                 let line = format!(
-                    "📎 {} ({} bytes) {caption}",
+                    "[file] {} ({} bytes) {caption}",
                     media.file_name,
                     media.bytes.len()
                 );

@@ -5,7 +5,7 @@
 
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use maud::{DOCTYPE, Markup, PreEscaped, html};
+use maud::{DOCTYPE, Markup, html};
 
 const STYLESHEET: &str = include_str!("assets/panel.css");
 const SCRIPT: &str = include_str!("assets/panel.js");
@@ -42,7 +42,7 @@ fn shell(title: &str, active: &str, csrf: &str, body: Markup) -> Markup {
             body {
                 header {
                     nav {
-                        span.brand { "🦀 Pincer" }
+                        span.brand { "Pincer" }
                         @for (path, label) in PAGES {
                             @if path == active {
                                 a.active href=(path) aria-current="page" { (label) }
@@ -98,7 +98,7 @@ pub fn forward(to: &str) -> String {
         html lang="en" {
             head {
                 meta charset="utf-8";
-                meta http-equiv="refresh" content=(PreEscaped(format!("0;url={to}")));
+                meta http-equiv="refresh" content=(format!("0;url={to}"));
                 title { "Logged in · Pincer" }
                 link rel="stylesheet" href="/assets/panel.css";
             }

@@ -111,6 +111,10 @@ pub fn app(state: Arc<WebState>) -> Router {
         .route("/metrics", get(metrics::handler))
         .route("/assets/panel.css", get(layout::stylesheet))
         .route("/assets/panel.js", get(layout::script))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state),
+            auth::own_host,
+        ))
         .layer(axum::middleware::from_fn(auth::security_headers))
         .with_state(state)
 }
@@ -128,15 +132,49 @@ pub fn check_listen(listen: &str, has_token: bool) -> Result<SocketAddr, String>
     Ok(addr)
 }
 
-/// Serve the panel on `listener` until `shutdown`.
+/// How long requests in flight may finish after a shutdown before they are cut.
+const DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Serve the panel on `listener` until `shutdown`. Each connection is a task of ours,
+/// so at shutdown the ones still open (a chat stream, a request that never finishes
+/// sending) are ended after `DRAIN`, and with them the last references to the core.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: Arc<WebState>,
     shutdown: CancellationToken,
-) -> std::io::Result<()> {
-    axum::serve(listener, app(state))
-        .with_graceful_shutdown(async move { shutdown.cancelled().await })
-        .await
+) {
+    let app = app(state);
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            accepted = listener.accept() => {
+                let stream = match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(err) => {
+                        // Out of file descriptors and the like: try again shortly.
+                        tracing::warn!("web panel: cannot accept a connection: {err}");
+                        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                        continue;
+                    }
+                };
+                let service = hyper_util::service::TowerToHyperService::new(app.clone());
+                connections.spawn(async move {
+                    let io = hyper_util::rt::TokioIo::new(stream);
+                    // A connection that breaks off is the browser's business.
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(io, service)
+                        .await;
+                });
+            }
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+    drop(listener);
+    let drain = async { while connections.join_next().await.is_some() {} };
+    if tokio::time::timeout(DRAIN, drain).await.is_err() {
+        connections.shutdown().await;
+    }
 }
 
 /// Hand the web chat's outbound messages to the panel and everything else to the

@@ -5,5 +5,10 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod access;
+mod browser;
+mod cron;
 mod harness;
+mod memory;
+mod metrics;
 mod pages;

@@ -78,6 +78,32 @@ async fn healthz_is_open_and_ok_with_every_channel_up() {
 }
 
 #[tokio::test]
+async fn a_loopback_panel_answers_only_to_its_own_host_name() {
+    let panel = Panel::start("[web]\nlisten = \"127.0.0.1:8790\"\n").await;
+    let asked = |host: &str| {
+        Request::get("/healthz")
+            .header(header::HOST, host)
+            .body(Body::empty())
+            .unwrap()
+    };
+    for host in ["127.0.0.1:8790", "localhost:8790", "LOCALHOST:8790"] {
+        assert_eq!(
+            panel.request(asked(host)).await.status,
+            StatusCode::OK,
+            "{host}"
+        );
+    }
+    // A page whose name was pointed at 127.0.0.1 (DNS rebinding) is refused.
+    let rebound = panel.request(asked("evil.example:8790")).await;
+    assert_eq!(
+        rebound.status,
+        StatusCode::MISDIRECTED_REQUEST,
+        "{}",
+        rebound.text
+    );
+}
+
+#[tokio::test]
 async fn the_overview_shows_version_spend_and_budget() {
     let panel = Panel::start("[agent]\nmax_day_cost_usd = 3.5\n").await;
     let page = panel.get("/").await;
@@ -159,4 +185,165 @@ async fn the_chat_streams_a_turn_as_ai_sdk_ui_message_chunks() {
         .body(Body::from(body.to_string()))
         .unwrap();
     assert_eq!(panel.request(request).await.status, StatusCode::FORBIDDEN);
+}
+
+/// Run one web chat turn that says `text` and wait for its end.
+async fn chat(panel: &Panel, text: &str) -> String {
+    let body = serde_json::json!({"messages": [{"role": "user", "parts": [{"type": "text", "text": text}]}]});
+    let request = Request::post("/api/chat")
+        .header(header::COOKIE, &panel.cookie)
+        .header("x-csrf-token", &panel.csrf)
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    panel.request(request).await.text
+}
+
+#[tokio::test]
+async fn conversations_are_listed_by_channel_searched_and_shown_with_tools_folded() {
+    let panel = Panel::start("").await;
+    panel.fake.push_all([
+        Step::tool_call("list_dir", serde_json::json!({"path": "."})),
+        Step::text("The workspace holds marmalade notes."),
+    ]);
+    chat(&panel, "what is in my workspace?").await;
+    let store = &panel.state.agent.store;
+    let other = store.current_session("telegram:dm:42").await.unwrap();
+    store
+        .insert_user(other, "telegram", "42:1", "telegram:42", "buy oat milk")
+        .await
+        .unwrap();
+    let list = panel.get("/conversations").await;
+    assert!(
+        list.text.contains("web:dm:owner") && list.text.contains("telegram:dm:42"),
+        "{}",
+        list.text
+    );
+    assert!(list.text.contains("<h2>telegram"), "{}", list.text);
+    // The search reads the words, not only the keys.
+    let found = panel.get("/conversations?q=oat+milk").await;
+    assert!(
+        found.text.contains("telegram:dm:42") && !found.text.contains("web:dm:owner"),
+        "{}",
+        found.text
+    );
+    let only = panel.get("/conversations?channel=web").await;
+    assert!(only.text.contains("web:dm:owner") && !only.text.contains("telegram:dm:42"));
+    let none = panel.get("/conversations?q=%25").await;
+    assert!(
+        none.text.contains("Nothing matches"),
+        "a % is literal: {}",
+        none.text
+    );
+    // The transcript: the owner's words, the tool call folded with its result, the answer.
+    let id = store.find_session("web:dm:owner").await.unwrap();
+    let page = panel.get(&format!("/conversations/{id}")).await;
+    assert!(
+        page.text.contains("what is in my workspace?"),
+        "{}",
+        page.text
+    );
+    assert!(
+        page.text
+            .contains("<details class=\"tool\"><summary>tool: list_dir"),
+        "{}",
+        page.text
+    );
+    assert!(page.text.contains("marmalade notes"), "{}", page.text);
+    assert_eq!(
+        panel.get("/conversations/9999").await.status,
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[tokio::test]
+async fn pictures_are_shown_from_the_inbox_and_nothing_else_is_served() {
+    let panel = Panel::start("").await;
+    let workspace = panel.state.agent.workspace.clone();
+    std::fs::create_dir_all(workspace.join("inbox/telegram")).unwrap();
+    std::fs::write(workspace.join("inbox/telegram/cat.png"), b"\x89PNG fake").unwrap();
+    std::fs::write(workspace.join("secret.png"), b"not for the panel").unwrap();
+    std::os::unix::fs::symlink(
+        workspace.join("secret.png"),
+        workspace.join("inbox/telegram/link.png"),
+    )
+    .unwrap();
+    let store = &panel.state.agent.store;
+    let session = store.current_session("telegram:dm:42").await.unwrap();
+    let image = pincer::provider::Part::Image {
+        path: "inbox/telegram/cat.png".into(),
+        data: None,
+    };
+    store
+        .insert_user_with(
+            session,
+            "telegram",
+            "42:2",
+            "telegram:42",
+            "look",
+            vec![image],
+        )
+        .await
+        .unwrap();
+    let page = panel.get(&format!("/conversations/{session}")).await;
+    assert!(
+        page.text
+            .contains("<img src=\"/media/inbox/telegram/cat.png\""),
+        "{}",
+        page.text
+    );
+    let picture = panel.get("/media/inbox/telegram/cat.png").await;
+    assert_eq!(picture.status, StatusCode::OK);
+    assert_eq!(picture.headers[header::CONTENT_TYPE], "image/png");
+    for path in [
+        "/media/inbox/telegram/link.png",
+        "/media/inbox/../secret.png",
+        "/media/secret.png",
+        "/media/inbox/telegram/cat.txt",
+    ] {
+        let page = panel.get(path).await;
+        assert_eq!(page.status, StatusCode::NOT_FOUND, "{path}: {}", page.text);
+    }
+    assert_eq!(
+        panel
+            .request(get("/media/inbox/telegram/cat.png"))
+            .await
+            .status,
+        StatusCode::UNAUTHORIZED
+    );
+}
+
+#[tokio::test]
+async fn usage_draws_tokens_and_cost_per_day_and_the_light_heavy_split() {
+    let panel = Panel::start("").await;
+    panel.fake.push(Step::text("counted"));
+    chat(&panel, "count me").await;
+    let page = panel.get("/usage").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(
+        page.text
+            .contains("<svg class=\"chart\" id=\"tokens-per-day\""),
+        "{}",
+        page.text
+    );
+    assert_eq!(
+        page.text.matches("<rect class=\"bar\"").count(),
+        60,
+        "30 days, two charts"
+    );
+    // Today's bar is not empty: the fake model reports tokens for every call.
+    let chart = page.text.split("id=\"tokens-per-day\"").nth(1).unwrap();
+    let today = chart
+        .split("</svg>")
+        .next()
+        .unwrap()
+        .rsplit("<rect")
+        .next()
+        .unwrap();
+    assert!(!today.contains("height=\"0.0\""), "{today}");
+    assert!(page.text.contains("1 light · 0 heavy"), "{}", page.text);
+    assert!(
+        page.text.contains("<td>fake/m</td><td>light</td>"),
+        "{}",
+        page.text
+    );
 }

@@ -71,7 +71,7 @@ if (chatForm) {
           const d = document.createElement("details");
           d.className = "tool";
           const s = document.createElement("summary");
-          s.textContent = "🔧 " + chunk.toolName;
+          s.textContent = "tool: " + chunk.toolName;
           const pre = document.createElement("pre");
           pre.textContent = JSON.stringify(chunk.input, null, 2);
           d.append(s, pre);
