@@ -280,6 +280,13 @@ pub(crate) fn secret_values(
     if let Some(search) = &secrets.tools.web_search {
         values.push(search.api_key.expose_secret().to_string());
     }
+    // The web panel's login and metrics tokens.
+    for token in [&secrets.web.token, &secrets.web.metrics_token]
+        .into_iter()
+        .flatten()
+    {
+        values.push(token.expose_secret().to_string());
+    }
     for server in secrets.mcp.values() {
         values.extend(server.env.values().map(|v| v.expose_secret().to_string()));
         // `Bearer ghp_…` also leaks as `ghp_…` alone.

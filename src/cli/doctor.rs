@@ -113,6 +113,7 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
     check_tools(&config, &secrets, &mut report);
     check_media(&config, &mut report);
     check_sandbox(&config, &mut report);
+    check_web(&config, &secrets, &mut report);
     check_workspace(&home.workspace(&config), &mut report);
     check_store(home, &mut report).await;
     Ok(report.finish(&scrubber))
@@ -388,6 +389,30 @@ fn find_program(command: &str) -> Option<std::path::PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|dir| dir.join(command))
         .find(|path| is_program(path))
+}
+
+/// The web panel: off, or where it listens and whether it has its login token.
+fn check_web(config: &Config, secrets: &pincer_config::Secrets, report: &mut Report) {
+    if !config.web.enabled {
+        report.ok("web panel", "off ([web] enabled = true turns it on)");
+        return;
+    }
+    let has_token = secrets.web.token.is_some();
+    match crate::web::check_listen(&config.web.listen, has_token) {
+        Err(why) => report.fail("web panel", why, ""),
+        Ok(_) if !has_token => report.warn(
+            "web panel",
+            format!("on {}, no web.token yet", config.web.listen),
+            "`pincer run` makes one; or run `pincer web token` now",
+        ),
+        Ok(_) => report.ok(
+            "web panel",
+            format!(
+                "on http://{}/ (`pincer web url` prints the login link)",
+                config.web.listen
+            ),
+        ),
+    }
 }
 
 /// Which sandbox commands run in, what it hides, and the MCP servers left out of it.
