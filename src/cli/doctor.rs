@@ -398,7 +398,7 @@ fn check_web(config: &Config, secrets: &pincer_config::Secrets, report: &mut Rep
         return;
     }
     let has_token = secrets.web.token.is_some();
-    match crate::web::check_listen(&config.web.listen, has_token) {
+    match crate::web::check_listen(&config.web.listen, secrets.web.token.as_ref()) {
         Err(why) => report.fail("web panel", why, ""),
         Ok(_) if !has_token => report.warn(
             "web panel",

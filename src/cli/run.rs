@@ -189,7 +189,7 @@ async fn bind_web(
     if !config.web.enabled {
         return Ok(None);
     }
-    let addr = crate::web::check_listen(&config.web.listen, secrets.web.token.is_some())
+    let addr = crate::web::check_listen(&config.web.listen, secrets.web.token.as_ref())
         .map_err(anyhow::Error::msg)?;
     let token = match secrets.web.token.clone() {
         Some(token) => token,

@@ -3,7 +3,9 @@
 //! read-write (and the prompt's own files in it read-only), every capability dropped
 //! (root inside could otherwise unmount the tmpfs), new PID, IPC and UTS namespaces (the gateway is not in this `/proc` and cannot be signalled), a new
 //! session (no terminal), and the whole sandbox killed with its parent. With
-//! `network = false`, a network namespace with only loopback.
+//! `network = false`, a network namespace with only loopback; with it on, the host's
+//! network, but no listening TCP port (the pincer binary, mounted in, refuses binds with
+//! Landlock before it execs the command).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -45,6 +47,10 @@ pub fn find() -> Result<PathBuf, SandboxError> {
     }
     Ok(program)
 }
+
+/// Where the pincer binary is mounted inside the sandbox to refuse listening ports
+/// before the command runs (in the private `/tmp`, so wherever the binary lives outside).
+pub const PINCER_INSIDE: &str = "/tmp/.pincer-no-listen";
 
 /// Where tools keep caches inside the sandbox (an `npx` MCP server needs a writable one).
 const CACHES: [(&str, &str); 3] = [

@@ -6,7 +6,7 @@
 //! can signal the gateway or the launcher; Landlock also refuses a sandboxed process
 //! ptrace-level access to processes outside it, which is what reading another process's
 //! `/proc/<pid>/environ`, `mem` or `fd` needs — for root too. With `network = false`,
-//! TCP bind and connect are refused (ABI 4+), and since Landlock cannot filter UDP, a
+//! TCP bind and connect are refused (ABI 4+; with the network on, bind alone), and since Landlock cannot filter UDP, a
 //! seccomp filter refuses every other internet and packet socket (and io_uring, which
 //! could open one behind seccomp's back).
 
@@ -99,11 +99,15 @@ pub fn restrict(confinement: &Confinement, tmp: &Path) -> Result<(), SandboxErro
     let mut ruleset = Ruleset::default()
         .handle_access(all)
         .map_err(|e| fail(&e))?;
-    if !confinement.network {
-        ruleset = ruleset
-            .handle_access(AccessNet::from_all(ABI_USED))
-            .map_err(|e| fail(&e))?;
-    }
+    // With the network on, TCP connects are allowed but binds are not: a command may
+    // not open a listening port (a browser sends the panel's cookie to every port of
+    // 127.0.0.1, so a listener there could catch it).
+    let net = if confinement.network {
+        AccessNet::BindTcp.into()
+    } else {
+        AccessNet::from_all(ABI_USED)
+    };
+    ruleset = ruleset.handle_access(net).map_err(|e| fail(&e))?;
     let mut created = ruleset
         .scope(Scope::from_all(ABI_USED))
         .map_err(|e| fail(&e))?
@@ -152,6 +156,21 @@ pub fn restrict(confinement: &Confinement, tmp: &Path) -> Result<(), SandboxErro
         let tcp_refused = ABI::from(status.landlock) >= ABI::V4;
         no_internet(!tcp_refused)?;
     }
+    Ok(())
+}
+
+/// Refuse every TCP bind from now on (Landlock ABI 4+; on an older kernel nothing is
+/// refused): the step bubblewrap runs before a command when the network is on.
+pub fn no_tcp_bind() -> Result<(), SandboxError> {
+    let fail =
+        |e: &dyn std::fmt::Display| SandboxError(format!("cannot refuse listening ports: {e}"));
+    Ruleset::default()
+        .handle_access(AccessNet::BindTcp)
+        .map_err(|e| fail(&e))?
+        .create()
+        .map_err(|e| fail(&e))?
+        .restrict_self()
+        .map_err(|e| fail(&e))?;
     Ok(())
 }
 

@@ -26,6 +26,8 @@ pub const ARG: &str = "__sandbox";
 pub const LAUNCH: &str = "launch";
 /// Step 2.
 const INNER: &str = "inner";
+/// Inside bubblewrap with the network on: refuse TCP binds, then exec the command.
+pub const NO_LISTEN: &str = "no-listen";
 
 /// This program, to run the steps: the pincer binary.
 pub fn program() -> Result<PathBuf, SandboxError> {
@@ -48,6 +50,7 @@ pub fn entry() -> Option<ExitCode> {
     let result = match step.to_str() {
         Some(LAUNCH) => launch(&rest),
         Some(INNER) => inner(&rest),
+        Some(NO_LISTEN) => no_listen(&rest),
         _ => Err(SandboxError("unknown sandbox step".into())),
     };
     Some(result.unwrap_or_else(|err| {
@@ -136,6 +139,24 @@ fn inner(args: &[OsString]) -> Result<ExitCode, SandboxError> {
     let (confinement, tmp, command) = parse(args, true)?;
     let tmp = tmp.ok_or_else(|| SandboxError("malformed sandbox arguments".into()))?;
     super::landlock::restrict(&confinement, &tmp)?;
+    let err = std::process::Command::new(&command[0])
+        .args(&command[1..])
+        .exec();
+    Err(SandboxError(format!(
+        "cannot run {}: {err}",
+        Path::new(&command[0]).display()
+    )))
+}
+
+/// `-- <program> <args…>`: no listening TCP port from here on, then the command.
+fn no_listen(args: &[OsString]) -> Result<ExitCode, SandboxError> {
+    let command = match args.split_first() {
+        Some((dashes, command)) if dashes == "--" && !command.is_empty() => command,
+        _ => return Err(SandboxError("malformed sandbox arguments".into())),
+    };
+    // A kernel without Landlock's network rules (before 6.7) cannot refuse binds; the
+    // command still runs confined by bubblewrap (README: what the sandbox does not cover).
+    let _ = super::landlock::no_tcp_bind();
     let err = std::process::Command::new(&command[0])
         .args(&command[1..])
         .exec();

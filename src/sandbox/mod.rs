@@ -137,10 +137,23 @@ impl Sandbox {
             Sandbox::Missing(why) => Err(SandboxError(why.clone())),
             Sandbox::Bwrap { program: bwrap } => {
                 let mut cmd = tokio::process::Command::new(bwrap);
-                cmd.args(bwrap::args(confinement))
-                    .arg("--")
-                    .arg(program)
-                    .args(args);
+                cmd.args(bwrap::args(confinement));
+                if confinement.network {
+                    // The network is shared with the host: the pincer binary, mounted in,
+                    // refuses listening ports before it runs the command.
+                    let pincer = launcher::program()?;
+                    cmd.arg("--ro-bind")
+                        .arg(&pincer)
+                        .arg(bwrap::PINCER_INSIDE)
+                        .arg("--")
+                        .arg(bwrap::PINCER_INSIDE)
+                        .arg(launcher::ARG)
+                        .arg(launcher::NO_LISTEN)
+                        .arg("--");
+                } else {
+                    cmd.arg("--");
+                }
+                cmd.arg(program).args(args);
                 Ok(cmd)
             }
             Sandbox::Landlock { launcher } => {

@@ -25,11 +25,13 @@ use super::WebState;
 /// The session cookie's name.
 pub const COOKIE: &str = "pincer_session";
 /// How long a login lasts.
-const SESSION_LIFE: Duration = Duration::from_secs(30 * 24 * 3600);
+const SESSION_LIFE: Duration = Duration::from_secs(7 * 24 * 3600);
 /// Logins kept at once; the oldest goes first.
 const MAX_SESSIONS: usize = 32;
 /// The largest form an action takes (a job's prompt is the biggest field).
 pub const MAX_FORM: usize = 64 * 1024;
+/// How long a form's body may take to arrive.
+const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The logged-in browser a request comes from, for pages that render forms.
 #[derive(Clone)]
@@ -196,9 +198,13 @@ pub async fn require_login(
     let body = if parts.method == Method::GET || parts.method == Method::HEAD {
         body
     } else {
-        let bytes = match axum::body::to_bytes(body, MAX_FORM).await {
-            Ok(bytes) => bytes,
-            Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, "request too large").into_response(),
+        let read = tokio::time::timeout(BODY_TIMEOUT, axum::body::to_bytes(body, MAX_FORM));
+        let bytes = match read.await {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(_)) => {
+                return (StatusCode::PAYLOAD_TOO_LARGE, "request too large").into_response();
+            }
+            Err(_) => return (StatusCode::REQUEST_TIMEOUT, "request too slow").into_response(),
         };
         let given = parts
             .headers
@@ -235,11 +241,20 @@ pub fn hosts(listen: &str) -> Option<Vec<String>> {
         return None;
     }
     let port = addr.port();
-    Some(vec![
+    let mut hosts = vec![
+        addr.to_string(),
         format!("127.0.0.1:{port}"),
         format!("localhost:{port}"),
         format!("[::1]:{port}"),
-    ])
+    ];
+    if port == 80 {
+        let bare: Vec<String> = hosts
+            .iter()
+            .filter_map(|h| h.strip_suffix(":80").map(str::to_string))
+            .collect();
+        hosts.extend(bare);
+    }
+    Some(hosts)
 }
 
 /// Refuse a request whose `Host` is not the panel's own: a web page whose name was
@@ -250,13 +265,14 @@ pub async fn own_host(
     request: Request,
     next: Next,
 ) -> Response {
-    if let (Some(allowed), Some(host)) = (
-        hosts(&state.config.web.listen),
-        request
-            .headers()
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok()),
-    ) && !allowed.iter().any(|a| a.eq_ignore_ascii_case(host))
+    // No Host at all (HTTP/1.0) is not the panel's own either.
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default();
+    if let Some(allowed) = hosts(&state.config.web.listen)
+        && !allowed.iter().any(|a| a.eq_ignore_ascii_case(host))
     {
         return (
             StatusCode::MISDIRECTED_REQUEST,

@@ -119,12 +119,17 @@ pub fn app(state: Arc<WebState>) -> Router {
         .with_state(state)
 }
 
-/// Whether the panel may listen on `listen`: a non-loopback address needs a token.
-pub fn check_listen(listen: &str, has_token: bool) -> Result<SocketAddr, String> {
+/// Whether the panel may listen on `listen` with `token`: a token, when there is one,
+/// must be long enough to guess no sooner than never, and a non-loopback address needs
+/// one.
+pub fn check_listen(listen: &str, token: Option<&SecretString>) -> Result<SocketAddr, String> {
     let addr: SocketAddr = listen.parse().map_err(|_| {
         format!("web.listen = \"{listen}\" is not an address and port; use e.g. \"127.0.0.1:8790\"")
     })?;
-    if !addr.ip().is_loopback() && !has_token {
+    if let Some(token) = token {
+        token::check(token)?;
+    }
+    if !addr.ip().is_loopback() && token.is_none() {
         return Err(format!(
             "web.listen = \"{listen}\" is reachable from other machines, and there is no web.token in .security.yml to keep them out; run `pincer web token`, or listen on 127.0.0.1"
         ));
@@ -134,6 +139,11 @@ pub fn check_listen(listen: &str, has_token: bool) -> Result<SocketAddr, String>
 
 /// How long requests in flight may finish after a shutdown before they are cut.
 const DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
+/// Connections served at once; more are closed at once, so a flood of them cannot take
+/// the gateway's file descriptors from its channels.
+const MAX_CONNECTIONS: usize = 128;
+/// How long a request's head may take to arrive.
+const HEAD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Serve the panel on `listener` until `shutdown`. Each connection is a task of ours,
 /// so at shutdown the ones still open (a chat stream, a request that never finishes
@@ -145,6 +155,7 @@ pub async fn serve(
 ) {
     let app = app(state);
     let mut connections = tokio::task::JoinSet::new();
+    let mut warned: Option<std::time::Instant> = None;
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => break,
@@ -152,17 +163,28 @@ pub async fn serve(
                 let stream = match accepted {
                     Ok((stream, _)) => stream,
                     Err(err) => {
-                        // Out of file descriptors and the like: try again shortly.
-                        tracing::warn!("web panel: cannot accept a connection: {err}");
+                        // Out of file descriptors and the like: try again shortly, and
+                        // say so once a minute, not a hundred times.
+                        if warned.is_none_or(|at| at.elapsed().as_secs() >= 60) {
+                            tracing::warn!("web panel: cannot accept a connection: {err}");
+                            warned = Some(std::time::Instant::now());
+                        }
                         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
                         continue;
                     }
                 };
+                if connections.len() >= MAX_CONNECTIONS {
+                    // Closed unanswered: the panel is one person's, this is a flood.
+                    drop(stream);
+                    continue;
+                }
                 let service = hyper_util::service::TowerToHyperService::new(app.clone());
                 connections.spawn(async move {
                     let io = hyper_util::rt::TokioIo::new(stream);
                     // A connection that breaks off is the browser's business.
                     let _ = hyper::server::conn::http1::Builder::new()
+                        .timer(hyper_util::rt::TokioTimer::new())
+                        .header_read_timeout(HEAD_TIMEOUT)
                         .serve_connection(io, service)
                         .await;
                 });

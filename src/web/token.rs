@@ -8,6 +8,20 @@ use std::path::Path;
 
 use secrecy::{ExposeSecret, SecretString};
 
+/// The shortest `web.token` the panel takes (a fresh one has 64 characters).
+pub const MIN_LEN: usize = 32;
+
+/// Refuse a token too short to keep the panel shut (an empty one would let anyone in).
+pub fn check(token: &SecretString) -> Result<(), String> {
+    let len = token.expose_secret().trim().chars().count();
+    if len < MIN_LEN {
+        return Err(format!(
+            "web.token in .security.yml has {len} characters; it needs at least {MIN_LEN}: run `pincer web token` for a new one"
+        ));
+    }
+    Ok(())
+}
+
 /// A fresh token: 32 random bytes as hex.
 pub fn fresh() -> anyhow::Result<String> {
     super::auth::random().ok_or_else(|| anyhow::anyhow!("the system gave no random bytes"))

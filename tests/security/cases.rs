@@ -255,6 +255,14 @@ pub fn cases() -> Vec<Case> {
             network_off: false,
         },
     ]);
+    // With the network on, a command still may not open a listening TCP port: a
+    // browser sends the web panel's cookie to every port of 127.0.0.1, so a listener
+    // there could catch it and drive the panel.
+    all.push(expect(
+        "a listening port with the network on",
+        "python3 -c \"import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(); print('LISTEN' + 'ING')\" 2>&1; echo tried",
+        Expect::ResultLacks("LISTENING"),
+    ));
     // Without the network, loopback services (the fake model itself) are out of reach.
     all.push(Case {
         network_off: true,

@@ -21,7 +21,7 @@ use crate::common::telegram::setup;
 
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 const CHROMIUM: &str = "/usr/bin/chromium";
-const TOKEN: &str = "browser-test-token-5f1c0a9e";
+const TOKEN: &str = "browser-test-token-5f1c0a9e-2b7d4c81e06f93a5";
 const WAIT: Duration = Duration::from_secs(20);
 
 fn free_port() -> u16 {

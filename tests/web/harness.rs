@@ -14,7 +14,7 @@ use tower::ServiceExt;
 
 use crate::common::{TestHome, openai_config};
 
-pub const TOKEN: &str = "test-web-token-0123456789abcdef";
+pub const TOKEN: &str = "test-web-token-0123456789abcdef-0123456789";
 
 pub struct Panel {
     pub home: TestHome,
@@ -118,7 +118,13 @@ impl Panel {
         pincer::web::app(Arc::clone(&self.state))
     }
 
-    pub async fn request(&self, request: Request<Body>) -> Page {
+    pub async fn request(&self, mut request: Request<Body>) -> Page {
+        // As a browser sends it, to the panel's default address.
+        if !request.headers().contains_key(header::HOST) {
+            request
+                .headers_mut()
+                .insert(header::HOST, "127.0.0.1:8790".parse().expect("host"));
+        }
         let response = self.app().oneshot(request).await.expect("response");
         let status = response.status();
         let headers = response.headers().clone();

@@ -133,7 +133,7 @@ fn state(panel: &Panel, registry: Arc<Registry>, metrics_token: Option<&str>) ->
 
 /// GET /metrics from `state`'s panel, with `auth` as the Authorization header.
 async fn fetch(state: &Arc<WebState>, auth: Option<&str>) -> (StatusCode, String) {
-    let mut request = Request::get("/metrics");
+    let mut request = Request::get("/metrics").header(header::HOST, "127.0.0.1:8790");
     if let Some(auth) = auth {
         request = request.header(header::AUTHORIZATION, auth);
     }

@@ -4,6 +4,8 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use pincer_fakes::Step;
 
+use tower::ServiceExt;
+
 use crate::harness::{Panel, TOKEN, get};
 
 #[tokio::test]
@@ -101,6 +103,35 @@ async fn a_loopback_panel_answers_only_to_its_own_host_name() {
         "{}",
         rebound.text
     );
+    // So is a request that names no host at all (HTTP/1.0).
+    let response = panel.app().oneshot(get("/healthz")).await.unwrap();
+    assert_eq!(response.status(), StatusCode::MISDIRECTED_REQUEST);
+    // The address it listens on is its own name too (what `pincer web url` prints).
+    let other = Panel::start("[web]\nlisten = \"127.0.0.2:8790\"\n").await;
+    let own = Request::get("/healthz")
+        .header(header::HOST, "127.0.0.2:8790")
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(other.request(own).await.status, StatusCode::OK);
+}
+
+#[test]
+fn a_short_or_empty_token_is_refused_wherever_the_panel_listens() {
+    use secrecy::SecretString;
+    for listen in ["127.0.0.1:8790", "0.0.0.0:8790"] {
+        for short in ["", "   ", "0123456789abcdef"] {
+            let token = SecretString::from(short);
+            let refused = pincer::web::check_listen(listen, Some(&token)).unwrap_err();
+            assert!(
+                refused.contains("pincer web token") && refused.contains("at least 32"),
+                "{refused}"
+            );
+        }
+        let good = SecretString::from("x".repeat(64));
+        assert!(pincer::web::check_listen(listen, Some(&good)).is_ok());
+    }
+    assert!(pincer::web::check_listen("127.0.0.1:8790", None).is_ok());
+    assert!(pincer::web::check_listen("0.0.0.0:8790", None).is_err());
 }
 
 #[tokio::test]

@@ -104,7 +104,8 @@ if (chatForm) {
       const response = await fetch("/api/chat", {
         method: "POST",
         headers: { "content-type": "application/json", "x-csrf-token": csrf },
-        body: JSON.stringify({ id: chatId, messages: history, trigger: "submit-message" }),
+        // The server reads the last user message only; the conversation lives there.
+        body: JSON.stringify({ id: chatId, messages: [message], trigger: "submit-message" }),
       });
       if (!response.ok) throw new Error(await response.text());
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
