@@ -151,13 +151,9 @@ pub async fn create(
     store.add_job(job).await.map_err(|e| e.to_string())
 }
 
-/// One line per job: what, when, where to, and how the last run went.
-pub fn describe(job: &Job) -> String {
-    let tz = parse_tz(&job.tz).unwrap_or(chrono_tz::UTC);
-    let when = Schedule::from_stored(&job.kind, &job.expr)
-        .map(|s| s.describe(tz))
-        .unwrap_or_else(|e| e.to_string());
-    let to = match &job.deliver {
+/// Where a job's results go, in words.
+pub fn destination(deliver: &Option<Target>) -> String {
+    match deliver {
         Some(t) if t.user => format!("{}:{} (direct chat)", t.channel, t.chat_id),
         Some(Target {
             channel,
@@ -167,7 +163,16 @@ pub fn describe(job: &Job) -> String {
         }) => format!("{channel}:{chat_id}:{thread}"),
         Some(t) => format!("{}:{}", t.channel, t.chat_id),
         None => "kept in its session".into(),
-    };
+    }
+}
+
+/// One line per job: what, when, where to, and how the last run went.
+pub fn describe(job: &Job) -> String {
+    let tz = parse_tz(&job.tz).unwrap_or(chrono_tz::UTC);
+    let when = Schedule::from_stored(&job.kind, &job.expr)
+        .map(|s| s.describe(tz))
+        .unwrap_or_else(|e| e.to_string());
+    let to = destination(&job.deliver);
     let by = if job.tier == Tier::Owner {
         String::new()
     } else {

@@ -139,13 +139,18 @@ fn inner(args: &[OsString]) -> Result<ExitCode, SandboxError> {
     let (confinement, tmp, command) = parse(args, true)?;
     let tmp = tmp.ok_or_else(|| SandboxError("malformed sandbox arguments".into()))?;
     super::landlock::restrict(&confinement, &tmp)?;
+    Err(exec(command))
+}
+
+/// Become `command`; what comes back is why it could not run.
+fn exec(command: &[OsString]) -> SandboxError {
     let err = std::process::Command::new(&command[0])
         .args(&command[1..])
         .exec();
-    Err(SandboxError(format!(
+    SandboxError(format!(
         "cannot run {}: {err}",
         Path::new(&command[0]).display()
-    )))
+    ))
 }
 
 /// `-- <program> <args…>`: no listening TCP port from here on, then the command.
@@ -157,13 +162,7 @@ fn no_listen(args: &[OsString]) -> Result<ExitCode, SandboxError> {
     // A kernel without Landlock's network rules (before 6.7) cannot refuse binds; the
     // command still runs confined by bubblewrap (README: what the sandbox does not cover).
     let _ = super::landlock::no_tcp_bind();
-    let err = std::process::Command::new(&command[0])
-        .args(&command[1..])
-        .exec();
-    Err(SandboxError(format!(
-        "cannot run {}: {err}",
-        Path::new(&command[0]).display()
-    )))
+    Err(exec(command))
 }
 
 /// A fresh 0700 directory for the call's temporary files.

@@ -14,14 +14,13 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Form};
 use maud::{Markup, html};
-use pincer_channels::Target;
 use serde::Deserialize;
 
 use super::WebState;
 use super::auth::Login;
 use super::layout;
 use crate::cron::schedule::parse_tz;
-use crate::cron::{JobRequest, Maker, Schedule, create, describe};
+use crate::cron::{JobRequest, Maker, Schedule, create, describe, destination};
 use crate::store::{Job, now_ms};
 
 /// What an action did: the status to answer with and the flash line.
@@ -272,21 +271,6 @@ pub async fn remove(
         Err(outcome) => outcome,
     };
     render(&state, &login, Some(outcome), AddForm::default()).await
-}
-
-/// Where a job's results go, in words.
-fn destination(deliver: &Option<Target>) -> String {
-    match deliver {
-        Some(t) if t.user => format!("{}:{} (direct chat)", t.channel, t.chat_id),
-        Some(Target {
-            channel,
-            chat_id,
-            thread_id: Some(thread),
-            ..
-        }) => format!("{channel}:{chat_id}:{thread}"),
-        Some(t) => format!("{}:{}", t.channel, t.chat_id),
-        None => "kept in its session".into(),
-    }
 }
 
 /// A job's schedule in words, in its own zone.

@@ -172,6 +172,25 @@ impl Panel {
     }
 }
 
+impl Panel {
+    /// Say `text` in the web chat as the owner (a `useChat` request) and read the whole
+    /// streamed reply.
+    pub async fn chat(&self, text: &str) -> Page {
+        let body = serde_json::json!({
+            "id": "web",
+            "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": text}]}],
+            "trigger": "submit-message",
+        });
+        let request = Request::post("/api/chat")
+            .header(header::COOKIE, &self.cookie)
+            .header("x-csrf-token", &self.csrf)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(body.to_string()))
+            .expect("request");
+        self.request(request).await
+    }
+}
+
 pub fn get(path: &str) -> Request<Body> {
     Request::get(path).body(Body::empty()).expect("request")
 }

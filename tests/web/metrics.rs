@@ -49,18 +49,7 @@ fn value(scrape: &Scrape, metric: &str, labels: &[(&str, &str)]) -> f64 {
 
 /// Send `text` through the web chat as the owner and read the whole reply.
 async fn chat(panel: &Panel, text: &str) {
-    let body = serde_json::json!({
-        "id": "web",
-        "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": text}]}],
-        "trigger": "submit-message",
-    });
-    let request = Request::post("/api/chat")
-        .header(header::COOKIE, &panel.cookie)
-        .header("x-csrf-token", &panel.csrf)
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(Body::from(body.to_string()))
-        .unwrap();
-    let page = panel.request(request).await;
+    let page = panel.chat(text).await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.text);
     assert!(page.text.contains("\"finish\""), "{}", page.text);
 }

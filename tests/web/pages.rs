@@ -220,13 +220,7 @@ async fn the_chat_streams_a_turn_as_ai_sdk_ui_message_chunks() {
 
 /// Run one web chat turn that says `text` and wait for its end.
 async fn chat(panel: &Panel, text: &str) -> String {
-    let body = serde_json::json!({"messages": [{"role": "user", "parts": [{"type": "text", "text": text}]}]});
-    let request = Request::post("/api/chat")
-        .header(header::COOKIE, &panel.cookie)
-        .header("x-csrf-token", &panel.csrf)
-        .body(Body::from(body.to_string()))
-        .unwrap();
-    panel.request(request).await.text
+    panel.chat(text).await.text
 }
 
 #[tokio::test]
