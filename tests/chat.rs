@@ -144,6 +144,19 @@ async fn piped_lines_are_answered_in_order_one_per_line() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_that_is_not_utf8_is_read_lossily_and_the_chat_goes_on() {
+    let fake = FakeModel::start().await;
+    let home = TestHome::openai(&fake);
+    let run = home.run_with_bytes(&["chat"], b"first\ncaf\xe9 au lait\nthird\n");
+    assert!(run.ok(), "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "echo: first\necho: caf\u{fffd} au lait\necho: third\n"
+    );
+    assert!(run.stderr.contains("not UTF-8"), "{}", run.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_conversation_survives_restarts_and_new_starts_a_fresh_one() {
     let fake = FakeModel::start().await;
     let home = TestHome::openai(&fake);

@@ -305,3 +305,35 @@ fn a_closed_stdout_ends_a_report_quietly() {
         out.status
     );
 }
+
+#[test]
+fn a_database_from_a_newer_pincer_is_refused_in_one_clean_sentence() {
+    let home = TestHome::new();
+    home.write_config("version = 1\n");
+    let db = home.path().join("pincer.db");
+    {
+        let conn = rusqlite::Connection::open(&db).expect("db");
+        conn.pragma_update(None, "user_version", 999)
+            .expect("version");
+    }
+    let run = home.run(&["sessions", "list"]);
+    run.fails_with(&[
+        "written by a newer Pincer",
+        "999",
+        "upgrade pincer",
+        "--home",
+    ]);
+    assert!(!run.stderr.contains("Invalid parameter"), "{}", run.stderr);
+    assert_eq!(
+        run.stderr.matches("newer Pincer").count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    // The database is left as it was.
+    let conn = rusqlite::Connection::open(&db).expect("db");
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 999);
+}

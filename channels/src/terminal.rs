@@ -261,19 +261,28 @@ impl Channel for Terminal {
         bus: InboundSender,
         shutdown: CancellationToken,
     ) -> Result<(), ChannelError> {
-        let mut lines = BufReader::new(tokio::io::stdin()).lines();
+        let mut input = BufReader::new(tokio::io::stdin());
+        let mut bytes = Vec::new();
         loop {
-            let line = tokio::select! {
+            bytes.clear();
+            let read = tokio::select! {
                 _ = shutdown.cancelled() => return Ok(()),
-                line = lines.next_line() => line,
+                read = input.read_until(b'\n', &mut bytes) => read,
             };
-            let line = match line {
-                Ok(Some(line)) => line,
-                Ok(None) => return Ok(()),
+            match read {
+                Ok(0) => return Ok(()),
+                Ok(_) => {}
                 Err(err) => {
                     return Err(ChannelError::permanent(format!("cannot read stdin: {err}")));
                 }
-            };
+            }
+            let line = String::from_utf8_lossy(&bytes);
+            if matches!(line, std::borrow::Cow::Owned(_)) {
+                // One bad line (a binary file piped in by mistake) must not end the chat.
+                tracing::warn!(
+                    "a line on stdin was not UTF-8; its invalid bytes were read as \u{fffd}"
+                );
+            }
             let text = line.trim();
             let waiting = self.pending.lock().ok().and_then(|mut p| p.take());
             if let Some(answer) = waiting {

@@ -165,15 +165,32 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX tasks_by_status ON tasks(status);",
 ];
 
+/// Why the database could not be brought up to date.
+#[derive(Debug)]
+pub enum MigrateError {
+    /// A newer Pincer wrote it: schema version `found`, this one knows up to `known`.
+    Newer {
+        found: usize,
+        known: usize,
+    },
+    Sql(rusqlite::Error),
+}
+
+impl From<rusqlite::Error> for MigrateError {
+    fn from(err: rusqlite::Error) -> Self {
+        MigrateError::Sql(err)
+    }
+}
+
 /// Bring the database up to the newest schema; each step commits on its own.
-pub fn apply(conn: &mut Connection) -> rusqlite::Result<()> {
+pub fn apply(conn: &mut Connection) -> Result<(), MigrateError> {
     let current: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
     let current = usize::try_from(current).unwrap_or(0);
     if current > MIGRATIONS.len() {
-        return Err(rusqlite::Error::InvalidParameterName(format!(
-            "pincer.db has schema version {current}, newer than this pincer ({}); upgrade pincer",
-            MIGRATIONS.len()
-        )));
+        return Err(MigrateError::Newer {
+            found: current,
+            known: MIGRATIONS.len(),
+        });
     }
     for (n, sql) in MIGRATIONS.iter().enumerate().skip(current) {
         let tx = conn.transaction()?;

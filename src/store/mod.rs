@@ -40,6 +40,14 @@ pub enum StoreError {
         source: rusqlite::Error,
     },
     #[error(
+        "{path} was written by a newer Pincer (database schema {found}; this one knows up to {known}): upgrade pincer, or give this one its own home with --home"
+    )]
+    Newer {
+        path: PathBuf,
+        found: usize,
+        known: usize,
+    },
+    #[error(
         "database error: {0} (if the disk is full, free space and retry; nothing stored so far is lost)"
     )]
     Sql(#[from] rusqlite::Error),
@@ -227,7 +235,14 @@ impl Store {
         if fresh {
             restrict_mode(path);
         }
-        migrations::apply(&mut conn).map_err(open_err)?;
+        migrations::apply(&mut conn).map_err(|err| match err {
+            migrations::MigrateError::Newer { found, known } => StoreError::Newer {
+                path: path.to_path_buf(),
+                found,
+                known,
+            },
+            migrations::MigrateError::Sql(source) => open_err(source),
+        })?;
         Ok(Store {
             conn: Arc::new(tokio::sync::Mutex::new(conn)),
             spent: Arc::default(),

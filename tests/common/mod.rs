@@ -86,6 +86,11 @@ impl TestHome {
 
     /// Run `pincer ARGS` feeding `input` on stdin.
     pub fn run_with_stdin(&self, args: &[&str], input: &str) -> Run {
+        self.run_with_bytes(args, input.as_bytes())
+    }
+
+    /// `run_with_stdin` with any bytes, UTF-8 or not.
+    pub fn run_with_bytes(&self, args: &[&str], input: &[u8]) -> Run {
         use std::io::Write;
         let mut child = self
             .command(args)
@@ -98,7 +103,7 @@ impl TestHome {
             .stdin
             .take()
             .expect("stdin")
-            .write_all(input.as_bytes())
+            .write_all(input)
             .expect("write stdin");
         Run::from(child.wait_with_output().expect("wait pincer"))
     }
