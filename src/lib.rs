@@ -5,7 +5,7 @@
 //! conversation, calls models and tools, and stores everything in SQLite.
 //!
 //! ## Layout
-//! - `gateway`  — builds the core from config and starts it (`pincer::start`)
+//! - `gateway`  — builds the core from config (`pincer::start`) and runs the whole gateway (`gateway::run`)
 //! - `home`     — where files live (`$PINCER_HOME`), the gateway lock
 //! - `host`     — conversations other programs drive over stdio (`pincer agent`, `pincer acp`)
 //! - `access`   — who may reach the model: policies, pairing, group context

@@ -1,6 +1,7 @@
 //! `pincer run`, the gateway, as a process: it keeps running with nothing to serve and
 //! says how to enable a channel, holds one lock per home, refuses an enabled channel
-//! without its token, and stops cleanly (exit 0) on SIGTERM and on SIGINT.
+//! without its token, and stops cleanly (exit 0) on SIGTERM and on SIGINT; and the same
+//! gateway in-process through `pincer::gateway::run`.
 
 mod common;
 
@@ -291,4 +292,32 @@ fn a_panel_on_the_network_without_a_token_refuses_to_start() {
     ));
     let run = home.run(&["run"]);
     run.fails_with(&["web.listen", "web.token", "pincer web token", "127.0.0.1"]);
+}
+
+/// The whole gateway in-process (`pincer::gateway::run`, as `pincer run` calls it):
+/// Telegram listening, a message answered through the core and the channel manager,
+/// and a clean stop when asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gateway_runs_in_process_and_stops_when_asked() {
+    use pincer_fakes::telegram::Incoming;
+    let s = common::telegram::setup("", "owners = [\"telegram:42\"]").await;
+    let home = pincer::Home::resolve(Some(s.home.path().to_path_buf()), None);
+    let config = pincer_config::load(&home.config_file, &home.security_file, &[]).expect("config");
+    let secrets = pincer_config::load_secrets(&home.security_file).expect("secrets");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let gateway = tokio::spawn(async move {
+        pincer::gateway::run(&home, &config, secrets, &[], async {
+            let _ = stopped.await;
+        })
+        .await
+    });
+    s.telegram.inject(Incoming::dm(42, "hello in-process"));
+    s.wait_for_text(42, "echo: hello in-process").await;
+    stop.send(()).expect("the gateway is running");
+    let ended = tokio::time::timeout(PATIENCE, gateway)
+        .await
+        .expect("stopped in time")
+        .expect("no panic")
+        .expect("a clean run");
+    assert_eq!(ended.channels, ["telegram"]);
 }

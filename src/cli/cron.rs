@@ -148,7 +148,7 @@ async fn run_now(
     job: crate::store::Job,
 ) -> anyhow::Result<ExitCode> {
     let env = env_vars();
-    let registry = Arc::new(super::channels::build(
+    let registry = Arc::new(crate::gateway::channels::build(
         home,
         config,
         secrets,

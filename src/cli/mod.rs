@@ -1,7 +1,6 @@
 //! The command line: global options, logging, loading configuration, and one module
 //! per subcommand. Errors reach the user as one line naming the fix, exit code 1.
 
-mod channels;
 mod chat;
 mod cron;
 mod doctor;

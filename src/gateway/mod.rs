@@ -1,6 +1,14 @@
-//! Assembling the core from configuration and starting it: the store, the model
-//! chains, the agent, the bus and the dispatcher. `start` is the library entry tests
-//! use to drive the core in-process; the CLI's `chat` and `run` sit on top of it.
+//! Assembling Pincer from configuration. `start` builds the core — the store, the
+//! model chains, the agent, the bus and the dispatcher — which tests drive in-process
+//! and `pincer chat` and the hosts sit on; `run` is the whole gateway around it.
+//!
+//! - `channels` — the enabled chat channels, built from config and secrets
+//! - `run`      — the gateway: channels, core, delivery, scheduler, panel, dream, shutdown
+
+pub mod channels;
+mod run;
+
+pub use run::{GatewayError, Stopped, run};
 
 use std::sync::Arc;
 use std::time::Duration;

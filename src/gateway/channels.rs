@@ -21,7 +21,7 @@ const TELEGRAM_POLL_SECS: u32 = 10;
     not(any(feature = "telegram", feature = "discord", feature = "slack")),
     allow(unused_variables, unused_mut)
 )]
-pub(super) fn build(
+pub fn build(
     home: &Home,
     config: &Config,
     secrets: &Secrets,
