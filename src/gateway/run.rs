@@ -26,11 +26,17 @@ const HEALTH_EVERY: Duration = Duration::from_secs(5);
 #[derive(Debug, thiserror::Error)]
 pub enum GatewayError {
     #[error(transparent)]
-    Config(#[from] pincer_config::ConfigError),
+    Config(Box<pincer_config::ConfigError>),
     #[error(transparent)]
     Start(#[from] super::StartError),
     #[error("{0}")]
     Setup(String),
+}
+
+impl From<pincer_config::ConfigError> for GatewayError {
+    fn from(err: pincer_config::ConfigError) -> Self {
+        GatewayError::Config(Box::new(err))
+    }
 }
 
 /// How a gateway run ended.
