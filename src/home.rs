@@ -59,6 +59,10 @@ impl Home {
             match self.try_lock_gateway() {
                 Err(LockError::Held) if tries < LOCK_TRIES => {
                     tries += 1;
+                    #[expect(
+                        clippy::disallowed_methods,
+                        reason = "start-up, before anything else runs: a brief wait for `status` to let go"
+                    )]
                     std::thread::sleep(LOCK_PAUSE);
                 }
                 Err(LockError::Held) => {

@@ -6,6 +6,7 @@
 //!
 //! ## Layout
 //! - `gateway`  — builds the core from config (`pincer::start`) and runs the whole gateway (`gateway::run`)
+//! - `clock`    — the wall clock, read in one place
 //! - `home`     — where files live (`$PINCER_HOME`), the gateway lock
 //! - `host`     — conversations other programs drive over stdio (`pincer agent`, `pincer acp`)
 //! - `access`   — who may reach the model: policies, pairing, group context
@@ -40,6 +41,7 @@ pub mod access;
 pub mod agent;
 pub mod capabilities;
 pub mod cli;
+pub mod clock;
 pub mod cron;
 pub mod dispatch;
 pub mod gateway;

@@ -85,6 +85,7 @@ mod heap {
             .stack_size(64 * 1024)
             .spawn(|| {
                 loop {
+                    #[expect(clippy::disallowed_methods, reason = "a thread of its own")]
                     std::thread::sleep(TRIM_EVERY);
                     // SAFETY: malloc_trim takes the allocator's own locks; safe at any time.
                     unsafe {

@@ -97,7 +97,7 @@ fn sweep_entries(entries: std::fs::ReadDir, cutoff: SystemTime, removed: &mut us
 /// Sweeps `workspace` when called and then once a day until `shutdown`, logging what
 /// it removed. Returns at once when `retention_days` is 0 (keep for ever).
 pub async fn run(workspace: PathBuf, retention_days: u64, shutdown: CancellationToken) {
-    daily(workspace, retention_days, shutdown, SystemTime::now).await;
+    daily(workspace, retention_days, shutdown, crate::clock::now).await;
 }
 
 /// `run` with the wall clock injected (tokio's paused clock does not move `SystemTime`).

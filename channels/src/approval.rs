@@ -297,7 +297,7 @@ fn process_epoch() -> u64 {
     use std::sync::OnceLock;
     static EPOCH: OnceLock<u64> = OnceLock::new();
     *EPOCH.get_or_init(|| {
-        std::time::SystemTime::now()
+        crate::clock::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs() & 0xffff_ffff)
             .unwrap_or(0)

@@ -237,7 +237,7 @@ pub async fn prepare(
     tokio::fs::create_dir_all(&dir)
         .await
         .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let nanos = std::time::SystemTime::now()
+    let nanos = crate::clock::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
         .unwrap_or_default();

@@ -26,6 +26,7 @@
 pub mod approval;
 pub mod channel;
 pub mod chunk;
+pub mod clock;
 pub mod direct;
 #[cfg(feature = "discord")]
 pub mod discord;

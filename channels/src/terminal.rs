@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::UNIX_EPOCH;
 
 use async_trait::async_trait;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -48,7 +48,7 @@ pub struct Terminal {
 
 impl Terminal {
     pub fn new(sequential: bool) -> Self {
-        let run_id = SystemTime::now()
+        let run_id = crate::clock::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_nanos())
             .unwrap_or_default();
@@ -116,7 +116,7 @@ impl Terminal {
             media: Vec::new(),
             reply_to: None,
             addressed: true,
-            received_at: SystemTime::now(),
+            received_at: crate::clock::now(),
             ack: None,
             deliver_to: None,
             scheduled: None,

@@ -126,7 +126,7 @@ impl Agent {
 
     /// Midnight today in `agent.timezone`, in unix milliseconds (the day budget's start).
     pub fn start_of_day_ms(&self) -> i64 {
-        let now = Utc::now().with_timezone(&self.timezone);
+        let now = crate::clock::utc().with_timezone(&self.timezone);
         let midnight = now.date_naive().and_hms_opt(0, 0, 0).unwrap_or_default();
         self.timezone
             .from_local_datetime(&midnight)

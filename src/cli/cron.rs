@@ -111,7 +111,7 @@ pub async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
                 session: args.session,
             };
             let maker = Maker::cli(owners);
-            let job = create(&store, request, timezone, &maker, chrono::Utc::now())
+            let job = create(&store, request, timezone, &maker, crate::clock::utc())
                 .await
                 .map_err(anyhow::Error::msg)?;
             println!("Added {}", describe(&job));

@@ -30,7 +30,8 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
         let age = (now_ms() - at).max(0) / 1000;
         println!("  {channel:<10} {state}  (reported {age}s ago)");
     }
-    let midnight = chrono::Local::now()
+    let midnight = crate::clock::utc()
+        .with_timezone(&chrono::Local)
         .date_naive()
         .and_hms_opt(0, 0, 0)
         .and_then(|t| t.and_local_timezone(chrono::Local).earliest())

@@ -32,7 +32,7 @@ pub struct SystemClock;
 
 impl Clock for SystemClock {
     fn now(&self) -> DateTime<Utc> {
-        Utc::now()
+        crate::clock::utc()
     }
 }
 

@@ -6,7 +6,7 @@
 //! that fails `MAX_FAILURES` times in a row is disabled and its owner told.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
 use pincer_channels::{
@@ -258,7 +258,7 @@ pub fn system_message(
         media: Vec::new(),
         reply_to: None,
         addressed: true,
-        received_at: SystemTime::now(),
+        received_at: crate::clock::now(),
         ack: None,
         deliver_to,
         scheduled: Some(Scheduled {

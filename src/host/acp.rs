@@ -314,7 +314,11 @@ async fn prompt(
             _ => None,
         })
         .collect();
+    // Fed from the outbound fan-out under a lock, where nothing may wait; bounded by one
+    // turn's output, which this loop forwards as it comes.
+    #[expect(clippy::disallowed_methods, reason = "see above")]
     let (out_tx, mut out) = mpsc::unbounded_channel();
+    #[expect(clippy::disallowed_methods, reason = "see above")]
     let (asks_tx, mut asks) = mpsc::unbounded_channel();
     state
         .routes

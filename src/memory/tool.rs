@@ -84,7 +84,7 @@ impl Tool for MemoryTool {
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
         let memory = Memory::new(&ctx.workspace);
         let action = self.action;
-        let today = chrono::Utc::now()
+        let today = crate::clock::utc()
             .with_timezone(&self.timezone)
             .date_naive();
         tokio::task::spawn_blocking(move || run(&memory, action, &args, today))

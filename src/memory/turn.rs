@@ -13,7 +13,7 @@ const ASSISTANT: &str = "Pincer";
 impl Agent {
     /// "Today" and "now" in `agent.timezone`.
     pub fn local_now(&self) -> chrono::NaiveDateTime {
-        chrono::Utc::now()
+        crate::clock::utc()
             .with_timezone(&self.timezone)
             .naive_local()
     }

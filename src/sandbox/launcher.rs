@@ -189,6 +189,10 @@ fn kill_tree() {
             let _ = rustix::process::kill_process(pid, Signal::KILL);
         }
         while let Ok(Some(_)) = rustix::process::wait(WaitOptions::NOHANG) {}
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the launcher is a process of its own with no runtime left"
+        )]
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
     while let Ok(Some(_)) = rustix::process::wait(WaitOptions::NOHANG) {}

@@ -17,7 +17,6 @@ mod tasks;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -217,10 +216,7 @@ fn connect(path: &Path) -> rusqlite::Result<Connection> {
 }
 
 pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or_default()
+    crate::clock::now_ms()
 }
 
 impl Store {

@@ -72,7 +72,7 @@ impl WebChat {
 
 /// The message the owner typed, as the bus carries it.
 pub fn message(text: String) -> InboundMessage {
-    let now = SystemTime::now();
+    let now = crate::clock::now();
     let id = now
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_nanos())

@@ -94,7 +94,7 @@ pub async fn add(
         request,
         state.agent.timezone,
         &maker,
-        chrono::Utc::now(),
+        crate::clock::utc(),
     )
     .await;
     match made {

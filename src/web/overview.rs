@@ -165,7 +165,7 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for ErrorLog {
         let mut text = Text(String::new());
         event.record(&mut text);
         let logged = Logged {
-            at: chrono::Utc::now().format("%Y-%m-%d %H:%M:%S").to_string(),
+            at: crate::clock::utc().format("%Y-%m-%d %H:%M:%S").to_string(),
             level: if level == tracing::Level::ERROR {
                 "error"
             } else {

@@ -46,7 +46,7 @@ pub async fn page(
     Extension(login): Extension<Login>,
 ) -> Response {
     let tz = state.agent.timezone;
-    let today = Utc::now().with_timezone(&tz).date_naive();
+    let today = crate::clock::utc().with_timezone(&tz).date_naive();
     let first = today - Duration::days(DAYS - 1);
     let since = tz
         .from_local_datetime(&first.and_hms_opt(0, 0, 0).unwrap_or_default())

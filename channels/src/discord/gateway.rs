@@ -89,6 +89,9 @@ impl Channel for Discord {
         bus: InboundSender,
         shutdown: CancellationToken,
     ) -> Result<(), ChannelError> {
+        // serenity's handler must never wait on the bus (it would stall the shard's
+        // heartbeat); Discord's own rate of events bounds what waits here.
+        #[expect(clippy::disallowed_methods, reason = "see above")]
         let (sender, events) = mpsc::unbounded_channel();
         let mut forwarder = Forwarder {
             events,

@@ -181,7 +181,7 @@ pub fn slash_command(payload: &serde_json::Value, me: &Me) -> Option<Incoming> {
         media: Vec::new(),
         reply_to: None,
         addressed: true,
-        received_at: SystemTime::now(),
+        received_at: crate::clock::now(),
         ack: None,
         deliver_to: None,
         scheduled: None,

@@ -141,6 +141,11 @@ impl Slack {
             })?;
         let (mut write, mut read) = socket.split();
         // Acknowledgements come from tasks that wait for the store; they go out here.
+        // One acknowledgement per envelope Slack sent, written out by this loop.
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "bounded by the envelopes in flight"
+        )]
         let (frames, mut outgoing) = mpsc::unbounded_channel::<String>();
         let mut ping = tokio::time::interval(PING_EVERY);
         ping.tick().await; // the first tick is immediate

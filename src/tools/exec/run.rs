@@ -176,6 +176,7 @@ impl Drop for Group {
         let Some(id) = self.0.take() else { return };
         let _ = rustix::process::kill_process_group(id, Signal::TERM);
         std::thread::spawn(move || {
+            #[expect(clippy::disallowed_methods, reason = "a thread of its own")]
             std::thread::sleep(GRACE);
             // Nothing to report to: the call that wanted the output is gone.
             let _ = rustix::process::kill_process_group(id, Signal::KILL);

@@ -25,6 +25,9 @@
 //!
 //! It must not be used for anything but tests: it trusts its input completely.
 
+// Test code: it may sleep on the real clock.
+#![allow(clippy::disallowed_methods)]
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 
