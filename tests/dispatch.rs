@@ -36,6 +36,19 @@ fn start(fake: &FakeModel, queue_mode: &str) -> Core {
     }
 }
 
+/// Wait until `check` holds; fail, saying `what`, after `WAIT`.
+async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !check().await {
+        assert!(tokio::time::Instant::now() < deadline, "{what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 fn message(chat: &str, n: usize, text: &str) -> InboundMessage {
     InboundMessage {
         channel: "terminal".into(),
@@ -421,11 +434,10 @@ async fn the_gateway_answers_what_the_last_run_left_unanswered_exactly_once() {
         out[0].target.chat_id, "s1",
         "the reply goes back to the chat it came from"
     );
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(
-        store.unanswered().await.unwrap().is_empty(),
-        "answered messages are settled"
-    );
+    eventually("answered messages are settled", || async {
+        store.unanswered().await.unwrap().is_empty()
+    })
+    .await;
 
     // Sessions of channels that are not running are left for later.
     let other = store.current_session("telegram:dm:7").await.unwrap();
@@ -469,12 +481,10 @@ async fn idle_session_workers_are_reaped() {
     }
     until_turns_end(&mut running.outbound, 5).await;
     assert_eq!(running.dispatcher.live_sessions(), 5);
-    tokio::time::sleep(Duration::from_millis(1600)).await;
-    assert_eq!(
-        running.dispatcher.live_sessions(),
-        0,
-        "idle workers must exit"
-    );
+    eventually("idle workers must exit", || async {
+        running.dispatcher.live_sessions() == 0
+    })
+    .await;
     // A reaped session comes back on its next message, with its history.
     running
         .inbound
@@ -589,7 +599,12 @@ async fn a_burst_of_sessions_runs_at_most_the_cap_at_once_and_all_are_answered()
             .await
             .unwrap();
     }
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    eventually("the first turns reach the model", || async {
+        fake.requests().len() >= pincer::dispatch::MAX_PARALLEL_TURNS
+    })
+    .await;
+    // Turns take 1.5 s: give more than the cap the chance to show up, were there a leak.
+    tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(
         fake.requests().len(),
         pincer::dispatch::MAX_PARALLEL_TURNS,

@@ -58,8 +58,16 @@ async fn a_long_reply_with_code_arrives_as_ordered_chunks_within_the_limit() {
     s.model.push(Step::text(long.clone()));
     let _gateway = s.start();
     s.telegram.inject(Incoming::dm(42, "write a lot"));
-    s.wait_for_text(42, "Section 11").await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Done when the last section's code block has all its 20 lines.
+    let deadline = Instant::now() + WAIT;
+    while s.texts_to(42).concat().matches("let x11 = 11;").count() < 20 {
+        assert!(
+            Instant::now() < deadline,
+            "the reply never ended: {:?}",
+            s.texts_to(42)
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let texts = s.texts_to(42);
     assert!(texts.len() >= 3, "{} chunks", texts.len());
     for text in &texts {
@@ -382,12 +390,18 @@ async fn a_job_made_in_a_chat_is_delivered_to_that_chat() {
         "{}",
         reminder.text
     );
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let list = s.home.run(&["cron", "list"]).stdout;
-    assert!(
-        list.contains("No scheduled jobs"),
-        "a one-shot job is gone after it ran: {list}"
-    );
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let list = s.home.run(&["cron", "list"]).stdout;
+        if list.contains("No scheduled jobs") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "a one-shot job is gone after it ran: {list}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 /// Config that makes `write_file` need the owner's yes, with a short wait.
