@@ -7,12 +7,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use pincer_config::{Config, ProviderKind as Kind, Secrets};
+use pincer_config::{Config, Secrets};
 
 use crate::capabilities::Capabilities;
-use crate::provider::{
-    self, Chain, ChainEntry, Cooldowns, Provider, ProviderKind, ProviderSettings,
-};
+use crate::provider::{self, Chain, ChainEntry, Cooldowns, Provider, ProviderSettings};
 use crate::router::Tier;
 
 #[derive(Debug, thiserror::Error)]
@@ -81,10 +79,7 @@ impl Models {
             .providers
             .iter()
             .map(|(name, settings)| {
-                let kind = match settings.kind {
-                    Kind::Openai => ProviderKind::OpenAi,
-                    Kind::Anthropic => ProviderKind::Anthropic,
-                };
+                let kind = settings.kind;
                 let mut wire = ProviderSettings::new(name, settings.base_url());
                 wire.api_keys = secrets.provider_keys(name, settings.kind, env);
                 wire.timeout = Duration::from_secs(settings.timeout_secs);

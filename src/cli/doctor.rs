@@ -171,10 +171,7 @@ async fn check_providers(
             continue;
         }
         let keys = secrets.provider_keys(name, provider.kind, env);
-        let env_var = match provider.kind {
-            ProviderKind::Openai => "OPENAI_API_KEY",
-            ProviderKind::Anthropic => "ANTHROPIC_API_KEY",
-        };
+        let env_var = provider.kind.env_var();
         let key_fix = format!(
             "put the key in .security.yml under providers.{name}.api_key, or set {env_var}"
         );

@@ -268,7 +268,7 @@ pub(crate) fn secret_values(
                 .map(|k| k.expose_secret().to_string()),
         );
     }
-    for channel in ["telegram", "discord", "slack"] {
+    for channel in pincer_config::ChannelsConfig::NAMES {
         values.extend(
             secrets
                 .channel_token(channel, env)

@@ -31,7 +31,7 @@ pub struct AnthropicProvider {
 impl AnthropicProvider {
     pub fn new(settings: ProviderSettings, http: reqwest::Client) -> Self {
         Self {
-            transport: Transport::new(settings, http, ProviderKind::Anthropic.key_env()),
+            transport: Transport::new(settings, http, ProviderKind::Anthropic.env_var()),
         }
     }
 

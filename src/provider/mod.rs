@@ -87,31 +87,9 @@ impl ProviderSettings {
     }
 }
 
-/// The wire format a provider speaks (`kind` in `[providers.NAME]`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProviderKind {
-    OpenAi,
-    Anthropic,
-}
-
-impl ProviderKind {
-    /// `"openai"` or `"anthropic"`, as written in the config.
-    pub fn parse(kind: &str) -> Option<Self> {
-        match kind {
-            "openai" => Some(Self::OpenAi),
-            "anthropic" => Some(Self::Anthropic),
-            _ => None,
-        }
-    }
-
-    /// The environment variable a key of this kind may come from.
-    pub fn key_env(self) -> &'static str {
-        match self {
-            Self::OpenAi => "OPENAI_API_KEY",
-            Self::Anthropic => "ANTHROPIC_API_KEY",
-        }
-    }
-}
+/// The wire format a provider speaks (`kind` in `[providers.NAME]`): the config's own
+/// type, one definition for both crates.
+pub use pincer_config::ProviderKind;
 
 /// Build the provider for `kind`.
 pub fn build(
@@ -120,7 +98,7 @@ pub fn build(
     http: reqwest::Client,
 ) -> Arc<dyn Provider> {
     match kind {
-        ProviderKind::OpenAi => Arc::new(OpenAiProvider::new(settings, http)),
+        ProviderKind::Openai => Arc::new(OpenAiProvider::new(settings, http)),
         ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(settings, http)),
     }
 }

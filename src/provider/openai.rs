@@ -29,7 +29,7 @@ pub struct OpenAiProvider {
 impl OpenAiProvider {
     pub fn new(settings: ProviderSettings, http: reqwest::Client) -> Self {
         Self {
-            transport: Transport::new(settings, http, ProviderKind::OpenAi.key_env()),
+            transport: Transport::new(settings, http, ProviderKind::Openai.env_var()),
             no_stream_options: AtomicBool::new(false),
         }
     }
