@@ -24,6 +24,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod approval;
+pub mod backoff;
 pub mod channel;
 pub mod chunk;
 pub mod clock;

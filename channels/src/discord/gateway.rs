@@ -36,14 +36,13 @@ use super::errors;
 use super::handler::{Event, Handler};
 use super::order::Reorder;
 use super::rest::{Rest, snowflake};
-use crate::channel::{Channel, ChannelError, Health, InboundSender};
+use crate::backoff::Backoff;
+use crate::channel::{Channel, ChannelError, InboundSender};
 use crate::inbox::MediaFetcher;
 use crate::message::Target;
 
-const FIRST_BACKOFF: Duration = Duration::from_secs(1);
-const MAX_BACKOFF: Duration = Duration::from_secs(60);
-/// A rejected token is retried rarely: someone has to fix it.
-const TOKEN_BACKOFF: Duration = Duration::from_secs(300);
+/// A session that lasted this long was working: the next failure backs off from the start.
+const RAN_A_WHILE: Duration = Duration::from_secs(60);
 /// How long a message waits for an earlier one of its channel: none, since the
 /// gateway's thread delivers them in order (see the top of this file).
 const HOLD: Duration = Duration::ZERO;
@@ -101,7 +100,7 @@ impl Channel for Discord {
             gap_from: None,
             fetcher: self.fetcher(),
         };
-        let mut backoff = FIRST_BACKOFF;
+        let mut backoff = Backoff::reconnect();
         loop {
             if shutdown.is_cancelled() {
                 return Ok(());
@@ -112,17 +111,11 @@ impl Channel for Discord {
                 Err(err) => err,
             };
             forwarder.mark_gap();
-            if started.elapsed() > MAX_BACKOFF {
-                backoff = FIRST_BACKOFF; // it ran a good while: start counting again
+            if started.elapsed() > RAN_A_WHILE {
+                backoff.reset(); // it ran a good while: start counting again
             }
-            let wait = if err.retryable {
-                self.health.set(Health::Degraded(err.message.clone()));
-                err.retry_after.unwrap_or(backoff)
-            } else {
-                self.health.set(Health::Down(err.message.clone()));
-                TOKEN_BACKOFF
-            };
-            backoff = (backoff * 2).min(MAX_BACKOFF);
+            let (health, wait) = backoff.after(&err);
+            self.health.set(health);
             tokio::select! {
                 _ = shutdown.cancelled() => return Ok(()),
                 _ = tokio::time::sleep(wait) => {}

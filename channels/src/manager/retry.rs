@@ -5,6 +5,7 @@
 use std::future::Future;
 use std::time::Duration;
 
+use crate::backoff::Backoff;
 use crate::channel::ChannelError;
 
 /// Attempts per operation, the first included.
@@ -19,22 +20,19 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, ChannelError>>,
 {
-    let mut backoff = FIRST_BACKOFF;
+    let mut backoff = Backoff::new(FIRST_BACKOFF, MAX_BACKOFF);
     let mut attempt = 1;
     loop {
         match op().await {
             Ok(value) => return Ok(value),
             Err(err) if err.retryable && attempt < ATTEMPTS => {
-                let wait = err
-                    .retry_after
-                    .map_or(backoff, |after| after.min(MAX_RETRY_AFTER));
+                let wait = backoff.wait(err.retry_after.map(|after| after.min(MAX_RETRY_AFTER)));
                 tracing::warn!(
                     "{what} failed ({err}); retry {attempt}/{} in {}ms",
                     ATTEMPTS - 1,
                     wait.as_millis()
                 );
                 tokio::time::sleep(wait).await;
-                backoff = (backoff * 2).min(MAX_BACKOFF);
                 attempt += 1;
             }
             Err(err) => return Err(err),

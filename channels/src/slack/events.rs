@@ -7,8 +7,6 @@
 //! Events are answered 200 once stored (2 s at the latest), 500 when the core could not
 //! store them, so Slack sends them again.
 
-use std::time::Duration;
-
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -23,10 +21,8 @@ use tokio_util::sync::CancellationToken;
 use super::Slack;
 use super::convert::{self, CHANNEL};
 use super::inbound::{self, Delivery, acknowledge_when};
+use crate::backoff::Backoff;
 use crate::channel::{ChannelError, Health, InboundSender};
-
-const FIRST_BACKOFF: Duration = Duration::from_secs(1);
-const TOKEN_BACKOFF: Duration = Duration::from_secs(300);
 
 /// A verified request for the adapter to take in.
 enum Job {
@@ -62,16 +58,10 @@ impl Slack {
         presses: &mpsc::Sender<Value>,
         shutdown: &CancellationToken,
     ) -> Result<(), ChannelError> {
-        let mut backoff = FIRST_BACKOFF;
+        let mut backoff = Backoff::reconnect();
         while let Err(err) = self.setup().await {
-            let wait = if err.retryable {
-                self.set_health(Health::Degraded(err.message.clone()));
-                err.retry_after.unwrap_or(backoff)
-            } else {
-                self.set_health(Health::Down(err.message.clone()));
-                TOKEN_BACKOFF
-            };
-            backoff = (backoff * 2).min(Duration::from_secs(60));
+            let (health, wait) = backoff.after(&err);
+            self.set_health(health);
             tokio::select! {
                 () = shutdown.cancelled() => return Ok(()),
                 () = tokio::time::sleep(wait) => {}

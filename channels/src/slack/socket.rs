@@ -23,12 +23,9 @@ use super::Slack;
 use super::convert::{self, CHANNEL};
 use super::errors::{Token, channel_error};
 use super::inbound::{self, Delivery, acknowledge_when};
+use crate::backoff::Backoff;
 use crate::channel::{ChannelError, Health, InboundSender};
 
-const FIRST_BACKOFF: Duration = Duration::from_secs(1);
-const MAX_BACKOFF: Duration = Duration::from_secs(60);
-/// A rejected token is retried rarely: someone has to fix it.
-const TOKEN_BACKOFF: Duration = Duration::from_secs(300);
 const PING_EVERY: Duration = Duration::from_secs(20);
 /// No frame (not even a pong) for this long: the connection is dead.
 const SILENCE: Duration = Duration::from_secs(60);
@@ -66,7 +63,7 @@ impl Slack {
         presses: &mpsc::Sender<Value>,
         shutdown: &CancellationToken,
     ) -> Result<(), ChannelError> {
-        let mut backoff = FIRST_BACKOFF;
+        let mut backoff = Backoff::reconnect();
         loop {
             if shutdown.is_cancelled() {
                 return Ok(());
@@ -85,29 +82,25 @@ impl Slack {
                 Ok(Ended::Reconnect { why, asked }) => {
                     self.set_health(Health::Degraded(format!("reconnecting: {why}")));
                     if asked || started.elapsed() >= STABLE {
-                        backoff = FIRST_BACKOFF;
+                        backoff.reset();
                         Duration::ZERO
                     } else if greeted {
                         // A working connection dropped: that is not a failure to
                         // back off from, or a link that flaps would stay down for
                         // longer and longer while messages wait.
-                        backoff = FIRST_BACKOFF * 2;
-                        FIRST_BACKOFF
+                        backoff.reset();
+                        backoff.wait(None)
                     } else {
-                        let wait = backoff;
-                        backoff = (backoff * 2).min(MAX_BACKOFF);
-                        wait
+                        backoff.wait(None)
                     }
                 }
-                Err(err) if err.retryable => {
-                    self.set_health(Health::Degraded(format!("reconnecting: {}", err.message)));
-                    let wait = err.retry_after.unwrap_or(backoff);
-                    backoff = (backoff * 2).min(MAX_BACKOFF);
-                    wait
-                }
                 Err(err) => {
-                    self.set_health(Health::Down(err.message));
-                    TOKEN_BACKOFF
+                    let (health, wait) = backoff.after(&err);
+                    self.set_health(match health {
+                        Health::Degraded(why) => Health::Degraded(format!("reconnecting: {why}")),
+                        other => other,
+                    });
+                    wait
                 }
             };
             tokio::select! {

@@ -4,8 +4,6 @@
 //! stored its message, so an outage or crash never loses a message; the store's
 //! dedupe on message ids means a re-delivered one is never answered twice.
 
-use std::time::Duration;
-
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -17,14 +15,10 @@ use super::Telegram;
 use super::convert::{self, CHANNEL, Me};
 use super::errors::channel_error;
 use crate::approval::parse_button;
+use crate::backoff::Backoff;
 use crate::channel::{Channel, ChannelError, Health, InboundSender};
 use crate::inbox::MediaFetcher;
 use crate::message::{Ack, Target};
-
-const FIRST_BACKOFF: Duration = Duration::from_secs(1);
-const MAX_BACKOFF: Duration = Duration::from_secs(60);
-/// A rejected token is retried rarely: someone has to fix it.
-const TOKEN_BACKOFF: Duration = Duration::from_secs(300);
 
 #[async_trait]
 impl Channel for Telegram {
@@ -37,7 +31,7 @@ impl Channel for Telegram {
         bus: InboundSender,
         shutdown: CancellationToken,
     ) -> Result<(), ChannelError> {
-        let mut backoff = FIRST_BACKOFF;
+        let mut backoff = Backoff::reconnect();
         let mut offset: i32 = 0;
         let fetcher = self.fetcher();
         loop {
@@ -50,19 +44,13 @@ impl Channel for Telegram {
             };
             let wait = match step {
                 Ok(true) => {
-                    backoff = FIRST_BACKOFF;
+                    backoff.reset();
                     continue;
                 }
                 Ok(false) => return Ok(()), // the core is gone
                 Err(err) => {
-                    let wait = if err.retryable {
-                        self.set_health(Health::Degraded(err.message.clone()));
-                        err.retry_after.unwrap_or(backoff)
-                    } else {
-                        self.set_health(Health::Down(err.message.clone()));
-                        TOKEN_BACKOFF
-                    };
-                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                    let (health, wait) = backoff.after(&err);
+                    self.set_health(health);
                     wait
                 }
             };
