@@ -10,7 +10,8 @@
 //! - `home`     — where files live (`$PINCER_HOME`), the gateway lock
 //! - `host`     — conversations other programs drive over stdio (`pincer agent`, `pincer acp`)
 //! - `access`   — who may reach the model: policies, pairing, group context
-//! - `dispatch` — session workers, queue modes and steering, chat commands
+//! - `dispatch` — session workers, queue modes, chat commands
+//! - `steering` — one conversation's inbox and the handle on its running turn (read by the dispatcher and the turn)
 //! - `agent`    — the turn loop, system prompt, budget gates
 //! - `models`   — light/heavy chains from `[router]` and `[providers.*]`, pinned models
 //! - `router`   — the cheap-first score that picks light or heavy per turn
@@ -58,6 +59,7 @@ pub mod retention;
 pub mod router;
 pub mod sandbox;
 pub mod scrub;
+pub mod steering;
 pub mod store;
 pub mod tasks;
 pub mod tools;

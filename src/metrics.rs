@@ -26,7 +26,7 @@
 //! - model calls and fallbacks: the model chain, one per attempt (a retry is a call)
 //! - tokens and cost: `Store::record_usage`, which every call that costs goes through
 //! - tool calls: the turn, per call the model asked for
-//! - session queue depth: `dispatch::queue`, messages waiting for their turn
+//! - session queue depth: `steering`, messages waiting for their turn
 
 use std::sync::LazyLock;
 use std::sync::atomic::{AtomicI64, AtomicU64};

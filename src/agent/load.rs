@@ -5,8 +5,8 @@
 
 use super::Agent;
 use super::history;
-use crate::dispatch::queue::Queued;
 use crate::provider::{ChatMessage, Part};
+use crate::steering::Queued;
 use crate::store::{self, StoreError};
 
 /// What a lower tier's turn sees of a higher tier's tool result.

@@ -38,9 +38,9 @@ use pincer_channels::OutboundMessage;
 use pincer_memory::Memory;
 use tokio::sync::mpsc;
 
-use crate::dispatch::queue::{Queued, SessionQueue, TurnControl};
 use crate::models::Models;
 use crate::prices::Prices;
+use crate::steering::{Queued, SessionQueue, TurnControl};
 use crate::store::Store;
 use crate::tools::{Guard, Registry, ToolPolicy};
 

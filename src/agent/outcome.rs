@@ -1,6 +1,6 @@
 //! How a turn ends, and the sentence the user is told when it ends early.
 
-use super::super::dispatch::queue::StopReason;
+use crate::steering::StopReason;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Ended {

@@ -8,8 +8,8 @@ use pincer_channels::{InboundMessage, OutboundBody, Target};
 use pincer_config::QueueMode;
 
 use super::Dispatcher;
-use super::queue::StopReason;
 use crate::access::{Origin, Place};
+use crate::steering::StopReason;
 use crate::store::Status;
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,7 +5,6 @@
 
 mod commands;
 mod lanes;
-pub mod queue;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -19,8 +18,8 @@ use tokio_util::task::TaskTracker;
 
 use crate::access::{Decision, Gate, Rated};
 use crate::agent::{Agent, Ended};
+use crate::steering::{Pushed, Queued, SessionQueue, StopReason};
 use crate::store::Status;
-use queue::{Pushed, Queued, SessionQueue, StopReason};
 
 /// A stored message on its way to its session's queue.
 struct Admit {

@@ -25,8 +25,8 @@ use pincer_config::QueueMode;
 
 use crate::access::Origin;
 use crate::agent::{Agent, Ended};
-use crate::dispatch::queue::{Queued, SessionQueue, StopReason, TaskRun, TurnControl};
 use crate::provider::Part;
+use crate::steering::{Queued, SessionQueue, StopReason, TaskRun, TurnControl};
 use crate::store::{self, TaskRow};
 pub use tool::TaskTool;
 

@@ -13,10 +13,10 @@ use super::route::{ESCALATE, Route, escalate_spec};
 use super::stuck::{Verdict, Watch};
 use super::{Agent, CANCELLED, SKIPPED, TurnReport, history, prompt, window};
 use crate::access::{Origin, Place};
-use crate::dispatch::queue::{Queued, SessionQueue, StopReason, TurnControl};
 use crate::provider::{
     ChatMessage, ChatRequest, ErrorKind, Part, StopReason as ModelStop, StreamEvent,
 };
+use crate::steering::{Queued, SessionQueue, StopReason, TurnControl};
 use crate::store::{self, Spender, now_ms};
 use crate::tools::Taint;
 
