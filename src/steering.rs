@@ -113,7 +113,7 @@ impl Queued {
     /// A scheduled job's run: nobody watches it stream, and a heartbeat's "nothing to
     /// report" is not delivered.
     pub fn scheduled(&self) -> bool {
-        self.origin.place == crate::access::Place::Scheduled
+        matches!(self.origin.place, crate::access::Place::Scheduled { .. })
     }
 
     /// Nobody watches this turn stream: a scheduled run or a subagent.

@@ -410,7 +410,11 @@ async fn the_heartbeat_beats_only_with_tasks_and_within_its_budget() {
         beat.text
     );
     assert_eq!(beat.target().chat_id, "42");
-    assert!(beat.session_key().starts_with("cron:heartbeat:"));
+    assert!(
+        beat.session_key()
+            .to_string()
+            .starts_with("cron:heartbeat:")
+    );
     shutdown.cancel();
 
     // A spent budget stops the beats for the day.

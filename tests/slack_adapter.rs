@@ -167,7 +167,7 @@ async fn a_thread_is_its_own_session_and_replies_go_into_it() {
         "a reply under the bot's message addresses it"
     );
     assert_eq!(
-        reply.session_key(),
+        reply.session_key().to_string(),
         format!("slack:group:C1:thread:{parent}")
     );
     let target = reply.target();

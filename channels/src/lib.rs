@@ -8,6 +8,7 @@
 //! - `inbox`    — incoming attachments: fetched only for admitted messages (`fetch_all`),
 //!   within the size cap and the sender's daily allowance; where they are saved, the note
 //!   the model gets
+//! - `key`      — `SessionKey`: which conversation a message belongs to, built and parsed in one place
 //! - `message`  — `InboundMessage` / `OutboundMessage` and their typed parts
 //! - `channel`  — the `Channel` trait every adapter implements, the capability traits
 //!   (typing, editing, media, reactions, approvals, direct chats, health), `ChannelError`
@@ -32,6 +33,7 @@ pub mod direct;
 #[cfg(feature = "discord")]
 pub mod discord;
 pub mod inbox;
+pub mod key;
 pub mod manager;
 pub mod message;
 pub mod registry;
@@ -47,9 +49,10 @@ pub use channel::{
     InboundSender, MediaSender, MessageEditor, OutboundMedia, ReactionCapable, TypingCapable,
 };
 pub use chunk::{Chunk, FinishReason, TurnUsage};
+pub use key::SessionKey;
 pub use message::{
     Ack, ChatKind, Done, InboundMessage, MediaKind, MediaRef, OutboundBody, OutboundMessage,
-    Receipt, Scheduled, Sender, Target,
+    Receipt, SYSTEM, Scheduled, Sender, Target,
 };
 pub use registry::{ChannelHandle, ChannelInfo, Registry};
 pub use terminal::Terminal;

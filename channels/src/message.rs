@@ -10,6 +10,10 @@ use tokio::sync::oneshot;
 
 use crate::channel::OutboundMedia;
 use crate::inbox::Remote;
+use crate::key::SessionKey;
+
+/// The channel of the scheduler's synthetic messages (a job's run, the heartbeat).
+pub const SYSTEM: &str = "system";
 
 /// What kind of conversation a message belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -124,7 +128,7 @@ pub struct Scheduled {
     pub in_group: bool,
 }
 
-/// One message from a person (or a synthetic one from the scheduler, channel "cron").
+/// One message from a person (or a synthetic one from the scheduler, channel `SYSTEM`).
 #[derive(Debug)]
 pub struct InboundMessage {
     /// The channel's registry name: "telegram", "terminal", ...
@@ -162,19 +166,17 @@ impl InboundMessage {
         Target::chat(&self.channel, &self.chat_id, self.thread_id.as_deref())
     }
 
-    /// The session key DESIGN.md fixes: `telegram:dm:42`, `telegram:group:-100123`,
-    /// `telegram:group:-100123:thread:7`, `terminal:dm:local`, `cron:<job>:<run>`.
-    pub fn session_key(&self) -> String {
+    /// The conversation this message belongs to (see `SessionKey`).
+    pub fn session_key(&self) -> SessionKey {
         if self.scheduled.is_some() {
-            return format!("{}:{}", self.channel, self.chat_id); // cron:<job>:<run> or cron:shared:<name>
+            // The scheduler names the run in `chat_id`: `<job>:<run>`, `shared:<name>`.
+            return SessionKey::scheduled(self.chat_id.clone());
         }
-        let kind = match self.chat_kind {
-            ChatKind::Dm => "dm",
-            ChatKind::Group | ChatKind::Thread => "group",
-        };
-        match &self.thread_id {
-            Some(thread) => format!("{}:{kind}:{}:thread:{thread}", self.channel, self.chat_id),
-            None => format!("{}:{kind}:{}", self.channel, self.chat_id),
+        SessionKey::Chat {
+            channel: self.channel.clone(),
+            group: self.chat_kind != ChatKind::Dm,
+            chat_id: self.chat_id.clone(),
+            thread: self.thread_id.clone(),
         }
     }
 }

@@ -18,7 +18,7 @@ mod pairing;
 
 use std::collections::HashMap;
 
-use pincer_channels::{ChatKind, InboundMessage, Target};
+use pincer_channels::{ChatKind, InboundMessage, SessionKey, Target};
 use pincer_config::{Config, DmPolicy, GroupPolicy, Tier};
 
 use crate::store::{Store, StoreError};
@@ -125,17 +125,10 @@ impl Gate {
     }
 
     pub async fn check(&self, message: &InboundMessage) -> Result<Decision, StoreError> {
-        if message.channel == pincer_channels::terminal::CHANNEL {
+        if let Some(origin) = Origin::local(&message.channel) {
             return Ok(Decision::Admit {
                 text: message.text.clone(),
-                origin: Origin::terminal(),
-            });
-        }
-        // Only the web panel's chat, behind its login, puts messages on this channel.
-        if message.channel == crate::web::CHANNEL {
-            return Ok(Decision::Admit {
-                text: message.text.clone(),
-                origin: Origin::web(),
+                origin,
             });
         }
         if let Some(scheduled) = &message.scheduled {
@@ -149,7 +142,9 @@ impl Gate {
                     place: if scheduled.in_group {
                         Place::Group
                     } else {
-                        Place::Scheduled
+                        Place::Scheduled {
+                            job: scheduled.job.clone(),
+                        }
                     },
                 },
             });
@@ -189,7 +184,7 @@ impl Gate {
     /// The tier a sender has wherever they are admitted: owner (`agent.owners`, the
     /// terminal), member (`allow_from` by name, or approved by pairing), else guest.
     pub async fn tier_of(&self, canonical: &str) -> Result<Tier, StoreError> {
-        if canonical == TERMINAL_SENDER || self.owners.iter().any(|o| o == canonical) {
+        if Origin::is_owner_id(canonical, &self.owners) {
             return Ok(Tier::Owner);
         }
         let Some((channel, raw)) = canonical.split_once(':') else {
@@ -249,7 +244,7 @@ impl Gate {
         if !allowed {
             return Ok(Decision::Refuse);
         }
-        let key = message.session_key();
+        let key = message.session_key().to_string();
         let said = speaker_line(
             &message.sender.display_name,
             &message.sender.canonical,
@@ -302,16 +297,18 @@ impl Gate {
 
     /// The origin of a stored message answered again after a restart: its sender's
     /// tier now, in the kind of place its session key names.
-    pub async fn origin_of_stored(&self, key: &str, sender: &str) -> Result<Origin, StoreError> {
-        if key.split(':').next() == Some(pincer_channels::terminal::CHANNEL) {
-            return Ok(Origin::terminal());
+    pub async fn origin_of_stored(
+        &self,
+        key: &SessionKey,
+        sender: &str,
+    ) -> Result<Origin, StoreError> {
+        if let Some(local) = key.channel().and_then(Origin::local) {
+            return Ok(local);
         }
-        if key.split(':').next() == Some(crate::web::CHANNEL) {
-            return Ok(Origin::web());
-        }
-        let place = match key.split(':').nth(1) {
-            Some("dm") => Place::Direct,
-            _ => Place::Group,
+        let place = if key.is_direct() {
+            Place::Direct
+        } else {
+            Place::Group
         };
         let tier = self.tier_of(sender).await?;
         Ok(Origin {

@@ -7,7 +7,7 @@
 use pincer_config::Tier;
 
 /// The kind of place a turn happens in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Place {
     /// The local terminal (`pincer chat`): always the owner.
     Terminal,
@@ -15,8 +15,12 @@ pub enum Place {
     Direct,
     /// A group, channel or thread: other people read along.
     Group,
-    /// A scheduled job's run (or the heartbeat), in a session of its own.
-    Scheduled,
+    /// A scheduled job's run (or the heartbeat), in a session of its own; the
+    /// origin's sender is the job's creator.
+    Scheduled {
+        /// The job's name ("heartbeat" for the heartbeat).
+        job: String,
+    },
 }
 
 /// Who started a turn, and so what it may do.
@@ -54,6 +58,30 @@ impl Origin {
         }
     }
 
+    /// The owner on a channel of their own machine, which nobody else can reach: the
+    /// terminal (and the programs `pincer agent`/`acp` host), and the web panel's
+    /// chat behind its login. `None` for every chat platform.
+    pub fn local(channel: &str) -> Option<Origin> {
+        if channel == pincer_channels::terminal::CHANNEL {
+            Some(Origin::terminal())
+        } else if channel == crate::web::CHANNEL {
+            Some(Origin::web())
+        } else {
+            None
+        }
+    }
+
+    /// Whether `canonical` is an owner: the terminal's user, or one of `agent.owners`.
+    pub fn is_owner_id(canonical: &str, owners: &[String]) -> bool {
+        canonical == TERMINAL_SENDER || owners.iter().any(|o| o == canonical)
+    }
+
+    /// Whether the turn's questions and approvals are answered where it runs (the
+    /// terminal's prompt, or the program driving a host), not posted to a chat.
+    pub fn answered_locally(&self) -> bool {
+        self.place == Place::Terminal
+    }
+
     pub fn is_owner(&self) -> bool {
         self.tier == Tier::Owner
     }
@@ -71,7 +99,7 @@ impl Origin {
         let place = if self.place == Place::Group || other.place == Place::Group {
             Place::Group
         } else {
-            self.place
+            self.place.clone()
         };
         let mut lower = if other.tier < self.tier { other } else { self };
         lower.place = place;
@@ -187,7 +215,16 @@ mod tests {
         assert!(!origin(Tier::Owner, Place::Group, "t:1").owner_memory(false));
         assert!(origin(Tier::Owner, Place::Group, "t:1").owner_memory(true));
         assert!(!origin(Tier::Member, Place::Direct, "t:2").owner_memory(true));
-        assert!(origin(Tier::Owner, Place::Scheduled, "t:1").owner_memory(false));
+        assert!(
+            origin(
+                Tier::Owner,
+                Place::Scheduled {
+                    job: "digest".into()
+                },
+                "t:1"
+            )
+            .owner_memory(false)
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
 use chrono_tz::Tz;
-use pincer_channels::{Done, Target};
+use pincer_channels::{Done, SessionKey, Target};
 
 use super::scheduler::{JobRun, Scheduler, system_message};
 
@@ -80,7 +80,7 @@ impl Heartbeat {
             .unwrap_or(0);
         match scheduler
             .store
-            .tokens_for_keys_since("cron:heartbeat", since)
+            .tokens_for_keys_since(&SessionKey::scheduled_prefix("heartbeat"), since)
             .await
         {
             Ok(used) if used >= self.max_day_tokens => {

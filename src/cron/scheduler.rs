@@ -228,7 +228,7 @@ impl<'a> JobRun<'a> {
     }
 }
 
-/// A scheduled prompt as an inbound message on channel `cron`, sent by the job's
+/// A scheduled prompt as an inbound message on channel `system`, sent by the job's
 /// creator at the job's tier.
 pub fn system_message(
     chat_id: String,
@@ -239,7 +239,7 @@ pub fn system_message(
 ) -> InboundMessage {
     let name = job.name;
     InboundMessage {
-        channel: "cron".into(),
+        channel: pincer_channels::SYSTEM.into(),
         account: "default".into(),
         chat_id,
         chat_kind: ChatKind::Dm,

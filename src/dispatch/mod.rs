@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use pincer_channels::{InboundMessage, OutboundBody, OutboundMessage, Target};
+use pincer_channels::{InboundMessage, OutboundBody, OutboundMessage, SessionKey, Target};
 use pincer_config::QueueMode;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -134,7 +134,10 @@ impl Dispatcher {
             }
         };
         for message in open {
-            let Some(target) = target_of(&message.key) else {
+            let Ok(key) = message.key.parse::<SessionKey>() else {
+                continue;
+            };
+            let Some(target) = key.target() else {
                 continue;
             };
             if !channels.contains(&target.channel.as_str()) {
@@ -150,7 +153,7 @@ impl Dispatcher {
                 continue;
             }
             let sender = message.sender.clone().unwrap_or_default();
-            let origin = match self.gate.origin_of_stored(&message.key, &sender).await {
+            let origin = match self.gate.origin_of_stored(&key, &sender).await {
                 Ok(origin) => origin,
                 Err(err) => {
                     tracing::error!("cannot tell who sent an unanswered message: {err}");
@@ -188,7 +191,7 @@ impl Dispatcher {
         let arrived = Instant::now();
         crate::metrics::message_in(&message.channel);
         let ack = message.ack.take();
-        let key = message.session_key();
+        let key = message.session_key().to_string();
         let target = message.target();
         let (text, origin) = match self.gate.check(&message).await {
             Ok(Decision::Admit { text, origin }) => (text, origin),
@@ -522,44 +525,5 @@ impl Dispatcher {
 fn fire(ack: Option<pincer_channels::Ack>) {
     if let Some(ack) = ack {
         ack.fire();
-    }
-}
-
-/// The chat a session key delivers to: the inverse of `InboundMessage::session_key`.
-pub fn target_of(key: &str) -> Option<Target> {
-    let mut parts = key.splitn(3, ':');
-    let channel = parts.next()?.to_string();
-    let _kind = parts.next()?;
-    let rest = parts.next()?;
-    let (chat_id, thread_id) = match rest.split_once(":thread:") {
-        Some((chat, thread)) => (chat.to_string(), Some(thread.to_string())),
-        None => (rest.to_string(), None),
-    };
-    Some(Target {
-        channel,
-        chat_id,
-        thread_id,
-        user: false,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn session_keys_map_back_to_their_chat() {
-        let t = target_of("telegram:group:-100123:thread:7").unwrap();
-        assert_eq!(
-            (
-                t.channel.as_str(),
-                t.chat_id.as_str(),
-                t.thread_id.as_deref()
-            ),
-            ("telegram", "-100123", Some("7"))
-        );
-        let t = target_of("terminal:dm:local").unwrap();
-        assert_eq!((t.chat_id.as_str(), t.thread_id), ("local", None));
-        assert!(target_of("nonsense").is_none());
     }
 }

@@ -123,7 +123,15 @@ impl Args {
                     out.session = Some(value);
                 }
                 "--session" | "--resume" | "-r" | "--session-id" => {}
-                "--continue" | "-c" => out.session = Some("terminal:dm:local".into()),
+                "--continue" | "-c" => {
+                    out.session = Some(
+                        pincer_channels::SessionKey::direct(
+                            pincer_channels::terminal::CHANNEL,
+                            "local",
+                        )
+                        .to_string(),
+                    )
+                }
                 "--model" if !value.is_empty() => out.model = Some(value),
                 "--model" => {}
                 "--permission-mode" => {

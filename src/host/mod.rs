@@ -18,7 +18,7 @@ mod stream_json;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use pincer_channels::Terminal;
+use pincer_channels::{SessionKey, Terminal};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
@@ -96,14 +96,19 @@ pub async fn open_chat(
 ) -> anyhow::Result<Chat> {
     let id = match key {
         None => new_id(prefix),
-        Some(key) => match key.strip_prefix("terminal:dm:") {
-            Some(id) if !id.is_empty() => id.to_string(),
+        Some(key) => match key.parse::<SessionKey>() {
+            Ok(SessionKey::Chat {
+                channel,
+                group: false,
+                chat_id,
+                thread: None,
+            }) if channel == pincer_channels::terminal::CHANNEL => chat_id,
             _ => anyhow::bail!(
                 "{key} is not a local conversation; hosts resume conversations named terminal:dm:<id> (see `pincer sessions list`)"
             ),
         },
     };
-    let key = format!("terminal:dm:{id}");
+    let key = SessionKey::direct(pincer_channels::terminal::CHANNEL, &id).to_string();
     let session = agent.store.current_session(&key).await?;
     agent.modes.set(session, mode);
     let terminal = Terminal::new(true)

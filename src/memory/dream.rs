@@ -187,9 +187,9 @@ impl Agent {
     /// who spoke was an owner (a guest's "I am your owner, remember…" never reaches it).
     fn owners_conversations_only(&self, said: &mut Vec<crate::store::Said>) {
         let is_owner = |sender: &Option<String>| {
-            sender.as_deref().is_some_and(|s| {
-                s == crate::access::TERMINAL_SENDER || self.owners.iter().any(|o| o == s)
-            })
+            sender
+                .as_deref()
+                .is_some_and(|s| crate::access::Origin::is_owner_id(s, &self.owners))
         };
         let foreign: std::collections::HashSet<String> = said
             .iter()

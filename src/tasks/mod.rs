@@ -146,7 +146,10 @@ impl Tasks {
             .session_key(start.parent_session)
             .await
             .map_err(|e| format!("cannot find this conversation: {e}"))?;
-        if parent_key.starts_with("task:") {
+        if parent_key
+            .parse::<pincer_channels::SessionKey>()
+            .is_ok_and(|k| k.is_task())
+        {
             return Err("a task cannot start tasks of its own".into());
         }
         if self.running(&parent_key) >= MAX_RUNNING {

@@ -54,12 +54,7 @@ pub async fn list(
     };
     let mut by_channel: BTreeMap<String, Vec<&SessionInfo>> = BTreeMap::new();
     for session in &all {
-        let channel = session
-            .key
-            .split(':')
-            .next()
-            .unwrap_or_default()
-            .to_string();
+        let channel = prefix(&session.key);
         if !search.channel.is_empty() && channel != search.channel {
             continue;
         }
@@ -69,10 +64,7 @@ pub async fn list(
         by_channel.entry(channel).or_default().push(session);
     }
     let channels: Vec<String> = {
-        let mut names: Vec<String> = all
-            .iter()
-            .map(|s| s.key.split(':').next().unwrap_or_default().to_string())
-            .collect();
+        let mut names: Vec<String> = all.iter().map(|s| prefix(&s.key)).collect();
         names.sort();
         names.dedup();
         names
@@ -267,4 +259,11 @@ fn picture_type(path: &str) -> Option<&'static str> {
         "webp" => "image/webp",
         _ => return None,
     })
+}
+
+/// What the panel groups a conversation under: its channel, `cron` or `task`.
+fn prefix(key: &str) -> String {
+    key.parse::<pincer_channels::SessionKey>()
+        .map(|k| k.prefix().to_string())
+        .unwrap_or_else(|_| key.to_string())
 }

@@ -14,6 +14,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Form};
 use maud::{Markup, html};
+use pincer_channels::SessionKey;
 use serde::Deserialize;
 
 use super::WebState;
@@ -294,8 +295,10 @@ async fn shown(state: &WebState, job: Job) -> Shown {
     let store = &state.agent.store;
     let runs = store.job_runs(job.id, RUNS_SHOWN).await.unwrap_or_default();
     let key = match (&job.session, runs.first()) {
-        (Some(name), _) => Some(format!("cron:shared:{name}")),
-        (None, Some((slot, _, _))) => Some(format!("cron:{}:{}", job.id, slot / 1000)),
+        (Some(name), _) => Some(SessionKey::scheduled(format!("shared:{name}")).to_string()),
+        (None, Some((slot, _, _))) => {
+            Some(SessionKey::scheduled(format!("{}:{}", job.id, slot / 1000)).to_string())
+        }
         (None, None) => None,
     };
     let transcript = match key {

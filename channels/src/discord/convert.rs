@@ -228,7 +228,10 @@ mod tests {
         assert_eq!(got.chat_id, "500");
         assert_eq!(got.thread_id.as_deref(), Some("600"));
         assert_eq!(got.reply_to.as_deref(), Some("1000"));
-        assert_eq!(got.session_key(), "discord:group:500:thread:600");
+        assert_eq!(
+            got.session_key().to_string(),
+            "discord:group:500:thread:600"
+        );
     }
 
     #[test]

@@ -352,7 +352,7 @@ mod tests {
         let dm = inbound(&dm, None, &me).unwrap().inbound;
         assert_eq!((dm.chat_kind, dm.addressed), (ChatKind::Dm, true));
         assert_eq!(dm.sender.canonical, "slack:U1");
-        assert_eq!(dm.session_key(), "slack:dm:D1");
+        assert_eq!(dm.session_key().to_string(), "slack:dm:D1");
 
         let plain = event(
             serde_json::json!({"type":"message","channel":"C1","channel_type":"channel","user":"U1","text":"lunch?","ts":"1.2"}),
@@ -370,7 +370,7 @@ mod tests {
             reply.addressed,
             "a reply in the bot's own thread addresses it"
         );
-        assert_eq!(reply.session_key(), "slack:group:C1:thread:1.2");
+        assert_eq!(reply.session_key().to_string(), "slack:group:C1:thread:1.2");
 
         let mention = event(
             serde_json::json!({"type":"app_mention","channel":"C1","user":"U1","text":"<@UBOT> hi","ts":"1.6"}),
