@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use pincer_config::{Config, ConfigError, ProviderKind, Secrets};
+use pincer_config::{Config, ConfigError, Platform, ProviderKind, Secrets};
 use secrecy::ExposeSecret;
 
 use super::env_vars;
@@ -258,21 +258,14 @@ async fn check_channels(
         };
         let token = token.expose_secret();
         let api = access.api_url.trim_end_matches('/');
-        let (request, env_var) = match access.name {
-            "telegram" => (
-                http.get(format!("{api}/bot{token}/getMe")),
-                "TELEGRAM_BOT_TOKEN",
-            ),
-            "discord" => (
-                http.get(format!("{api}/api/v10/users/@me"))
-                    .header("Authorization", format!("Bot {token}")),
-                "DISCORD_BOT_TOKEN",
-            ),
-            _ => (
-                http.post(format!("{api}/auth.test")).bearer_auth(token),
-                "SLACK_BOT_TOKEN",
-            ),
+        let request = match access.platform {
+            Platform::Telegram => http.get(format!("{api}/bot{token}/getMe")),
+            Platform::Discord => http
+                .get(format!("{api}/api/v10/users/@me"))
+                .header("Authorization", format!("Bot {token}")),
+            Platform::Slack => http.post(format!("{api}/auth.test")).bearer_auth(token),
         };
+        let env_var = access.platform.token_env();
         let name = access.name;
         let prefix = format!("{name}:");
         if !config.agent.owners.iter().any(|o| o.starts_with(&prefix)) {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use pincer_channels::Registry;
 use pincer_channels::approval::PendingApprovals;
-use pincer_config::{Config, Secrets};
+use pincer_config::{Config, Platform, Secrets};
 
 use crate::home::Home;
 
@@ -33,16 +33,22 @@ pub fn build(
         if !access.enabled {
             continue;
         }
-        match access.name {
+        match access.platform {
             #[cfg(feature = "telegram")]
-            "telegram" => registry.insert(telegram(home, config, secrets, env, access, approvals)?),
+            Platform::Telegram => {
+                registry.insert(telegram(home, config, secrets, env, access, approvals)?)
+            }
             #[cfg(feature = "discord")]
-            "discord" => registry.insert(discord(home, config, secrets, env, access, approvals)?),
+            Platform::Discord => {
+                registry.insert(discord(home, config, secrets, env, access, approvals)?)
+            }
             #[cfg(feature = "slack")]
-            "slack" => registry.insert(slack(home, config, secrets, env, approvals)?),
-            name => anyhow::bail!(
+            Platform::Slack => registry.insert(slack(home, config, secrets, env, approvals)?),
+            #[cfg(not(all(feature = "telegram", feature = "discord", feature = "slack")))]
+            platform => anyhow::bail!(
                 "channels.{name} is enabled, but this pincer was built without {name}; rebuild with `cargo build --release --features {name}`, or set channels.{name}.enabled = false in {}",
-                home.config_file.display()
+                home.config_file.display(),
+                name = platform.name(),
             ),
         }
     }

@@ -268,10 +268,10 @@ pub(crate) fn secret_values(
                 .map(|k| k.expose_secret().to_string()),
         );
     }
-    for channel in pincer_config::ChannelsConfig::NAMES {
+    for platform in pincer_config::Platform::ALL {
         values.extend(
             secrets
-                .channel_token(channel, env)
+                .channel_token(platform.name(), env)
                 .map(|t| t.expose_secret().to_string()),
         );
     }

@@ -3,7 +3,7 @@
 //! shapes. Checks run in a fixed order and the first failure is returned. What needs
 //! outside knowledge (timezone names, cron syntax, durations) is the core's to check.
 
-use crate::schema::{Access, ChannelsConfig, DmPolicy, ModelRef, WebSearchConfig};
+use crate::schema::{Access, DmPolicy, ModelRef, Platform, WebSearchConfig};
 use crate::{Config, ConfigError, SlackMode};
 
 use super::locate::{Locator, display_path};
@@ -82,9 +82,9 @@ fn agent(c: &Config) -> Option<Problem> {
     }
     for (i, owner) in a.owners.iter().enumerate() {
         let index = i.to_string();
-        let known = owner.split_once(':').is_some_and(|(channel, id)| {
-            ChannelsConfig::NAMES.contains(&channel) && !id.is_empty()
-        });
+        let known = owner
+            .split_once(':')
+            .is_some_and(|(channel, id)| Platform::from_name(channel).is_some() && !id.is_empty());
         if !known {
             return Some(problem(
                 &["agent", "owners", index.as_str()],
@@ -316,14 +316,9 @@ fn channel(a: &Access<'_>, c: &Config) -> Option<Problem> {
             "must be one emoji such as \"👀\" (or a Slack name such as \":eyes:\"); remove the key for no reaction",
         ));
     }
-    let configured_url = match name {
-        "telegram" => c.channels.telegram.api_url.as_deref(),
-        "discord" => c.channels.discord.api_url.as_deref(),
-        _ => c.channels.slack.api_url.as_deref(),
-    };
-    if let Some(url) = configured_url
-        && !is_http_url(url)
-    {
+    // The URL as configured, or the platform's default (which is one).
+    let url = a.api_url;
+    if !is_http_url(url) {
         return Some(problem(
             &["channels", name, "api_url"],
             format!("must start with http:// or https:// (found \"{url}\")"),

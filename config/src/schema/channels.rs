@@ -18,15 +18,61 @@ pub struct ChannelsConfig {
     pub slack: SlackConfig,
 }
 
-impl ChannelsConfig {
-    /// Channel names in the order they are reported.
-    pub const NAMES: [&'static str; 3] = ["telegram", "discord", "slack"];
+/// The chat platforms Pincer speaks: the one list that config validation, secrets,
+/// `doctor` and the gateway's channel builder all read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Platform {
+    /// Telegram (teloxide, long polling).
+    Telegram,
+    /// Discord (serenity, the gateway).
+    Discord,
+    /// Slack (slack-morphism, Socket Mode or the Events API).
+    Slack,
+}
 
-    /// The access settings of every channel, in [`ChannelsConfig::NAMES`] order.
+impl Platform {
+    /// Every platform, in the order they are reported.
+    pub const ALL: [Platform; 3] = [Platform::Telegram, Platform::Discord, Platform::Slack];
+
+    /// The channel's name: its config section, its sender ids' prefix, its key prefix.
+    pub fn name(self) -> &'static str {
+        match self {
+            Platform::Telegram => "telegram",
+            Platform::Discord => "discord",
+            Platform::Slack => "slack",
+        }
+    }
+
+    /// The platform named `name`, if it is one.
+    pub fn from_name(name: &str) -> Option<Platform> {
+        Platform::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// The public API (`api_url` overrides it).
+    pub fn default_api_url(self) -> &'static str {
+        match self {
+            Platform::Telegram => "https://api.telegram.org",
+            Platform::Discord => "https://discord.com",
+            Platform::Slack => "https://slack.com/api",
+        }
+    }
+
+    /// The environment variable that can carry the bot token.
+    pub fn token_env(self) -> &'static str {
+        match self {
+            Platform::Telegram => "TELEGRAM_BOT_TOKEN",
+            Platform::Discord => "DISCORD_BOT_TOKEN",
+            Platform::Slack => "SLACK_BOT_TOKEN",
+        }
+    }
+}
+
+impl ChannelsConfig {
+    /// The access settings of every channel, in [`Platform::ALL`] order.
     pub fn all(&self) -> [Access<'_>; 3] {
         [
-            self.telegram.access("telegram"),
-            self.discord.access("discord"),
+            self.telegram.access(Platform::Telegram),
+            self.discord.access(Platform::Discord),
             self.slack.access(),
         ]
     }
@@ -39,12 +85,7 @@ impl ChannelsConfig {
 
 /// Default API base URL of a channel (`api_url` overrides it).
 pub fn default_api_url(channel: &str) -> Option<&'static str> {
-    match channel {
-        "telegram" => Some("https://api.telegram.org"),
-        "discord" => Some("https://discord.com"),
-        "slack" => Some("https://slack.com/api"),
-        _ => None,
-    }
+    Platform::from_name(channel).map(Platform::default_api_url)
 }
 
 /// Settings of Telegram and Discord (and the common part of Slack).
@@ -89,12 +130,13 @@ impl Default for ChannelConfig {
 }
 
 impl ChannelConfig {
-    /// The access settings, with the API URL defaulted for `name`.
-    pub fn access(&self, name: &'static str) -> Access<'_> {
+    /// The access settings, with the API URL defaulted for `platform`.
+    pub fn access(&self, platform: Platform) -> Access<'_> {
         Access {
-            name,
+            name: platform.name(),
+            platform,
             enabled: self.enabled,
-            api_url: api_url_or_default(self.api_url.as_deref(), name),
+            api_url: api_url_or_default(self.api_url.as_deref(), platform),
             dm_policy: self.dm_policy,
             allow_from: &self.allow_from,
             group_policy: self.group_policy,
@@ -159,9 +201,10 @@ impl SlackConfig {
     /// The access settings, with the API URL defaulted.
     pub fn access(&self) -> Access<'_> {
         Access {
-            name: "slack",
+            name: Platform::Slack.name(),
+            platform: Platform::Slack,
             enabled: self.enabled,
-            api_url: api_url_or_default(self.api_url.as_deref(), "slack"),
+            api_url: api_url_or_default(self.api_url.as_deref(), Platform::Slack),
             dm_policy: self.dm_policy,
             allow_from: &self.allow_from,
             group_policy: self.group_policy,
@@ -172,18 +215,19 @@ impl SlackConfig {
     }
 }
 
-fn api_url_or_default<'a>(configured: Option<&'a str>, channel: &str) -> &'a str {
+fn api_url_or_default<'a>(configured: Option<&'a str>, platform: Platform) -> &'a str {
     configured
-        .or_else(|| default_api_url(channel))
-        .unwrap_or_default()
+        .unwrap_or(platform.default_api_url())
         .trim_end_matches('/')
 }
 
 /// The settings every channel shares, borrowed from its section.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Access<'a> {
-    /// `telegram`, `discord` or `slack`.
+    /// `telegram`, `discord` or `slack` (`platform.name()`).
     pub name: &'static str,
+    /// Which platform this is.
+    pub platform: Platform,
     /// Whether `pincer run` starts it.
     pub enabled: bool,
     /// API base URL with the platform default applied, no trailing `/`.
@@ -273,7 +317,10 @@ mod tests {
             api_url: Some("http://127.0.0.1:9000/".into()),
             ..ChannelConfig::default()
         };
-        assert_eq!(telegram.access("telegram").api_url, "http://127.0.0.1:9000");
+        assert_eq!(
+            telegram.access(Platform::Telegram).api_url,
+            "http://127.0.0.1:9000"
+        );
         assert!(channels.access("irc").is_none());
         assert!(!channels.access("slack").unwrap().enabled);
     }

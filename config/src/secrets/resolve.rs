@@ -8,14 +8,12 @@ use std::path::Path;
 use secrecy::{ExposeSecret, SecretString};
 
 use super::Secrets;
-use crate::{Config, ConfigError, ProviderKind, SlackMode};
+use crate::{Config, ConfigError, Platform, ProviderKind, SlackMode};
 
 /// The environment variable that can carry a channel secret (`channels.<channel>.<key>`).
 pub(crate) fn channel_secret_env(channel: &str, key: &str) -> Option<&'static str> {
     match (channel, key) {
-        ("telegram", "bot_token") => Some("TELEGRAM_BOT_TOKEN"),
-        ("discord", "bot_token") => Some("DISCORD_BOT_TOKEN"),
-        ("slack", "bot_token") => Some("SLACK_BOT_TOKEN"),
+        (name, "bot_token") => Platform::from_name(name).map(Platform::token_env),
         ("slack", "app_token") => Some("SLACK_APP_TOKEN"),
         ("slack", "signing_secret") => Some("SLACK_SIGNING_SECRET"),
         _ => None,
@@ -58,15 +56,15 @@ impl Secrets {
     /// A channel's bot token (`telegram`, `discord`, `slack`): the file, else
     /// `TELEGRAM_BOT_TOKEN` / `DISCORD_BOT_TOKEN` / `SLACK_BOT_TOKEN`.
     pub fn channel_token(&self, channel: &str, env: &[(String, String)]) -> Option<SecretString> {
-        let from_file = match channel {
-            "telegram" => self.channels.telegram.as_ref().map(|t| &t.bot_token),
-            "discord" => self.channels.discord.as_ref().map(|t| &t.bot_token),
-            "slack" => self
+        let from_file = match Platform::from_name(channel) {
+            Some(Platform::Telegram) => self.channels.telegram.as_ref().map(|t| &t.bot_token),
+            Some(Platform::Discord) => self.channels.discord.as_ref().map(|t| &t.bot_token),
+            Some(Platform::Slack) => self
                 .channels
                 .slack
                 .as_ref()
                 .and_then(|s| s.bot_token.as_ref()),
-            _ => None,
+            None => None,
         };
         non_empty(from_file)
             .or_else(|| channel_secret_env(channel, "bot_token").and_then(|v| env_get(env, v)))
