@@ -92,7 +92,7 @@ async fn bench() -> anyhow::Result<()> {
     }
     let requests = fake.requests();
     let light = requests.iter().filter(|r| r.model() == "light").count();
-    let (usage, _) = running.agent.store.usage_since(0).await?;
+    let (usage, _) = running.agent.store().usage_since(0).await?;
     let input = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
     println!(
         "| measure ({} turns, one conversation) | result |",

@@ -408,7 +408,7 @@ async fn thirty_sessions_run_side_by_side_each_strictly_in_order() {
 async fn the_gateway_answers_what_the_last_run_left_unanswered_exactly_once() {
     let fake = FakeModel::start().await;
     let mut core = start(&fake, "steer");
-    let store = &core.running.agent.store;
+    let store = &core.running.agent.store();
     let session = store.current_session("terminal:dm:s1").await.unwrap();
     let id = store
         .insert_user(
@@ -552,7 +552,7 @@ async fn strangers_cannot_jam_pairing_and_a_repeat_sender_keeps_their_code() {
     let pending = core
         .running
         .agent
-        .store
+        .store()
         .pending_codes(Some("telegram"))
         .await
         .unwrap();
@@ -575,7 +575,7 @@ async fn strangers_cannot_jam_pairing_and_a_repeat_sender_keeps_their_code() {
     let again = core
         .running
         .agent
-        .store
+        .store()
         .pending_codes(Some("telegram"))
         .await
         .unwrap();

@@ -401,7 +401,7 @@ async fn the_scheduled_dream_runs_at_its_hour_in_agent_timezone() {
         .to_utc();
     let dream = pincer::memory::DreamSchedule::new(
         &config.memory.dream_schedule,
-        running.agent.timezone,
+        running.agent.timezone(),
         config.memory.dream_max_tokens,
         Arc::new(pincer::cron::TokioClock::starting_at(start)),
     )

@@ -165,12 +165,7 @@ impl Gate {
 
     /// The canonical ids of those who own `channel`: its entries in `agent.owners`.
     pub fn owner_ids(&self, channel: &str) -> Vec<String> {
-        let prefix = format!("{channel}:");
-        self.owners
-            .iter()
-            .filter(|o| o.starts_with(&prefix))
-            .cloned()
-            .collect()
+        owners_of(&self.owners, channel)
     }
 
     /// The direct chats of `channel`'s owners (each opened by user id).
@@ -318,4 +313,14 @@ impl Gate {
             place,
         })
     }
+}
+
+/// The entries of `owners` (`agent.owners`) on `channel`.
+pub fn owners_of(owners: &[String], channel: &str) -> Vec<String> {
+    let prefix = format!("{channel}:");
+    owners
+        .iter()
+        .filter(|o| o.starts_with(&prefix))
+        .cloned()
+        .collect()
 }

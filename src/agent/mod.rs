@@ -16,13 +16,17 @@
 //! - `stuck`   — noticing a turn that repeats itself, and stopping it
 //! - `reply`   — the turn's side of the outbound bus
 //! - `outcome` — how a turn ends
+//! - `remember` — memory around a turn: recall before it, the daily log after it
+//! - `build`   — `AgentBuilder`, and what the rest of the crate may read of an `Agent`
 
+mod build;
 mod clean;
 mod compact;
 mod history;
 mod load;
 mod outcome;
 pub mod prompt;
+mod remember;
 mod reply;
 mod route;
 mod stuck;
@@ -44,6 +48,7 @@ use crate::steering::{Queued, SessionQueue, TurnControl};
 use crate::store::Store;
 use crate::tools::{Guard, Registry, ToolPolicy};
 
+pub use build::AgentBuilder;
 pub use compact::Compacted;
 pub use outcome::{Budget, Ended};
 pub use reply::HEARTBEAT_OK;
@@ -68,39 +73,61 @@ pub struct Limits {
     pub compact_at: f64,
 }
 
-/// Everything a turn needs, shared by all sessions.
+impl Limits {
+    pub fn from_config(config: &pincer_config::Config) -> Limits {
+        Limits {
+            max_iterations: config.agent.max_iterations,
+            max_turn_cost_usd: config.agent.max_turn_cost_usd,
+            max_day_cost_usd: config.agent.max_day_cost_usd,
+            max_turn: Duration::from_secs(config.agent.max_turn_secs),
+            max_tokens: config.agent.max_tokens,
+            mcp_wait: Duration::from_secs(config.mcp.connect_wait_secs),
+            compact_at: config.agent.compact_at,
+        }
+    }
+}
+
+impl Default for Limits {
+    /// The limits of a default configuration.
+    fn default() -> Limits {
+        Limits::from_config(&pincer_config::Config::default())
+    }
+}
+
+/// Everything a turn needs, shared by all sessions. Built once by `AgentBuilder`
+/// (with its approvers already wired); read-only afterwards.
 pub struct Agent {
-    pub store: Store,
-    pub models: Models,
-    pub tools: Registry,
+    store: Store,
+    models: Models,
+    tools: Registry,
     /// Permission rules and the scrubber every tool call passes.
-    pub guard: Guard,
-    pub memory: Memory,
-    pub prices: Prices,
-    pub limits: Limits,
-    pub workspace: PathBuf,
-    pub timezone: Tz,
-    pub outbound: mpsc::Sender<OutboundMessage>,
+    guard: Guard,
+    memory: Memory,
+    prices: Prices,
+    limits: Limits,
+    workspace: PathBuf,
+    timezone: Tz,
+    outbound: mpsc::Sender<OutboundMessage>,
     /// `memory.dream_max_tokens`: what one dream may read and write.
-    pub dream_max_tokens: u64,
+    dream_max_tokens: u64,
     /// Which tools each tier may use, and where the owner's memory belongs.
-    pub tool_policy: ToolPolicy,
+    tool_policy: ToolPolicy,
     /// `[access]`: the per-sender day budgets of non-owners.
-    pub access: pincer_config::AccessConfig,
+    access: pincer_config::AccessConfig,
     /// `agent.owners`: whose conversations the dream reads.
-    pub owners: Vec<String>,
+    owners: Vec<String>,
     /// Attachments for the model: transcription, inlined documents, pictures.
-    pub media: crate::media::Media,
+    media: crate::media::Media,
     /// `channels.<name>.ack_reaction` by channel: put on a message when its turn starts.
-    pub ack_reactions: std::collections::BTreeMap<String, String>,
+    ack_reactions: std::collections::BTreeMap<String, String>,
     /// How often turns were found going round in circles (`/status`).
-    pub stuck: stuck::StuckCount,
+    stuck: stuck::StuckCount,
     /// Subagents: running tasks and their handles (`/tasks`, `/stop`).
-    pub tasks: std::sync::Arc<crate::tasks::Tasks>,
+    tasks: std::sync::Arc<crate::tasks::Tasks>,
     /// The permission modes of conversations a program drives (`pincer agent`).
-    pub modes: std::sync::Arc<crate::tools::mode::Modes>,
+    modes: std::sync::Arc<crate::tools::mode::Modes>,
     /// The MCP tools each conversation found with `tool_search`.
-    pub loaded: std::sync::Arc<crate::tools::deferred::Loaded>,
+    loaded: std::sync::Arc<crate::tools::deferred::Loaded>,
 }
 
 /// The result of one turn: how it ended and which stored user messages it answered.

@@ -47,20 +47,18 @@ pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
     }
     ensure_home(home)?;
     let shutdown = CancellationToken::new();
-    let mut running = crate::start(home, &config, &secrets, &env, shutdown.clone())?;
     let terminal =
         Arc::new(Terminal::new(!interactive).with_inbox(home.workspace(&config).join("inbox")));
     // Approvals are asked y/n only where someone can answer: a real terminal.
+    let mut approvers = crate::tools::approval::Approvers::default();
     if interactive && std::io::stdout().is_terminal() {
         let approver = Arc::new(crate::tools::approval::TerminalApprover(Arc::clone(
             &terminal,
         )));
-        running
-            .agent
-            .guard
-            .approvers
-            .register(pincer_channels::terminal::CHANNEL, approver);
+        approvers.register(pincer_channels::terminal::CHANNEL, approver);
     }
+    let mut running =
+        crate::start_with(home, &config, &secrets, &env, approvers, shutdown.clone())?;
     let ok = match args.message {
         Some(text) => {
             running.inbound.send(terminal.message(text)).await?;

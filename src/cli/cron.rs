@@ -166,7 +166,7 @@ async fn run_now(
     let scheduler = Scheduler {
         store: store.clone(),
         bus: running.inbound.clone(),
-        outbound: running.agent.outbound.clone(),
+        outbound: running.say.clone(),
         clock: Arc::new(SystemClock),
         grace: Duration::ZERO,
         wake: Arc::clone(&running.wake),

@@ -83,8 +83,9 @@ pub async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
                 &env,
                 outbound,
                 Arc::new(Notify::new()),
+                Default::default(),
             )?;
-            return match agent.dream(config.memory.dream_max_tokens).await {
+            return match crate::memory::dream(&agent, config.memory.dream_max_tokens).await {
                 Ok(dreamt) => {
                     println!("{}", dreamt.describe());
                     Ok(ExitCode::SUCCESS)

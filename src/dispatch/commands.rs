@@ -97,7 +97,7 @@ impl Dispatcher {
                 let reply = self
                     .queue(key)
                     .is_some_and(|q| q.stop_turn(StopReason::User));
-                let tasks = self.agent.tasks.stop_all(key);
+                let tasks = self.agent.tasks().stop_all(key);
                 match (reply, tasks) {
                     (false, 0) => "Nothing is running.".into(),
                     (true, 0) => "Stopping the current reply.".into(),
@@ -105,9 +105,9 @@ impl Dispatcher {
                     (true, n) => format!("Stopping the current reply and {n} running task(s)."),
                 }
             }
-            Command::Tasks(None) => self.agent.tasks.list(key).await,
+            Command::Tasks(None) => self.agent.tasks().list(key).await,
             Command::Tasks(Some(number)) => {
-                if self.agent.tasks.stop(key, number) {
+                if self.agent.tasks().stop(key, number) {
                     format!("Stopping task {number}.")
                 } else {
                     format!(
@@ -116,7 +116,7 @@ impl Dispatcher {
                 }
             }
             Command::New => {
-                self.agent.tasks.stop_all(key);
+                self.agent.tasks().stop_all(key);
                 if let Some(queue) = self.queue(key) {
                     queue.stop_turn(StopReason::User);
                     let dropped: Vec<i64> = queue
@@ -125,10 +125,10 @@ impl Dispatcher {
                         .flat_map(|q| q.message_ids)
                         .collect();
                     if !dropped.is_empty() {
-                        let _ = self.agent.store.set_status(dropped, Status::Done).await;
+                        let _ = self.store.set_status(dropped, Status::Done).await;
                     }
                 }
-                match self.agent.store.new_session(key).await {
+                match self.store.new_session(key).await {
                     Ok(_) => "Started a new conversation.".into(),
                     Err(err) => format!("Could not start a new conversation: {err}"),
                 }
@@ -144,7 +144,7 @@ impl Dispatcher {
                 if self.queue(key).is_some_and(|q| q.busy()) {
                     return "A reply is in progress; send /compact after it.".into();
                 }
-                let session = match self.agent.store.current_session(key).await {
+                let session = match self.store.current_session(key).await {
                     Ok(id) => id,
                     Err(err) => return format!("Could not find this conversation: {err}"),
                 };
@@ -178,7 +178,8 @@ impl Dispatcher {
         let target = target.clone();
         let this = Arc::clone(self);
         tokio::spawn(async move {
-            let text = match this.agent.dream(this.agent.dream_max_tokens).await {
+            let text = match crate::memory::dream(&this.agent, this.agent.dream_max_tokens()).await
+            {
                 Ok(dreamt) => dreamt.describe(),
                 Err(err) => format!("The dream failed: {err}"),
             };
@@ -192,15 +193,15 @@ impl Dispatcher {
         if !origin.is_owner() {
             return "Only the owner can see my memory.".into();
         }
-        if !self.agent.tool_policy.owner_memory(origin) {
+        if !self.agent.tool_policy().owner_memory(origin) {
             return "Ask for /memory in your direct chat with me, not in a group.".into();
         }
-        match self.agent.memory.index() {
+        match self.agent.memory().index() {
             Ok(Some(index)) => format!(
                 "{}
 (MEMORY.md in {}; `pincer memory log` shows what changed)",
                 index.text.trim_end(),
-                self.agent.workspace.display()
+                self.agent.workspace().display()
             ),
             Ok(None) => "I have no memories yet. Tell me something worth keeping, or write MEMORY.md in the workspace.".into(),
             Err(err) => format!("Could not read the memory index: {err}"),
@@ -220,7 +221,7 @@ impl Dispatcher {
         // The terminal owns every channel; a chat channel's owner approves for it.
         let channel = (origin.place != Place::Terminal).then_some(message.channel.as_str());
         let by = message.sender.canonical.clone();
-        match self.agent.store.approve_code(channel, code, &by).await {
+        match self.store.approve_code(channel, code, &by).await {
             Ok(Some(approved)) => {
                 let Some(welcome) = Target::user(&approved.sender) else {
                     return format!("Approved {} on {}.", approved.sender, approved.channel);
@@ -243,12 +244,12 @@ impl Dispatcher {
     }
 
     async fn model(&self, key: &str, choice: &str) -> String {
-        let store = &self.agent.store;
+        let store = &self.store;
         let session = match store.current_session(key).await {
             Ok(id) => id,
             Err(err) => return format!("Could not find this conversation: {err}"),
         };
-        let models = &self.agent.models;
+        let models = &self.agent.models();
         if choice.is_empty() {
             let pin = store.session_meta(session).await.ok().and_then(|m| m.pin);
             let now = match pin {
@@ -271,7 +272,7 @@ impl Dispatcher {
     /// Pin the conversation `key` to `choice` (`light`, `heavy`, `auto`, or a
     /// `provider/model` label) and say so; `Err` says why not.
     pub async fn pin_model(&self, key: &str, choice: &str) -> Result<String, String> {
-        let store = &self.agent.store;
+        let store = &self.store;
         let session = store
             .current_session(key)
             .await
@@ -279,7 +280,7 @@ impl Dispatcher {
         let pin = match choice {
             "auto" | "" | "default" => None,
             "light" | "heavy" => Some(choice.to_string()),
-            label => match self.agent.models.pinned(label) {
+            label => match self.agent.models().pinned(label) {
                 Ok(_) => Some(label.to_string()),
                 Err(err) => return Err(format!("Cannot pin {err}")),
             },
@@ -300,7 +301,7 @@ impl Dispatcher {
     }
 
     async fn usage(&self, key: &str) -> String {
-        let store = &self.agent.store;
+        let store = &self.store;
         let mut lines = Vec::new();
         if let Ok(session) = store.current_session(key).await
             && let Ok((usage, cost)) = store.session_usage(session).await
@@ -311,7 +312,7 @@ impl Dispatcher {
             ));
         }
         if let Ok((usage, cost)) = store.usage_since(self.agent.start_of_day_ms()).await {
-            let limits = &self.agent.limits;
+            let limits = &self.agent.limits();
             lines.push(format!(
                 "Today: {} tokens in, {} out, {} cached; ${cost:.4} of ${:.2} (agent.max_day_cost_usd); a turn may spend ${:.2}",
                 usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, limits.max_day_cost_usd, limits.max_turn_cost_usd
@@ -324,14 +325,13 @@ impl Dispatcher {
     async fn own_usage(&self, origin: &Origin) -> String {
         let since = self.agent.start_of_day_ms();
         let spent = self
-            .agent
             .store
             .sender_cost_since(&origin.sender, since)
             .await
             .unwrap_or_default();
         let allowance = self
             .agent
-            .access
+            .access()
             .day_cost_usd(origin.tier)
             .unwrap_or_default();
         format!(
@@ -351,7 +351,7 @@ impl Dispatcher {
             };
             return format!("{}\nConversation: {state}", self.own_usage(origin).await);
         }
-        let store = &self.agent.store;
+        let store = &self.store;
         let mut lines = vec![format!("You: {} ({})", origin.label(), origin.tier)];
         match store.current_session(key).await {
             Ok(id) => {
@@ -367,7 +367,7 @@ impl Dispatcher {
         let routing = pin.map_or_else(|| "auto".to_string(), |p| format!("pinned to {p}"));
         lines.push(format!(
             "Models: {routing} ({})",
-            self.agent.models.describe()
+            self.agent.models().describe()
         ));
         let busy = self.queue(key).is_some_and(|q| q.busy());
         let mode = match self.mode {
@@ -389,7 +389,7 @@ impl Dispatcher {
                 usage.input_tokens,
                 usage.output_tokens,
                 usage.cache_read_tokens,
-                self.agent.limits.max_day_cost_usd
+                self.agent.limits().max_day_cost_usd
             ));
         }
         lines.push(format!(
@@ -397,7 +397,7 @@ impl Dispatcher {
             self.started.elapsed().as_secs(),
             self.live_sessions()
         ));
-        let (warned, stopped) = self.agent.stuck.get();
+        let (warned, stopped) = self.agent.stuck().get();
         lines.push(format!(
             "Stuck loops since start: {warned} noticed, {stopped} stopped"
         ));

@@ -19,7 +19,7 @@ use tokio_util::task::TaskTracker;
 use crate::access::{Decision, Gate, Rated};
 use crate::agent::{Agent, Ended};
 use crate::steering::{Pushed, Queued, SessionQueue, StopReason};
-use crate::store::Status;
+use crate::store::{Status, Store};
 
 /// A stored message on its way to its session's queue.
 struct Admit {
@@ -39,6 +39,10 @@ struct Admit {
 pub struct Dispatcher {
     agent: Arc<Agent>,
     gate: Gate,
+    /// Where messages are stored and sessions kept.
+    store: Store,
+    /// Where what the dispatcher says itself goes (command answers, notices).
+    outbound: mpsc::Sender<OutboundMessage>,
     mode: QueueMode,
     /// A worker with nothing to do for this long exits (and frees its memory).
     idle: Duration,
@@ -66,10 +70,18 @@ const RATE_NOTICE: &str = "You're sending messages faster than I can answer; I'l
 pub const MAX_PARALLEL_TURNS: usize = 32;
 
 impl Dispatcher {
-    pub fn new(agent: Arc<Agent>, gate: Gate, mode: QueueMode, idle: Duration) -> Arc<Self> {
+    pub fn new(
+        agent: Arc<Agent>,
+        gate: Gate,
+        outbound: mpsc::Sender<OutboundMessage>,
+        mode: QueueMode,
+        idle: Duration,
+    ) -> Arc<Self> {
         Arc::new(Self {
+            store: agent.store().clone(),
             agent,
             gate,
+            outbound,
             mode,
             idle,
             sessions: Mutex::new(HashMap::new()),
@@ -126,7 +138,7 @@ impl Dispatcher {
     /// Queue the messages a previous run stored but never answered, on the sessions
     /// of `channels`. Each gets one more try; one that already had it is given up.
     pub async fn recover(self: &Arc<Self>, channels: &[&str]) {
-        let open = match self.agent.store.unanswered().await {
+        let open = match self.store.unanswered().await {
             Ok(open) => open,
             Err(err) => {
                 tracing::error!("cannot look for unanswered messages: {err}");
@@ -146,7 +158,6 @@ impl Dispatcher {
             if message.status == Status::Retried {
                 tracing::warn!(session = %message.key, "giving up on a message that failed twice across restarts");
                 let _ = self
-                    .agent
                     .store
                     .set_status(vec![message.message_id], Status::Done)
                     .await;
@@ -163,7 +174,6 @@ impl Dispatcher {
             if !self.gate.still_admits(&target, &origin) {
                 tracing::info!(session = %message.key, sender = %sender, "not answering a message from a sender no longer admitted");
                 let _ = self
-                    .agent
                     .store
                     .set_status(vec![message.message_id], Status::Ignored)
                     .await;
@@ -254,7 +264,7 @@ impl Dispatcher {
         }
         // Stored (and acked) at once, so the adapter goes on to the next message; its
         // files are fetched and read after, off this loop.
-        let store = &self.agent.store;
+        let store = &self.store;
         let stored = match store.current_session(&key).await {
             Ok(session_id) => store
                 .insert_user(
@@ -346,7 +356,7 @@ impl Dispatcher {
                 .fetch_media(&mut message, &origin, self.agent.start_of_day_ms())
                 .await;
             // Transcripts, inlined documents and pictures, from the files just saved.
-            let digest = self.agent.media.digest(&message.media).await;
+            let digest = self.agent.media().digest(&message.media).await;
             // In a group, indented like the rest of a speaker's text: no line of it is a
             // speaker.
             let notes = notes + &digest.text;
@@ -354,12 +364,7 @@ impl Dispatcher {
                 crate::access::Place::Group => text.push_str(&crate::access::indent(&notes)),
                 _ => text.push_str(&notes),
             }
-            if let Err(err) = self
-                .agent
-                .store
-                .rewrite_user(id, &text, digest.images)
-                .await
-            {
+            if let Err(err) = self.store.rewrite_user(id, &text, digest.images).await {
                 tracing::error!("cannot store what a message's files hold: {err}");
             }
         }
@@ -444,7 +449,7 @@ impl Dispatcher {
     }
 
     async fn run_batch(&self, queue: &SessionQueue, mut batch: Queued) {
-        let store = &self.agent.store;
+        let store = &self.store;
         let status = if batch.retry {
             Status::Retried
         } else {
@@ -483,11 +488,11 @@ impl Dispatcher {
     async fn say(&self, target: &Target, body: OutboundBody) {
         let message = OutboundMessage {
             target: target.clone(),
-            body: self.agent.guard.scrubber.scrub_body(body),
+            body: self.agent.scrubber().scrub_body(body),
             reply_to: None,
         };
         // A closed bus means we are shutting down; nobody is left to tell.
-        let _ = self.agent.outbound.send(message).await;
+        let _ = self.outbound.send(message).await;
     }
 
     pub(super) async fn say_text(&self, target: &Target, text: String) {
@@ -507,7 +512,7 @@ impl Dispatcher {
         let turn = self
             .queue(key)
             .is_some_and(|q| q.stop_turn(StopReason::User));
-        let tasks = self.agent.tasks.stop_all(key);
+        let tasks = self.agent.tasks().stop_all(key);
         turn || tasks > 0
     }
 

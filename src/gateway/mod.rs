@@ -15,13 +15,12 @@ use std::time::Duration;
 
 use pincer_channels::{InboundMessage, OutboundMessage};
 use pincer_config::{Config, Secrets};
-use pincer_memory::Memory;
 use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::access::Gate;
-use crate::agent::{Agent, Limits};
+use crate::agent::{Agent, AgentBuilder, Limits};
 use crate::cron::{CronTool, SystemClock};
 use crate::dispatch::Dispatcher;
 use crate::home::Home;
@@ -31,6 +30,7 @@ use crate::models::{Models, ModelsError};
 use crate::prices::Prices;
 use crate::scrub::Scrubber;
 use crate::store::{Store, StoreError};
+use crate::tools::approval::Approvers;
 use crate::tools::exec::ExecTool;
 use crate::tools::web::{FetchPolicy, SearchSettings, WebFetch, WebSearch};
 use crate::tools::{Guard, Permissions, Registry, SendMessage};
@@ -69,6 +69,8 @@ pub struct Running {
     pub inbound: mpsc::Sender<InboundMessage>,
     /// What the core wants said, for the channel side to deliver.
     pub outbound: mpsc::Receiver<OutboundMessage>,
+    /// The sending side of `outbound`, for what else speaks (the scheduler's reports).
+    pub say: mpsc::Sender<OutboundMessage>,
     pub dispatcher: Arc<Dispatcher>,
     pub agent: Arc<Agent>,
     /// Ends once `shutdown` fired and the turns in flight finished or checkpointed.
@@ -77,7 +79,7 @@ pub struct Running {
     pub wake: Arc<Notify>,
 }
 
-/// Build the agent from configuration.
+/// Build the agent from configuration, with the approvers that answer "ask" calls.
 pub fn build_agent(
     home: &Home,
     config: &Config,
@@ -85,6 +87,7 @@ pub fn build_agent(
     env: &[(String, String)],
     outbound: mpsc::Sender<OutboundMessage>,
     wake: Arc<Notify>,
+    approvers: Approvers,
 ) -> Result<Agent, StartError> {
     let timezone = config
         .agent
@@ -126,99 +129,101 @@ pub fn build_agent(
     let mcp = McpManager::start(mcp_servers(config, secrets, &jail), workspace.clone());
     // What tools send to chats passes the scrubber like every reply.
     let outbox = crate::scrub::Outbox::new(outbound.clone(), Arc::clone(&scrubber));
-    Ok(Agent {
-        guard: Guard {
-            permissions,
-            scrubber,
-            approvers: Default::default(),
-            grants: Some(store.clone()),
-            hooks: crate::tools::hooks::Hooks::new(&config.tools.hooks).in_jail(jail.clone()),
-            after_untrusted: config.tools.after_untrusted,
-        },
-        store: store.clone(),
-        models: Models::from_config(config, secrets, env)?,
-        tools: Registry::with(vec![
-            Arc::new(CronTool {
-                store: store.clone(),
-                wake,
-                timezone,
-                clock: Arc::new(SystemClock),
-                owners: config.agent.owners.clone(),
-            }),
-            SendMessage::new(outbox.clone(), &config.agent.owners),
-            crate::tools::SendFile::new(outbox.clone()),
-            crate::tools::question::Question::new(outbox),
-            crate::tasks::TaskTool::new(Arc::clone(&tasks)),
-            Arc::new(crate::tools::mode::ExitPlanMode {
-                modes: Arc::clone(&modes),
-            }),
-            Arc::new(crate::tools::deferred::ToolSearch {
-                mcp: Arc::clone(&mcp),
-                loaded: Arc::clone(&loaded),
-            }),
-            Arc::new(
-                ExecTool::new(|group| config.tools.exec.deny_groups.denies(group))
-                    .in_jail(jail.clone()),
-            ),
-            Arc::new(WebFetch::new(FetchPolicy::default())),
-            Arc::new(WebSearch::new(SearchSettings {
-                backend: config.tools.web_search.backend.clone(),
-                url: config.tools.web_search.url.clone(),
-                api_key: secrets.tools.web_search.as_ref().map(|s| s.api_key.clone()),
-                base_url_override: None,
-            })),
-            memory::tool(memory::Action::Write, timezone),
-            memory::tool(memory::Action::Search, timezone),
-            memory::tool(memory::Action::Read, timezone),
-            memory::tool(memory::Action::Forget, timezone),
-        ])
-        .with_mcp(Arc::clone(&mcp)),
-        memory: Memory::new(&workspace),
-        prices: Prices::new(config.prices.clone()),
-        limits: Limits {
-            max_iterations: config.agent.max_iterations,
-            max_turn_cost_usd: config.agent.max_turn_cost_usd,
-            max_day_cost_usd: config.agent.max_day_cost_usd,
-            max_turn: Duration::from_secs(config.agent.max_turn_secs),
-            max_tokens: config.agent.max_tokens,
-            mcp_wait: Duration::from_secs(config.mcp.connect_wait_secs),
-            compact_at: config.agent.compact_at,
-        },
-        workspace,
-        timezone,
-        outbound,
-        dream_max_tokens: config.memory.dream_max_tokens,
-        tool_policy,
-        access: config.access.clone(),
-        owners: config.agent.owners.clone(),
-        media: crate::media::Media {
-            workspace: home.workspace(config),
-            transcriber: crate::media::voice::Transcriber::from_config(
-                config,
-                secrets,
-                env,
-                crate::provider::http_client()?,
-            ),
-        },
-        ack_reactions: config
-            .channels
-            .all()
-            .iter()
-            .filter_map(|a| Some((a.name.to_string(), a.ack_reaction?.to_string())))
-            .collect(),
-        stuck: Default::default(),
-        tasks,
-        modes,
-        loaded,
-    })
+    let tools = Registry::with(vec![
+        Arc::new(CronTool {
+            store: store.clone(),
+            wake,
+            timezone,
+            clock: Arc::new(SystemClock),
+            owners: config.agent.owners.clone(),
+        }),
+        SendMessage::new(outbox.clone(), &config.agent.owners),
+        crate::tools::SendFile::new(outbox.clone()),
+        crate::tools::question::Question::new(outbox),
+        crate::tasks::TaskTool::new(Arc::clone(&tasks)),
+        Arc::new(crate::tools::mode::ExitPlanMode {
+            modes: Arc::clone(&modes),
+        }),
+        Arc::new(crate::tools::deferred::ToolSearch {
+            mcp: Arc::clone(&mcp),
+            loaded: Arc::clone(&loaded),
+        }),
+        Arc::new(
+            ExecTool::new(|group| config.tools.exec.deny_groups.denies(group))
+                .in_jail(jail.clone()),
+        ),
+        Arc::new(WebFetch::new(FetchPolicy::default())),
+        Arc::new(WebSearch::new(SearchSettings {
+            backend: config.tools.web_search.backend.clone(),
+            url: config.tools.web_search.url.clone(),
+            api_key: secrets.tools.web_search.as_ref().map(|s| s.api_key.clone()),
+            base_url_override: None,
+        })),
+        memory::tool(memory::Action::Write, timezone),
+        memory::tool(memory::Action::Search, timezone),
+        memory::tool(memory::Action::Read, timezone),
+        memory::tool(memory::Action::Forget, timezone),
+    ])
+    .with_mcp(Arc::clone(&mcp));
+    let guard = Guard {
+        permissions,
+        scrubber,
+        approvers,
+        grants: Some(store.clone()),
+        hooks: crate::tools::hooks::Hooks::new(&config.tools.hooks).in_jail(jail),
+        after_untrusted: config.tools.after_untrusted,
+    };
+    let media = crate::media::Media {
+        workspace: workspace.clone(),
+        transcriber: crate::media::voice::Transcriber::from_config(
+            config,
+            secrets,
+            env,
+            crate::provider::http_client()?,
+        ),
+    };
+    let ack_reactions = config
+        .channels
+        .all()
+        .iter()
+        .filter_map(|a| Some((a.name.to_string(), a.ack_reaction?.to_string())))
+        .collect();
+    let models = Models::from_config(config, secrets, env)?;
+    Ok(
+        AgentBuilder::new(store, models, outbound, workspace, timezone)
+            .tools(tools)
+            .guard(guard)
+            .prices(Prices::new(config.prices.clone()))
+            .limits(Limits::from_config(config))
+            .dream_max_tokens(config.memory.dream_max_tokens)
+            .access(tool_policy, config.access.clone())
+            .owners(config.agent.owners.clone())
+            .media(media)
+            .ack_reactions(ack_reactions)
+            .shared(tasks, modes, loaded)
+            .build(),
+    )
 }
 
-/// Start the core: the dispatcher serves the bus until `shutdown` fires.
+/// Start the core: the dispatcher serves the bus until `shutdown` fires. Nobody
+/// answers "ask" calls (`start_with` wires the approvers).
 pub fn start(
     home: &Home,
     config: &Config,
     secrets: &Secrets,
     env: &[(String, String)],
+    shutdown: CancellationToken,
+) -> Result<Running, StartError> {
+    start_with(home, config, secrets, env, Approvers::default(), shutdown)
+}
+
+/// Start the core with `approvers` answering "ask" calls in their channels.
+pub fn start_with(
+    home: &Home,
+    config: &Config,
+    secrets: &Secrets,
+    env: &[(String, String)],
+    approvers: Approvers,
     shutdown: CancellationToken,
 ) -> Result<Running, StartError> {
     crate::metrics::install();
@@ -229,15 +234,17 @@ pub fn start(
         config,
         secrets,
         env,
-        outbound_tx,
+        outbound_tx.clone(),
         Arc::clone(&wake),
+        approvers,
     )?);
     // The task tool runs child turns on this agent.
-    agent.tasks.attach(&agent);
+    agent.tasks().attach(&agent);
     let (inbound, inbound_rx) = mpsc::channel(INBOUND_CAPACITY);
     let dispatcher = Dispatcher::new(
         Arc::clone(&agent),
-        Gate::new(config, agent.store.clone()),
+        Gate::new(config, agent.store().clone()),
+        outbound_tx.clone(),
         config.agent.queue_mode,
         Duration::from_secs(config.agent.idle_session_secs),
     );
@@ -245,6 +252,7 @@ pub fn start(
     Ok(Running {
         inbound,
         outbound,
+        say: outbound_tx,
         dispatcher,
         agent,
         task,

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::cron::{Heartbeat, Schedule, Scheduler, SystemClock};
 use crate::home::Home;
 use crate::memory::DreamSchedule;
+use crate::tools::approval::Approvers;
 
 /// How often channel health is written for `pincer status`.
 const HEALTH_EVERY: Duration = Duration::from_secs(5);
@@ -89,8 +90,8 @@ pub async fn run(
     .map_err(GatewayError::Setup)?;
     let heartbeat = heartbeat(home, config)?;
     let shutdown = CancellationToken::new();
-    let running = super::start(home, config, secrets, env, shutdown.clone())?;
-    register_approvers(config, &registry, &running.agent, &approvals);
+    let approvers = approvers(config, &registry, &approvals);
+    let running = super::start_with(home, config, secrets, env, approvers, shutdown.clone())?;
     running.dispatcher.answer_questions(Arc::clone(&approvals));
     let mut listeners = Vec::new();
     for handle in registry.handles() {
@@ -129,9 +130,9 @@ pub async fn run(
         shutdown.clone(),
     ));
     let scheduler = Arc::new(Scheduler {
-        store: running.agent.store.clone(),
+        store: running.agent.store().clone(),
         bus: running.inbound.clone(),
-        outbound: running.agent.outbound.clone(),
+        outbound: running.say.clone(),
         clock: Arc::new(SystemClock),
         grace: Duration::from_secs(config.cron.grace_secs),
         wake: Arc::clone(&running.wake),
@@ -164,7 +165,7 @@ pub async fn run(
     running.dispatcher.recover(&registry.names()).await;
     // Tasks do not survive a restart: the background ones the last run left are
     // reported interrupted, once.
-    running.agent.tasks.report_interrupted().await;
+    running.agent.tasks().report_interrupted().await;
     tracing::info!(home = %home.dir.display(), channels = ?registry.names(), "pincer gateway running; stop it with Ctrl-C or SIGTERM");
 
     stop.await;
@@ -183,17 +184,19 @@ pub async fn run(
     let _ = dreaming.await;
     let _ = retention.await;
     let _ = running.task.await;
-    // The agent holds the outbound bus; once it is gone the manager drains and ends.
-    let store = running.agent.store.clone();
+    // The agent, the dispatcher and `say` hold the outbound bus; once they are gone the
+    // manager drains and ends.
+    let store = running.agent.store().clone();
     let servers: Vec<String> = running
         .agent
-        .tools
+        .tools()
         .mcp_status()
         .into_iter()
         .map(|(name, _)| format!("mcp:{name}"))
         .collect();
     drop(running.agent);
     drop(running.dispatcher);
+    drop(running.say);
     let _ = delivery.await;
     let _ = health.await;
     for name in registry
@@ -247,14 +250,9 @@ async fn bind_web(
 }
 
 /// Every channel that can show buttons asks its owner to approve "ask" calls.
-fn register_approvers(
-    config: &Config,
-    registry: &Registry,
-    agent: &crate::agent::Agent,
-    approvals: &Arc<PendingApprovals>,
-) {
-    let gate = Arc::new(crate::access::Gate::new(config, agent.store.clone()));
+fn approvers(config: &Config, registry: &Registry, approvals: &Arc<PendingApprovals>) -> Approvers {
     let wait = Duration::from_secs(config.tools.permissions.approval_timeout_secs);
+    let mut approvers = Approvers::default();
     for handle in registry.handles() {
         if let Some(prompter) = &handle.approvals {
             let approver = crate::tools::approval::ChatApprover {
@@ -262,15 +260,13 @@ fn register_approvers(
                 prompter: Arc::clone(prompter),
                 handle: handle.clone(),
                 pending: Arc::clone(approvals),
-                gate: Arc::clone(&gate),
+                owners: crate::access::owners_of(&config.agent.owners, handle.name()),
                 wait,
             };
-            agent
-                .guard
-                .approvers
-                .register(handle.name(), Arc::new(approver));
+            approvers.register(handle.name(), Arc::new(approver));
         }
     }
+    approvers
 }
 
 /// The heartbeat, when `heartbeat.enabled`: it reports to the first owner's chat.
@@ -305,13 +301,12 @@ async fn record_health(
     agent: Arc<crate::agent::Agent>,
     shutdown: CancellationToken,
 ) {
-    let store = agent.store.clone();
+    let store = agent.store().clone();
     loop {
         let channels = registry
             .handles()
             .map(|h| (h.name().to_string(), h.health().to_string()));
         let servers = agent
-            .tools
             .mcp_status()
             .into_iter()
             .map(|(name, state)| (format!("mcp:{name}"), state));

@@ -212,7 +212,7 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
                 let history = s_load
                     .handles
                     .agent
-                    .store
+                    .store()
                     .history(conversation.chat.session)
                     .await
                     .map_err(internal)?;
@@ -256,7 +256,7 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
                         s_mode
                             .handles
                             .agent
-                            .modes
+                            .modes()
                             .set(conversation.chat.session, mode);
                         responder.respond(SetSessionModeResponse::new())
                     }

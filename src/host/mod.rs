@@ -66,11 +66,13 @@ impl Core {
         }
         crate::cli::ensure_home(home)?;
         let shutdown = CancellationToken::new();
-        let running = crate::start(home, &config, &secrets, &env, shutdown.clone())?;
-        running.agent.guard.approvers.register(
+        let mut approvers = crate::tools::approval::Approvers::default();
+        approvers.register(
             pincer_channels::terminal::CHANNEL,
             Arc::new(HostApprover { asks }),
         );
+        let running =
+            crate::start_with(home, &config, &secrets, &env, approvers, shutdown.clone())?;
         Ok(Core {
             running,
             shutdown,
@@ -109,8 +111,8 @@ pub async fn open_chat(
         },
     };
     let key = SessionKey::direct(pincer_channels::terminal::CHANNEL, &id).to_string();
-    let session = agent.store.current_session(&key).await?;
-    agent.modes.set(session, mode);
+    let session = agent.store().current_session(&key).await?;
+    agent.modes().set(session, mode);
     let terminal = Terminal::new(true)
         .with_chat(&id)
         .with_inbox(workspace.join("inbox"));

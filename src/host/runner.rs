@@ -46,7 +46,7 @@ pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
         tools: core
             .running
             .agent
-            .tools
+            .tools()
             .specs()
             .iter()
             .map(|spec| spec.name.clone())
@@ -201,7 +201,7 @@ impl Runner {
                 match PermissionMode::parse(name) {
                     Some(mode) => {
                         self.mode = mode;
-                        running.agent.modes.set(self.chat.session, mode);
+                        running.agent.modes().set(self.chat.session, mode);
                         self.line(
                             json!({"type": "permission_mode_changed", "mode": mode.as_str()}),
                         )

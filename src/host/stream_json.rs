@@ -224,7 +224,7 @@ impl Host {
                 let name = request["mode"].as_str().unwrap_or_default();
                 match PermissionMode::parse(name) {
                     Some(mode) => {
-                        running.agent.modes.set(self.chat.session, mode);
+                        running.agent.modes().set(self.chat.session, mode);
                         Ok(json!({"mode": mode.as_str()}))
                     }
                     None => Err(format!(
@@ -274,7 +274,7 @@ impl Host {
                 .unwrap_or("deny");
             // A `setMode` among the permission updates applies to this conversation.
             if let Some(mode) = set_mode(&body["updatedPermissions"]) {
-                running.agent.modes.set(self.chat.session, mode);
+                running.agent.modes().set(self.chat.session, mode);
             }
             match behavior {
                 "allow" if pending.tool == crate::tools::question::QUESTION => {
@@ -488,7 +488,7 @@ impl Host {
     fn init(&self) -> Value {
         let tools: Vec<&str> = self
             .agent
-            .tools
+            .tools()
             .specs()
             .iter()
             .map(|spec| spec.name.as_str())
@@ -496,7 +496,6 @@ impl Host {
         // The CLI's states are connected, pending and failed.
         let mcp_servers: Vec<Value> = self
             .agent
-            .tools
             .mcp_status()
             .into_iter()
             .map(|(name, state)| {

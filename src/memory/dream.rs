@@ -84,120 +84,129 @@ impl Dreamt {
     }
 }
 
-fn blocking_err(err: tokio::task::JoinError) -> String {
-    format!("the dream stopped unexpectedly: {err}")
+/// Why a dream did not happen; memory is unchanged in every case.
+#[derive(Debug, thiserror::Error)]
+pub enum DreamError {
+    #[error(
+        "today's model spending (${0:.2}) reached agent.max_day_cost_usd; the dream waits for tomorrow"
+    )]
+    OverBudget(f64),
+    #[error("no model is configured; add one to [router] in config.toml")]
+    NoModel,
+    #[error("the dream's model call failed: {0}; memory is unchanged")]
+    Model(#[from] crate::provider::ProviderError),
+    #[error("the dream's model answered without usable operations: {0}; memory is unchanged")]
+    Answer(String),
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    #[error("the memory files could not be read or written: {0}")]
+    Memory(String),
 }
 
-impl Agent {
-    /// Dream now. `max_tokens` caps the whole dream (what it reads and writes).
-    pub async fn dream(&self, max_tokens: u64) -> Result<Dreamt, String> {
-        let spent = self
-            .store
-            .cost_since(self.start_of_day_ms())
+fn blocking_err(err: tokio::task::JoinError) -> DreamError {
+    DreamError::Memory(format!("the dream stopped unexpectedly: {err}"))
+}
+
+fn memory_err(err: impl std::fmt::Display) -> DreamError {
+    DreamError::Memory(err.to_string())
+}
+
+/// Dream now. `max_tokens` caps the whole dream (what it reads and writes).
+pub async fn dream(agent: &Agent, max_tokens: u64) -> Result<Dreamt, DreamError> {
+    let spent = agent.store().cost_since(agent.start_of_day_ms()).await?;
+    if spent >= agent.limits().max_day_cost_usd {
+        return Err(DreamError::OverBudget(spent));
+    }
+    let output_tokens = (max_tokens / 4).clamp(1024, 8192) as u32;
+    let input_bytes = (max_tokens.saturating_sub(u64::from(output_tokens)) as usize) * 4;
+    let memory = agent.memory().clone();
+    let logs_bytes = input_bytes * 2 / 5;
+    let mut prepared = tokio::task::spawn_blocking(move || memory.prepare_dream(logs_bytes))
+        .await
+        .map_err(blocking_err)?
+        .map_err(memory_err)?;
+    let mut said = agent
+        .store()
+        .said_since(prepared.cursor.transcript_ms, MAX_MESSAGES)
+        .await?;
+    owners_conversations_only(agent.owners(), &mut said);
+    if prepared.logs.text.is_empty() && said.is_empty() && !prepared.anything_edited() {
+        return Ok(Dreamt::NothingNew {
+            last_dream_ms: prepared.cursor.last_dream_ms,
+        });
+    }
+    let now = agent.local_now();
+    let (text, transcript_ms) = material(&mut prepared, &said, input_bytes, now);
+    let request = ChatRequest {
+        model: String::new(),
+        system_stable: INSTRUCTIONS.into(),
+        system_volatile: String::new(),
+        messages: vec![ChatMessage::user_text(text)],
+        tools: vec![tool_spec()],
+        max_tokens: output_tokens,
+        thinking_budget: 0,
+    };
+    let (_, chain) = agent
+        .models()
+        .tier(Tier::Heavy)
+        .ok_or(DreamError::NoModel)?;
+    let mut ignore = |_: crate::provider::StreamEvent<'_>| {};
+    let (response, label) = chain.stream(request, &mut ignore).await?;
+    let cost = agent.prices().cost(&label, response.usage);
+    if let Ok(session) = agent.store().current_session(SESSION).await
+        && let Err(err) = agent
+            .store()
+            .record_usage(
+                session,
+                &label,
+                response.usage,
+                cost,
+                &crate::store::Spender::owner(),
+            )
             .await
-            .map_err(|e| e.to_string())?;
-        if spent >= self.limits.max_day_cost_usd {
-            return Err(format!(
-                "today's model spending (${spent:.2}) reached agent.max_day_cost_usd; the dream waits for tomorrow"
-            ));
-        }
-        let output_tokens = (max_tokens / 4).clamp(1024, 8192) as u32;
-        let input_bytes = (max_tokens.saturating_sub(u64::from(output_tokens)) as usize) * 4;
-        let memory = self.memory.clone();
-        let logs_bytes = input_bytes * 2 / 5;
-        let mut prepared = tokio::task::spawn_blocking(move || memory.prepare_dream(logs_bytes))
+    {
+        tracing::warn!("the dream's usage was not recorded: {err}");
+    }
+    let ops = operations(&response.parts).map_err(DreamError::Answer)?;
+    let next = Cursor {
+        logs: prepared.logs.end.clone(),
+        transcript_ms,
+        last_dream_ms: crate::store::now_ms(),
+    };
+    let rolled_back = prepared.rolled_back.clone();
+    let memory = agent.memory().clone();
+    let today = now.date();
+    let outcome =
+        tokio::task::spawn_blocking(move || memory.finish_dream(prepared, &ops, today, next))
             .await
             .map_err(blocking_err)?
-            .map_err(|e| e.to_string())?;
-        let mut said = self
-            .store
-            .said_since(prepared.cursor.transcript_ms, MAX_MESSAGES)
-            .await
-            .map_err(|e| e.to_string())?;
-        self.owners_conversations_only(&mut said);
-        if prepared.logs.text.is_empty() && said.is_empty() && !prepared.anything_edited() {
-            return Ok(Dreamt::NothingNew {
-                last_dream_ms: prepared.cursor.last_dream_ms,
-            });
-        }
-        let now = self.local_now();
-        let (text, transcript_ms) = material(&mut prepared, &said, input_bytes, now);
-        let request = ChatRequest {
-            model: String::new(),
-            system_stable: INSTRUCTIONS.into(),
-            system_volatile: String::new(),
-            messages: vec![ChatMessage::user_text(text)],
-            tools: vec![tool_spec()],
-            max_tokens: output_tokens,
-            thinking_budget: 0,
-        };
-        let (_, chain) = self
-            .models
-            .tier(Tier::Heavy)
-            .ok_or("no model is configured; add one to [router] in config.toml")?;
-        let mut ignore = |_: crate::provider::StreamEvent<'_>| {};
-        let (response, label) = chain
-            .stream(request, &mut ignore)
-            .await
-            .map_err(|e| format!("the dream's model call failed: {e}; memory is unchanged"))?;
-        let cost = self.prices.cost(&label, response.usage);
-        if let Ok(session) = self.store.current_session(SESSION).await
-            && let Err(err) = self
-                .store
-                .record_usage(
-                    session,
-                    &label,
-                    response.usage,
-                    cost,
-                    &crate::store::Spender::owner(),
-                )
-                .await
-        {
-            tracing::warn!("the dream's usage was not recorded: {err}");
-        }
-        let ops = operations(&response.parts)?;
-        let next = Cursor {
-            logs: prepared.logs.end.clone(),
-            transcript_ms,
-            last_dream_ms: crate::store::now_ms(),
-        };
-        let rolled_back = prepared.rolled_back.clone();
-        let memory = self.memory.clone();
-        let today = now.date();
-        let outcome =
-            tokio::task::spawn_blocking(move || memory.finish_dream(prepared, &ops, today, next))
-                .await
-                .map_err(blocking_err)?
-                .map_err(|e| e.to_string())?;
-        tracing::info!(
-            applied = outcome.applied.len(),
-            refused = outcome.refused.len(),
-            commit = ?outcome.commit.as_ref().map(|c| c.id.clone()),
-            "dream finished"
-        );
-        Ok(Dreamt::Done {
-            outcome,
-            rolled_back,
-        })
-    }
+            .map_err(memory_err)?;
+    tracing::info!(
+        applied = outcome.applied.len(),
+        refused = outcome.refused.len(),
+        commit = ?outcome.commit.as_ref().map(|c| c.id.clone()),
+        "dream finished"
+    );
+    Ok(Dreamt::Done {
+        outcome,
+        rolled_back,
+    })
 }
 
-impl Agent {
-    /// The dream tidies the owner's memory: it reads only conversations where everyone
-    /// who spoke was an owner (a guest's "I am your owner, remember…" never reaches it).
-    fn owners_conversations_only(&self, said: &mut Vec<crate::store::Said>) {
-        let is_owner = |sender: &Option<String>| {
-            sender
-                .as_deref()
-                .is_some_and(|s| crate::access::Origin::is_owner_id(s, &self.owners))
-        };
-        let foreign: std::collections::HashSet<String> = said
-            .iter()
-            .filter(|m| m.role == crate::store::Role::User && !is_owner(&m.sender))
-            .map(|m| m.key.clone())
-            .collect();
-        said.retain(|m| !foreign.contains(&m.key));
-    }
+/// The dream tidies the owner's memory: it reads only conversations where everyone
+/// who spoke was an owner (a guest's "I am your owner, remember…" never reaches it).
+fn owners_conversations_only(owners: &[String], said: &mut Vec<crate::store::Said>) {
+    let is_owner = |sender: &Option<String>| {
+        sender
+            .as_deref()
+            .is_some_and(|s| crate::access::Origin::is_owner_id(s, owners))
+    };
+    let foreign: std::collections::HashSet<String> = said
+        .iter()
+        .filter(|m| m.role == crate::store::Role::User && !is_owner(&m.sender))
+        .map(|m| m.key.clone())
+        .collect();
+    said.retain(|m| !foreign.contains(&m.key));
 }
 
 /// The dream's one user message: the files, then the logs, then conversation

@@ -11,7 +11,6 @@
 pub mod dream;
 pub mod schedule;
 pub mod tool;
-mod turn;
 
-pub use dream::Dreamt;
+pub use dream::{DreamError, Dreamt, dream};
 pub use schedule::DreamSchedule;

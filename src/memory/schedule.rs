@@ -63,7 +63,7 @@ impl DreamSchedule {
             // model answers, and a half-applied one is rolled back next time.
             tokio::select! {
                 _ = shutdown.cancelled() => return,
-                result = agent.dream(self.max_tokens) => match result {
+                result = super::dream(&agent, self.max_tokens) => match result {
                     Ok(dreamt) => tracing::info!("{}", dreamt.describe()),
                     Err(err) => tracing::warn!("the dream failed: {err}"),
                 },

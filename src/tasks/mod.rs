@@ -141,7 +141,7 @@ impl Tasks {
     /// Start a child; foreground: wait for its answer.
     pub async fn start(self: &Arc<Self>, start: Start) -> Result<String, String> {
         let agent = self.agent()?;
-        let store = &agent.store;
+        let store = &agent.store();
         let parent_key = store
             .session_key(start.parent_session)
             .await
@@ -250,7 +250,7 @@ impl Tasks {
         queued: Queued,
         control: &TurnControl,
     ) -> Result<String, String> {
-        let store = &agent.store;
+        let store = &agent.store();
         let (session_id, ids) = (queued.session_id, queued.message_ids.clone());
         if let Err(err) = store.take(session_id, ids, store::Status::Active).await {
             tracing::warn!("cannot start a task's turn: {err}");
@@ -306,7 +306,7 @@ impl Tasks {
     async fn tell(&self, agent: &Agent, row: &TaskRow, text: String) {
         let note = Part::Text { text: text.clone() };
         if let Err(err) = agent
-            .store
+            .store()
             .append_as(
                 row.parent_session_id,
                 store::Role::Assistant,
@@ -320,7 +320,7 @@ impl Tasks {
         let Some(target) = row.target.clone() else {
             return;
         };
-        let scrubber = &agent.guard.scrubber;
+        let scrubber = &agent.scrubber();
         for body in [OutboundBody::Text(text), OutboundBody::Done] {
             let message = OutboundMessage {
                 target: target.clone(),
@@ -328,7 +328,7 @@ impl Tasks {
                 reply_to: None,
             };
             // A closed bus means shutdown; the note is in the transcript.
-            let _ = agent.outbound.send(message).await;
+            let _ = agent.outbound().send(message).await;
         }
     }
 
@@ -336,7 +336,7 @@ impl Tasks {
     /// background one is reported to its chat and its conversation, once.
     pub async fn report_interrupted(&self) {
         let Ok(agent) = self.agent() else { return };
-        match agent.store.interrupt_tasks().await {
+        match agent.store().interrupt_tasks().await {
             Ok(rows) => {
                 for row in rows {
                     let text = format!(
@@ -355,7 +355,7 @@ impl Tasks {
         let Ok(agent) = self.agent() else {
             return "Tasks are not available here.".into();
         };
-        let rows = match agent.store.tasks_of(parent_key, 10).await {
+        let rows = match agent.store().tasks_of(parent_key, 10).await {
             Ok(rows) => rows,
             Err(err) => return format!("Could not read the tasks: {err}"),
         };

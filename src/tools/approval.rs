@@ -7,13 +7,11 @@
 //! (piped input, `chat -m`, scheduled runs), "ask" is a no with the reason.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use pincer_channels::approval::{Choice, PendingApprovals, Reply};
 use pincer_channels::{ApprovalPrompter, Target};
-
-use crate::access::Gate;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Approval {
@@ -74,21 +72,17 @@ pub trait Approver: Send + Sync {
 /// The approver of each channel that has one, registered at start-up.
 #[derive(Default)]
 pub struct Approvers {
-    by_channel: RwLock<HashMap<String, Arc<dyn Approver>>>,
+    by_channel: HashMap<String, Arc<dyn Approver>>,
 }
 
 impl Approvers {
-    pub fn register(&self, channel: &str, approver: Arc<dyn Approver>) {
-        if let Ok(mut map) = self.by_channel.write() {
-            map.insert(channel.to_string(), approver);
-        }
+    /// `channel`'s approver; wired before the agent is built, fixed afterwards.
+    pub fn register(&mut self, channel: &str, approver: Arc<dyn Approver>) {
+        self.by_channel.insert(channel.to_string(), approver);
     }
 
     pub fn get(&self, channel: &str) -> Option<Arc<dyn Approver>> {
-        self.by_channel
-            .read()
-            .ok()
-            .and_then(|m| m.get(channel).cloned())
+        self.by_channel.get(channel).cloned()
     }
 }
 
@@ -164,8 +158,8 @@ pub struct ChatApprover {
     /// as a file where it takes files, else as messages).
     pub handle: pincer_channels::ChannelHandle,
     pub pending: Arc<PendingApprovals>,
-    /// Knows who owns the channel (agent.owners).
-    pub gate: Arc<Gate>,
+    /// Who owns the channel: its entries in agent.owners (the only ones who may answer).
+    pub owners: Vec<String>,
     pub wait: std::time::Duration,
 }
 
@@ -220,7 +214,7 @@ impl Approver for ChatApprover {
         if request.tool == super::question::QUESTION {
             return self.question(request).await;
         }
-        let owners = self.gate.owner_ids(&self.channel);
+        let owners = self.owners.clone();
         if owners.is_empty() {
             tracing::warn!(channel = %self.channel, "an approval was needed but the channel has no owner; denied (set agent.owners)");
             return Approval::Unavailable(format!(

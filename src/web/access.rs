@@ -68,7 +68,7 @@ pub async fn approve(
 async fn approve_code(state: &WebState, channel: &str, code: &str) -> Outcome {
     match state
         .agent
-        .store
+        .store()
         .approve_code(Some(channel), code, "web")
         .await
     {
@@ -109,7 +109,7 @@ pub async fn deny(
 }
 
 async fn deny_code(state: &WebState, channel: &str, code: &str) -> Outcome {
-    let store = &state.agent.store;
+    let store = &state.agent.store();
     let pending = match store.pending_codes(Some(channel)).await {
         Ok(pending) => pending,
         Err(err) => return store_failed(&err),
@@ -143,7 +143,7 @@ pub async fn revoke(
     let (channel, sender) = (form.channel.trim(), form.sender.trim());
     let outcome = match missing(&[("channel", channel), ("sender", sender)]) {
         Some(bad) => bad,
-        None => match state.agent.store.revoke(channel, sender).await {
+        None => match state.agent.store().revoke(channel, sender).await {
             Ok(true) => {
                 let canonical = if sender.contains(':') {
                     sender.to_string()
@@ -221,8 +221,8 @@ async fn render(state: &WebState, login: &Login, outcome: Option<Outcome>) -> Re
 }
 
 async fn body(state: &WebState, login: &Login) -> Markup {
-    let store = &state.agent.store;
-    let tz = state.agent.timezone;
+    let store = &state.agent.store();
+    let tz = state.agent.timezone();
     let day = state.agent.start_of_day_ms();
     let owners = &state.config.agent.owners;
     let member_limit = state.config.access.member_day_cost_usd;

@@ -107,7 +107,7 @@ pub async fn page(
     Extension(login): Extension<Login>,
 ) -> Response {
     let key = format!("{CHANNEL}:dm:{CHAT}");
-    let session = state.agent.store.find_session(&key).await.ok();
+    let session = state.agent.store().find_session(&key).await.ok();
     let body = html! {
         p.muted { "You talk as the owner, in the conversation " code { (key) } "."
             @if let Some(id) = session { " " a href=(format!("/conversations/{id}")) { "Its transcript" } } }

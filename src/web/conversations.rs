@@ -38,7 +38,7 @@ pub async fn list(
     Extension(login): Extension<Login>,
     Query(search): Query<Search>,
 ) -> Response {
-    let store = &state.agent.store;
+    let store = &state.agent.store();
     let all = match store.sessions().await {
         Ok(all) => all,
         Err(err) => return failed(&login, &format!("cannot read the sessions: {err}")),
@@ -69,7 +69,7 @@ pub async fn list(
         names.dedup();
         names
     };
-    let tz = state.agent.timezone;
+    let tz = state.agent.timezone();
     let body = html! {
         form.search method="get" action="/conversations" {
             input type="search" name="q" value=(search.q) placeholder="Search words or session keys" aria-label="Search";
@@ -115,7 +115,7 @@ pub async fn transcript(
     Extension(login): Extension<Login>,
     UrlPath(id): UrlPath<i64>,
 ) -> Response {
-    let store = &state.agent.store;
+    let store = &state.agent.store();
     let (key, history) = match store.session_key(id).await {
         Ok(key) => match store.history(id).await {
             Ok(history) => (key, history),
@@ -144,7 +144,7 @@ pub async fn transcript(
             _ => None,
         })
         .collect();
-    let tz = state.agent.timezone;
+    let tz = state.agent.timezone();
     let body = html! {
         p.muted {
             (key) " · " (history.len()) " messages"
@@ -226,8 +226,8 @@ pub async fn media(State(state): State<Arc<WebState>>, UrlPath(path): UrlPath<St
         )
             .into_response();
     }
-    let inbox = state.agent.workspace.join("inbox");
-    let file = state.agent.workspace.join(rel);
+    let inbox = state.agent.workspace().join("inbox");
+    let file = state.agent.workspace().join(rel);
     let read = tokio::task::spawn_blocking(move || -> std::io::Result<Vec<u8>> {
         // No link may lead out of the inbox.
         let (inbox, real) = (inbox.canonicalize()?, file.canonicalize()?);

@@ -91,9 +91,9 @@ pub async fn add(
     };
     let maker = Maker::cli(owners);
     let made = create(
-        &state.agent.store,
+        state.agent.store(),
         request,
-        state.agent.timezone,
+        state.agent.timezone(),
         &maker,
         crate::clock::utc(),
     )
@@ -133,7 +133,7 @@ async fn find(state: &WebState, form: &JobForm) -> Result<Job, Outcome> {
             Err("the form had no job; use the buttons on this page".into()),
         ));
     }
-    match state.agent.store.job(wanted).await {
+    match state.agent.store().job(wanted).await {
         Ok(Some(job)) => Ok(job),
         Ok(None) => Err((
             StatusCode::NOT_FOUND,
@@ -176,7 +176,7 @@ async fn run_now(state: &WebState, job: Job) -> Outcome {
         );
     };
     // A second click while a run is under way would start a second run.
-    match state.agent.store.unfinished_runs().await {
+    match state.agent.store().unfinished_runs().await {
         Ok(runs) if runs.iter().any(|(id, _)| *id == job.id) => {
             return (
                 StatusCode::CONFLICT,
@@ -190,7 +190,7 @@ async fn run_now(state: &WebState, job: Job) -> Outcome {
         Err(err) => return store_failed(&err),
     }
     let slot = now_ms();
-    match state.agent.store.claim_run(job.id, slot, "running").await {
+    match state.agent.store().claim_run(job.id, slot, "running").await {
         Ok(true) => {}
         Ok(false) => {
             return (
@@ -236,7 +236,7 @@ pub async fn disable(
 
 async fn set_enabled(state: Arc<WebState>, login: Login, form: JobForm, on: bool) -> Response {
     let outcome = match find(&state, &form).await {
-        Ok(job) => match state.agent.store.set_job_enabled(job.id, on).await {
+        Ok(job) => match state.agent.store().set_job_enabled(job.id, on).await {
             Ok(()) => {
                 state.wake.notify_one();
                 let done = if on { "Enabled" } else { "Disabled" };
@@ -259,7 +259,7 @@ pub async fn remove(
     Form(form): Form<JobForm>,
 ) -> Response {
     let outcome = match find(&state, &form).await {
-        Ok(job) => match state.agent.store.remove_job(job.id).await {
+        Ok(job) => match state.agent.store().remove_job(job.id).await {
             Ok(()) => {
                 state.wake.notify_one();
                 (
@@ -292,7 +292,7 @@ struct Shown {
 }
 
 async fn shown(state: &WebState, job: Job) -> Shown {
-    let store = &state.agent.store;
+    let store = &state.agent.store();
     let runs = store.job_runs(job.id, RUNS_SHOWN).await.unwrap_or_default();
     let key = match (&job.session, runs.first()) {
         (Some(name), _) => Some(SessionKey::scheduled(format!("shared:{name}")).to_string()),
@@ -323,7 +323,7 @@ async fn render(
         Some((status, text)) => (status, Some(text)),
         None => (StatusCode::OK, None),
     };
-    let jobs = match state.agent.store.jobs().await {
+    let jobs = match state.agent.store().jobs().await {
         Ok(jobs) => {
             let mut all = Vec::new();
             for job in jobs {
@@ -351,7 +351,7 @@ async fn render(
 }
 
 fn table(state: &WebState, login: &Login, jobs: &[Shown]) -> Markup {
-    let tz = state.agent.timezone;
+    let tz = state.agent.timezone();
     html! {
         div.table-wrap { table {
             tr { th { "Job" } th { "When" } th { "Results to" } th { "Next run" } th { "Last run" } th { "" } }
@@ -479,8 +479,8 @@ fn add_form(state: &WebState, login: &Login, form: &AddForm) -> Markup {
                 input type="text" name="every" value=(form.every) placeholder="30m, 2h, 1d"; }
             label { "Or once at (local time)"
                 input type="text" name="at" value=(form.at) placeholder="2026-11-23T09:00"; }
-            label { "Time zone (empty: " (state.agent.timezone.name()) ")"
-                input type="text" name="tz" value=(form.tz) placeholder=(state.agent.timezone.name()); }
+            label { "Time zone (empty: " (state.agent.timezone().name()) ")"
+                input type="text" name="tz" value=(form.tz) placeholder=(state.agent.timezone().name()); }
             label { "Prompt: what the assistant should do when it runs"
                 textarea name="prompt" rows="4" required { (form.prompt) } }
             label { "Results to, channel:chat (empty: " (owners.first().map_or("kept in the job's session", String::as_str)) ")"

@@ -60,7 +60,7 @@ pub async fn restore(
             format!("`{rev}` is not a revision id; use a Restore button in the history below");
         return render(&state, &login, Some((StatusCode::BAD_REQUEST, Err(why)))).await;
     }
-    let memory = state.agent.memory.clone();
+    let memory = state.agent.memory().clone();
     if form.confirm != "yes" {
         // Only ask about a revision that exists.
         let wanted = rev.clone();
@@ -200,7 +200,7 @@ async fn render(state: &WebState, login: &Login, outcome: Option<Outcome>) -> Re
         Some((status, text)) => (status, Some(text)),
         None => (StatusCode::OK, None),
     };
-    let memory = state.agent.memory.clone();
+    let memory = state.agent.memory().clone();
     let root = memory.root().to_path_buf();
     let shown = blocking(move || read(&memory)).await;
     let body = html! {
@@ -214,7 +214,7 @@ async fn render(state: &WebState, login: &Login, outcome: Option<Outcome>) -> Re
 }
 
 fn contents(state: &WebState, login: &Login, root: &std::path::Path, shown: &Shown) -> Markup {
-    let tz = state.agent.timezone;
+    let tz = state.agent.timezone();
     html! {
         h2 { "MEMORY.md" }
         @match &shown.index {

@@ -25,7 +25,7 @@ pub async fn handler(State(state): State<Arc<WebState>>, headers: HeaderMap) -> 
             .into_response();
     }
     let depth = |bus: usize, free: usize| bus.saturating_sub(free);
-    let outbound = &state.agent.outbound;
+    let outbound = &state.agent.outbound();
     let scrape = Scrape {
         channels: state
             .registry

@@ -24,7 +24,7 @@ pub async fn page(
     Extension(login): Extension<Login>,
 ) -> Response {
     let agent = &state.agent;
-    let today = agent.store.usage_since(agent.start_of_day_ms()).await;
+    let today = agent.store().usage_since(agent.start_of_day_ms()).await;
     let budget = state.config.agent.max_day_cost_usd;
     let uptime = state.started.elapsed().as_secs();
     let channels: Vec<(String, String)> = state
@@ -37,7 +37,7 @@ pub async fn page(
             )
         })
         .collect();
-    let servers = agent.tools.mcp_status();
+    let servers = agent.mcp_status();
     let errors = recent();
     let body = html! {
         div.cards {

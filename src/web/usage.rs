@@ -45,14 +45,14 @@ pub async fn page(
     State(state): State<Arc<WebState>>,
     Extension(login): Extension<Login>,
 ) -> Response {
-    let tz = state.agent.timezone;
+    let tz = state.agent.timezone();
     let today = crate::clock::utc().with_timezone(&tz).date_naive();
     let first = today - Duration::days(DAYS - 1);
     let since = tz
         .from_local_datetime(&first.and_hms_opt(0, 0, 0).unwrap_or_default())
         .earliest()
         .map_or(0, |t| t.timestamp_millis());
-    let rows = match state.agent.store.usage_rows_since(since).await {
+    let rows = match state.agent.store().usage_rows_since(since).await {
         Ok(rows) => rows,
         Err(err) => {
             let body = layout::flash(&Some(Err(format!("cannot read usage: {err}"))));

@@ -26,7 +26,7 @@ fn code(code: &str, raw: &str, name: &str, minutes: i64) -> PendingCode {
 #[tokio::test]
 async fn approve_a_pairing_code_from_the_page_and_the_sender_is_admitted() {
     let panel = Panel::start(OWNERS).await;
-    let store = &panel.state.agent.store;
+    let store = &panel.state.agent.store();
     store
         .insert_code(code("ABCD2345", "42", "Ana [admin] <b>", 60))
         .await
@@ -71,7 +71,7 @@ async fn approve_a_pairing_code_from_the_page_and_the_sender_is_admitted() {
 #[tokio::test]
 async fn a_wrong_or_expired_code_admits_nobody_and_says_so_like_the_cli() {
     let panel = Panel::start(OWNERS).await;
-    let store = &panel.state.agent.store;
+    let store = &panel.state.agent.store();
     store
         .insert_code(code("EXPD2345", "43", "Late", -1))
         .await
@@ -106,7 +106,7 @@ async fn a_wrong_or_expired_code_admits_nobody_and_says_so_like_the_cli() {
 #[tokio::test]
 async fn deny_drops_the_code_and_admits_nobody() {
     let panel = Panel::start(OWNERS).await;
-    let store = &panel.state.agent.store;
+    let store = &panel.state.agent.store();
     store
         .insert_code(code("DENY2345", "77", "Mallory", 60))
         .await
@@ -160,7 +160,7 @@ async fn deny_drops_the_code_and_admits_nobody() {
 #[tokio::test]
 async fn revoke_takes_an_approval_back() {
     let panel = Panel::start(OWNERS).await;
-    let store = &panel.state.agent.store;
+    let store = &panel.state.agent.store();
     store
         .insert_code(code("RVKE2345", "42", "Ana", 60))
         .await
@@ -207,7 +207,7 @@ async fn revoke_takes_an_approval_back() {
 #[tokio::test]
 async fn the_page_shows_owners_tiers_and_what_each_sender_spent_today() {
     let panel = Panel::start(OWNERS).await;
-    let store = &panel.state.agent.store;
+    let store = &panel.state.agent.store();
     store
         .insert_code(code("SPND2345", "42", "Ana", 60))
         .await

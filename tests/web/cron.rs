@@ -20,7 +20,7 @@ fn escaped(text: &str) -> String {
 }
 
 async fn only_job(panel: &Panel) -> Job {
-    let jobs = panel.state.agent.store.jobs().await.unwrap();
+    let jobs = panel.state.agent.store().jobs().await.unwrap();
     assert_eq!(jobs.len(), 1, "{jobs:?}");
     jobs.into_iter().next().unwrap()
 }
@@ -95,7 +95,7 @@ async fn adding_a_job_validates_like_the_cli() {
         .await;
     assert_eq!(page.status, StatusCode::BAD_REQUEST);
     assert!(page.text.contains("a job needs a prompt"), "{}", page.text);
-    assert!(panel.state.agent.store.jobs().await.unwrap().is_empty());
+    assert!(panel.state.agent.store().jobs().await.unwrap().is_empty());
 
     // A good one: results go to the first owner by default, in the agent's zone.
     let job = add_morning(&panel).await;
@@ -135,13 +135,13 @@ async fn adding_a_job_validates_like_the_cli() {
         "{}",
         page.text
     );
-    assert_eq!(panel.state.agent.store.jobs().await.unwrap().len(), 1);
+    assert_eq!(panel.state.agent.store().jobs().await.unwrap().len(), 1);
 }
 
 #[tokio::test]
 async fn disable_enable_and_remove_a_job() {
     let panel = Panel::start(OWNERS).await;
-    let store = &panel.state.agent.store;
+    let store = &panel.state.agent.store();
     let job = add_morning(&panel).await;
     let id = job.id.to_string();
 
@@ -232,7 +232,7 @@ async fn run_now_starts_the_job_and_its_result_is_recorded() {
         page.text
     );
     // While a run is under way, Run now does not start a second one.
-    let store = &panel.state.agent.store;
+    let store = &panel.state.agent.store();
     assert!(store.claim_run(job.id, 1_000, "running").await.unwrap());
     let before = panel.fake.requests().len();
     let page = panel

@@ -61,9 +61,9 @@ impl Panel {
         ));
         tokio::spawn(async move { while channels.recv().await.is_some() {} });
         let scheduler = Arc::new(pincer::cron::Scheduler {
-            store: running.agent.store.clone(),
+            store: running.agent.store().clone(),
             bus: running.inbound.clone(),
-            outbound: running.agent.outbound.clone(),
+            outbound: running.agent.outbound().clone(),
             clock: Arc::new(pincer::cron::SystemClock),
             grace: std::time::Duration::from_secs(60),
             wake: Arc::clone(&running.wake),

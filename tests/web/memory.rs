@@ -13,7 +13,7 @@ fn today() -> NaiveDate {
 
 /// Two revisions of `memory/tea.md`: green tea, then black. Returns their ids.
 fn two_revisions(panel: &Panel) -> (String, String) {
-    let memory = &panel.state.agent.memory;
+    let memory = &panel.state.agent.memory();
     memory
         .write(
             "tea",
@@ -52,7 +52,7 @@ async fn the_page_shows_memory_files_and_each_revision_as_a_colored_diff() {
     assert!(page.text.contains("No memories yet"), "{}", page.text);
     assert!(page.text.contains("No revisions yet"), "{}", page.text);
     assert!(
-        !panel.state.agent.memory.root().join(".git").exists(),
+        !panel.state.agent.memory().root().join(".git").exists(),
         "looking does not create the repository"
     );
 
@@ -114,7 +114,7 @@ async fn the_page_shows_memory_files_and_each_revision_as_a_colored_diff() {
 async fn restore_asks_first_and_then_puts_the_files_back() {
     let panel = Panel::start("").await;
     let (first, _) = two_revisions(&panel);
-    let repo = panel.state.agent.memory.repo().unwrap();
+    let repo = panel.state.agent.memory().repo().unwrap();
 
     // Without confirm=yes: a confirmation page, and nothing changes.
     let page = panel.post("/memory/restore", &[("rev", &first)]).await;

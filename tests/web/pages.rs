@@ -204,7 +204,7 @@ async fn the_chat_streams_a_turn_as_ai_sdk_ui_message_chunks() {
     // The model saw the owner's words, in the session web:dm:owner.
     let seen = panel.fake.requests();
     assert!(seen.last().unwrap().body.to_string().contains("hi there"));
-    let sessions = panel.state.agent.store.sessions().await.unwrap();
+    let sessions = panel.state.agent.store().sessions().await.unwrap();
     assert!(
         sessions.iter().any(|s| s.key == "web:dm:owner"),
         "{sessions:?}"
@@ -231,7 +231,7 @@ async fn conversations_are_listed_by_channel_searched_and_shown_with_tools_folde
         Step::text("The workspace holds marmalade notes."),
     ]);
     chat(&panel, "what is in my workspace?").await;
-    let store = &panel.state.agent.store;
+    let store = &panel.state.agent.store();
     let other = store.current_session("telegram:dm:42").await.unwrap();
     store
         .insert_user(other, "telegram", "42:1", "telegram:42", "buy oat milk")
@@ -283,7 +283,7 @@ async fn conversations_are_listed_by_channel_searched_and_shown_with_tools_folde
 #[tokio::test]
 async fn pictures_are_shown_from_the_inbox_and_nothing_else_is_served() {
     let panel = Panel::start("").await;
-    let workspace = panel.state.agent.workspace.clone();
+    let workspace = panel.state.agent.workspace().to_path_buf();
     std::fs::create_dir_all(workspace.join("inbox/telegram")).unwrap();
     std::fs::write(workspace.join("inbox/telegram/cat.png"), b"\x89PNG fake").unwrap();
     std::fs::write(workspace.join("secret.png"), b"not for the panel").unwrap();
@@ -292,7 +292,7 @@ async fn pictures_are_shown_from_the_inbox_and_nothing_else_is_served() {
         workspace.join("inbox/telegram/link.png"),
     )
     .unwrap();
-    let store = &panel.state.agent.store;
+    let store = &panel.state.agent.store();
     let session = store.current_session("telegram:dm:42").await.unwrap();
     let image = pincer::provider::Part::Image {
         path: "inbox/telegram/cat.png".into(),

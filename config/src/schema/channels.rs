@@ -215,7 +215,7 @@ impl SlackConfig {
     }
 }
 
-fn api_url_or_default<'a>(configured: Option<&'a str>, platform: Platform) -> &'a str {
+fn api_url_or_default(configured: Option<&str>, platform: Platform) -> &str {
     configured
         .unwrap_or(platform.default_api_url())
         .trim_end_matches('/')
