@@ -1,5 +1,8 @@
+use super::messages::{HISTORY, history};
 use super::pairing::PendingCode;
+use super::session::current_session;
 use super::*;
+use crate::provider::{Part, Usage};
 
 fn open() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
