@@ -22,14 +22,42 @@ pub enum StoreError {
         "database error: {0} (if the disk is full, free space and retry; nothing stored so far is lost)"
     )]
     Sql(#[from] rusqlite::Error),
-    #[error("a stored message part is unreadable: {0}")]
-    Corrupt(#[from] serde_json::Error),
+    /// Text in an enum's column this build does not know.
+    #[error(
+        "the database holds `{value}` in {table}.{column}, which this Pincer does not know: another program changed it or a newer Pincer wrote it; upgrade pincer, or restore pincer.db from a backup"
+    )]
+    Corrupt {
+        table: &'static str,
+        column: &'static str,
+        value: String,
+    },
+    /// A `parts.body` that does not parse.
+    #[error(
+        "message {message_id} has a part this Pincer cannot read ({source}): another program changed the database or a newer Pincer wrote it; upgrade pincer, or restore pincer.db from a backup"
+    )]
+    BadPart {
+        message_id: i64,
+        source: serde_json::Error,
+    },
+    #[error("cannot encode a message part for the database: {0}")]
+    Encode(#[from] serde_json::Error),
     #[error("the database worker stopped: {0}")]
     Worker(String),
     #[error("no session {0}; see `pincer sessions list`")]
     NoSession(String),
     #[error("{0}")]
     Conflict(String),
+}
+
+impl StoreError {
+    /// `value`, read from `table.column`, is not one this build knows.
+    pub(super) fn corrupt(table: &'static str, column: &'static str, value: &str) -> StoreError {
+        StoreError::Corrupt {
+            table,
+            column,
+            value: value.to_string(),
+        }
+    }
 }
 
 pub type Result<T> = std::result::Result<T, StoreError>;

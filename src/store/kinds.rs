@@ -1,5 +1,10 @@
 //! The small enums stored as text in the messages table: who said a message (`role`)
 //! and where a user message is in its life (`status`), with their stored spellings.
+//! Text this build does not know is an error (`StoreError::Corrupt`), never a guess.
+
+use std::str::FromStr;
+
+use super::StoreError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
@@ -16,12 +21,18 @@ impl Role {
             Role::Tool => "tool",
         }
     }
+}
 
-    pub(super) fn parse(text: &str) -> Role {
+/// `messages.role` read back.
+impl FromStr for Role {
+    type Err = StoreError;
+
+    fn from_str(text: &str) -> Result<Role, StoreError> {
         match text {
-            "assistant" => Role::Assistant,
-            "tool" => Role::Tool,
-            _ => Role::User,
+            "user" => Ok(Role::User),
+            "assistant" => Ok(Role::Assistant),
+            "tool" => Ok(Role::Tool),
+            _ => Err(StoreError::corrupt("messages", "role", text)),
         }
     }
 }
@@ -51,14 +62,20 @@ impl Status {
             Status::Ignored => "ignored",
         }
     }
+}
 
-    pub(super) fn parse(text: &str) -> Status {
+/// `messages.status` read back.
+impl FromStr for Status {
+    type Err = StoreError;
+
+    fn from_str(text: &str) -> Result<Status, StoreError> {
         match text {
-            "pending" => Status::Pending,
-            "active" => Status::Active,
-            "retried" => Status::Retried,
-            "ignored" => Status::Ignored,
-            _ => Status::Done,
+            "pending" => Ok(Status::Pending),
+            "active" => Ok(Status::Active),
+            "retried" => Ok(Status::Retried),
+            "done" => Ok(Status::Done),
+            "ignored" => Ok(Status::Ignored),
+            _ => Err(StoreError::corrupt("messages", "status", text)),
         }
     }
 }

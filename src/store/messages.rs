@@ -5,7 +5,7 @@
 
 use rusqlite::{Connection, params};
 
-use super::{Cached as _, Result, Role, Status, Store, now_ms, repair};
+use super::{Cached as _, Result, Role, Status, Store, StoreError, now_ms, repair};
 use crate::provider::Part;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -201,15 +201,26 @@ impl Store {
                  ORDER BY m.id",
             )?;
             let rows = stmt.query_map([], |row| {
-                Ok(Unanswered {
-                    key: row.get(0)?,
-                    session_id: row.get(1)?,
-                    message_id: row.get(2)?,
-                    status: Status::parse(&row.get::<_, String>(3)?),
-                    sender: row.get(4)?,
-                })
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, i64>(1)?,
+                    row.get::<_, i64>(2)?,
+                    row.get::<_, String>(3)?,
+                    row.get::<_, Option<String>>(4)?,
+                ))
             })?;
-            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            let mut out = Vec::new();
+            for row in rows {
+                let (key, session_id, message_id, status, sender) = row?;
+                out.push(Unanswered {
+                    key,
+                    session_id,
+                    message_id,
+                    status: status.parse()?,
+                    sender,
+                });
+            }
+            Ok(out)
         })
         .await
     }
@@ -284,21 +295,36 @@ pub(super) fn history(
             out.push(StoredMessage {
                 id,
                 position: row.get(6)?,
-                role: Role::parse(&row.get::<_, String>(1)?),
-                status: Status::parse(&row.get::<_, String>(2)?),
+                role: row.get::<_, String>(1)?.parse()?,
+                status: row.get::<_, String>(2)?.parse()?,
                 sender: row.get(3)?,
                 created_at: row.get(4)?,
                 parts: Vec::new(),
-                tier: row
-                    .get::<_, Option<String>>(7)?
-                    .and_then(|t| pincer_config::Tier::parse(&t)),
+                tier: tier(row.get(7)?)?,
             });
         }
         if let Some(body) = row.get::<_, Option<String>>(5)?
             && let Some(message) = out.last_mut()
         {
-            message.parts.push(serde_json::from_str(&body)?);
+            message
+                .parts
+                .push(
+                    serde_json::from_str(&body).map_err(|source| StoreError::BadPart {
+                        message_id: id,
+                        source,
+                    })?,
+                );
         }
     }
     Ok(out)
+}
+
+/// `messages.tier` read back: none is the owner's (rows from before tiers).
+fn tier(text: Option<String>) -> Result<Option<pincer_config::Tier>> {
+    match text {
+        None => Ok(None),
+        Some(text) => pincer_config::Tier::parse(&text)
+            .map(Some)
+            .ok_or_else(|| StoreError::corrupt("messages", "tier", &text)),
+    }
 }
