@@ -5,7 +5,7 @@
 
 use rusqlite::{Connection, params};
 
-use super::{Cached as _, Result, Role, Status, Store, StoreError, now_ms, repair};
+use super::{Cached as _, Result, Role, Status, Store, StoreError, now_ms, parts, repair};
 use crate::provider::Part;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -248,19 +248,8 @@ fn insert_parts(conn: &Connection, message_id: i64, parts: &[Part]) -> Result<()
         "INSERT INTO parts (message_id, seq, kind, body) VALUES (?1, ?2, ?3, ?4)",
     )?;
     for (seq, part) in parts.iter().enumerate() {
-        let kind = match part {
-            Part::Text { .. } => "text",
-            Part::Reasoning { .. } => "reasoning",
-            Part::ToolCall { .. } => "tool_call",
-            Part::ToolResult { .. } => "tool_result",
-            Part::Image { .. } => "image",
-        };
-        stmt.execute(params![
-            message_id,
-            seq as i64,
-            kind,
-            serde_json::to_string(part)?
-        ])?;
+        let (kind, body) = parts::encode(part)?;
+        stmt.execute(params![message_id, seq as i64, kind, body])?;
     }
     Ok(())
 }
@@ -306,14 +295,7 @@ pub(super) fn history(
         if let Some(body) = row.get::<_, Option<String>>(5)?
             && let Some(message) = out.last_mut()
         {
-            message
-                .parts
-                .push(
-                    serde_json::from_str(&body).map_err(|source| StoreError::BadPart {
-                        message_id: id,
-                        source,
-                    })?,
-                );
+            message.parts.push(parts::decode(id, &body)?);
         }
     }
     Ok(out)

@@ -14,6 +14,7 @@
 //! - `migrations` — the numbered schema migrations
 //! - `session`    — sessions: the current one per key, `/new`, pin, summary, pruning
 //! - `messages`   — messages and their parts, the transcript, what was left unanswered
+//! - `parts`      — `StoredPart`, the store's own JSON form of a message part
 //! - `repair`     — closing tool calls a crash left without a result
 //! - `recent`     — what was said since a moment, for the dream
 //! - `usage`      — token totals and cost read back
@@ -35,6 +36,7 @@ mod messages;
 mod migrations;
 mod pairing;
 mod panel;
+mod parts;
 mod recent;
 mod repair;
 mod session;

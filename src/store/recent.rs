@@ -3,7 +3,7 @@
 
 use rusqlite::params;
 
-use super::{Result, Store, StoreError};
+use super::{Result, Store};
 use crate::provider::Part;
 
 /// One message's text, with where and when it was said.
@@ -41,12 +41,7 @@ impl Store {
             let mut out = Vec::new();
             for row in rows {
                 let (key, role, sender, created_at, body, id) = row?;
-                let part =
-                    serde_json::from_str::<Part>(&body).map_err(|source| StoreError::BadPart {
-                        message_id: id,
-                        source,
-                    })?;
-                let Part::Text { text } = part else {
+                let Part::Text { text } = super::parts::decode(id, &body)? else {
                     continue;
                 };
                 out.push(Said {
