@@ -45,8 +45,10 @@ pub enum StoreError {
     Worker(String),
     #[error("no session {0}; see `pincer sessions list`")]
     NoSession(String),
-    #[error("{0}")]
-    Conflict(String),
+    #[error(
+        "a job named `{name}` exists already; pick another name or remove it first (`pincer cron remove {name}`)"
+    )]
+    JobExists { name: String },
 }
 
 impl StoreError {
