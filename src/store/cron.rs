@@ -104,10 +104,7 @@ impl Store {
                 params![job.name, job.kind, job.expr, job.tz, job.prompt, channel, chat, thread, job.session, job.next_run, job.anchor, now_ms(), job.creator, job.tier.name(), user, job.in_group],
             )?;
             if inserted == 0 {
-                return Err(StoreError::Conflict(format!(
-                    "a job named `{}` exists already; pick another name or remove it first (`pincer cron remove {}`)",
-                    job.name, job.name
-                )));
+                return Err(StoreError::JobExists { name: job.name });
             }
             let id = conn.last_insert_rowid();
             Ok(conn.query_row(&format!("SELECT {COLUMNS} FROM cron_jobs WHERE id = ?1"), [id], job_row)?)

@@ -206,6 +206,15 @@ pub fn latest() -> usize {
     MIGRATIONS.len()
 }
 
+/// A database at schema `version`, as the Pincer of that schema left it.
+#[cfg(test)]
+pub fn apply_first(conn: &Connection, version: usize) -> rusqlite::Result<()> {
+    for sql in &MIGRATIONS[..version] {
+        conn.execute_batch(sql)?;
+    }
+    conn.pragma_update(None, "user_version", version as i64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,7 +22,7 @@ impl Store {
     pub async fn said_since(&self, since_ms: i64, limit: usize) -> Result<Vec<Said>> {
         self.run(move |conn| {
             let mut stmt = conn.prepare(
-                "SELECT s.key, m.role, m.sender, m.created_at, p.body
+                "SELECT s.key, m.role, m.sender, m.created_at, p.body, m.id
                  FROM messages m JOIN sessions s ON s.id = m.session_id
                  JOIN parts p ON p.message_id = m.id
                  WHERE m.created_at > ?1 AND m.role IN ('user', 'assistant') AND p.kind = 'text'
@@ -35,17 +35,18 @@ impl Store {
                     row.get::<_, Option<String>>(2)?,
                     row.get::<_, i64>(3)?,
                     row.get::<_, String>(4)?,
+                    row.get::<_, i64>(5)?,
                 ))
             })?;
             let mut out = Vec::new();
             for row in rows {
-                let (key, role, sender, created_at, body) = row?;
-                let Ok(Part::Text { text }) = serde_json::from_str::<Part>(&body) else {
+                let (key, role, sender, created_at, body, id) = row?;
+                let Part::Text { text } = super::parts::decode(id, &body)? else {
                     continue;
                 };
                 out.push(Said {
                     key,
-                    role: super::Role::parse(&role),
+                    role: role.parse()?,
                     sender,
                     created_at,
                     text,

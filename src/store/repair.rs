@@ -4,7 +4,8 @@
 
 use rusqlite::Connection;
 
-use super::{Result, Role, append, history};
+use super::messages::{append, history};
+use super::{Result, Role};
 use crate::provider::Part;
 
 pub const INTERRUPTED: &str =

@@ -1,11 +1,10 @@
-//! Per-session settings kept beside the transcript: the pinned model (`/model`) and
-//! the compaction summary, plus the session's own usage.
+//! Sessions: a key's current session (made on first use), `/new`, finding one by
+//! key or id, the list, and the settings kept beside each transcript — the pinned
+//! model (`/model`), the compaction summary and how far tool results are pruned.
 
-use super::Cached as _;
-use rusqlite::params;
+use rusqlite::{Connection, OptionalExtension, params};
 
-use super::{Result, Store};
-use crate::provider::Usage;
+use super::{Cached as _, Result, Store, StoreError, now_ms};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SessionMeta {
@@ -17,7 +16,106 @@ pub struct SessionMeta {
     pub pruned_upto: Option<i64>,
 }
 
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionInfo {
+    pub id: i64,
+    pub key: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub messages: i64,
+    pub current: bool,
+}
+
 impl Store {
+    /// The current session of a key, created on first use.
+    pub async fn current_session(&self, key: &str) -> Result<i64> {
+        let key = key.to_string();
+        self.run(move |conn| current_session(conn, &key)).await
+    }
+
+    /// Close the key's current session and start a new one (`/new`).
+    pub async fn new_session(&self, key: &str) -> Result<i64> {
+        let key = key.to_string();
+        self.run(move |conn| {
+            let now = now_ms();
+            let tx = conn.transaction()?;
+            tx.exec(
+                "UPDATE sessions SET closed_at = ?2 WHERE key = ?1 AND closed_at IS NULL",
+                params![key, now],
+            )?;
+            tx.exec(
+                "INSERT INTO sessions (key, created_at, updated_at) VALUES (?1, ?2, ?2)",
+                params![key, now],
+            )?;
+            let id = tx.last_insert_rowid();
+            tx.commit()?;
+            Ok(id)
+        })
+        .await
+    }
+
+    /// Every session, newest activity first.
+    pub async fn sessions(&self) -> Result<Vec<SessionInfo>> {
+        self.run(|conn| {
+            let mut stmt = conn.prepare(
+                "SELECT s.id, s.key, s.created_at, s.updated_at,
+                        (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id),
+                        s.closed_at IS NULL
+                 FROM sessions s ORDER BY s.updated_at DESC, s.id DESC",
+            )?;
+            let rows = stmt.query_map([], |row| {
+                Ok(SessionInfo {
+                    id: row.get(0)?,
+                    key: row.get(1)?,
+                    created_at: row.get(2)?,
+                    updated_at: row.get(3)?,
+                    messages: row.get(4)?,
+                    current: row.get(5)?,
+                })
+            })?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+        .await
+    }
+
+    /// The session a key currently maps to, or a session by its numeric id.
+    pub async fn find_session(&self, key_or_id: &str) -> Result<i64> {
+        let wanted = key_or_id.to_string();
+        self.run(move |conn| {
+            let by_key: Option<i64> = conn
+                .query_row(
+                    "SELECT id FROM sessions WHERE key = ?1 ORDER BY closed_at IS NULL DESC, id DESC LIMIT 1",
+                    [&wanted],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            let by_id = || -> rusqlite::Result<Option<i64>> {
+                let Ok(id) = wanted.parse::<i64>() else {
+                    return Ok(None);
+                };
+                conn.row("SELECT id FROM sessions WHERE id = ?1", [id], |row| row.get(0))
+                    .optional()
+            };
+            match by_key {
+                Some(id) => Ok(id),
+                None => by_id()?.ok_or(StoreError::NoSession(wanted)),
+            }
+        })
+        .await
+    }
+
+    /// The key a session belongs to.
+    pub async fn session_key(&self, session_id: i64) -> Result<String> {
+        self.run(move |conn| {
+            Ok(conn.row(
+                "SELECT key FROM sessions WHERE id = ?1",
+                [session_id],
+                |row| row.get(0),
+            )?)
+        })
+        .await
+    }
+
     pub async fn session_meta(&self, session_id: i64) -> Result<SessionMeta> {
         self.run(move |conn| {
             Ok(conn.row(
@@ -68,50 +166,23 @@ impl Store {
         })
         .await
     }
-
-    /// The key a session belongs to.
-    pub async fn session_key(&self, session_id: i64) -> Result<String> {
-        self.run(move |conn| {
-            Ok(conn.row(
-                "SELECT key FROM sessions WHERE id = ?1",
-                [session_id],
-                |row| row.get(0),
-            )?)
-        })
-        .await
-    }
-
-    /// Tokens and cost of one session.
-    pub async fn session_usage(&self, session_id: i64) -> Result<(Usage, f64)> {
-        self.run(move |conn| super::sum_usage(conn, "session_id = ?1", session_id))
-            .await
-    }
 }
 
-impl Store {
-    /// Whether the owner answered "always" to this tool and argument before.
-    pub async fn is_granted(&self, tool: &str, subject: &str) -> Result<bool> {
-        let (tool, subject) = (tool.to_string(), subject.to_string());
-        self.run(move |conn| {
-            let found: Option<i64> = rusqlite::OptionalExtension::optional(conn.row(
-                "SELECT 1 FROM tool_grants WHERE tool = ?1 AND subject = ?2",
-                params![tool, subject],
-                |r| r.get(0),
-            ))?;
-            Ok(found.is_some())
-        })
-        .await
+/// The key's open session, or a new one.
+pub(super) fn current_session(conn: &Connection, key: &str) -> Result<i64> {
+    let found: Option<i64> = conn
+        .query_row(
+            "SELECT id FROM sessions WHERE key = ?1 AND closed_at IS NULL ORDER BY id DESC LIMIT 1",
+            [key],
+            |row| row.get(0),
+        )
+        .optional()?;
+    if let Some(id) = found {
+        return Ok(id);
     }
-
-    pub async fn grant(&self, tool: &str, subject: &str) -> Result<()> {
-        let (tool, subject) = (tool.to_string(), subject.to_string());
-        self.run(move |conn| {
-            conn.exec(
-                "INSERT INTO tool_grants (tool, subject, granted_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
-                params![tool, subject, super::now_ms()],
-            )?;
-            Ok(())
-        })
-        .await
-    }
+    conn.exec(
+        "INSERT INTO sessions (key, created_at, updated_at) VALUES (?1, ?2, ?2)",
+        params![key, now_ms()],
+    )?;
+    Ok(conn.last_insert_rowid())
 }

@@ -84,7 +84,7 @@ impl Store {
                 |row| row.get(0),
             )?;
             let key = format!("task:{parent_key}:{number}");
-            let session_id = super::current_session(&tx, &key)?;
+            let session_id = super::session::current_session(&tx, &key)?;
             tx.execute(
                 "INSERT INTO tasks (parent_key, parent_session_id, number, session_id, description, background, status, target_channel, target_chat, target_thread, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7, ?8, ?9, ?10)",

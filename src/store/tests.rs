@@ -1,5 +1,8 @@
+use super::messages::{HISTORY, history};
 use super::pairing::PendingCode;
+use super::session::current_session;
 use super::*;
+use crate::provider::{Part, Usage};
 
 fn open() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
@@ -419,4 +422,99 @@ async fn history_after_a_summary_leaves_the_summarised_part_out_but_not_open_mes
     let after = store.history_after(session, upto).await.unwrap();
     let ids: Vec<i64> = after.iter().map(|m| m.id).collect();
     assert_eq!(ids, vec![open, whole[3].id]);
+}
+
+#[test]
+fn every_role_and_status_reads_back_as_written() {
+    for role in [Role::User, Role::Assistant, Role::Tool] {
+        assert_eq!(role.as_str().parse::<Role>().unwrap(), role);
+    }
+    for status in [
+        Status::Pending,
+        Status::Active,
+        Status::Retried,
+        Status::Done,
+        Status::Ignored,
+    ] {
+        assert_eq!(status.as_str().parse::<Status>().unwrap(), status);
+    }
+}
+
+/// The history of a session whose one message had `column` set to `value` behind
+/// Pincer's back (the role's CHECK constraint switched off, as another program could).
+async fn history_with(column: &'static str, value: &'static str) -> Result<Vec<StoredMessage>> {
+    let (_dir, store) = open();
+    let session = store.current_session("k").await.unwrap();
+    let id = store
+        .append(
+            session,
+            Role::Assistant,
+            vec![Part::Text { text: "hi".into() }],
+        )
+        .await
+        .unwrap();
+    store
+        .run(move |conn| {
+            conn.pragma_update(None, "ignore_check_constraints", true)?;
+            conn.execute(
+                &format!("UPDATE messages SET {column} = ?2 WHERE id = ?1"),
+                rusqlite::params![id, value],
+            )?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+    store.history(session).await
+}
+
+#[tokio::test]
+async fn an_unknown_role_status_or_tier_is_an_error_that_names_the_fix_not_a_default() {
+    for (column, value) in [("role", "robot"), ("status", "paused"), ("tier", "admin")] {
+        let err = history_with(column, value).await.unwrap_err();
+        assert!(
+            matches!(&err, StoreError::Corrupt { table: "messages", column: c, value: v }
+                if *c == column && v == value),
+            "{err:?}"
+        );
+        let text = err.to_string();
+        assert!(
+            text.contains(&format!("`{value}` in messages.{column}")),
+            "{text}"
+        );
+        assert!(text.contains("upgrade pincer"), "{text}");
+    }
+    assert_eq!(
+        history_with("role", "tool").await.unwrap()[0].role,
+        Role::Tool
+    );
+}
+
+#[tokio::test]
+async fn an_unreadable_part_is_an_error_that_names_the_message() {
+    let (_dir, store) = open();
+    let session = store.current_session("k").await.unwrap();
+    let id = store
+        .append(
+            session,
+            Role::Assistant,
+            vec![Part::Text { text: "hi".into() }],
+        )
+        .await
+        .unwrap();
+    store
+        .run(move |conn| {
+            conn.execute(
+                "UPDATE parts SET body = '{\"type\":\"video\"}' WHERE message_id = ?1",
+                [id],
+            )?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+    let err = store.history(session).await.unwrap_err();
+    assert!(
+        matches!(err, StoreError::BadPart { message_id, .. } if message_id == id),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("upgrade pincer"), "{err}");
 }
