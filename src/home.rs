@@ -53,7 +53,7 @@ impl Home {
     /// Take the one-gateway-per-home lock; held as long as the returned file lives.
     /// `status` and `doctor` take the same lock for an instant to see whether a
     /// gateway runs, so a lock held only briefly is waited out before giving up.
-    pub fn lock_gateway(&self) -> Result<File, String> {
+    pub fn lock_gateway(&self) -> Result<File, LockError> {
         let mut tries = 0;
         loop {
             match self.try_lock_gateway() {
@@ -65,14 +65,8 @@ impl Home {
                     )]
                     std::thread::sleep(LOCK_PAUSE);
                 }
-                Err(LockError::Held) => {
-                    return Err(format!(
-                        "another `pincer run` is already running for {}; stop it first (or use --home for a second assistant)",
-                        self.dir.display()
-                    ));
-                }
-                Err(LockError::Failed(err)) => return Err(err),
-                Ok(file) => return Ok(file),
+                Err(LockError::Held) => return Err(LockError::Running(self.dir.clone())),
+                other => return other,
             }
         }
     }
@@ -89,14 +83,19 @@ impl Home {
             .truncate(false)
             .write(true)
             .open(&path)
-            .map_err(|err| LockError::Failed(format!("cannot open {}: {err}", path.display())))?;
+            .map_err(|source| LockError::Failed {
+                action: "open",
+                path: path.clone(),
+                source,
+            })?;
         match file.try_lock() {
             Ok(()) => Ok(file),
             Err(std::fs::TryLockError::WouldBlock) => Err(LockError::Held),
-            Err(std::fs::TryLockError::Error(err)) => Err(LockError::Failed(format!(
-                "cannot lock {}: {err}",
-                path.display()
-            ))),
+            Err(std::fs::TryLockError::Error(source)) => Err(LockError::Failed {
+                action: "lock",
+                path,
+                source,
+            }),
         }
     }
 }
@@ -105,9 +104,22 @@ impl Home {
 const LOCK_TRIES: u32 = 20;
 const LOCK_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
 
-enum LockError {
+/// Why the gateway lock was not taken.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error(
+        "another `pincer run` is already running for {0}; stop it first (or use --home for a second assistant)"
+    )]
+    Running(PathBuf),
+    /// Held right now (maybe only for an instant, by `status`).
+    #[error("the gateway lock is held")]
     Held,
-    Failed(String),
+    #[error("cannot {action} {path}: {source}")]
+    Failed {
+        action: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 fn user_home() -> Option<PathBuf> {
@@ -154,7 +166,7 @@ mod tests {
         let (_dir, home) = home();
         assert!(!home.gateway_running());
         let _first = home.lock_gateway().unwrap();
-        let err = home.lock_gateway().unwrap_err();
+        let err = home.lock_gateway().unwrap_err().to_string();
         assert!(err.contains("already running"), "{err}");
     }
 }

@@ -68,6 +68,19 @@ pub fn escalate_spec() -> ToolSpec {
     }
 }
 
+/// Why no model could take a turn.
+#[derive(Debug, thiserror::Error)]
+pub enum RouteError {
+    #[error(
+        "no model is configured: add models to [router] light/heavy in config.toml, or run `pincer onboard`"
+    )]
+    NoModel,
+    #[error("the pinned model {0}; change it with /model")]
+    Pin(#[from] crate::models::ModelsError),
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+}
+
 impl Agent {
     pub(super) async fn route(
         &self,
@@ -75,7 +88,7 @@ impl Agent {
         messages: &[ChatMessage],
         attachment: bool,
         images: bool,
-    ) -> Result<Route, String> {
+    ) -> Result<Route, RouteError> {
         let mut route = self.route_text(session_id, messages, attachment).await?;
         route.images = images;
         if !images {
@@ -114,23 +127,16 @@ impl Agent {
         session_id: i64,
         messages: &[ChatMessage],
         attachment: bool,
-    ) -> Result<Route, String> {
+    ) -> Result<Route, RouteError> {
         let pin = self
             .store
             .session_meta(session_id)
-            .await
-            .map_err(|e| e.to_string())?
+            .await?
             .pin
             .map(|p| Pin::parse(&p));
-        let no_model = || {
-            "no model is configured: add models to [router] light/heavy in config.toml, or run `pincer onboard`".to_string()
-        };
         match pin {
             Some(Pin::Model(label)) => {
-                let chain = self
-                    .models
-                    .pinned(&label)
-                    .map_err(|e| format!("the pinned model {e}; change it with /model"))?;
+                let chain = self.models.pinned(&label)?;
                 tracing::info!(model = %label, "turn routed to the pinned model");
                 Ok(Route {
                     chain,
@@ -141,7 +147,7 @@ impl Agent {
                 })
             }
             Some(Pin::Tier(wanted)) => {
-                let (tier, chain) = self.models.tier(wanted).ok_or_else(no_model)?;
+                let (tier, chain) = self.models.tier(wanted).ok_or(RouteError::NoModel)?;
                 tracing::info!(tier = tier.as_str(), "turn routed to the pinned tier");
                 Ok(Route {
                     chain,
@@ -154,7 +160,7 @@ impl Agent {
             None => {
                 let score = router::score(messages, attachment);
                 let wanted = router::tier(score.value, self.models.threshold);
-                let (tier, chain) = self.models.tier(wanted).ok_or_else(no_model)?;
+                let (tier, chain) = self.models.tier(wanted).ok_or(RouteError::NoModel)?;
                 tracing::info!(
                     score = score.value,
                     tokens = score.tokens,

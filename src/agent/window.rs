@@ -71,17 +71,9 @@ impl Agent {
     /// Prune the tool results from before the last `KEEP_TURNS` turns that are not
     /// pruned yet: each is saved to its file in `tool-output/`, and the session's
     /// `pruned_upto` moves past them. `Ok(false)`: nothing left to prune.
-    pub(super) async fn prune(&self, session_id: i64) -> Result<bool, String> {
-        let meta = self
-            .store
-            .session_meta(session_id)
-            .await
-            .map_err(|e| e.to_string())?;
-        let stored = self
-            .store
-            .history(session_id)
-            .await
-            .map_err(|e| e.to_string())?;
+    pub(super) async fn prune(&self, session_id: i64) -> Result<bool, crate::store::StoreError> {
+        let meta = self.store.session_meta(session_id).await?;
+        let stored = self.store.history(session_id).await?;
         let turn_starts: Vec<i64> = stored
             .iter()
             .filter(|m| m.role == store::Role::User && m.status != store::Status::Ignored)
@@ -125,10 +117,7 @@ impl Agent {
                 tracing::warn!("a pruned tool result was not saved: {err}");
             }
         }
-        self.store
-            .set_pruned(session_id, last)
-            .await
-            .map_err(|e| e.to_string())?;
+        self.store.set_pruned(session_id, last).await?;
         tracing::info!(session_id, results = due.len(), "old tool results pruned");
         Ok(true)
     }

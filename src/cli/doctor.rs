@@ -389,7 +389,7 @@ fn check_web(config: &Config, secrets: &pincer_config::Secrets, report: &mut Rep
     }
     let has_token = secrets.web.token.is_some();
     match crate::web::check_listen(&config.web.listen, secrets.web.token.as_ref()) {
-        Err(why) => report.fail("web panel", why, ""),
+        Err(why) => report.fail("web panel", why.to_string(), ""),
         Ok(_) if !has_token => report.warn(
             "web panel",
             format!("on {}, no web.token yet", config.web.listen),

@@ -10,7 +10,7 @@ use crate::home::Home;
 pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
     let (config, secrets) = load(home)?;
     ensure_home(home)?;
-    let _lock = home.lock_gateway().map_err(anyhow::Error::msg)?;
+    let _lock = home.lock_gateway()?;
     let stop = stop_signal()?;
     crate::gateway::run(home, &config, secrets, &env_vars(), stop).await?;
     Ok(ExitCode::SUCCESS)

@@ -30,6 +30,10 @@ pub enum GatewayError {
     Config(Box<pincer_config::ConfigError>),
     #[error(transparent)]
     Start(#[from] super::StartError),
+    #[error(transparent)]
+    Web(#[from] crate::web::token::ListenError),
+    #[error(transparent)]
+    Dream(#[from] crate::memory::schedule::BadDreamSchedule),
     #[error("{0}")]
     Setup(String),
 }
@@ -86,8 +90,7 @@ pub async fn run(
         config.agent.timezone.parse().unwrap_or(chrono_tz::UTC),
         config.memory.dream_max_tokens,
         Arc::new(SystemClock),
-    )
-    .map_err(GatewayError::Setup)?;
+    )?;
     let heartbeat = heartbeat(home, config)?;
     let shutdown = CancellationToken::new();
     let approvers = approvers(config, &registry, &approvals);
@@ -224,8 +227,7 @@ async fn bind_web(
     if !config.web.enabled {
         return Ok(None);
     }
-    let addr = crate::web::check_listen(&config.web.listen, secrets.web.token.as_ref())
-        .map_err(GatewayError::Setup)?;
+    let addr = crate::web::check_listen(&config.web.listen, secrets.web.token.as_ref())?;
     let token = match secrets.web.token.clone() {
         Some(token) => token,
         None => {

@@ -57,12 +57,37 @@ impl StderrTail {
     }
 }
 
-/// Connect to `config` and list its tools; the error is a reason worded for the user.
+/// Why a server could not be connected, worded for the user.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ConnectError {
+    #[error("set exactly one of `command` and `url` for MCP server {0} in config.toml")]
+    Shape(String),
+    #[error("MCP server {server} cannot start: {reason}")]
+    Sandbox { server: String, reason: String },
+    #[error(
+        "cannot start `{command}`: {source}; check the command of MCP server {server} in config.toml"
+    )]
+    Spawn {
+        command: String,
+        server: String,
+        source: std::io::Error,
+    },
+    #[error("header `{header}` of MCP server {server} is not valid")]
+    Header { header: String, server: String },
+    #[error("MCP handshake failed: {0}")]
+    Handshake(String),
+    #[error("{0} gave no answer in {CONNECT_TIMEOUT:?}")]
+    NoAnswer(&'static str),
+    #[error("tools/list failed: {0}")]
+    ListTools(String),
+}
+
+/// Connect to `config` and list its tools.
 pub(super) async fn connect(
     config: &McpServerConfig,
     workspace: &Path,
     stderr: &StderrTail,
-) -> Result<Connection, String> {
+) -> Result<Connection, ConnectError> {
     let client = match (&config.command, &config.url) {
         (Some(command), None) => {
             let transport = spawn(config, command, workspace, stderr)?;
@@ -76,30 +101,23 @@ pub(super) async fn connect(
             let transport = StreamableHttpClientTransport::from_config(http_config(config, url)?);
             handshake(serve_client((), transport)).await?
         }
-        _ => {
-            return Err(format!(
-                "set exactly one of `command` and `url` for MCP server {} in config.toml",
-                config.name
-            ));
-        }
+        _ => return Err(ConnectError::Shape(config.name.clone())),
     };
     let tools = match tokio::time::timeout(CONNECT_TIMEOUT, client.list_all_tools()).await {
         Ok(Ok(tools)) => tools,
-        Ok(Err(e)) => return Err(format!("tools/list failed: {e}")),
-        Err(_) => return Err(format!("tools/list gave no answer in {CONNECT_TIMEOUT:?}")),
+        Ok(Err(e)) => return Err(ConnectError::ListTools(e.to_string())),
+        Err(_) => return Err(ConnectError::NoAnswer("tools/list")),
     };
     Ok(Connection { client, tools })
 }
 
 async fn handshake<E: std::fmt::Display>(
     serving: impl Future<Output = Result<Client, E>>,
-) -> Result<Client, String> {
+) -> Result<Client, ConnectError> {
     match tokio::time::timeout(CONNECT_TIMEOUT, serving).await {
         Ok(Ok(client)) => Ok(client),
-        Ok(Err(e)) => Err(format!("MCP handshake failed: {e}")),
-        Err(_) => Err(format!(
-            "MCP handshake gave no answer in {CONNECT_TIMEOUT:?}"
-        )),
+        Ok(Err(e)) => Err(ConnectError::Handshake(e.to_string())),
+        Err(_) => Err(ConnectError::NoAnswer("MCP handshake")),
     }
 }
 
@@ -109,12 +127,15 @@ fn spawn(
     command: &str,
     workspace: &Path,
     stderr: &StderrTail,
-) -> Result<TokioChildProcess, String> {
+) -> Result<TokioChildProcess, ConnectError> {
     let args: Vec<std::ffi::OsString> = config.args.iter().map(Into::into).collect();
     let mut cmd = match &config.jail {
         Some(jail) => jail
             .command(command, &args)
-            .map_err(|e| format!("MCP server {} cannot start: {e}", config.name))?,
+            .map_err(|e| ConnectError::Sandbox {
+                server: config.name.clone(),
+                reason: e.to_string(),
+            })?,
         None => {
             let mut cmd = tokio::process::Command::new(command);
             cmd.args(&args);
@@ -131,11 +152,10 @@ fn spawn(
     let (transport, child_stderr) = TokioChildProcess::builder(cmd)
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| {
-            format!(
-                "cannot start `{command}`: {e}; check the command of MCP server {} in config.toml",
-                config.name
-            )
+        .map_err(|source| ConnectError::Spawn {
+            command: command.to_string(),
+            server: config.name.clone(),
+            source,
         })?;
     if let Some(child_stderr) = child_stderr {
         tokio::spawn(drain_stderr(
@@ -163,10 +183,13 @@ async fn drain_stderr(server: String, child_stderr: tokio::process::ChildStderr,
 fn http_config(
     config: &McpServerConfig,
     url: &str,
-) -> Result<StreamableHttpClientTransportConfig, String> {
+) -> Result<StreamableHttpClientTransportConfig, ConnectError> {
     let mut headers = HashMap::new();
     for (name, value) in &config.headers {
-        let bad = || format!("header `{name}` of MCP server {} is not valid", config.name);
+        let bad = || ConnectError::Header {
+            header: name.clone(),
+            server: config.name.clone(),
+        };
         let name = http::HeaderName::try_from(name.as_str()).map_err(|_| bad())?;
         let value = http::HeaderValue::try_from(value.as_str()).map_err(|_| bad())?;
         headers.insert(name, value);

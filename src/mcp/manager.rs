@@ -240,7 +240,7 @@ async fn supervise(
                     Ok(other) => format!("the connection ended ({other:?})"),
                 }
             }
-            Err(reason) => reason,
+            Err(reason) => reason.to_string(),
         };
         // Give the stderr reader a moment to catch the server's last words.
         tokio::time::sleep(Duration::from_millis(20)).await;

@@ -24,6 +24,11 @@ pub struct DreamSchedule {
     pub clock: Arc<dyn Clock>,
 }
 
+/// `memory.dream_schedule` is not a schedule.
+#[derive(Debug, thiserror::Error)]
+#[error("memory.dream_schedule: {0}")]
+pub struct BadDreamSchedule(pub crate::cron::ScheduleError);
+
 impl DreamSchedule {
     /// From `memory.dream_schedule`; the error names the key and the form.
     pub fn new(
@@ -31,8 +36,8 @@ impl DreamSchedule {
         timezone: Tz,
         max_tokens: u64,
         clock: Arc<dyn Clock>,
-    ) -> Result<Self, String> {
-        let schedule = Schedule::cron(expr).map_err(|e| format!("memory.dream_schedule: {e}"))?;
+    ) -> Result<Self, BadDreamSchedule> {
+        let schedule = Schedule::cron(expr).map_err(BadDreamSchedule)?;
         Ok(Self {
             schedule,
             timezone,

@@ -122,17 +122,18 @@ pub fn app(state: Arc<WebState>) -> Router {
 /// Whether the panel may listen on `listen` with `token`: a token, when there is one,
 /// must be long enough to guess no sooner than never, and a non-loopback address needs
 /// one.
-pub fn check_listen(listen: &str, token: Option<&SecretString>) -> Result<SocketAddr, String> {
-    let addr: SocketAddr = listen.parse().map_err(|_| {
-        format!("web.listen = \"{listen}\" is not an address and port; use e.g. \"127.0.0.1:8790\"")
-    })?;
+pub fn check_listen(
+    listen: &str,
+    token: Option<&SecretString>,
+) -> Result<SocketAddr, token::ListenError> {
+    let addr: SocketAddr = listen
+        .parse()
+        .map_err(|_| token::ListenError::NotAnAddress(listen.to_string()))?;
     if let Some(token) = token {
         token::check(token)?;
     }
     if !addr.ip().is_loopback() && token.is_none() {
-        return Err(format!(
-            "web.listen = \"{listen}\" is reachable from other machines, and there is no web.token in .security.yml to keep them out; run `pincer web token`, or listen on 127.0.0.1"
-        ));
+        return Err(token::ListenError::OpenWithoutToken(listen.to_string()));
     }
     Ok(addr)
 }

@@ -11,13 +11,26 @@ use secrecy::{ExposeSecret, SecretString};
 /// The shortest `web.token` the panel takes (a fresh one has 64 characters).
 pub const MIN_LEN: usize = 32;
 
+/// Why the panel may not listen as configured.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ListenError {
+    #[error("web.listen = \"{0}\" is not an address and port; use e.g. \"127.0.0.1:8790\"")]
+    NotAnAddress(String),
+    #[error(
+        "web.token in .security.yml has {0} characters; it needs at least {MIN_LEN}: run `pincer web token` for a new one"
+    )]
+    ShortToken(usize),
+    #[error(
+        "web.listen = \"{0}\" is reachable from other machines, and there is no web.token in .security.yml to keep them out; run `pincer web token`, or listen on 127.0.0.1"
+    )]
+    OpenWithoutToken(String),
+}
+
 /// Refuse a token too short to keep the panel shut (an empty one would let anyone in).
-pub fn check(token: &SecretString) -> Result<(), String> {
+pub fn check(token: &SecretString) -> Result<(), ListenError> {
     let len = token.expose_secret().trim().chars().count();
     if len < MIN_LEN {
-        return Err(format!(
-            "web.token in .security.yml has {len} characters; it needs at least {MIN_LEN}: run `pincer web token` for a new one"
-        ));
+        return Err(ListenError::ShortToken(len));
     }
     Ok(())
 }

@@ -121,7 +121,9 @@ fn a_short_or_empty_token_is_refused_wherever_the_panel_listens() {
     for listen in ["127.0.0.1:8790", "0.0.0.0:8790"] {
         for short in ["", "   ", "0123456789abcdef"] {
             let token = SecretString::from(short);
-            let refused = pincer::web::check_listen(listen, Some(&token)).unwrap_err();
+            let refused = pincer::web::check_listen(listen, Some(&token))
+                .unwrap_err()
+                .to_string();
             assert!(
                 refused.contains("pincer web token") && refused.contains("at least 32"),
                 "{refused}"

@@ -120,7 +120,7 @@ pub(super) async fn run(
                     }
                     Ok((messages, route))
                 }
-                Err(err) => Err(err),
+                Err(err) => Err(err.to_string()),
             }
         }
         Err(err) => Err(err.to_string()),
