@@ -67,6 +67,12 @@ impl SessionKey {
         }
     }
 
+    /// The key of the `number`th subagent of the conversation keyed `parent` (the
+    /// text form of `task(parent, number)`, for a parent known only by its text).
+    pub fn task_key(parent: &str, number: u64) -> String {
+        format!("{TASK}:{parent}:{number}")
+    }
+
     /// The channel of a chat (`None` for scheduled runs and subagents, whose replies
     /// go where their job or parent says).
     pub fn channel(&self) -> Option<&str> {
@@ -219,6 +225,10 @@ mod tests {
         );
         let task: SessionKey = "task:terminal:dm:local:2".parse().unwrap();
         assert!(task.is_task());
+        assert_eq!(
+            SessionKey::task_key("terminal:dm:local", 2),
+            task.to_string()
+        );
         assert_eq!(
             task,
             SessionKey::task(SessionKey::direct("terminal", "local"), 2)

@@ -32,7 +32,7 @@ pub struct TaskRow {
 impl TaskRow {
     /// `task:<parent key>:<number>`.
     pub fn key(&self) -> String {
-        format!("task:{}:{}", self.parent_key, self.number)
+        pincer_channels::SessionKey::task_key(&self.parent_key, self.number as u64)
     }
 }
 
@@ -83,7 +83,7 @@ impl Store {
                 [&parent_key],
                 |row| row.get(0),
             )?;
-            let key = format!("task:{parent_key}:{number}");
+            let key = pincer_channels::SessionKey::task_key(&parent_key, number as u64);
             let session_id = super::session::current_session(&tx, &key)?;
             tx.execute(
                 "INSERT INTO tasks (parent_key, parent_session_id, number, session_id, description, background, status, target_channel, target_chat, target_thread, created_at)
