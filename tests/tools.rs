@@ -1,5 +1,5 @@
 //! The tool pipeline end to end: a scripted fake model drives tools through the real
-//! binary (permission rules, schema errors, the result budget, the scrubber) and, for
+//! binary (permission rules, bad arguments, the result budget, the scrubber) and, for
 //! timing, through the core in-process with a slow tool of our own. `containment` holds
 //! the file tools against every attack that once led them outside the workspace.
 
@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use common::TestHome;
-use pincer::tools::{Registry, Tool, ToolContext, ToolError};
+use pincer::tools::{Parsed, Registry, Tool, ToolContext, ToolError};
 use pincer_fakes::{FakeModel, Step};
 use serde_json::{Value, json};
 
@@ -55,7 +55,7 @@ async fn denied_calls_and_bad_arguments_come_back_to_the_model_with_the_reason()
         results[0]
     );
     assert!(
-        results[1].contains("missing required argument(s): content"),
+        results[1].contains("invalid arguments for write_file: missing field `content`"),
         "{}",
         results[1]
     );
@@ -232,7 +232,7 @@ impl Tool for Slow {
     fn read_only(&self, _args: &Value) -> bool {
         self.read_only
     }
-    async fn call(&self, _args: Value, _ctx: &ToolContext) -> Result<String, ToolError> {
+    async fn run(&self, _args: Parsed, _ctx: &ToolContext) -> Result<String, ToolError> {
         let start = Instant::now();
         tokio::time::sleep(Duration::from_millis(300)).await;
         self.spans
