@@ -467,3 +467,40 @@ command = "sed -n 's/.*\"result\":\"\\([^\"]*\\)\".*/\\1/p' | sed 's/hunter2/[hi
         "{seen}"
     );
 }
+
+/// The compact JSON of the tool definitions in the first request for "hi" after
+/// `onboard --non-interactive` (20 tools), measured when the schemas became generated
+/// from each tool's args struct: 7,346 bytes, exactly what the hand-written ones weighed.
+/// Every request carries them, so they must not grow unnoticed: a change that needs more
+/// says why in docs/benchmarks.md and raises this. Remeasure with this test's failure
+/// message, or `bench/run.sh` ("… of which tool schemas").
+const HI_TOOLS_BYTES: usize = 7_346;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tool_definitions_sent_with_hi_do_not_grow() {
+    let fake = FakeModel::start().await;
+    let home = TestHome::new();
+    let base = fake.openai_base();
+    let onboard = home.run(&[
+        "onboard",
+        "--non-interactive",
+        "--base-url",
+        &base,
+        "--light-model",
+        "m",
+        "--heavy-model",
+        "m",
+        "--timezone",
+        "UTC",
+    ]);
+    assert!(onboard.ok(), "{onboard:?}");
+    let run = home.run(&["chat", "-m", "hi"]);
+    assert!(run.ok(), "{run:?}");
+    let tools = &fake.requests()[0].body["tools"];
+    let bytes = serde_json::to_string(tools).unwrap().len();
+    assert!(
+        bytes <= HI_TOOLS_BYTES,
+        "the {} tool definitions sent with \"hi\" grew to {bytes} bytes (ceiling {HI_TOOLS_BYTES})",
+        tools.as_array().map_or(0, Vec::len)
+    );
+}
