@@ -8,15 +8,15 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use chrono_tz::Tz;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use tokio::sync::Notify;
 
 use super::Clock;
 use super::jobs::{JobRequest, Maker, create, describe};
 use crate::access::Place;
-use crate::provider::ToolSpec;
 use crate::store::Store;
-use crate::tools::{Tool, ToolContext, ToolError};
+use crate::tools::{ToolContext, ToolError, TypedTool};
 
 pub struct CronTool {
     pub store: Store,
@@ -28,11 +28,31 @@ pub struct CronTool {
     pub owners: Vec<String>,
 }
 
-fn text(args: &Value, key: &str) -> Option<String> {
-    args.get(key)
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .filter(|s| !s.trim().is_empty())
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CronArgs {
+    action: Action,
+    name: Option<String>,
+    cron: Option<String>,
+    every: Option<String>,
+    at: Option<String>,
+    tz: Option<String>,
+    prompt: Option<String>,
+    deliver: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Action {
+    Add,
+    List,
+    Remove,
+    Run,
+}
+
+/// An argument that says something (blank counts as not given).
+fn text(value: Option<String>) -> Option<String> {
+    value.filter(|s| !s.trim().is_empty())
 }
 
 /// Whether the caller may see and change `job`: their own, or any for owners.
@@ -42,36 +62,25 @@ fn owns(ctx: &ToolContext, job: &crate::store::Job) -> bool {
 }
 
 #[async_trait]
-impl Tool for CronTool {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "cron".into(),
-            description: "Scheduled tasks. add: name, one of cron (5 fields, e.g. \"30 8 * * 1-5\") / every (\"30m\") / at (\"2026-11-23T09:00\"), optional tz, prompt (what to do then); results go to this chat unless deliver (\"telegram:<chat>\"). Also list, remove (name), run (name).".into(),
-            input_schema: json!({"type": "object", "properties": {
-                "action": {"type": "string", "enum": ["add", "list", "remove", "run"]},
-                "name": {"type": "string"},
-                "cron": {"type": "string"},
-                "every": {"type": "string"},
-                "at": {"type": "string"},
-                "tz": {"type": "string"},
-                "prompt": {"type": "string"},
-                "deliver": {"type": "string"}
-            }, "required": ["action"]}),
-        }
+impl TypedTool for CronTool {
+    type Args = CronArgs;
+    const NAME: &'static str = "cron";
+
+    fn description(&self) -> String {
+        "Scheduled tasks. add: name, one of cron (5 fields, e.g. \"30 8 * * 1-5\") / every (\"30m\") / at (\"2026-11-23T09:00\"), optional tz, prompt (what to do then); results go to this chat unless deliver (\"telegram:<chat>\"). Also list, remove (name), run (name).".into()
     }
 
-    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
-        let action = text(&args, "action").unwrap_or_default();
-        let changed = match action.as_str() {
-            "add" => {
+    async fn run(&self, args: CronArgs, ctx: &ToolContext) -> Result<String, ToolError> {
+        let changed = match args.action {
+            Action::Add => {
                 let request = JobRequest {
-                    name: text(&args, "name").unwrap_or_default(),
-                    cron: text(&args, "cron"),
-                    every: text(&args, "every"),
-                    at: text(&args, "at"),
-                    tz: text(&args, "tz"),
-                    prompt: text(&args, "prompt").unwrap_or_default(),
-                    deliver: text(&args, "deliver"),
+                    name: text(args.name).unwrap_or_default(),
+                    cron: text(args.cron),
+                    every: text(args.every),
+                    at: text(args.at),
+                    tz: text(args.tz),
+                    prompt: text(args.prompt).unwrap_or_default(),
+                    deliver: text(args.deliver),
                     session: None,
                 };
                 let caller = &ctx.caller.origin;
@@ -101,7 +110,7 @@ impl Tool for CronTool {
                 };
                 format!("Scheduled: {}.{note}", describe(&job))
             }
-            "list" => {
+            Action::List => {
                 let mut jobs = self
                     .store
                     .jobs()
@@ -113,8 +122,8 @@ impl Tool for CronTool {
                 }
                 return Ok(jobs.iter().map(describe).collect::<Vec<_>>().join("\n"));
             }
-            "remove" | "run" => {
-                let name = text(&args, "name")
+            action @ (Action::Remove | Action::Run) => {
+                let name = text(args.name)
                     .ok_or_else(|| ToolError::new("give the job's name (see action list)"))?;
                 let job = self
                     .store
@@ -127,7 +136,7 @@ impl Tool for CronTool {
                             "no job of yours named `{name}`; action list shows them"
                         ))
                     })?;
-                if action == "remove" {
+                if matches!(action, Action::Remove) {
                     self.store
                         .remove_job(job.id)
                         .await
@@ -148,11 +157,6 @@ impl Tool for CronTool {
                         job.name
                     )
                 }
-            }
-            other => {
-                return Err(ToolError::new(format!(
-                    "unknown action `{other}`; use add, list, remove or run"
-                )));
             }
         };
         self.wake.notify_one();

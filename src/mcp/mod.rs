@@ -14,12 +14,14 @@
 //! - `manager` — [`McpManager`]: one supervisor task per server, its state, `status`, `tools`
 //! - `connect` — starts one connection (child process or HTTP) and lists its tools
 //! - `tool`    — the [`crate::tools::Tool`] adapter for one MCP tool; names, results
+//! - `schema`  — a call's arguments checked against the schema the server gave
 //!
 //! This module must not read config files or secrets itself: the caller passes
 //! [`McpServerConfig`]s in.
 
 mod connect;
 mod manager;
+mod schema;
 mod tool;
 
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! One MCP tool as a Pincer [`Tool`]: its name (`mcp__<server>__<tool>`), its spec as
-//! the server described it, and `call`, which sends `tools/call` and turns the result
-//! into text for the model.
+//! the server described it (calls are checked against it: `schema`), and `run`, which
+//! sends `tools/call` and turns the result into text for the model.
 //!
 //! MCP output is data, never executed: text content is returned as it is, other content
 //! (images, audio, blobs) is only summarised. This file must not reconnect: an
@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::manager::Server;
 use crate::provider::ToolSpec;
-use crate::tools::{Tool, ToolContext, ToolError};
+use crate::tools::{ArgsError, Parsed, Tool, ToolContext, ToolError};
 
 /// How long one `tools/call` may take.
 const CALL_TIMEOUT: Duration = Duration::from_secs(60);
@@ -78,7 +78,15 @@ impl Tool for McpTool {
         self.spec.clone()
     }
 
-    async fn call(&self, args: Value, _ctx: &ToolContext) -> Result<String, ToolError> {
+    fn parse(&self, args: &Value) -> Result<Parsed, ArgsError> {
+        super::schema::validate(&self.spec.input_schema, args).map_err(ArgsError::Malformed)?;
+        Ok(Parsed::new(args.clone()))
+    }
+
+    async fn run(&self, args: Parsed, _ctx: &ToolContext) -> Result<String, ToolError> {
+        let Some(args) = args.take::<Value>() else {
+            return Err(ToolError::new("MCP tool arguments must be a JSON object"));
+        };
         let server = self.server.name();
         let peer = self.server.peer()?;
         let mut params = CallToolRequestParams::new(self.remote_name.clone());

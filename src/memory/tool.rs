@@ -7,15 +7,21 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use chrono_tz::Tz;
-use pincer_memory::{HitKind, Memory, MemoryError};
-use serde_json::{Value, json};
+use pincer_memory::{HitKind, Kind, Memory, MemoryError};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
 
-use crate::provider::ToolSpec;
-use crate::tools::{Tool, ToolContext, ToolError};
+use crate::tools::{Tool, ToolContext, ToolError, TypedTool};
 
 /// One of the four memory tools, dating what it stores in `timezone`.
 pub fn tool(action: Action, timezone: Tz) -> Arc<dyn Tool> {
-    Arc::new(MemoryTool { action, timezone })
+    match action {
+        Action::Write => Arc::new(MemoryWrite(timezone)),
+        Action::Search => Arc::new(MemorySearch(timezone)),
+        Action::Read => Arc::new(MemoryRead(timezone)),
+        Action::Forget => Arc::new(MemoryForget(timezone)),
+    }
 }
 
 /// Which memory tool.
@@ -27,161 +33,219 @@ pub enum Action {
     Forget,
 }
 
-struct MemoryTool {
-    action: Action,
-    timezone: Tz,
+/// Each tool holds the timezone today's date is read in.
+struct MemoryWrite(Tz);
+struct MemorySearch(Tz);
+struct MemoryRead(Tz);
+struct MemoryForget(Tz);
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteArgs {
+    name: String,
+    #[serde(rename = "type")]
+    #[schemars(extend("enum" = Kind::NAMES))]
+    kind: String,
+    description: String,
+    content: String,
 }
 
-fn arg(args: &Value, key: &str) -> String {
-    args.get(key)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string()
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    query: String,
+}
+
+/// memory_read's and memory_forget's: one memory, by name.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NameArgs {
+    name: String,
 }
 
 #[async_trait]
-impl Tool for MemoryTool {
-    fn spec(&self) -> ToolSpec {
-        let name = json!({"type": "string"});
-        let (tool, description, schema) = match self.action {
-            Action::Write => (
-                "memory_write",
-                "Save or replace a lasting memory about your owner or their work (memory/<name>.md plus its MEMORY.md line). Use absolute dates.",
-                json!({"type": "object", "properties": {
-                    "name": name,
-                    "type": {"type": "string", "enum": ["user", "feedback", "project", "reference"]},
-                    "description": {"type": "string"},
-                    "content": {"type": "string"}
-                }, "required": ["name", "type", "description", "content"]}),
-            ),
-            Action::Search => (
-                "memory_search",
-                "Search memory files and daily conversation logs.",
-                json!({"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}),
-            ),
-            Action::Read => (
-                "memory_read",
-                "Read one memory file.",
-                json!({"type": "object", "properties": {"name": name}, "required": ["name"]}),
-            ),
-            Action::Forget => (
-                "memory_forget",
-                "Delete a memory that is wrong or no longer true.",
-                json!({"type": "object", "properties": {"name": name}, "required": ["name"]}),
-            ),
-        };
-        ToolSpec {
-            name: tool.into(),
-            description: description.into(),
-            input_schema: schema,
+impl TypedTool for MemoryWrite {
+    type Args = WriteArgs;
+    const NAME: &'static str = "memory_write";
+
+    fn description(&self) -> String {
+        "Save or replace a lasting memory about your owner or their work (memory/<name>.md plus its MEMORY.md line). Use absolute dates.".into()
+    }
+
+    fn validate(&self, args: &WriteArgs) -> Result<(), ToolError> {
+        match Kind::parse(&args.kind) {
+            Some(_) => Ok(()),
+            None => Err(ToolError::new(format!(
+                "`type` must be one of {}; got `{}`",
+                Kind::NAMES.join(", "),
+                args.kind
+            ))),
         }
     }
 
-    fn read_only(&self, _args: &Value) -> bool {
-        matches!(self.action, Action::Search | Action::Read)
-    }
-
-    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
-        let memory = Memory::new(&ctx.workspace);
-        let action = self.action;
-        let today = crate::clock::utc()
-            .with_timezone(&self.timezone)
-            .date_naive();
-        tokio::task::spawn_blocking(move || run(&memory, action, &args, today))
-            .await
-            .map_err(|e| ToolError::new(format!("the memory tool failed: {e}")))?
-            .map_err(|e| ToolError::new(e.to_string()))
+    async fn run(&self, args: WriteArgs, ctx: &ToolContext) -> Result<String, ToolError> {
+        blocking(ctx, self.0, move |memory, today| {
+            write(memory, &args, today)
+        })
+        .await
     }
 }
 
-fn run(
-    memory: &Memory,
-    action: Action,
-    args: &Value,
-    today: chrono::NaiveDate,
-) -> Result<String, MemoryError> {
-    match action {
-        Action::Write => {
-            let written = memory.write(
-                &arg(args, "name"),
-                &arg(args, "type"),
-                &arg(args, "description"),
-                &arg(args, "content"),
-                today,
-            )?;
-            // The repository exists from the first memory on, so the owner can undo.
-            if let Err(err) = memory.repo() {
-                tracing::warn!("the memory repository is not usable: {err}");
-            }
-            let mut out = format!(
-                "{} {}.",
-                if written.created { "Saved" } else { "Updated" },
-                written.entry.path()
-            );
-            for (from, to) in &written.dates {
-                out.push_str(&format!(" Stored \"{from}\" as \"{to}\"."));
-            }
-            if written.index_lines > pincer_memory::index::MAX_LINES {
-                out.push_str(&format!(
-                    " MEMORY.md has {} lines, over the {} shown: merge or forget old memories.",
-                    written.index_lines,
-                    pincer_memory::index::MAX_LINES
-                ));
-            }
-            Ok(out)
-        }
-        Action::Search => {
-            let query = arg(args, "query");
-            let hits = memory.search(&query, 10)?;
-            if hits.is_empty() {
-                return Ok(format!(
-                    "Nothing in memory matches \"{query}\". Try other words."
-                ));
-            }
-            let lines: Vec<String> = hits
-                .iter()
-                .map(|hit| {
-                    let age = hit
-                        .updated
-                        .and_then(|d| pincer_memory::entry::age_note((today - d).num_days()))
-                        .map(|a| format!(" ({a})"))
-                        .unwrap_or_default();
-                    match hit.kind {
-                        HitKind::Memory => {
-                            format!("- {}{age}: {} — {}", hit.path, hit.description, hit.snippet)
-                        }
-                        HitKind::Log => {
-                            format!("- {} (log of {}): {}", hit.path, hit.name, hit.snippet)
-                        }
-                    }
-                })
-                .collect();
-            Ok(lines.join("\n"))
-        }
-        Action::Read => {
-            let entry = memory.read(&arg(args, "name"))?;
-            let age = entry
-                .age_note(today)
-                .map(|a| format!(", {a}"))
-                .unwrap_or_default();
-            let updated = entry
-                .updated
-                .map(|d| format!(", updated {d}"))
-                .unwrap_or_default();
-            Ok(format!(
-                "{} ({}{updated}{age}): {}\n\n{}",
-                entry.path(),
-                entry.kind.as_str(),
-                entry.description,
-                entry.body
-            ))
-        }
-        Action::Forget => {
-            let entry = memory.forget(&arg(args, "name"))?;
+#[async_trait]
+impl TypedTool for MemorySearch {
+    type Args = SearchArgs;
+    const NAME: &'static str = "memory_search";
+
+    fn description(&self) -> String {
+        "Search memory files and daily conversation logs.".into()
+    }
+
+    fn read_only(&self, _args: &Value) -> bool {
+        true
+    }
+
+    async fn run(&self, args: SearchArgs, ctx: &ToolContext) -> Result<String, ToolError> {
+        blocking(ctx, self.0, move |memory, today| {
+            search(memory, &args.query, today)
+        })
+        .await
+    }
+}
+
+#[async_trait]
+impl TypedTool for MemoryRead {
+    type Args = NameArgs;
+    const NAME: &'static str = "memory_read";
+
+    fn description(&self) -> String {
+        "Read one memory file.".into()
+    }
+
+    fn read_only(&self, _args: &Value) -> bool {
+        true
+    }
+
+    async fn run(&self, args: NameArgs, ctx: &ToolContext) -> Result<String, ToolError> {
+        blocking(ctx, self.0, move |memory, today| {
+            read(memory, &args.name, today)
+        })
+        .await
+    }
+}
+
+#[async_trait]
+impl TypedTool for MemoryForget {
+    type Args = NameArgs;
+    const NAME: &'static str = "memory_forget";
+
+    fn description(&self) -> String {
+        "Delete a memory that is wrong or no longer true.".into()
+    }
+
+    async fn run(&self, args: NameArgs, ctx: &ToolContext) -> Result<String, ToolError> {
+        blocking(ctx, self.0, move |memory, _| {
+            let entry = memory.forget(&args.name)?;
             Ok(format!(
                 "Forgot {} and removed its MEMORY.md line.",
                 entry.path()
             ))
-        }
+        })
+        .await
     }
+}
+
+/// Run `work` on the workspace's memory off the async threads, with today's date in
+/// `timezone`.
+async fn blocking(
+    ctx: &ToolContext,
+    timezone: Tz,
+    work: impl FnOnce(&Memory, chrono::NaiveDate) -> Result<String, MemoryError> + Send + 'static,
+) -> Result<String, ToolError> {
+    let memory = Memory::new(&ctx.workspace);
+    let today = crate::clock::utc().with_timezone(&timezone).date_naive();
+    tokio::task::spawn_blocking(move || work(&memory, today))
+        .await
+        .map_err(|e| ToolError::new(format!("the memory tool failed: {e}")))?
+        .map_err(|e| ToolError::new(e.to_string()))
+}
+
+fn write(
+    memory: &Memory,
+    args: &WriteArgs,
+    today: chrono::NaiveDate,
+) -> Result<String, MemoryError> {
+    let written = memory.write(
+        &args.name,
+        &args.kind,
+        &args.description,
+        &args.content,
+        today,
+    )?;
+    // The repository exists from the first memory on, so the owner can undo.
+    if let Err(err) = memory.repo() {
+        tracing::warn!("the memory repository is not usable: {err}");
+    }
+    let mut out = format!(
+        "{} {}.",
+        if written.created { "Saved" } else { "Updated" },
+        written.entry.path()
+    );
+    for (from, to) in &written.dates {
+        out.push_str(&format!(" Stored \"{from}\" as \"{to}\"."));
+    }
+    if written.index_lines > pincer_memory::index::MAX_LINES {
+        out.push_str(&format!(
+            " MEMORY.md has {} lines, over the {} shown: merge or forget old memories.",
+            written.index_lines,
+            pincer_memory::index::MAX_LINES
+        ));
+    }
+    Ok(out)
+}
+
+fn search(memory: &Memory, query: &str, today: chrono::NaiveDate) -> Result<String, MemoryError> {
+    let hits = memory.search(query, 10)?;
+    if hits.is_empty() {
+        return Ok(format!(
+            "Nothing in memory matches \"{query}\". Try other words."
+        ));
+    }
+    let lines: Vec<String> = hits
+        .iter()
+        .map(|hit| {
+            let age = hit
+                .updated
+                .and_then(|d| pincer_memory::entry::age_note((today - d).num_days()))
+                .map(|a| format!(" ({a})"))
+                .unwrap_or_default();
+            match hit.kind {
+                HitKind::Memory => {
+                    format!("- {}{age}: {} — {}", hit.path, hit.description, hit.snippet)
+                }
+                HitKind::Log => {
+                    format!("- {} (log of {}): {}", hit.path, hit.name, hit.snippet)
+                }
+            }
+        })
+        .collect();
+    Ok(lines.join("\n"))
+}
+
+fn read(memory: &Memory, name: &str, today: chrono::NaiveDate) -> Result<String, MemoryError> {
+    let entry = memory.read(name)?;
+    let age = entry
+        .age_note(today)
+        .map(|a| format!(", {a}"))
+        .unwrap_or_default();
+    let updated = entry
+        .updated
+        .map(|d| format!(", updated {d}"))
+        .unwrap_or_default();
+    Ok(format!(
+        "{} ({}{updated}{age}): {}\n\n{}",
+        entry.path(),
+        entry.kind.as_str(),
+        entry.description,
+        entry.body
+    ))
 }

@@ -5,11 +5,11 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 use super::{Start, Tasks};
-use crate::provider::ToolSpec;
-use crate::tools::{Tool, ToolContext, ToolError, string_arg};
+use crate::tools::{ToolContext, ToolError, TypedTool};
 
 pub struct TaskTool {
     tasks: Arc<Tasks>,
@@ -21,32 +21,34 @@ impl TaskTool {
     }
 }
 
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskArgs {
+    /// a few words naming the task
+    description: String,
+    /// everything the subagent needs to know
+    prompt: String,
+    background: Option<bool>,
+}
+
 #[async_trait]
-impl Tool for TaskTool {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "task".into(),
-            description: "Hand a self-contained piece of work to a subagent with your tools (but task, send_message and cron); it works in its own conversation and returns its final answer. background: true returns at once and sends the answer to this chat when done. At most 3 at once.".into(),
-            input_schema: json!({"type": "object", "properties": {
-                "description": {"type": "string", "description": "a few words naming the task"},
-                "prompt": {"type": "string", "description": "everything the subagent needs to know"},
-                "background": {"type": "boolean"}
-            }, "required": ["description", "prompt"]}),
-        }
+impl TypedTool for TaskTool {
+    type Args = TaskArgs;
+    const NAME: &'static str = "task";
+
+    fn description(&self) -> String {
+        "Hand a self-contained piece of work to a subagent with your tools (but task, send_message and cron); it works in its own conversation and returns its final answer. background: true returns at once and sends the answer to this chat when done. At most 3 at once.".into()
     }
 
-    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
-        let description = string_arg(&args, "description")?.trim().to_string();
-        let prompt = string_arg(&args, "prompt")?.to_string();
+    async fn run(&self, args: TaskArgs, ctx: &ToolContext) -> Result<String, ToolError> {
+        let description = args.description.trim().to_string();
+        let prompt = args.prompt;
         if description.is_empty() || prompt.trim().is_empty() {
             return Err(ToolError::new(
                 "give the task a description and a prompt saying what to do",
             ));
         }
-        let background = args
-            .get("background")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
+        let background = args.background.unwrap_or(false);
         let (Some(parent_session), Some(target)) = (ctx.session, ctx.origin.clone()) else {
             return Err(ToolError::new(
                 "tasks can only be started from a conversation",

@@ -7,9 +7,11 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
 
-use super::{Tool, ToolContext, ToolError, string_arg};
+use super::{ToolContext, ToolError, TypedTool};
 use crate::mcp::McpManager;
 use crate::provider::ToolSpec;
 
@@ -53,26 +55,30 @@ pub struct ToolSearch {
     pub loaded: Arc<Loaded>,
 }
 
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSearchArgs {
+    /// words describing the tool
+    query: String,
+}
+
 #[async_trait]
-impl Tool for ToolSearch {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: TOOL_SEARCH.into(),
-            description: format!(
-                "Find more MCP tools: only the first {OFFERED} are listed. Search by what you need; the best matches are loaded and can be called from your next step."
-            ),
-            input_schema: json!({"type": "object", "properties": {
-                "query": {"type": "string", "description": "words describing the tool"}
-            }, "required": ["query"]}),
-        }
+impl TypedTool for ToolSearch {
+    type Args = ToolSearchArgs;
+    const NAME: &'static str = TOOL_SEARCH;
+
+    fn description(&self) -> String {
+        format!(
+            "Find more MCP tools: only the first {OFFERED} are listed. Search by what you need; the best matches are loaded and can be called from your next step."
+        )
     }
 
     fn read_only(&self, _args: &Value) -> bool {
         true
     }
 
-    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
-        let query = string_arg(&args, "query")?.to_lowercase();
+    async fn run(&self, args: ToolSearchArgs, ctx: &ToolContext) -> Result<String, ToolError> {
+        let query = args.query.to_lowercase();
         let words: Vec<&str> = query
             .split(|c: char| !c.is_alphanumeric() && c != '_')
             .filter(|w| !w.is_empty())

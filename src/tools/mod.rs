@@ -1,7 +1,9 @@
 //! The tools the model can call, and the one pipeline every call goes through:
-//! lookup (with aliases) → schema check → permission rules → the call → result budget
-//! → credential scrubber. Every call returns a result the model sees, errors included.
+//! lookup (with aliases) → arguments parsed into the tool's own type → permission rules
+//! → the call → result budget → credential scrubber. Every call returns a result the
+//! model sees, errors included.
 //!
+//! - `args`        — a tool's arguments as a Rust type: its schema, its parsing
 //! - `fs`          — read_file, write_file, edit_file, list_dir
 //! - `search`      — glob, grep
 //! - `todo`        — the model's checklist
@@ -10,12 +12,12 @@
 //! - `send`        — send_message
 //! - `skills`      — workspace skills: listed in the prompt, loaded by `skill`
 //! - `confine`     — workspace confinement of paths
-//! - `schema`      — argument checks against a tool's schema
 //! - `permissions` — allow / ask / deny rules from `[tools.permissions]`
 //! - `budget`      — oversized results saved to a file, previewed inline
 //! - `caller`      — who a call is for, and which tools their tier may use
 
 pub mod approval;
+pub mod args;
 mod budget;
 mod caller;
 pub mod confine;
@@ -26,7 +28,6 @@ pub mod hooks;
 pub mod mode;
 pub mod permissions;
 pub mod question;
-mod schema;
 mod search;
 mod send;
 mod send_file;
@@ -42,6 +43,7 @@ use serde_json::Value;
 
 use crate::provider::ToolSpec;
 
+pub use args::{ArgsError, Parsed, TypedTool};
 pub(crate) use budget::save as save_output;
 pub use caller::{Caller, ToolPolicy};
 pub use confine::confine;
@@ -135,14 +137,21 @@ pub trait Tool: Send + Sync {
     fn max_result_bytes(&self) -> usize {
         MAX_RESULT_BYTES
     }
-    /// Checks the schema cannot express (an edit that changes nothing, an empty
-    /// command), run before hooks and permissions so the model can fix its call.
-    fn validate(&self, _args: &Value) -> Result<(), ToolError> {
-        Ok(())
+    /// Parse the model's JSON input, before hooks and permissions see the call, so the
+    /// model can fix a bad one. A [`TypedTool`] parses it into its own `Args`; by
+    /// default the JSON is kept as it is (a tool that reads `Value` itself).
+    fn parse(&self, args: &Value) -> Result<Parsed, ArgsError> {
+        Ok(Parsed::new(args.clone()))
     }
-    /// Run the call. `args` is the model's JSON input, already checked against the
-    /// tool's schema.
-    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError>;
+    /// Run the call with what `parse` made of its arguments.
+    async fn run(&self, args: Parsed, ctx: &ToolContext) -> Result<String, ToolError>;
+    /// `parse`, then `run`: a call from outside the pipeline (tests).
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
+        let parsed = self
+            .parse(&args)
+            .map_err(|bad| ToolError::new(bad.to_string()))?;
+        self.run(parsed, ctx).await
+    }
 }
 
 /// The tools offered to the model, sorted by name so the prompt prefix is stable.
@@ -317,9 +326,12 @@ impl Registry {
         Self::new(tools)
     }
 
-    pub fn new(mut tools: Vec<Arc<dyn Tool>>) -> Self {
-        tools.sort_by_key(|tool| tool.spec().name);
-        let specs = tools.iter().map(|tool| tool.spec()).collect();
+    pub fn new(tools: Vec<Arc<dyn Tool>>) -> Self {
+        // Each spec is made once: a typed tool's schema is generated on every `spec()`.
+        let mut both: Vec<(ToolSpec, Arc<dyn Tool>)> =
+            tools.into_iter().map(|tool| (tool.spec(), tool)).collect();
+        both.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+        let (specs, tools) = both.into_iter().unzip();
         Self {
             tools,
             specs,
@@ -452,9 +464,11 @@ impl Registry {
         batches
     }
 
-    /// The pipeline every call goes through: lookup (aliases) → tier → JSON → schema →
-    /// semantic check → pre hooks → permission (ask: the owner) → call → result budget
-    /// → post hooks → scrub. (The turn checks for /stop before and during each batch.) Every failure is an error result the model can act on.
+    /// The pipeline every call goes through: lookup (aliases) → tier → JSON → parsed
+    /// into the tool's arguments (serde's message on a bad call) and checked → pre hooks
+    /// → permission (ask: the owner) → call → result budget → post hooks → scrub. (The
+    /// turn checks for /stop before and during each batch.) Every failure is an error
+    /// result the model can act on.
     pub async fn execute(
         &self,
         call_id: &str,
@@ -494,15 +508,16 @@ impl Registry {
             },
             other => other,
         };
-        if let Err(problem) = schema::validate(&spec.input_schema, &args) {
-            return failed(format!(
-                "invalid arguments for {}: {problem}; fix them and call again",
-                spec.name
-            ));
-        }
-        if let Err(err) = tool.validate(&args) {
-            return failed(format!("{}: {err}", spec.name));
-        }
+        let mut parsed = match tool.parse(&args) {
+            Ok(parsed) => parsed,
+            Err(ArgsError::Malformed(problem)) => {
+                return failed(format!(
+                    "invalid arguments for {}: {problem}; fix them and call again",
+                    spec.name
+                ));
+            }
+            Err(ArgsError::Refused(err)) => return failed(format!("{}: {err}", spec.name)),
+        };
         if let Err(reason) = ctx.caller.may_touch(&spec.name, &args) {
             return failed(reason);
         }
@@ -560,12 +575,15 @@ impl Registry {
                     }
                     // The answerer changed the call: it is checked again as a new one.
                     Ok(Asked::With(changed)) => {
-                        if let Err(problem) = schema::validate(&spec.input_schema, &changed) {
-                            return failed(format!(
-                                "the changed arguments for {} are invalid: {problem}",
-                                spec.name
-                            ));
-                        }
+                        parsed = match tool.parse(&changed) {
+                            Ok(parsed) => parsed,
+                            Err(problem) => {
+                                return failed(format!(
+                                    "the changed arguments for {} are invalid: {problem}",
+                                    spec.name
+                                ));
+                            }
+                        };
                         if let Err(reason) = ctx.caller.may_touch(&spec.name, &changed) {
                             return failed(reason);
                         }
@@ -583,7 +601,7 @@ impl Registry {
         if taints(&spec.name, &args) {
             ctx.taint.set();
         }
-        let (content, is_error) = match tool.call(args.clone(), ctx).await {
+        let (content, is_error) = match tool.run(parsed, ctx).await {
             Ok(content) => (
                 budget::fit(
                     &spec.name,
@@ -604,23 +622,5 @@ impl Registry {
             content: guard.scrubber.scrub(&content).into_owned(),
             is_error,
         }
-    }
-}
-
-/// Read a required string argument.
-pub(crate) fn string_arg<'a>(args: &'a Value, key: &str) -> Result<&'a str, ToolError> {
-    args.get(key)
-        .and_then(Value::as_str)
-        .ok_or_else(|| ToolError::new(format!("missing string argument `{key}`")))
-}
-
-/// Read an optional non-negative integer argument.
-fn count_arg(args: &Value, key: &str) -> Result<Option<usize>, ToolError> {
-    match args.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(value) => value
-            .as_u64()
-            .map(|n| Some(n as usize))
-            .ok_or_else(|| ToolError::new(format!("`{key}` must be a non-negative integer"))),
     }
 }

@@ -15,10 +15,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
 
-use super::{Tool, ToolContext, ToolError};
-use crate::provider::ToolSpec;
+use super::{ToolContext, ToolError, TypedTool};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PermissionMode {
@@ -105,23 +106,29 @@ pub struct ExitPlanMode {
     pub modes: Arc<Modes>,
 }
 
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExitPlanModeArgs {
+    /// the plan, in markdown
+    // The host shows it from the raw call; the tool itself only leaves plan mode.
+    #[expect(dead_code)]
+    plan: String,
+}
+
 #[async_trait]
-impl Tool for ExitPlanMode {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: EXIT_PLAN_MODE.into(),
-            description: "In plan mode: present your plan and ask the user to approve it; once approved you may carry it out.".into(),
-            input_schema: json!({"type": "object", "properties": {
-                "plan": {"type": "string", "description": "the plan, in markdown"}
-            }, "required": ["plan"]}),
-        }
+impl TypedTool for ExitPlanMode {
+    type Args = ExitPlanModeArgs;
+    const NAME: &'static str = EXIT_PLAN_MODE;
+
+    fn description(&self) -> String {
+        "In plan mode: present your plan and ask the user to approve it; once approved you may carry it out.".into()
     }
 
     fn read_only(&self, _args: &Value) -> bool {
         true
     }
 
-    async fn call(&self, _args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
+    async fn run(&self, _args: ExitPlanModeArgs, ctx: &ToolContext) -> Result<String, ToolError> {
         let Some(session) = ctx.session else {
             return Err(ToolError::new(
                 "there is no conversation to leave plan mode in",

@@ -17,10 +17,11 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use pincer_channels::approval::MAX_OPTIONS;
 use pincer_channels::{OutboundBody, OutboundMessage, Target};
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
 
-use super::{Tool, ToolContext, ToolError, string_arg};
-use crate::provider::ToolSpec;
+use super::{ToolContext, ToolError, TypedTool};
 use crate::scrub::Outbox;
 
 pub const QUESTION: &str = "question";
@@ -77,12 +78,15 @@ pub fn scrubbed(args: &Value, scrubber: &crate::scrub::Scrubber) -> Value {
 
 /// The question as a person reads it: the text, then the choices numbered.
 pub fn shown(args: &Value) -> String {
-    let question = args["question"]
-        .as_str()
-        .unwrap_or_default()
-        .trim()
-        .to_string();
-    let options: Vec<String> = options(args)
+    layout(
+        args["question"].as_str().unwrap_or_default(),
+        &options(args),
+    )
+}
+
+fn layout(question: &str, options: &[String]) -> String {
+    let question = question.trim().to_string();
+    let options: Vec<String> = options
         .iter()
         .enumerate()
         .map(|(n, o)| format!("{}. {o}", n + 1))
@@ -94,25 +98,28 @@ pub fn shown(args: &Value) -> String {
     }
 }
 
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QuestionArgs {
+    question: String,
+    options: Option<Vec<String>>,
+}
+
 #[async_trait]
-impl Tool for Question {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: QUESTION.into(),
-            description: "Ask the user a question and wait for the answer; give options when the answer is one of a few.".into(),
-            input_schema: json!({"type": "object", "properties": {
-                "question": {"type": "string"},
-                "options": {"type": "array", "items": {"type": "string"}}
-            }, "required": ["question"]}),
-        }
+impl TypedTool for Question {
+    type Args = QuestionArgs;
+    const NAME: &'static str = QUESTION;
+
+    fn description(&self) -> String {
+        "Ask the user a question and wait for the answer; give options when the answer is one of a few.".into()
     }
 
     fn read_only(&self, _args: &Value) -> bool {
         true
     }
 
-    fn validate(&self, args: &Value) -> Result<(), ToolError> {
-        if options(args).len() > MAX_OPTIONS {
+    fn validate(&self, args: &QuestionArgs) -> Result<(), ToolError> {
+        if args.options.as_ref().map_or(0, Vec::len) > MAX_OPTIONS {
             return Err(ToolError::new(format!(
                 "at most {MAX_OPTIONS} options; ask a broader question, or one without options"
             )));
@@ -120,8 +127,8 @@ impl Tool for Question {
         Ok(())
     }
 
-    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
-        let question = string_arg(&args, "question")?;
+    async fn run(&self, args: QuestionArgs, ctx: &ToolContext) -> Result<String, ToolError> {
+        let question = args.question.as_str();
         if question.trim().is_empty() {
             return Err(ToolError::new("the question is empty"));
         }
@@ -129,7 +136,10 @@ impl Tool for Question {
             Some(origin) if !answered_here(origin) => {
                 let message = OutboundMessage {
                     target: origin.clone(),
-                    body: OutboundBody::Text(shown(&args)),
+                    body: OutboundBody::Text(layout(
+                        question,
+                        args.options.as_deref().unwrap_or_default(),
+                    )),
                     reply_to: None,
                 };
                 self.outbox.send(message).await.map_err(|_| {
@@ -148,6 +158,7 @@ impl Tool for Question {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn a_question_shown_to_people_carries_no_secret() {

@@ -11,11 +11,12 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use globset::GlobBuilder;
 use regex::Regex;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
 
 use super::confine::{Rel, Root, tree};
-use super::{Tool, ToolContext, ToolError, string_arg};
-use crate::provider::ToolSpec;
+use super::{Tool, ToolContext, ToolError, TypedTool};
 
 /// Most paths glob lists.
 const MAX_PATHS: usize = 500;
@@ -29,8 +30,8 @@ pub fn all() -> Vec<Arc<dyn Tool>> {
 }
 
 /// The folder (or file) to search: the `path` argument, else the workspace.
-fn start(args: &Value) -> Result<Rel, ToolError> {
-    Rel::parse(args.get("path").and_then(Value::as_str).unwrap_or("."))
+fn start(path: Option<&str>) -> Result<Rel, ToolError> {
+    Rel::parse(path.unwrap_or("."))
 }
 
 /// Walk `rel` in the workspace on the blocking pool.
@@ -48,28 +49,30 @@ async fn walk<T: Send + 'static>(
 
 struct GlobTool;
 
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GlobArgs {
+    pattern: String,
+    /// folder to search in; default the workspace root
+    path: Option<String>,
+}
+
 #[async_trait]
-impl Tool for GlobTool {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "glob".into(),
-            description:
-                "List workspace files whose path matches a glob such as **/*.md or notes/*.txt."
-                    .into(),
-            input_schema: json!({"type": "object", "properties": {
-                "pattern": {"type": "string"},
-                "path": {"type": "string", "description": "folder to search in; default the workspace root"}
-            }, "required": ["pattern"]}),
-        }
+impl TypedTool for GlobTool {
+    type Args = GlobArgs;
+    const NAME: &'static str = "glob";
+
+    fn description(&self) -> String {
+        "List workspace files whose path matches a glob such as **/*.md or notes/*.txt.".into()
     }
 
     fn read_only(&self, _args: &Value) -> bool {
         true
     }
 
-    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
-        let pattern = string_arg(&args, "pattern")?;
-        let rel = start(&args)?;
+    async fn run(&self, args: GlobArgs, ctx: &ToolContext) -> Result<String, ToolError> {
+        let pattern = args.pattern.as_str();
+        let rel = start(args.path.as_deref())?;
         let matcher = GlobBuilder::new(pattern)
             .literal_separator(true)
             .build()
@@ -102,33 +105,36 @@ impl Tool for GlobTool {
 
 struct GrepTool;
 
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GrepArgs {
+    /// a regular expression (Rust syntax)
+    pattern: String,
+    /// file or folder; default the workspace root
+    path: Option<String>,
+}
+
 #[async_trait]
-impl Tool for GrepTool {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "grep".into(),
-            description:
-                "Search workspace text files for a regular expression; shows path:line: text."
-                    .into(),
-            input_schema: json!({"type": "object", "properties": {
-                "pattern": {"type": "string", "description": "a regular expression (Rust syntax)"},
-                "path": {"type": "string", "description": "file or folder; default the workspace root"}
-            }, "required": ["pattern"]}),
-        }
+impl TypedTool for GrepTool {
+    type Args = GrepArgs;
+    const NAME: &'static str = "grep";
+
+    fn description(&self) -> String {
+        "Search workspace text files for a regular expression; shows path:line: text.".into()
     }
 
     fn read_only(&self, _args: &Value) -> bool {
         true
     }
 
-    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
-        let pattern = string_arg(&args, "pattern")?;
+    async fn run(&self, args: GrepArgs, ctx: &ToolContext) -> Result<String, ToolError> {
+        let pattern = args.pattern.as_str();
         let regex = Regex::new(pattern).map_err(|e| {
             ToolError::new(format!(
                 "`{pattern}` is not a valid regular expression: {e}"
             ))
         })?;
-        let rel = start(&args)?;
+        let rel = start(args.path.as_deref())?;
         let (lines, more) = walk("grep", &ctx.workspace, rel, move |root, rel| {
             let mut lines = Vec::new();
             let mut more = false;

@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use pincer_channels::{OutboundBody, OutboundMessage, Target};
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
-use super::{Tool, ToolContext, ToolError, string_arg};
-use crate::provider::ToolSpec;
+use super::{ToolContext, ToolError, TypedTool};
 
 pub struct SendMessage {
     pub outbound: crate::scrub::Outbox,
@@ -28,27 +28,30 @@ impl SendMessage {
     }
 }
 
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SendMessageArgs {
+    text: String,
+    channel: Option<String>,
+    chat: Option<String>,
+}
+
 #[async_trait]
-impl Tool for SendMessage {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "send_message".into(),
-            description: "Send an extra message now, to this chat or to one of the owner's chats (channel + chat). Your reply is sent anyway.".into(),
-            input_schema: json!({"type": "object", "properties": {
-                "text": {"type": "string"},
-                "channel": {"type": "string"},
-                "chat": {"type": "string"}
-            }, "required": ["text"]}),
-        }
+impl TypedTool for SendMessage {
+    type Args = SendMessageArgs;
+    const NAME: &'static str = "send_message";
+
+    fn description(&self) -> String {
+        "Send an extra message now, to this chat or to one of the owner's chats (channel + chat). Your reply is sent anyway.".into()
     }
 
-    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
-        let text = string_arg(&args, "text")?;
+    async fn run(&self, args: SendMessageArgs, ctx: &ToolContext) -> Result<String, ToolError> {
+        let text = args.text.as_str();
         if text.trim().is_empty() {
             return Err(ToolError::new("the message is empty"));
         }
-        let channel = args.get("channel").and_then(Value::as_str);
-        let chat = args.get("chat").and_then(Value::as_str);
+        let channel = args.channel.as_deref();
+        let chat = args.chat.as_deref();
         let target = match (channel, chat, &ctx.origin) {
             (None, None, Some(origin)) => origin.clone(),
             (None, None, None) => {

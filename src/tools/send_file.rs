@@ -15,12 +15,12 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use pincer_channels::{OutboundBody, OutboundMedia, OutboundMessage, Receipt};
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 use super::confine::{Access, Rel, Root, io_error, open_file};
-use super::{Tool, ToolContext, ToolError, string_arg};
+use super::{ToolContext, ToolError, TypedTool};
 use crate::media::document::human_size;
-use crate::provider::ToolSpec;
 
 /// The largest file sent (each platform's own limit is lower or equal, and says so).
 const MAX_FILE: u64 = 100 << 20;
@@ -38,24 +38,28 @@ impl SendFile {
     }
 }
 
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SendFileArgs {
+    /// path relative to the workspace
+    path: String,
+    caption: Option<String>,
+}
+
 #[async_trait]
-impl Tool for SendFile {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "send_file".into(),
-            description: "Send a file from the workspace to this chat: pictures (PNG, JPEG, WebP) as photos, anything else as a document, with an optional caption.".into(),
-            input_schema: json!({"type": "object", "properties": {
-                "path": {"type": "string", "description": "path relative to the workspace"},
-                "caption": {"type": "string"}
-            }, "required": ["path"]}),
-        }
+impl TypedTool for SendFile {
+    type Args = SendFileArgs;
+    const NAME: &'static str = "send_file";
+
+    fn description(&self) -> String {
+        "Send a file from the workspace to this chat: pictures (PNG, JPEG, WebP) as photos, anything else as a document, with an optional caption.".into()
     }
 
-    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
-        let rel = Rel::parse(string_arg(&args, "path")?)?;
+    async fn run(&self, args: SendFileArgs, ctx: &ToolContext) -> Result<String, ToolError> {
+        let rel = Rel::parse(&args.path)?;
         let caption = args
-            .get("caption")
-            .and_then(Value::as_str)
+            .caption
+            .as_deref()
             .map(str::trim)
             .filter(|c| !c.is_empty())
             .map(str::to_string);

@@ -8,10 +8,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
 
-use super::{Tool, ToolContext, ToolError, string_arg};
-use crate::provider::ToolSpec;
+use super::{Tool, ToolContext, ToolError, TypedTool};
 
 /// The most skills listed in the prompt.
 const MAX_SKILLS: usize = 50;
@@ -105,24 +106,27 @@ pub fn tool() -> Arc<dyn Tool> {
 
 struct SkillTool;
 
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SkillArgs {
+    name: String,
+}
+
 #[async_trait]
-impl Tool for SkillTool {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "skill".into(),
-            description:
-                "Load the instructions of one of the skills listed in the system prompt, by name."
-                    .into(),
-            input_schema: json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
-        }
+impl TypedTool for SkillTool {
+    type Args = SkillArgs;
+    const NAME: &'static str = "skill";
+
+    fn description(&self) -> String {
+        "Load the instructions of one of the skills listed in the system prompt, by name.".into()
     }
 
     fn read_only(&self, _args: &Value) -> bool {
         true
     }
 
-    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
-        let name = string_arg(&args, "name")?;
+    async fn run(&self, args: SkillArgs, ctx: &ToolContext) -> Result<String, ToolError> {
+        let name = args.name.as_str();
         let skills = list(&ctx.workspace);
         let Some(skill) = skills.iter().find(|s| s.name == name) else {
             let known: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
@@ -145,6 +149,7 @@ impl Tool for SkillTool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn a_skill_that_links_out_of_the_workspace_is_not_read() {

@@ -5,10 +5,11 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
 
-use super::{Tool, ToolContext, ToolError};
-use crate::provider::ToolSpec;
+use super::{Tool, ToolContext, ToolError, TypedTool};
 
 pub fn tool() -> Arc<dyn Tool> {
     Arc::new(Todo)
@@ -16,45 +17,45 @@ pub fn tool() -> Arc<dyn Tool> {
 
 struct Todo;
 
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TodoArgs {
+    items: Vec<Item>,
+}
+
+// Extra fields in an item are ignored, as they always were.
+#[derive(Deserialize, JsonSchema)]
+struct Item {
+    text: String,
+    done: Option<bool>,
+}
+
 #[async_trait]
-impl Tool for Todo {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "todo".into(),
-            description: "Keep a checklist for a long task: send the whole list each time, marking items done as you finish them.".into(),
-            input_schema: json!({"type": "object", "properties": {
-                "items": {"type": "array", "items": {"type": "object", "properties": {
-                    "text": {"type": "string"}, "done": {"type": "boolean"}
-                }, "required": ["text"]}}
-            }, "required": ["items"]}),
-        }
+impl TypedTool for Todo {
+    type Args = TodoArgs;
+    const NAME: &'static str = "todo";
+
+    fn description(&self) -> String {
+        "Keep a checklist for a long task: send the whole list each time, marking items done as you finish them.".into()
     }
 
     fn read_only(&self, _args: &Value) -> bool {
         true
     }
 
-    async fn call(&self, args: Value, _ctx: &ToolContext) -> Result<String, ToolError> {
-        let items = args
-            .get("items")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
+    async fn run(&self, args: TodoArgs, _ctx: &ToolContext) -> Result<String, ToolError> {
+        let items = args.items;
         if items.is_empty() {
             return Ok("The checklist is empty.".into());
         }
         let mut done = 0;
         let mut lines = Vec::new();
         for item in &items {
-            let text = item
-                .get("text")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .trim();
+            let text = item.text.trim();
             if text.is_empty() {
                 return Err(ToolError::new("every item needs a non-empty `text`"));
             }
-            let finished = item.get("done").and_then(Value::as_bool).unwrap_or(false);
+            let finished = item.done.unwrap_or(false);
             done += usize::from(finished);
             lines.push(format!("{} {text}", if finished { "☑" } else { "☐" }));
         }

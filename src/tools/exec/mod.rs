@@ -23,13 +23,15 @@ pub(super) mod run;
 #[cfg(test)]
 mod tests;
 
+use std::num::NonZeroU64;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
 
-use super::{Tool, ToolContext, ToolError};
-use crate::provider::ToolSpec;
+use super::{ToolContext, ToolError, TypedTool};
 use crate::sandbox::Jail;
 
 pub use deny::{Denied, GROUPS, check};
@@ -103,56 +105,53 @@ impl ExecTool {
         self
     }
 
-    fn timeout(&self, args: &Value) -> Result<Duration, ToolError> {
-        match args.get("timeout_secs") {
-            None | Some(Value::Null) => Ok(self.default_timeout),
-            Some(value) => value
-                .as_u64()
-                .map(|secs| Duration::from_secs(secs.max(1)).min(self.max_timeout))
-                .ok_or_else(|| {
-                    ToolError::new("`timeout_secs` must be a whole number of seconds (1 to 600)")
-                }),
-        }
+    /// The call's timeout: the default when it names none, never past the cap.
+    fn timeout(&self, args: &ExecArgs) -> Duration {
+        args.timeout_secs.map_or(self.default_timeout, |secs| {
+            Duration::from_secs(secs.get()).min(self.max_timeout)
+        })
     }
 }
 
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExecArgs {
+    command: String,
+    // More than the cap is cut to it.
+    #[schemars(range(max = MAX_TIMEOUT.as_secs()))]
+    timeout_secs: Option<NonZeroU64>,
+}
+
 #[async_trait]
-impl Tool for ExecTool {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "exec".into(),
-            description: format!(
-                "Run a shell command (sh -c) in the workspace; returns exit code, stdout, stderr. \
-                 No stdin, no API keys in the environment, killed after timeout_secs (default {}). \
-                 Dangerous or uncheckable commands (sudo, rm -rf /, heredocs, eval …) are refused.",
-                self.default_timeout.as_secs(),
-            ),
-            input_schema: json!({"type": "object", "properties": {
-                "command": {"type": "string"},
-                "timeout_secs": {"type": "integer", "minimum": 1, "maximum": self.max_timeout.as_secs()}
-            }, "required": ["command"]}),
-        }
+impl TypedTool for ExecTool {
+    type Args = ExecArgs;
+    const NAME: &'static str = "exec";
+
+    fn description(&self) -> String {
+        format!(
+            "Run a shell command (sh -c) in the workspace; returns exit code, stdout, stderr. \
+             No stdin, no API keys in the environment, killed after timeout_secs (default {}). \
+             Dangerous or uncheckable commands (sudo, rm -rf /, heredocs, eval …) are refused.",
+            self.default_timeout.as_secs(),
+        )
     }
 
     fn read_only(&self, _args: &Value) -> bool {
         false
     }
 
-    fn validate(&self, args: &Value) -> Result<(), ToolError> {
-        match args.get("command").and_then(Value::as_str) {
-            Some(command) if command.trim().is_empty() => Err(ToolError::new(
+    fn validate(&self, args: &ExecArgs) -> Result<(), ToolError> {
+        if args.command.trim().is_empty() {
+            return Err(ToolError::new(
                 "`command` is empty; give a shell command to run",
-            )),
-            _ => self.timeout(args).map(|_| ()),
+            ));
         }
+        Ok(())
     }
 
-    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
-        let command = args
-            .get("command")
-            .and_then(Value::as_str)
-            .ok_or_else(|| ToolError::new("missing string argument `command`"))?;
-        let timeout = self.timeout(&args)?;
+    async fn run(&self, args: ExecArgs, ctx: &ToolContext) -> Result<String, ToolError> {
+        let command = args.command.as_str();
+        let timeout = self.timeout(&args);
         self.deny
             .check(command)
             .map_err(|denied| ToolError::new(denied.to_string()))?;

@@ -37,11 +37,11 @@ mod write;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 use super::confine::{Rel, Root, tree};
-use super::{Tool, ToolContext, ToolError};
-use crate::provider::ToolSpec;
+use super::{Tool, ToolContext, ToolError, TypedTool};
 
 pub fn all() -> Vec<Arc<dyn Tool>> {
     vec![
@@ -50,14 +50,6 @@ pub fn all() -> Vec<Arc<dyn Tool>> {
         Arc::new(write::EditFile),
         Arc::new(ListDir),
     ]
-}
-
-fn spec(name: &str, description: &str, schema: Value) -> ToolSpec {
-    ToolSpec {
-        name: name.into(),
-        description: description.into(),
-        input_schema: schema,
-    }
 }
 
 /// Run blocking file work off the async threads.
@@ -72,20 +64,24 @@ async fn blocking<T: Send + 'static>(
 
 struct ListDir;
 
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListDirArgs {
+    /// folder relative to the workspace; "." for its root
+    path: String,
+}
+
 #[async_trait]
-impl Tool for ListDir {
-    fn spec(&self) -> ToolSpec {
-        spec(
-            "list_dir",
-            "List a folder in the workspace (folders end with /).",
-            json!({"type": "object", "properties": {
-                "path": {"type": "string", "description": "folder relative to the workspace; \".\" for its root"}
-            }, "required": ["path"]}),
-        )
+impl TypedTool for ListDir {
+    type Args = ListDirArgs;
+    const NAME: &'static str = "list_dir";
+
+    fn description(&self) -> String {
+        "List a folder in the workspace (folders end with /).".into()
     }
 
-    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
-        let given = args.get("path").and_then(Value::as_str).unwrap_or(".");
+    async fn run(&self, args: ListDirArgs, ctx: &ToolContext) -> Result<String, ToolError> {
+        let given = args.path.as_str();
         let rel = Rel::parse(given)?;
         let workspace = ctx.workspace.clone();
         let caller = ctx.caller.clone();

@@ -4,14 +4,14 @@
 //! asked for and never past the cap, and the note says so.
 
 use std::io::{BufRead, BufReader, Read};
+use std::num::NonZeroUsize;
 
 use async_trait::async_trait;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
-use super::{Rel, Root, Tool, ToolContext, ToolError, blocking, spec};
-use crate::provider::ToolSpec;
+use super::{Rel, Root, ToolContext, ToolError, TypedTool, blocking};
 use crate::tools::confine::{Access, Opened, io_error, open_file};
-use crate::tools::{count_arg, string_arg};
 
 /// Lines read_file returns when the model gives no limit.
 const DEFAULT_READ_LINES: usize = 2000;
@@ -23,24 +23,28 @@ const MB: f64 = 1024.0 * 1024.0;
 
 pub struct ReadFile;
 
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadFileArgs {
+    /// path relative to the workspace
+    path: String,
+    offset: Option<NonZeroUsize>,
+    limit: Option<NonZeroUsize>,
+}
+
 #[async_trait]
-impl Tool for ReadFile {
-    fn spec(&self) -> ToolSpec {
-        spec(
-            "read_file",
-            "Read a text file in the workspace. Lines come numbered; use offset (1-based first line) and limit for long files.",
-            json!({"type": "object", "properties": {
-                "path": {"type": "string", "description": "path relative to the workspace"},
-                "offset": {"type": "integer", "minimum": 1},
-                "limit": {"type": "integer", "minimum": 1}
-            }, "required": ["path"]}),
-        )
+impl TypedTool for ReadFile {
+    type Args = ReadFileArgs;
+    const NAME: &'static str = "read_file";
+
+    fn description(&self) -> String {
+        "Read a text file in the workspace. Lines come numbered; use offset (1-based first line) and limit for long files.".into()
     }
 
-    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
-        let rel = Rel::parse(string_arg(&args, "path")?)?;
-        let offset = count_arg(&args, "offset")?.unwrap_or(1).max(1);
-        let limit = count_arg(&args, "limit")?.unwrap_or(DEFAULT_READ_LINES);
+    async fn run(&self, args: ReadFileArgs, ctx: &ToolContext) -> Result<String, ToolError> {
+        let rel = Rel::parse(&args.path)?;
+        let offset = args.offset.map_or(1, NonZeroUsize::get);
+        let limit = args.limit.map_or(DEFAULT_READ_LINES, NonZeroUsize::get);
         let workspace = ctx.workspace.clone();
         let caller = ctx.caller.clone();
         blocking("read_file", move || {

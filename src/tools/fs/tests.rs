@@ -2,6 +2,8 @@
 //! out of the workspace that has been tried (symlinks, a folder swapped mid-read, FIFOs,
 //! hard links, huge files, the prompt's own files).
 
+use serde_json::{Value, json};
+
 use super::*;
 use crate::tools::Registry;
 
@@ -88,9 +90,46 @@ async fn edit_refuses_ambiguous_missing_and_no_op_edits() {
 async fn bad_arguments_and_escapes_are_errors_for_the_model() {
     let (_dir, ctx) = ctx();
     let tools = Registry::builtin();
+    // serde's message, naming the tool and the field, as the model sees it.
     let out = tools.call("read_file", json!({}), &ctx).await;
+    assert!(out.is_error);
+    assert_eq!(
+        out.content,
+        "invalid arguments for read_file: missing field `path`; fix them and call again"
+    );
+    let out = tools.call("cat", json!({"path": 3}), &ctx).await;
+    assert_eq!(
+        out.content,
+        "invalid arguments for read_file: `path`: invalid type: integer `3`, expected a string; fix them and call again"
+    );
+    let out = tools
+        .call(
+            "todo",
+            json!({"items": [{"text": "a"}, {"done": true}]}),
+            &ctx,
+        )
+        .await;
     assert!(
-        out.is_error && out.content.contains("missing required argument(s): path"),
+        out.is_error && out.content.contains("`items[1]`: missing field `text`"),
+        "{}",
+        out.content
+    );
+    let out = tools
+        .call("read_file", json!({"path": "a", "offset": 0}), &ctx)
+        .await;
+    assert!(
+        out.is_error
+            && out
+                .content
+                .starts_with("invalid arguments for read_file: `offset`"),
+        "{}",
+        out.content
+    );
+    let out = tools
+        .call("read_file", json!({"path": "a", "lines": 3}), &ctx)
+        .await;
+    assert!(
+        out.is_error && out.content.contains("unknown field `lines`"),
         "{}",
         out.content
     );

@@ -12,13 +12,12 @@ use std::path::Path;
 use async_trait::async_trait;
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
-use super::{Rel, Root, Tool, ToolContext, ToolError, blocking, spec};
-use crate::provider::ToolSpec;
+use super::{Rel, Root, ToolContext, ToolError, TypedTool, blocking};
 use crate::tools::confine::prompt::{self, Target};
 use crate::tools::confine::{Access, io_error, open_dir, open_file, refuse, regular};
-use crate::tools::string_arg;
 
 /// The largest file edit_file takes (it holds the whole file, twice).
 pub const MAX_EDIT_BYTES: u64 = 10 * 1024 * 1024;
@@ -27,22 +26,25 @@ const NEW_FILE_MODE: Mode = Mode::from_raw_mode(0o666);
 
 pub struct WriteFile;
 
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteFileArgs {
+    path: String,
+    content: String,
+}
+
 #[async_trait]
-impl Tool for WriteFile {
-    fn spec(&self) -> ToolSpec {
-        spec(
-            "write_file",
-            "Create or overwrite a file in the workspace with the given content (parent folders are created).",
-            json!({"type": "object", "properties": {
-                "path": {"type": "string"},
-                "content": {"type": "string"}
-            }, "required": ["path", "content"]}),
-        )
+impl TypedTool for WriteFile {
+    type Args = WriteFileArgs;
+    const NAME: &'static str = "write_file";
+
+    fn description(&self) -> String {
+        "Create or overwrite a file in the workspace with the given content (parent folders are created).".into()
     }
 
-    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
-        let rel = Rel::parse(string_arg(&args, "path")?)?;
-        let content = string_arg(&args, "content")?.to_string();
+    async fn run(&self, args: WriteFileArgs, ctx: &ToolContext) -> Result<String, ToolError> {
+        let rel = Rel::parse(&args.path)?;
+        let content = args.content;
         prompt::refuse_by_name(&rel)?;
         let workspace = ctx.workspace.clone();
         blocking("write_file", move || {
@@ -129,28 +131,30 @@ fn refuse_growth(root: &Root, rel: &Rel) -> Result<(), ToolError> {
 
 pub struct EditFile;
 
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditFileArgs {
+    path: String,
+    old_text: String,
+    new_text: String,
+}
+
 #[async_trait]
-impl Tool for EditFile {
-    fn spec(&self) -> ToolSpec {
-        spec(
-            "edit_file",
-            "Replace exactly one occurrence of old_text with new_text in a workspace file. old_text must match exactly once; include surrounding lines to make it unique.",
-            json!({"type": "object", "properties": {
-                "path": {"type": "string"},
-                "old_text": {"type": "string"},
-                "new_text": {"type": "string"}
-            }, "required": ["path", "old_text", "new_text"]}),
-        )
+impl TypedTool for EditFile {
+    type Args = EditFileArgs;
+    const NAME: &'static str = "edit_file";
+
+    fn description(&self) -> String {
+        "Replace exactly one occurrence of old_text with new_text in a workspace file. old_text must match exactly once; include surrounding lines to make it unique.".into()
     }
 
-    fn validate(&self, args: &Value) -> Result<(), ToolError> {
-        let old = string_arg(args, "old_text")?;
-        if old.is_empty() {
+    fn validate(&self, args: &EditFileArgs) -> Result<(), ToolError> {
+        if args.old_text.is_empty() {
             return Err(ToolError::new(
                 "old_text is empty; give the exact text to replace",
             ));
         }
-        if old == string_arg(args, "new_text")? {
+        if args.old_text == args.new_text {
             return Err(ToolError::new(
                 "old_text and new_text are the same; nothing would change",
             ));
@@ -158,13 +162,14 @@ impl Tool for EditFile {
         Ok(())
     }
 
-    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
-        let rel = Rel::parse(string_arg(&args, "path")?)?;
-        let old = string_arg(&args, "old_text")?.to_string();
-        let new = string_arg(&args, "new_text")?.to_string();
+    async fn run(&self, args: EditFileArgs, ctx: &ToolContext) -> Result<String, ToolError> {
+        let rel = Rel::parse(&args.path)?;
         prompt::refuse_by_name(&rel)?;
         let workspace = ctx.workspace.clone();
-        blocking("edit_file", move || edit(&workspace, &rel, &old, &new)).await
+        blocking("edit_file", move || {
+            edit(&workspace, &rel, &args.old_text, &args.new_text)
+        })
+        .await
     }
 }
 

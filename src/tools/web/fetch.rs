@@ -10,13 +10,14 @@ use std::time::Duration;
 use async_trait::async_trait;
 use futures_util::StreamExt;
 use reqwest::{Client, Response, Url, header, redirect};
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
 
 use super::html::{self, Page};
 use super::ssrf::{self, GuardedResolver, Lookup, Reach};
-use super::{USER_AGENT, spec, string_arg, truncate};
-use crate::provider::ToolSpec;
-use crate::tools::{Tool, ToolContext, ToolError};
+use super::{USER_AGENT, non_empty, truncate};
+use crate::tools::{ToolContext, ToolError, TypedTool};
 
 /// The whole fetch, redirects and body included.
 pub const TIMEOUT: Duration = Duration::from_secs(20);
@@ -111,24 +112,28 @@ impl WebFetch {
     }
 }
 
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebFetchArgs {
+    /// the full http:// or https:// address
+    url: String,
+}
+
 #[async_trait]
-impl Tool for WebFetch {
-    fn spec(&self) -> ToolSpec {
-        spec(
-            "web_fetch",
-            "Fetch one public web page (http or https) and return it as readable text: title, headings, paragraphs, and links marked [n] with their addresses listed at the end. HTML and text only; long pages are cut.",
-            json!({"type": "object", "properties": {
-                "url": {"type": "string", "description": "the full http:// or https:// address"}
-            }, "required": ["url"]}),
-        )
+impl TypedTool for WebFetch {
+    type Args = WebFetchArgs;
+    const NAME: &'static str = "web_fetch";
+
+    fn description(&self) -> String {
+        "Fetch one public web page (http or https) and return it as readable text: title, headings, paragraphs, and links marked [n] with their addresses listed at the end. HTML and text only; long pages are cut.".into()
     }
 
     fn read_only(&self, _args: &Value) -> bool {
         true
     }
 
-    async fn call(&self, args: Value, _ctx: &ToolContext) -> Result<String, ToolError> {
-        let raw = string_arg(&args, "url")?;
+    async fn run(&self, args: WebFetchArgs, _ctx: &ToolContext) -> Result<String, ToolError> {
+        let raw = non_empty(&args.url, "url")?;
         let url = Url::parse(raw).map_err(|err| {
             ToolError::new(format!(
                 "`{raw}` is not a URL ({err}); give a full address such as https://example.org/page"

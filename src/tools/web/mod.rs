@@ -30,9 +30,6 @@ mod html_tests;
 #[cfg(test)]
 mod search_tests;
 
-use serde_json::Value;
-
-use crate::provider::ToolSpec;
 use crate::tools::ToolError;
 
 pub use fetch::{FetchPolicy, WebFetch};
@@ -46,19 +43,9 @@ const USER_AGENT: &str = concat!(
     ")"
 );
 
-fn spec(name: &str, description: &str, input_schema: Value) -> ToolSpec {
-    ToolSpec {
-        name: name.into(),
-        description: description.into(),
-        input_schema,
-    }
-}
-
-/// Read a required, non-empty string argument.
-fn string_arg<'a>(args: &'a Value, key: &str) -> Result<&'a str, ToolError> {
-    args.get(key)
-        .and_then(Value::as_str)
-        .map(str::trim)
+/// A string argument that must say something: trimmed, and not empty.
+fn non_empty<'a>(value: &'a str, key: &str) -> Result<&'a str, ToolError> {
+    Some(value.trim())
         .filter(|s| !s.is_empty())
         .ok_or_else(|| ToolError::new(format!("missing string argument `{key}`")))
 }

@@ -8,16 +8,18 @@
 
 use std::time::Duration;
 
+use std::num::NonZeroUsize;
+
 use async_trait::async_trait;
 use reqwest::{Client, RequestBuilder, StatusCode, redirect};
+use schemars::JsonSchema;
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::html::strip_tags;
-use super::{USER_AGENT, spec, string_arg, truncate};
-use crate::provider::ToolSpec;
-use crate::tools::{Tool, ToolContext, ToolError};
+use super::{USER_AGENT, non_empty, truncate};
+use crate::tools::{ToolContext, ToolError, TypedTool};
 
 const TIMEOUT: Duration = Duration::from_secs(20);
 const DEFAULT_RESULTS: usize = 5;
@@ -162,39 +164,34 @@ impl WebSearch {
     }
 }
 
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebSearchArgs {
+    /// what to search for
+    query: String,
+    /// how many results (default 5, at most 10)
+    #[schemars(range(max = MAX_RESULTS))]
+    max_results: Option<NonZeroUsize>,
+}
+
 #[async_trait]
-impl Tool for WebSearch {
-    fn spec(&self) -> ToolSpec {
-        spec(
-            "web_search",
-            "Search the web. Returns a numbered list of results: title, address and a snippet. Use web_fetch to read a result.",
-            json!({"type": "object", "properties": {
-                "query": {"type": "string", "description": "what to search for"},
-                "max_results": {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS,
-                                "description": "how many results (default 5, at most 10)"}
-            }, "required": ["query"]}),
-        )
+impl TypedTool for WebSearch {
+    type Args = WebSearchArgs;
+    const NAME: &'static str = "web_search";
+
+    fn description(&self) -> String {
+        "Search the web. Returns a numbered list of results: title, address and a snippet. Use web_fetch to read a result.".into()
     }
 
     fn read_only(&self, _args: &Value) -> bool {
         true
     }
 
-    async fn call(&self, args: Value, _ctx: &ToolContext) -> Result<String, ToolError> {
-        let query = string_arg(&args, "query")?;
-        let count = match args.get("max_results") {
-            None | Some(Value::Null) => DEFAULT_RESULTS,
-            Some(value) => value
-                .as_u64()
-                .map(|n| {
-                    usize::try_from(n)
-                        .unwrap_or(MAX_RESULTS)
-                        .clamp(1, MAX_RESULTS)
-                })
-                .ok_or_else(|| {
-                    ToolError::new("`max_results` must be a whole number from 1 to 10")
-                })?,
-        };
+    async fn run(&self, args: WebSearchArgs, _ctx: &ToolContext) -> Result<String, ToolError> {
+        let query = non_empty(&args.query, "query")?;
+        let count = args
+            .max_results
+            .map_or(DEFAULT_RESULTS, |n| n.get().min(MAX_RESULTS));
         let Some(backend) = self.settings.backend.as_deref() else {
             return Err(ToolError::new(
                 "web search is not configured: set [tools.web_search] backend = \"brave\" \

@@ -196,6 +196,10 @@ async fn unconfigured_and_half_configured_searches_say_what_to_set() {
     let err = search(SearchSettings::default(), json!({}))
         .await
         .unwrap_err();
+    assert_eq!(err, "missing field `query`");
+    let err = search(SearchSettings::default(), json!({"query": "  "}))
+        .await
+        .unwrap_err();
     assert_eq!(err, "missing string argument `query`");
 }
 

@@ -48,12 +48,9 @@ impl Drop for Workspace {
 
 async fn exec(args: Value) -> (Result<String, ToolError>, Workspace) {
     let workspace = Workspace::new();
-    // As the pipeline does: the semantic check, then the call.
+    // As the pipeline does: parsed and checked, then run.
     let tool = ExecTool::new(|_| true);
-    let result = match tool.validate(&args) {
-        Ok(()) => tool.call(args, &workspace.ctx()).await,
-        Err(err) => Err(err),
-    };
+    let result = tool.call(args, &workspace.ctx()).await;
     (result, workspace)
 }
 

@@ -1,6 +1,7 @@
-//! Checking a call's arguments against its tool's JSON schema before it runs: the
-//! subset our tools use (object, required, property types, enums, minimum). The error
-//! goes back to the model, worded so it can fix the call and retry.
+//! Checking a call to an MCP tool against the schema its server gave, before it is
+//! sent: the common subset (object, required, property types, enums, minimum). The
+//! error goes back to the model, worded so it can fix the call and retry. (Pincer's own
+//! tools parse their arguments with serde instead: `tools::args`.)
 
 use serde_json::Value;
 
