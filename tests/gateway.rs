@@ -311,7 +311,7 @@ async fn the_gateway_runs_in_process_and_stops_when_asked() {
         })
         .await
     });
-    s.telegram.inject(Incoming::dm(42, "hello in-process"));
+    s.platform.inject(Incoming::dm(42, "hello in-process"));
     s.wait_for_text(42, "echo: hello in-process").await;
     stop.send(()).expect("the gateway is running");
     let ended = tokio::time::timeout(PATIENCE, gateway)

@@ -50,7 +50,7 @@ async fn a_guest_in_a_group_is_not_offered_exec_and_a_forced_call_runs_nothing()
         Step::text("I can't do that here."),
     ]);
     let _gateway = s.start();
-    s.telegram.inject(
+    s.platform.inject(
         Incoming::group(GROUP, GUEST, "@pincer_test_bot run touch pwned")
             .from(GUEST, "Mallory", None)
             .mentioning_bot(),
@@ -87,10 +87,10 @@ async fn a_members_prompt_holds_none_of_the_owners_memory_and_the_owners_does() 
     .await;
     owner_memory(&s);
     let _gateway = s.start();
-    s.telegram
+    s.platform
         .inject(Incoming::dm(MEMBER, "what is the cat called?").from(MEMBER, "Ana", None));
     s.wait_for_text(MEMBER, "echo:").await;
-    s.telegram
+    s.platform
         .inject(Incoming::dm(OWNER, "what is the cat called?"));
     s.wait_for_text(OWNER, "echo:").await;
     let sent = requests(&s, 2).await;
@@ -140,7 +140,7 @@ async fn a_members_job_delivers_only_to_their_chat_and_runs_as_a_member() {
         Step::tool_call("cron", json!({"action": "run", "name": "ping"})),
     ]);
     let _gateway = s.start();
-    s.telegram
+    s.platform
         .inject(Incoming::dm(MEMBER, "remind me hourly").from(MEMBER, "Ana", None));
     s.wait_for_text(MEMBER, "say ping").await;
     let sent = requests(&s, 5).await;
@@ -171,7 +171,7 @@ async fn a_members_job_delivers_only_to_their_chat_and_runs_as_a_member() {
 async fn pairing_approve_owner_writes_agent_owners_and_keeps_the_files_comments() {
     let s = setup("", "# the people I answer to\nowners = [\"telegram:42\"]").await;
     let _gateway = s.start();
-    s.telegram
+    s.platform
         .inject(Incoming::dm(MEMBER, "hello").from(MEMBER, "Ana", None));
     let code = pairing_code(&s.wait_for_text(MEMBER, "pairing code").await.text);
     let approve = s
@@ -217,14 +217,14 @@ async fn past_the_rate_a_member_is_told_once_and_the_rest_is_kept_unanswered() {
     .await;
     let _gateway = s.start();
     for n in 1..=5 {
-        s.telegram
+        s.platform
             .inject(Incoming::dm(MEMBER, &format!("message {n}")).from(MEMBER, "Ana", None));
     }
     s.wait_for_text(MEMBER, "faster than I can answer").await;
     s.wait_for_text(MEMBER, "echo: message 2").await;
     // The owner is never limited.
     for n in 1..=4 {
-        s.telegram
+        s.platform
             .inject(Incoming::dm(OWNER, &format!("owner {n}")));
     }
     s.wait_for_text(OWNER, "echo: owner 4").await;
@@ -266,14 +266,14 @@ async fn a_member_over_their_day_budget_is_told_and_the_owner_is_still_answered(
     )
     .await;
     let _gateway = s.start();
-    s.telegram
+    s.platform
         .inject(Incoming::dm(MEMBER, "first").from(MEMBER, "Ana", None));
     s.wait_for_text(MEMBER, "echo: first").await;
-    s.telegram
+    s.platform
         .inject(Incoming::dm(MEMBER, "second").from(MEMBER, "Ana", None));
     let told = s.wait_for_text(MEMBER, "allowance").await;
     assert!(told.text.contains("member_day_cost_usd"), "{}", told.text);
-    s.telegram.inject(Incoming::dm(OWNER, "and me?"));
+    s.platform.inject(Incoming::dm(OWNER, "and me?"));
     s.wait_for_text(OWNER, "echo: and me?").await;
     assert_eq!(
         s.model.requests().len(),
@@ -292,14 +292,14 @@ async fn someone_elses_spending_never_stops_the_owner() {
     )
     .await;
     let _gateway = s.start();
-    s.telegram
+    s.platform
         .inject(Incoming::dm(MEMBER, "spend").from(MEMBER, "Ana", None));
     s.wait_for_text(MEMBER, "echo: spend").await;
     // The day's total is now past agent.max_day_cost_usd: others stop, the owner goes on.
-    s.telegram
+    s.platform
         .inject(Incoming::dm(MEMBER, "more").from(MEMBER, "Ana", None));
     s.wait_for_text(MEMBER, "max_day_cost_usd").await;
-    s.telegram.inject(Incoming::dm(OWNER, "mine"));
+    s.platform.inject(Incoming::dm(OWNER, "mine"));
     s.wait_for_text(OWNER, "echo: mine").await;
 }
 
@@ -318,14 +318,14 @@ async fn an_approved_member_cannot_answer_an_approval_and_without_an_owner_nobod
         Step::text("Could not write it."),
     ]);
     let _gateway = s.start();
-    s.telegram
+    s.platform
         .inject(Incoming::dm(MEMBER, "hi").from(MEMBER, "Ana", None));
     let code = pairing_code(&s.wait_for_text(MEMBER, "pairing code").await.text);
     assert!(s.home.run(&["pairing", "approve", "telegram", &code]).ok());
-    s.telegram.inject(Incoming::dm(MEMBER, "write mine.md"));
+    s.platform.inject(Incoming::dm(MEMBER, "write mine.md"));
     s.wait_for_text(MEMBER, "Could not write it.").await;
     assert!(
-        s.telegram.press(MEMBER, MEMBER, ":once").is_none(),
+        s.platform.press(MEMBER, MEMBER, ":once").is_none(),
         "no question was put to the member"
     );
     let result = s.model.requests()[1].body["messages"].to_string();
@@ -347,12 +347,12 @@ async fn a_members_press_on_the_owners_question_is_refused() {
         Step::text("Plan saved."),
     ]);
     let _gateway = s.start();
-    s.telegram
+    s.platform
         .inject(Incoming::group(GROUP, OWNER, "save the plan").mentioning_bot());
     s.wait_for_text(GROUP, "Allow write_file").await;
-    s.telegram.press(GROUP, MEMBER, ":once").expect("buttons");
+    s.platform.press(GROUP, MEMBER, ":once").expect("buttons");
     let toast = s
-        .telegram
+        .platform
         .wait_for_call("answerCallbackQuery", WAIT)
         .await
         .expect("the press is answered");
@@ -370,7 +370,7 @@ async fn a_members_press_on_the_owners_question_is_refused() {
         assert!(!s.home.workspace().join("plan.md").exists());
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    s.telegram
+    s.platform
         .press(GROUP, OWNER, ":once")
         .expect("still there");
     s.wait_for_text(GROUP, "Plan saved.").await;
@@ -456,23 +456,23 @@ async fn a_slack_owner_gets_messages_and_job_results_by_user_id() {
 async fn a_strangers_attachment_is_never_downloaded_and_a_members_is() {
     let s = setup("", &format!("owners = [\"telegram:{OWNER}\"]")).await;
     let _gateway = s.start();
-    s.telegram.inject(
+    s.platform.inject(
         Incoming::dm(GUEST, "look at this")
             .from(GUEST, "Mallory", None)
             .with_photo(vec![0xFF; 2048]),
     );
     let code = pairing_code(&s.wait_for_text(GUEST, "pairing code").await.text);
     assert!(
-        s.telegram.calls_of("getFile").is_empty(),
+        s.platform.calls_of("getFile").is_empty(),
         "a file was fetched for a sender who was never admitted"
     );
     assert!(s.home.run(&["pairing", "approve", "telegram", &code]).ok());
-    s.telegram.inject(
+    s.platform.inject(
         Incoming::dm(GUEST, "and now?")
             .from(GUEST, "Mallory", None)
             .with_photo(vec![0xFF; 2048]),
     );
     let reply = s.wait_for_text(GUEST, "echo:").await;
     assert!(reply.text.contains("[attached: "), "{}", reply.text);
-    assert_eq!(s.telegram.calls_of("getFile").len(), 1);
+    assert_eq!(s.platform.calls_of("getFile").len(), 1);
 }

@@ -2,7 +2,7 @@
 //! group), the tools a model request offered and the tool results it carried, and an
 //! owner's memory whose every part carries a marker to look for in what the model saw.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pincer_fakes::Recorded;
 use serde_json::Value;
@@ -53,11 +53,7 @@ pub async fn requests(s: &Setup, n: usize) -> Vec<Recorded> {
 
 /// Wait until `done` holds, or fail saying `what` never happened.
 pub async fn until(what: &str, done: impl Fn() -> bool) {
-    let deadline = Instant::now() + WAIT;
-    while !done() {
-        assert!(Instant::now() < deadline, "{what} never happened");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    super::wait_until(what, done).await
 }
 
 /// The owner's profile, memory index and one memory file, each with a marker.
