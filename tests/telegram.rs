@@ -5,8 +5,8 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::pairing_code;
 use common::telegram::setup;
+use common::{pairing_code, wait_until};
 use pincer_fakes::Step;
 use pincer_fakes::telegram::{Fault, Incoming};
 
@@ -30,14 +30,8 @@ async fn an_owner_talks_in_a_direct_message_with_typing_shown_then_stopped() {
         s.platform.commands().iter().any(|(name, _)| name == "new"),
         "commands published"
     );
-    // Typing is refreshed every 4 s while a turn runs; after it ends no more come.
-    let typing_before = s.platform.calls_of("sendChatAction").len();
-    tokio::time::sleep(Duration::from_millis(4500)).await;
-    assert_eq!(
-        s.platform.calls_of("sendChatAction").len(),
-        typing_before,
-        "typing must stop after the reply"
-    );
+    // That typing stops when the turn ends (it is refreshed every 4 s while one runs)
+    // is proven on tokio's paused clock in channels/src/manager/tests.rs.
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -59,15 +53,10 @@ async fn a_long_reply_with_code_arrives_as_ordered_chunks_within_the_limit() {
     let _gateway = s.start();
     s.platform.inject(Incoming::dm(42, "write a lot"));
     // Done when the last section's code block has all its 20 lines.
-    let deadline = Instant::now() + WAIT;
-    while s.texts_to(42).concat().matches("let x11 = 11;").count() < 20 {
-        assert!(
-            Instant::now() < deadline,
-            "the reply never ended: {:?}",
-            s.texts_to(42)
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_until("the end of the reply", || {
+        s.texts_to(42).concat().matches("let x11 = 11;").count() >= 20
+    })
+    .await;
     let texts = s.texts_to(42);
     assert!(texts.len() >= 3, "{} chunks", texts.len());
     for text in &texts {
@@ -111,7 +100,6 @@ async fn pairing_lets_a_stranger_in_only_after_the_owner_approves() {
         format!("Ana (telegram:7) asks to pair — reply /approve {code}")
     );
     assert!(!code.contains(['0', 'O', '1', 'I']));
-    tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
         s.model.requests().is_empty(),
         "a stranger's message must never reach the model"
@@ -129,6 +117,8 @@ async fn pairing_lets_a_stranger_in_only_after_the_owner_approves() {
     assert!(approve.ok(), "{approve:?}");
     s.platform.inject(Incoming::dm(7, "now can we talk?"));
     s.wait_for_text(7, "echo: now can we talk?").await;
+    // One turn at a time in this chat: the message before approval was dealt with
+    // before this one, and never reached the model.
     assert_eq!(
         s.model.requests().len(),
         1,
@@ -169,7 +159,9 @@ async fn pairing_lets_a_stranger_in_only_after_the_owner_approves() {
     assert!(s.home.run(&["pairing", "revoke", "telegram", "8"]).ok());
     let before = s.model.requests().len();
     s.platform.inject(Incoming::dm(8, "still here?"));
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    s.settled().await;
+    let session = s.home.run(&["sessions", "show", "telegram:dm:8"]).stdout;
+    assert!(!session.contains("still here?"), "let in: {session}");
     assert_eq!(s.model.requests().len(), before);
 }
 
@@ -178,8 +170,9 @@ async fn an_allowlist_with_nobody_on_it_admits_nobody() {
     let s = setup("dm_policy = \"allowlist\"", "").await;
     let _gateway = s.start();
     s.platform.inject(Incoming::dm(5, "hello?"));
-    s.platform.wait_for_calls("getUpdates", 3, WAIT).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    s.settled().await;
+    let sessions = s.home.run(&["sessions", "list"]).stdout;
+    assert!(!sessions.contains("telegram:dm:5"), "let in: {sessions}");
     assert!(s.model.requests().is_empty());
     assert!(
         s.texts_to(5).is_empty(),
@@ -294,7 +287,8 @@ async fn an_outage_loses_nothing_and_duplicates_nothing() {
     s.platform.inject(Incoming::dm(42, "during"));
     s.platform.wait_until_up().await;
     s.wait_for_text(42, "echo: during").await;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // A message sent again after the outage would be answered before this one.
+    s.round_trip(42, "after").await;
     let texts = s.texts_to(42);
     assert_eq!(
         texts.iter().filter(|t| t.contains("echo: before")).count(),
@@ -320,14 +314,15 @@ async fn a_crash_between_receiving_and_replying_answers_once_after_restart() {
     drop(gateway); // SIGKILL mid-turn
     let _gateway = s.start();
     s.wait_for_text(42, "echo: are you alive?").await;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // A second answer would come before this one's.
+    s.round_trip(42, "and now?").await;
     let answers = s
         .texts_to(42)
         .iter()
         .filter(|t| t.contains("echo: are you alive?"))
         .count();
     assert_eq!(answers, 1, "answered exactly once: {:?}", s.texts_to(42));
-    assert_eq!(s.platform.pending_updates(), 0, "the update was confirmed");
+    s.settled().await; // the update was confirmed
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -352,19 +347,10 @@ async fn a_revoked_token_shows_as_down_in_status_and_the_gateway_keeps_running()
     let s = setup("", "owners = [\"telegram:42\"]").await;
     s.platform.fail_next("getMe", Fault::Unauthorized);
     let mut gateway = s.start();
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let status = s.home.run(&["status"]).stdout;
-        if status.contains("down: Telegram rejected the bot token") {
-            assert!(status.contains("Gateway: running"), "{status}");
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "status never showed the bad token: {status}"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    let status = s
+        .status_shows("down: Telegram rejected the bot token")
+        .await;
+    assert!(status.contains("Gateway: running"), "{status}");
     assert!(
         gateway.child.try_wait().unwrap().is_none(),
         "a bad token must not crash the gateway"
@@ -390,18 +376,11 @@ async fn a_job_made_in_a_chat_is_delivered_to_that_chat() {
         "{}",
         reminder.text
     );
-    let deadline = Instant::now() + WAIT;
-    loop {
+    wait_until("the one-shot job's removal after it ran", || {
         let list = s.home.run(&["cron", "list"]).stdout;
-        if list.contains("No scheduled jobs") {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "a one-shot job is gone after it ran: {list}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        list.contains("No scheduled jobs")
+    })
+    .await;
 }
 
 /// Config that makes `write_file` need the owner's yes, with a short wait.
@@ -451,7 +430,7 @@ async fn a_risky_call_waits_for_the_owners_button_and_strangers_cannot_press_it(
         "{:?}",
         toast.params
     );
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The press was refused before it was answered.
     assert!(!s.home.workspace().join("plan.md").exists());
 
     s.platform
