@@ -8,7 +8,7 @@ mod common;
 use std::time::Duration;
 
 use common::telegram::setup;
-use common::trust::until;
+use common::wait_until;
 use pincer_fakes::Step;
 use pincer_fakes::telegram::Incoming;
 use serde_json::json;
@@ -123,7 +123,7 @@ async fn an_mcp_server_runs_in(sandbox: &str) {
         Step::text("MCP DONE"),
     ]);
     let _gateway = s.start();
-    until("the MCP server is ready", || {
+    wait_until("the MCP server is ready", || {
         s.home.run(&["status"]).stdout.contains("ready, 7 tools")
     })
     .await;

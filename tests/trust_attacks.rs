@@ -11,9 +11,11 @@ use common::pairing_code;
 use common::telegram::setup;
 use common::trust::{
     GROUP, GUEST, MEMBER, OWNER, holds_owner_memory, owner_memory, owners, requests, tool_names,
-    tool_results, until,
+    tool_results,
 };
+use common::wait_until;
 use pincer_fakes::Step;
+use pincer_fakes::platform::FakePlatform;
 use pincer_fakes::telegram::Incoming;
 use serde_json::{Value, json};
 
@@ -296,6 +298,8 @@ async fn a_member_can_neither_see_remove_nor_run_the_owners_jobs() {
         "telegram:42",
     ]);
     assert!(add.ok(), "{add:?}");
+    let store = pincer::store::Store::open(&s.home.path().join("pincer.db")).unwrap();
+    let brief = store.job("brief").await.unwrap().expect("the owner's job");
     s.model.push(Step::tool_calls([
         ("cron", json!({"action": "list"})),
         ("cron", json!({"action": "remove", "name": "brief"})),
@@ -314,7 +318,12 @@ async fn a_member_can_neither_see_remove_nor_run_the_owners_jobs() {
     }
     let list = s.home.run(&["cron", "list"]);
     assert!(list.stdout.contains("brief"), "{}", list.stdout);
-    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    // Running a job moves its next run to now, and the scheduler claims a run of it
+    // before it moves it on: neither happened.
+    let after = store.job("brief").await.unwrap().expect("the owner's job");
+    assert_eq!(after.next_run, brief.next_run, "the owner's job was moved");
+    let runs = store.job_runs(brief.id, 1).await.unwrap();
+    assert!(runs.is_empty(), "the owner's job ran: {runs:?}");
     assert!(
         !s.model
             .requests()
@@ -407,7 +416,9 @@ async fn members_guests_and_strangers_cannot_use_the_owners_commands() {
         list.stdout
     );
     s.platform.inject(Incoming::dm(555, "am I in?"));
-    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    s.settled().await;
+    let session = s.home.run(&["sessions", "show", "telegram:dm:555"]).stdout;
+    assert!(!session.contains("am I in?"), "let in: {session}");
     assert!(
         s.model.requests().is_empty(),
         "no command reached the model"
@@ -537,7 +548,7 @@ async fn a_members_message_answered_after_a_crash_is_still_a_members() {
     let body = again.body.to_string();
     assert_eq!(holds_owner_memory(&body), None, "{body}");
     assert!(body.contains("a member — not your owner"), "{body}");
-    until("the crash's answer was sent once", || {
+    wait_until("the crash's answer was sent once", || {
         s.texts_to(MEMBER)
             .iter()
             .filter(|t| t.contains("echo:"))
@@ -579,67 +590,52 @@ async fn a_guests_web_fetch_reaches_neither_this_machine_nor_the_private_network
 
 /// On `platform`, a guest in an allowed channel is offered only the guest tools and
 /// cannot press the owner's approval buttons; the owner's press still works.
-async fn a_guest_on(platform: &dyn pincer_fakes::platform::FakePlatform) {
-    use std::time::{Duration, Instant};
-    let model = pincer_fakes::FakeModel::start().await;
-    let owner = platform.canonical(1);
-    let channel = platform.name();
-    let home = common::TestHome::new();
-    home.write_config(&format!(
-        "version = 1\n[agent]\nowners = [\"{owner}\"]\n[router]\nlight = [\"fake/m\"]\n[providers.fake]\nkind = \"openai\"\nbase_url = \"{}\"\n\n[channels.{channel}]\nenabled = true\ngroups = [\"*\"]\n{}\n[tools.permissions]\nask = [\"write_file\"]\napproval_timeout_secs = 20\n",
-        model.openai_base(),
-        platform.config()
-    ));
-    home.write_secrets(&format!("channels:\n{}", platform.secrets()));
-    model.push_all([
+async fn a_guest_on<P: FakePlatform>(platform: P) {
+    let owner = common::platform::owners(&platform, &[1]);
+    let s = common::platform::setup(
+        platform,
+        "groups = [\"*\"]\n[tools.permissions]\nask = [\"write_file\"]\napproval_timeout_secs = 20",
+        &owner,
+    )
+    .await;
+    s.model.push_all([
         Step::tool_call("exec", json!({"command": "touch pwned"})),
         Step::text("Not for guests."),
         Step::tool_call("write_file", json!({"path": "plan.md", "content": "x"})),
         Step::text("Plan saved."),
     ]);
-    let _gateway = common::Gateway {
-        child: home
-            .command(&["run"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
-    };
-    assert!(platform.connected(common::trust::WAIT).await);
-    let shows = |needle: &str| platform.shown().iter().any(|m| m.text.contains(needle));
-    let chat = platform.group(5, 9, "run touch pwned", true).await;
-    until("the guest's answer", || shows("Not for guests.")).await;
-    let sent = model.wait_for_requests(2, common::trust::WAIT).await;
+    let _gateway = s.start_connected().await;
+    let chat = s.platform.group(5, 9, "run touch pwned", true).await;
+    s.wait_shown(&chat, "Not for guests.").await;
+    let sent = s.model.wait_for_requests(2, common::PATIENCE).await;
     assert_eq!(tool_names(&sent[0].body), ["web_fetch", "web_search"]);
     assert!(tool_results(&sent[1].body)[0].contains("(guest)"));
-    platform.group(5, 1, "save the plan", true).await;
-    until("the owner's question", || {
-        platform.shown().iter().any(|m| m.buttons)
+    s.platform.group(5, 1, "save the plan", true).await;
+    wait_until("the owner's question", || {
+        s.platform.shown().iter().any(|m| m.buttons)
     })
     .await;
-    assert!(platform.press(&chat, 9, "always").await, "buttons to press");
-    let quiet = Instant::now() + Duration::from_millis(500);
-    while Instant::now() < quiet {
-        assert!(
-            !home.workspace().join("plan.md").exists(),
-            "a guest approved"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(platform.press(&chat, 1, "once").await);
-    until("the owner's approval took", || shows("Plan saved.")).await;
-    assert!(home.workspace().join("plan.md").exists());
-    assert!(!home.workspace().join("pwned").exists());
+    // `press` returns once the bot has answered the press: it was decided on.
+    assert!(
+        s.platform.press(&chat, 9, "always").await,
+        "buttons to press"
+    );
+    let plan = s.home.workspace().join("plan.md");
+    assert!(!plan.exists(), "a guest approved");
+    assert!(s.platform.press(&chat, 1, "once").await);
+    s.wait_shown(&chat, "Plan saved.").await;
+    assert!(plan.exists());
+    assert!(!s.home.workspace().join("pwned").exists());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_discord_guest_gets_guest_tools_and_cannot_approve_for_the_owner() {
-    a_guest_on(&pincer_fakes::discord::FakeDiscord::start().await).await;
+    a_guest_on(pincer_fakes::discord::FakeDiscord::start().await).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slack_guest_gets_guest_tools_and_cannot_approve_for_the_owner() {
-    a_guest_on(&pincer_fakes::slack::FakeSlack::start().await).await;
+    a_guest_on(pincer_fakes::slack::FakeSlack::start().await).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,14 +4,12 @@
 
 mod common;
 
-use std::time::Duration;
-
 use common::pairing_code;
 use common::telegram::setup;
 use common::trust::{
     GROUP, GUEST, MEMBER, OWNER, holds_owner_memory, owner_memory, owners, requests, tool_results,
-    until,
 };
+use common::wait_until;
 use pincer_fakes::Step;
 use pincer_fakes::telegram::Incoming;
 use serde_json::json;
@@ -135,7 +133,7 @@ async fn a_guests_claims_do_not_reach_the_dream_as_the_owners() {
     s.platform.inject(Incoming::dm(OWNER, "/dream").command());
     // The dream reads only conversations where every speaker is an owner, and guests'
     // turns are not written to the daily log: it has nothing from the guest to read.
-    until("the dream answered", || !s.texts_to(OWNER).is_empty()).await;
+    wait_until("the dream answered", || !s.texts_to(OWNER).is_empty()).await;
     for request in s.model.requests() {
         let body = request.body.to_string();
         if body.contains("long-term memory") {
@@ -243,7 +241,7 @@ async fn an_owners_job_made_in_a_group_brings_no_owner_memory_to_the_group() {
     s.platform
         .inject(owner_says("post a digest here every hour"));
     // A group turn is untrusted content: making the job asks the owner first.
-    until("the owner allowed the job", || {
+    wait_until("the owner allowed the job", || {
         s.platform.press(GROUP, OWNER, "once").is_some()
     })
     .await;
@@ -278,7 +276,7 @@ async fn a_guests_status_and_usage_do_not_show_the_owners_spending() {
             .filter(|t| t.contains("allowance"))
             .collect()
     };
-    until("both answers came", || answers().len() == 2).await;
+    wait_until("both answers came", || answers().len() == 2).await;
     for shown in answers() {
         assert!(
             !shown.contains("tokens") && shown.contains("$0.0000"),
@@ -312,7 +310,7 @@ async fn a_member_over_budget_cannot_spend_through_compact() {
     };
     for n in 1..=7 {
         s.platform.inject(member_dm(&format!("message {n}")));
-        until("the member was told about the allowance", || told() == n).await;
+        wait_until("the member was told about the allowance", || told() == n).await;
     }
     s.platform.inject(member_dm("/compact").command());
     let answer = s.wait_for_text(MEMBER, "ompact").await.text;
@@ -340,7 +338,7 @@ async fn a_guest_can_neither_stop_the_owners_reply_nor_pin_the_groups_model() {
         );
     }
     let pinned = s.wait_for_text(GROUP, "change the model").await.text;
-    until("the owner's turn ended, answered or stopped", || {
+    wait_until("the owner's turn ended, answered or stopped", || {
         s.texts_to(GROUP)
             .iter()
             .any(|t| t.contains("OWNER ANSWER COMPLETE") || t.contains("Stopped."))
@@ -370,10 +368,15 @@ async fn a_revoked_senders_stored_message_is_not_answered_after_a_restart() {
     drop(gateway);
     assert!(s.home.run(&["pairing", "revoke", "telegram", "7"]).ok());
     let _gateway = s.start();
+    // Left-over messages are answered or set aside before the gateway says it runs; a
+    // turn for this one would have started then, before the owner's message came.
+    common::wait_until("the restarted gateway running", || {
+        s.log().matches("gateway running").count() >= 2
+    })
+    .await;
     s.platform
         .inject(Incoming::dm(OWNER, "owner after restart"));
     s.wait_for_text(OWNER, "echo: owner after restart").await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
     let again = s
         .model
         .requests()

@@ -51,11 +51,6 @@ pub async fn requests(s: &Setup, n: usize) -> Vec<Recorded> {
     got
 }
 
-/// Wait until `done` holds, or fail saying `what` never happened.
-pub async fn until(what: &str, done: impl Fn() -> bool) {
-    super::wait_until(what, done).await
-}
-
 /// The owner's profile, memory index and one memory file, each with a marker.
 pub fn owner_memory(s: &Setup) {
     let ws = s.home.workspace();
