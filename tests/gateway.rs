@@ -69,11 +69,10 @@ impl Gateway {
         }
     }
 
-    /// Wait until the gateway is serving (signal handlers included).
+    /// Wait until the gateway is serving (its signal handlers are installed before it
+    /// starts: src/cli/run.rs).
     fn wait_until_running(&mut self) {
         self.wait_for_line("gateway running");
-        // The handlers are installed just after that line is logged.
-        std::thread::sleep(Duration::from_millis(300));
     }
 
     fn signal(&self, name: &str) {
