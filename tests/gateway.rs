@@ -69,11 +69,10 @@ impl Gateway {
         }
     }
 
-    /// Wait until the gateway is serving (signal handlers included).
+    /// Wait until the gateway is serving (its signal handlers are installed before it
+    /// starts: src/cli/run.rs).
     fn wait_until_running(&mut self) {
         self.wait_for_line("gateway running");
-        // The handlers are installed just after that line is logged.
-        std::thread::sleep(Duration::from_millis(300));
     }
 
     fn signal(&self, name: &str) {
@@ -311,7 +310,7 @@ async fn the_gateway_runs_in_process_and_stops_when_asked() {
         })
         .await
     });
-    s.telegram.inject(Incoming::dm(42, "hello in-process"));
+    s.platform.inject(Incoming::dm(42, "hello in-process"));
     s.wait_for_text(42, "echo: hello in-process").await;
     stop.send(()).expect("the gateway is running");
     let ended = tokio::time::timeout(PATIENCE, gateway)

@@ -191,10 +191,20 @@ async fn a_dropped_manager_stops_offering_tools() {
     manager.settle(Duration::from_secs(10)).await;
     let echo = find(&manager, "mcp__fake__echo");
     drop(manager);
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let err = call(&echo, json!({"text": "x"}), dir.path())
-        .await
-        .unwrap_err();
+    // Its connection closes in the background: calls fail from then on.
+    let deadline = Instant::now() + common::PATIENCE;
+    let err = loop {
+        match call(&echo, json!({"text": "x"}), dir.path()).await {
+            Err(err) => break err,
+            Ok(_) if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Ok(_) => panic!(
+                "the tool still works {:?} after its manager was dropped",
+                common::PATIENCE
+            ),
+        }
+    };
     assert!(err.starts_with("MCP server fake "), "{err}");
 }
 

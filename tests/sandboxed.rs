@@ -8,7 +8,7 @@ mod common;
 use std::time::Duration;
 
 use common::telegram::setup;
-use common::trust::until;
+use common::wait_until;
 use pincer_fakes::Step;
 use pincer_fakes::telegram::Incoming;
 use serde_json::json;
@@ -30,7 +30,7 @@ async fn a_long_command_is_shown_whole_before_it_is_approved() {
         Step::text("Not run."),
     ]);
     let _gateway = s.start();
-    s.telegram.inject(Incoming::dm(OWNER, "run the long one"));
+    s.platform.inject(Incoming::dm(OWNER, "run the long one"));
     let question = s.wait_for_text(OWNER, "Allow exec").await;
     assert!(
         question
@@ -40,7 +40,7 @@ async fn a_long_command_is_shown_whole_before_it_is_approved() {
         question.text
     );
     let document = s
-        .telegram
+        .platform
         .wait_for_call("sendDocument", WAIT)
         .await
         .expect("the whole command went out as a file");
@@ -51,7 +51,7 @@ async fn a_long_command_is_shown_whole_before_it_is_approved() {
     );
     // The file came from memory: nothing was written to the workspace.
     assert!(!s.home.workspace().join("tool-output").exists());
-    s.telegram.press(OWNER, OWNER, ":deny").expect("buttons");
+    s.platform.press(OWNER, OWNER, ":deny").expect("buttons");
     s.wait_for_text(OWNER, "Not run.").await;
     assert!(!s.home.workspace().join("TAIL-WAS-RUN").exists());
 }
@@ -71,7 +71,7 @@ async fn after_untrusted_content_acting_tools_need_the_owners_yes() {
         Step::text("Done asking."),
     ]);
     let _gateway = s.start();
-    s.telegram.inject(Incoming::dm(OWNER, "fetch and run"));
+    s.platform.inject(Incoming::dm(OWNER, "fetch and run"));
     let question = s.wait_for_text(OWNER, "Allow exec").await;
     assert!(
         question.text.contains("content nobody vouches for"),
@@ -82,7 +82,7 @@ async fn after_untrusted_content_acting_tools_need_the_owners_yes() {
         s.home.workspace().join("BEFORE").exists(),
         "before the fetch nothing asked"
     );
-    s.telegram.press(OWNER, OWNER, ":deny").expect("buttons");
+    s.platform.press(OWNER, OWNER, ":deny").expect("buttons");
     s.wait_for_text(OWNER, "Done asking.").await;
     assert!(!s.home.workspace().join("AFTER").exists());
 }
@@ -100,7 +100,7 @@ async fn after_untrusted_allow_turns_the_question_off() {
         Step::text("Ran it."),
     ]);
     let _gateway = s.start();
-    s.telegram.inject(Incoming::dm(OWNER, "fetch and run"));
+    s.platform.inject(Incoming::dm(OWNER, "fetch and run"));
     s.wait_for_text(OWNER, "Ran it.").await;
     assert!(s.home.workspace().join("AFTER").exists());
     assert!(!s.texts_to(OWNER).iter().any(|t| t.contains("Allow exec")));
@@ -123,11 +123,11 @@ async fn an_mcp_server_runs_in(sandbox: &str) {
         Step::text("MCP DONE"),
     ]);
     let _gateway = s.start();
-    until("the MCP server is ready", || {
+    wait_until("the MCP server is ready", || {
         s.home.run(&["status"]).stdout.contains("ready, 7 tools")
     })
     .await;
-    s.telegram.inject(Incoming::dm(OWNER, "use the server"));
+    s.platform.inject(Incoming::dm(OWNER, "use the server"));
     s.wait_for_text(OWNER, "MCP DONE").await;
     let results = s.model.requests()[2].body["messages"].to_string();
     assert!(
@@ -136,7 +136,7 @@ async fn an_mcp_server_runs_in(sandbox: &str) {
     );
     assert!(results.contains("cannot read"), "{results}");
     assert!(
-        !results.contains(s.telegram.token()),
+        !results.contains(s.platform.token()),
         "the secrets were read: {results}"
     );
 }
@@ -192,13 +192,13 @@ async fn an_approval_question_lists_every_program_the_command_runs() {
         Step::text("Not pushed."),
     ]);
     let _gateway = s.start();
-    s.telegram.inject(Incoming::dm(OWNER, "push it"));
+    s.platform.inject(Incoming::dm(OWNER, "push it"));
     let question = s.wait_for_text(OWNER, "Allow exec").await;
     assert!(
         question.text.contains("It runs:") && question.text.contains("git push origin main"),
         "the rule caught the second program, and the question names it: {}",
         question.text
     );
-    s.telegram.press(OWNER, OWNER, ":deny").expect("buttons");
+    s.platform.press(OWNER, OWNER, ":deny").expect("buttons");
     s.wait_for_text(OWNER, "Not pushed.").await;
 }

@@ -3,89 +3,16 @@
 
 mod common;
 
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{Gateway, TestHome, pairing_code};
-use pincer_fakes::slack::{FakeSlack, Incoming, Posted, Signing};
-use pincer_fakes::{FakeModel, Step};
+use common::pairing_code;
+use common::platform::{self, Setup};
+use pincer_fakes::Step;
+use pincer_fakes::platform::FakePlatform;
+use pincer_fakes::slack::{FakeSlack, Incoming, Signing};
 
-const WAIT: Duration = Duration::from_secs(15);
-
-struct Setup {
-    home: TestHome,
-    model: FakeModel,
-    slack: FakeSlack,
-}
-
-async fn setup(extra_channel: &str, extra_agent: &str) -> Setup {
-    let model = FakeModel::start().await;
-    let slack = FakeSlack::start().await;
-    let home = TestHome::new();
-    home.write_config(&format!(
-        "version = 1\n[agent]\n{extra_agent}\n[router]\nlight = [\"fake/m\"]\n[providers.fake]\nkind = \"openai\"\nbase_url = \"{}\"\n\n[channels.slack]\nenabled = true\napi_url = \"{}\"\n{extra_channel}\n",
-        model.openai_base(),
-        slack.api_url()
-    ));
-    home.write_secrets(&format!(
-        "channels:\n  slack:\n    bot_token: \"{}\"\n    app_token: \"{}\"\n    signing_secret: \"{}\"\n",
-        slack.bot_token(),
-        slack.app_token(),
-        slack.signing_secret()
-    ));
-    Setup { home, model, slack }
-}
-
-impl Setup {
-    fn start(&self) -> Gateway {
-        let child = self
-            .home
-            .command(&["run"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start pincer run");
-        Gateway { child }
-    }
-
-    async fn wait_for_text(&self, channel: &str, needle: &str) -> Posted {
-        match self.slack.wait_for_text(channel, needle, WAIT).await {
-            Some(found) => found,
-            None => panic!(
-                "no message to {channel} containing {needle:?}; posted: {:#?}",
-                self.slack.posted()
-            ),
-        }
-    }
-
-    fn texts_to(&self, channel: &str) -> Vec<String> {
-        self.slack
-            .posted()
-            .into_iter()
-            .filter(|m| m.channel == channel)
-            .map(|m| m.text)
-            .collect()
-    }
-
-    /// Wait until `pincer status` shows the Slack channel's state starting with `state`.
-    async fn status_shows(&self, state: &str) -> String {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let status = self.home.run(&["status"]).stdout;
-            if status.lines().any(|line| {
-                line.trim_start()
-                    .strip_prefix("slack ")
-                    .is_some_and(|rest| rest.trim_start().starts_with(state))
-            }) {
-                return status;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "status never showed slack {state:?}: {status}"
-            );
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
-    }
+async fn setup(extra_channel: &str, extra_agent: &str) -> Setup<FakeSlack> {
+    platform::setup(FakeSlack::start().await, extra_channel, extra_agent).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -93,26 +20,26 @@ async fn a_stranger_gets_a_pairing_code_and_the_owner_gets_the_reply() {
     let s = setup("", "owners = [\"slack:U42\"]").await;
     s.model.push(Step::text("Hello from **Pincer** over Slack"));
     let _gateway = s.start();
-    s.slack.inject(Incoming::dm(7, "who are you?"));
-    let reply = s.wait_for_text("D7", "pairing code").await;
+    s.platform.inject(Incoming::dm(7, "who are you?"));
+    let reply = s.wait_shown("D7", "pairing code").await;
     let code = pairing_code(&reply.text);
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The code is the gate's answer, given instead of a turn.
     assert!(
         s.model.requests().is_empty(),
         "a stranger never reaches the model"
     );
     assert!(s.home.run(&["pairing", "list"]).stdout.contains(&code));
 
-    s.slack.inject(Incoming::dm(42, "hi there"));
-    let reply = s.wait_for_text("D42", "Hello from").await;
+    s.platform.inject(Incoming::dm(42, "hi there"));
+    let reply = s.wait_shown("D42", "Hello from").await;
     assert_eq!(
         reply.text, "Hello from *Pincer* over Slack",
         "sent as mrkdwn"
     );
     assert_eq!(s.model.requests()[0].last_user_text(), "hi there");
     // `!new` is the way to type a command Slack would otherwise take for itself.
-    s.slack.inject(Incoming::dm(42, "!new"));
-    s.wait_for_text("D42", "new conversation").await;
+    s.platform.inject(Incoming::dm(42, "!new"));
+    s.wait_shown("D42", "new conversation").await;
     assert_eq!(
         s.model.requests().len(),
         1,
@@ -123,20 +50,24 @@ async fn a_stranger_gets_a_pairing_code_and_the_owner_gets_the_reply() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_a_channel_a_mention_is_answered_once_and_other_talk_is_not() {
     let s = setup("groups = [\"C1\"]\ngroup_policy = \"mention\"", "").await;
-    s.slack.set_name("U11", "Ann");
+    s.platform.set_name("U11", "Ann");
     let _gateway = s.start();
-    s.slack
+    s.platform
         .inject(Incoming::channel("C1", 11, "we should pick a date"));
-    s.slack
+    s.platform
         .inject(Incoming::channel("C9", 12, "not an allowed channel").mentioning_bot());
-    s.slack
+    s.platform
         .inject(Incoming::channel("C1", 12, "what do you think?").mentioning_bot());
-    s.wait_for_text("C1", "echo:").await;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    s.wait_shown("C1", "echo:").await;
+    // The channel's turns run one at a time: a second answer to the mention would
+    // come before this one.
+    s.platform
+        .inject(Incoming::channel("C1", 12, "and now?").mentioning_bot());
+    s.wait_shown("C1", "and now?").await;
     let requests = s.model.requests();
     assert_eq!(
         requests.len(),
-        1,
+        2,
         "the mention arrived twice but is answered once"
     );
     let seen = requests[0].last_user_text();
@@ -145,22 +76,24 @@ async fn in_a_channel_a_mention_is_answered_once_and_other_talk_is_not() {
         "unmentioned talk is context: {seen}"
     );
     assert!(seen.contains("what do you think?"), "{seen}");
-    assert_eq!(s.texts_to("C1").len(), 1, "{:?}", s.texts_to("C1"));
-    assert!(s.texts_to("C9").is_empty());
+    assert_eq!(s.texts_in("C1").len(), 2, "{:?}", s.texts_in("C1"));
+    assert!(s.texts_in("C9").is_empty());
+    let sessions = s.home.run(&["sessions", "list"]).stdout;
+    assert!(!sessions.contains("slack:group:C9"), "let in: {sessions}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thread_is_answered_in_its_thread_as_its_own_session() {
     let s = setup("groups = [\"*\"]", "").await;
     let _gateway = s.start();
-    let parent = s.slack.existing_message("C1", "U5", "planning thread");
-    s.slack.inject(
+    let parent = s.platform.existing_message("C1", "U5", "planning thread");
+    s.platform.inject(
         Incoming::channel("C1", 5, "in the thread")
             .in_thread(&parent)
             .mentioning_bot(),
     );
-    let reply = s.wait_for_text("C1", "in the thread").await;
-    assert_eq!(reply.thread_ts.as_deref(), Some(parent.as_str()));
+    let reply = s.wait_shown("C1", "in the thread").await;
+    assert_eq!(reply.thread.as_deref(), Some(parent.as_str()));
     let sessions = s.home.run(&["sessions", "list"]).stdout;
     assert!(
         sessions.contains(&format!("slack:group:C1:thread:{parent}")),
@@ -183,9 +116,9 @@ async fn a_long_reply_is_split_and_a_streamed_one_is_edited_in_place() {
     let stream = "streaming words arrive one by one ".repeat(6);
     s.model.push(Step::slow_text(&stream, 120));
     let _gateway = s.start();
-    s.slack.inject(Incoming::dm(42, "write a lot"));
-    s.wait_for_text("D42", "Section 9").await;
-    let texts = s.texts_to("D42");
+    s.platform.inject(Incoming::dm(42, "write a lot"));
+    s.wait_shown("D42", "Section 9").await;
+    let texts = s.texts_in("D42");
     assert!(texts.len() >= 2, "{} chunks", texts.len());
     assert!(texts.iter().all(|t| t.chars().count() <= 4000));
     let order: Vec<usize> = (0..10)
@@ -198,8 +131,12 @@ async fn a_long_reply_is_split_and_a_streamed_one_is_edited_in_place() {
         .collect();
     assert!(order.windows(2).all(|w| w[0] <= w[1]), "{order:?}");
 
-    s.slack.inject(Incoming::dm(42, "now stream"));
-    let streamed = s.wait_for_text("D42", stream.trim()).await;
+    s.platform.inject(Incoming::dm(42, "now stream"));
+    let streamed = s
+        .platform
+        .wait_for_text("D42", stream.trim(), common::PATIENCE)
+        .await
+        .expect("the streamed reply");
     assert!(
         !streamed.history[0].is_empty() && streamed.history[0] != streamed.text,
         "shown early with the text so far: {:?}",
@@ -210,7 +147,7 @@ async fn a_long_reply_is_split_and_a_streamed_one_is_edited_in_place() {
         "edited as it streamed: {:?}",
         streamed.history
     );
-    assert!(s.slack.calls_of("chat.update").len() >= 2);
+    assert!(s.platform.calls_of("chat.update").len() >= 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -218,21 +155,24 @@ async fn envelopes_are_acknowledged_within_3_s_while_the_model_takes_10() {
     let s = setup("", "owners = [\"slack:U42\"]").await;
     s.model.push(Step::text("finally").after_ms(10_000));
     let _gateway = s.start();
-    assert!(s.slack.wait_for_connection(1, WAIT).await);
-    s.slack.inject(Incoming::dm(42, "take your time"));
-    let deliveries = s.slack.wait_for_acks(1, Duration::from_secs(5)).await;
+    assert!(s.platform.wait_for_connection(1, common::PATIENCE).await);
+    s.platform.inject(Incoming::dm(42, "take your time"));
+    let deliveries = s.platform.wait_for_acks(1, Duration::from_secs(5)).await;
     let latency = deliveries[0].ack_latency().expect("acknowledged");
     assert!(latency < Duration::from_secs(3), "acked after {latency:?}");
     assert!(
-        s.slack.posted().iter().all(|m| !m.text.contains("finally")),
+        s.platform
+            .posted()
+            .iter()
+            .all(|m| !m.text.contains("finally")),
         "the model is still busy"
     );
-    s.slack
+    s.platform
         .wait_for_text("D42", "finally", Duration::from_secs(20))
         .await
         .expect("answered");
     assert_eq!(
-        s.slack.deliveries()[0].retry_attempt,
+        s.platform.deliveries()[0].retry_attempt,
         0,
         "never redelivered"
     );
@@ -242,22 +182,23 @@ async fn envelopes_are_acknowledged_within_3_s_while_the_model_takes_10() {
 async fn a_disconnect_and_a_dropped_socket_reconnect_and_lose_nothing() {
     let s = setup("", "owners = [\"slack:U42\"]").await;
     let _gateway = s.start();
-    s.slack.inject(Incoming::dm(42, "before"));
-    s.wait_for_text("D42", "echo: before").await;
+    s.platform.inject(Incoming::dm(42, "before"));
+    s.wait_shown("D42", "echo: before").await;
     s.status_shows("up").await;
 
-    assert!(s.slack.ask_to_reconnect("refresh_requested"));
-    assert!(s.slack.wait_for_connection(2, WAIT).await);
-    s.slack.inject(Incoming::dm(42, "after refresh"));
-    s.wait_for_text("D42", "echo: after refresh").await;
+    assert!(s.platform.ask_to_reconnect("refresh_requested"));
+    assert!(s.platform.wait_for_connection(2, common::PATIENCE).await);
+    s.platform.inject(Incoming::dm(42, "after refresh"));
+    s.wait_shown("D42", "echo: after refresh").await;
 
-    s.slack.outage(Duration::from_secs(6));
-    s.slack.inject(Incoming::dm(42, "during the outage"));
+    s.platform.outage(Duration::from_secs(6));
+    s.platform.inject(Incoming::dm(42, "during the outage"));
     s.status_shows("degraded: reconnecting").await;
-    s.wait_for_text("D42", "echo: during the outage").await;
+    s.wait_shown("D42", "echo: during the outage").await;
     s.status_shows("up").await;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    let texts = s.texts_to("D42");
+    // A message delivered twice would be answered twice before this one is.
+    s.round_trip(42, "last").await;
+    let texts = s.texts_in("D42");
     for needle in [
         "echo: before",
         "echo: after refresh",
@@ -269,7 +210,7 @@ async fn a_disconnect_and_a_dropped_socket_reconnect_and_lose_nothing() {
             "{needle}: {texts:?}"
         );
     }
-    assert_eq!(s.model.requests().len(), 3);
+    assert_eq!(s.model.requests().len(), 4);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -278,15 +219,22 @@ async fn the_events_api_answers_signed_events_and_refuses_the_rest() {
         let socket = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         socket.local_addr().unwrap()
     };
-    let s = setup(
+    let s = setup("", "owners = [\"slack:U42\"]").await;
+    // The fake's table says Socket Mode; this test wants the Events API instead.
+    let config = std::fs::read_to_string(s.home.config_file()).unwrap();
+    s.home.write_config(&config.replace(
+        "mode = \"socket\"",
         &format!("mode = \"events\"\nlisten = \"{listen}\""),
-        "owners = [\"slack:U42\"]",
-    )
-    .await;
+    ));
+    s.home.write_secrets(&format!(
+        "channels:\n  slack:\n    bot_token: \"{}\"\n    signing_secret: \"{}\"\n",
+        s.platform.bot_token(),
+        s.platform.signing_secret()
+    ));
     let _gateway = s.start();
     s.status_shows("up").await;
     let check = s
-        .slack
+        .platform
         .url_verification(listen, "c0ffee", Signing::Good)
         .await;
     assert_eq!(check.status, 200);
@@ -294,29 +242,29 @@ async fn the_events_api_answers_signed_events_and_refuses_the_rest() {
 
     for signing in [Signing::BadSignature, Signing::Stale] {
         let answers = s
-            .slack
+            .platform
             .post_events(listen, Incoming::dm(42, "forged"), signing)
             .await;
         assert_eq!(answers[0].status, 401, "{signing:?}");
     }
     let answers = s
-        .slack
+        .platform
         .post_events(listen, Incoming::dm(42, "signed and fresh"), Signing::Good)
         .await;
     assert_eq!(answers[0].status, 200);
-    s.wait_for_text("D42", "echo: signed and fresh").await;
+    s.wait_shown("D42", "echo: signed and fresh").await;
     assert_eq!(
         s.model.requests().len(),
         1,
         "forged events never reach the model"
     );
-    assert_eq!(s.slack.connections(), 0, "no socket in events mode");
+    assert_eq!(s.platform.connections(), 0, "no socket in events mode");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revoked_token_shows_as_down_with_the_fix_and_the_gateway_keeps_running() {
     let s = setup("", "owners = [\"slack:U42\"]").await;
-    s.slack.reject_tokens(true);
+    s.platform.reject_tokens(true);
     let mut gateway = s.start();
     let status = s.status_shows("down: Slack rejected the bot token").await;
     assert!(status.contains("SLACK_BOT_TOKEN"), "{status}");
@@ -331,7 +279,7 @@ async fn a_missing_app_token_is_an_error_naming_both_places() {
     let s = setup("", "").await;
     s.home.write_secrets(&format!(
         "channels:\n  slack:\n    bot_token: \"{}\"\n",
-        s.slack.bot_token()
+        s.platform.bot_token()
     ));
     s.home
         .run(&["run"])
@@ -342,61 +290,20 @@ async fn a_missing_app_token_is_an_error_naming_both_places() {
 /// mapping of users, chats and threads is proven before that suite runs it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_fake_platform_contract_holds_for_slack() {
-    use pincer_fakes::platform::FakePlatform;
-    let model = FakeModel::start().await;
     let fake = FakeSlack::start().await;
-    let platform: &dyn FakePlatform = &fake;
-    let home = TestHome::new();
-    home.write_config(&format!(
-        "version = 1\n[agent]\nowners = [\"{}\"]\n[router]\nlight = [\"fake/m\"]\n[providers.fake]\nkind = \"openai\"\nbase_url = \"{}\"\n\n[channels.{}]\nenabled = true\ngroups = [\"*\"]\n{}",
-        platform.canonical(1),
-        model.openai_base(),
-        platform.name(),
-        platform.config()
-    ));
-    home.write_secrets(&format!("channels:\n{}", platform.secrets()));
-    let _gateway = Gateway {
-        child: home
-            .command(&["run"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    };
-    assert!(platform.connected(WAIT).await);
-    let wait_shown = |needle: &'static str| async move {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            if let Some(shown) = platform
-                .shown()
-                .into_iter()
-                .find(|m| m.text.contains(needle))
-            {
-                return shown;
-            }
-            assert!(Instant::now() < deadline, "never shown: {needle}");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    };
-    let dm = platform.dm(1, "one").await;
-    assert_eq!(wait_shown("echo: one").await.chat, dm);
-    let group = platform.group(5, 2, "two", true).await;
-    let shown = wait_shown("echo: ").await;
-    assert!(shown.chat == dm || shown.chat == group);
-    wait_shown("two").await;
-    let (chat, thread) = platform
-        .thread(5, 2, "three")
-        .await
-        .expect("Slack has threads");
-    let reply = wait_shown("three").await;
-    assert_eq!((reply.chat, reply.thread), (chat, Some(thread)));
-    platform.disconnect(Duration::from_secs(2)).await;
-    platform.dm(1, "four").await;
-    wait_shown("echo: four").await;
-    assert_eq!(platform.typing(&dm), None);
-    assert!(
-        !platform.press(&dm, 1, "once").await,
-        "no buttons shown yet"
-    );
-    assert!(platform.limit() >= 4000);
+    let owner = platform::owners(&fake, &[1]);
+    let s = platform::setup(fake, "groups = [\"*\"]", &owner).await;
+    let _gateway = s.start_connected().await;
+    let p: &dyn FakePlatform = &s.platform;
+    let dm = s.round_trip(1, "one").await;
+    let group = p.group(5, 2, "two", true).await;
+    s.wait_shown(&group, "two").await;
+    let (chat, thread) = p.thread(5, 2, "three").await.expect("Slack has threads");
+    let reply = s.wait_shown(&chat, "three").await;
+    assert_eq!(reply.thread, Some(thread));
+    p.disconnect(Duration::from_secs(2)).await;
+    s.round_trip(1, "four").await;
+    assert_eq!(p.typing(&dm), None);
+    assert!(!p.press(&dm, 1, "once").await, "no buttons shown yet");
+    assert!(p.limit() >= 4000);
 }

@@ -3,10 +3,14 @@
 //! health, approval buttons, the Events API listener, and sending. (Conversations
 //! through the whole binary are in tests/slack.rs.)
 
+#[path = "conformance/adapter.rs"]
+mod adapter;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use adapter::slack_settings;
 use pincer_channels::approval::{Choice, PendingApprovals, button_data};
 use pincer_channels::inbox::fetch_all;
 use pincer_channels::slack::{Slack, SlackMode, SlackSettings};
@@ -33,14 +37,8 @@ impl Drop for Running {
 
 fn settings(fake: &FakeSlack, inbox: &std::path::Path) -> SlackSettings {
     SlackSettings {
-        bot_token: fake.bot_token().into(),
-        app_token: Some(fake.app_token().into()),
-        signing_secret: None,
-        api_url: fake.api_url(),
-        mode: SlackMode::Socket,
-        listen: None,
-        inbox: inbox.to_path_buf(),
         media_max_bytes: 1024,
+        ..slack_settings(fake, inbox)
     }
 }
 
@@ -83,10 +81,12 @@ impl Running {
         message
     }
 
-    async fn nothing_more(&mut self, wait: Duration) {
-        if let Ok(Some(extra)) = tokio::time::timeout(wait, self.bus.recv()).await {
-            panic!("unexpected message on the bus: {:?}", extra.text);
-        }
+    /// Nothing more is on its way: `last` (sent after everything else) is the next
+    /// message on the bus.
+    async fn nothing_more(&mut self, last: impl std::future::Future<Output = ()>) {
+        last.await;
+        let next = self.next().await;
+        assert_eq!(next.text, "the last word", "unexpected message on the bus");
     }
 
     async fn wait_health(&self, check: impl Fn(&Health) -> bool) -> Health {
@@ -100,6 +100,19 @@ impl Running {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
+}
+
+/// The last word, sent over the socket.
+async fn last_word(fake: &FakeSlack) {
+    fake.inject(Incoming::dm(99, "the last word"));
+}
+
+/// The last word, posted to the Events API listener.
+async fn signed_last_word(fake: &FakeSlack, listen: SocketAddr) {
+    let answers = fake
+        .post_events(listen, Incoming::dm(99, "the last word"), Signing::Good)
+        .await;
+    assert_eq!(answers[0].status, 200);
 }
 
 fn dm(user: &str) -> Target {
@@ -140,9 +153,10 @@ async fn a_mention_arriving_twice_reaches_the_bus_once_and_bots_and_edits_never(
         (private.chat_kind, private.chat_id.as_str()),
         (ChatKind::Dm, "D7")
     );
-    run.nothing_more(Duration::from_millis(500)).await;
-    // Every envelope was acknowledged, the duplicate and the ignored ones too.
-    let deliveries = fake.wait_for_acks(6, WAIT).await;
+    run.nothing_more(last_word(&fake)).await;
+    // Every envelope was acknowledged, the duplicate and the ignored ones too (and the
+    // last word).
+    let deliveries = fake.wait_for_acks(7, WAIT).await;
     assert!(
         deliveries.iter().all(|d| d.acked_at.is_some()),
         "{deliveries:#?}"
@@ -222,7 +236,7 @@ async fn unacknowledged_envelopes_come_back_after_a_dropped_socket_and_a_disconn
         .unwrap();
     assert_eq!(in_flight.retry_attempt, 1, "{in_flight:#?}");
     assert!(in_flight.acked_at.is_some());
-    run.nothing_more(Duration::from_millis(500)).await;
+    run.nothing_more(last_word(&fake)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -603,7 +617,7 @@ async fn the_events_api_takes_only_correctly_signed_fresh_requests() {
             .status,
         401
     );
-    run.nothing_more(Duration::from_millis(300)).await;
+    run.nothing_more(signed_last_word(&fake, listen)).await;
 
     let bus = tokio::spawn(async move {
         let message = run.next().await;
@@ -623,5 +637,5 @@ async fn the_events_api_takes_only_correctly_signed_fresh_requests() {
     let (message, mut run) = bus.await.unwrap();
     assert_eq!(message.text, "hi there");
     assert!(message.addressed);
-    run.nothing_more(Duration::from_millis(300)).await;
+    run.nothing_more(signed_last_word(&fake, listen)).await;
 }

@@ -5,8 +5,8 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::pairing_code;
 use common::telegram::setup;
+use common::{pairing_code, wait_until};
 use pincer_fakes::Step;
 use pincer_fakes::telegram::{Fault, Incoming};
 
@@ -18,26 +18,20 @@ async fn an_owner_talks_in_a_direct_message_with_typing_shown_then_stopped() {
     s.model
         .push(Step::slow_text("Hello from Pincer over Telegram", 150));
     let _gateway = s.start();
-    s.telegram.inject(Incoming::dm(42, "hi there"));
+    s.platform.inject(Incoming::dm(42, "hi there"));
     let reply = s.wait_for_text(42, "Hello from Pincer over Telegram").await;
     assert_eq!(reply.parse_mode.as_deref(), Some("HTML"));
     assert_eq!(s.model.requests()[0].last_user_text(), "hi there");
     assert!(
-        !s.telegram.calls_of("sendChatAction").is_empty(),
+        !s.platform.calls_of("sendChatAction").is_empty(),
         "typing was shown during the turn"
     );
     assert!(
-        s.telegram.commands().iter().any(|(name, _)| name == "new"),
+        s.platform.commands().iter().any(|(name, _)| name == "new"),
         "commands published"
     );
-    // Typing is refreshed every 4 s while a turn runs; after it ends no more come.
-    let typing_before = s.telegram.calls_of("sendChatAction").len();
-    tokio::time::sleep(Duration::from_millis(4500)).await;
-    assert_eq!(
-        s.telegram.calls_of("sendChatAction").len(),
-        typing_before,
-        "typing must stop after the reply"
-    );
+    // That typing stops when the turn ends (it is refreshed every 4 s while one runs)
+    // is proven on tokio's paused clock in channels/src/manager/tests.rs.
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -57,17 +51,12 @@ async fn a_long_reply_with_code_arrives_as_ordered_chunks_within_the_limit() {
     assert!(long.chars().count() > 10_000);
     s.model.push(Step::text(long.clone()));
     let _gateway = s.start();
-    s.telegram.inject(Incoming::dm(42, "write a lot"));
+    s.platform.inject(Incoming::dm(42, "write a lot"));
     // Done when the last section's code block has all its 20 lines.
-    let deadline = Instant::now() + WAIT;
-    while s.texts_to(42).concat().matches("let x11 = 11;").count() < 20 {
-        assert!(
-            Instant::now() < deadline,
-            "the reply never ended: {:?}",
-            s.texts_to(42)
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_until("the end of the reply", || {
+        s.texts_to(42).concat().matches("let x11 = 11;").count() >= 20
+    })
+    .await;
     let texts = s.texts_to(42);
     assert!(texts.len() >= 3, "{} chunks", texts.len());
     for text in &texts {
@@ -100,7 +89,7 @@ async fn a_long_reply_with_code_arrives_as_ordered_chunks_within_the_limit() {
 async fn pairing_lets_a_stranger_in_only_after_the_owner_approves() {
     let s = setup("dm_policy = \"pairing\"", "owners = [\"telegram:42\"]").await;
     let _gateway = s.start();
-    s.telegram
+    s.platform
         .inject(Incoming::dm(7, "hello, who are you?").from(7, "Ana", None));
     let reply = s.wait_for_text(7, "pairing code").await;
     let code = pairing_code(&reply.text);
@@ -111,7 +100,6 @@ async fn pairing_lets_a_stranger_in_only_after_the_owner_approves() {
         format!("Ana (telegram:7) asks to pair — reply /approve {code}")
     );
     assert!(!code.contains(['0', 'O', '1', 'I']));
-    tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
         s.model.requests().is_empty(),
         "a stranger's message must never reach the model"
@@ -127,8 +115,10 @@ async fn pairing_lets_a_stranger_in_only_after_the_owner_approves() {
         .home
         .run(&["pairing", "approve", "telegram", &code.to_lowercase()]);
     assert!(approve.ok(), "{approve:?}");
-    s.telegram.inject(Incoming::dm(7, "now can we talk?"));
+    s.platform.inject(Incoming::dm(7, "now can we talk?"));
     s.wait_for_text(7, "echo: now can we talk?").await;
+    // One turn at a time in this chat: the message before approval was dealt with
+    // before this one, and never reached the model.
     assert_eq!(
         s.model.requests().len(),
         1,
@@ -137,15 +127,15 @@ async fn pairing_lets_a_stranger_in_only_after_the_owner_approves() {
 
     // Being approved first makes nobody an owner: user 7 cannot approve the next
     // stranger; the owner (agent.owners) can, from their own chat.
-    s.telegram.inject(Incoming::dm(8, "me too"));
+    s.platform.inject(Incoming::dm(8, "me too"));
     let reply = s.wait_for_text(8, "pairing code").await;
     let code8 = pairing_code(&reply.text);
-    s.telegram
+    s.platform
         .inject(Incoming::dm(8, "let me in").from(8, "Eve", None));
-    s.telegram
+    s.platform
         .inject(Incoming::dm(7, &format!("/approve {code8}")).command());
     s.wait_for_text(7, "Only the owner").await;
-    s.telegram
+    s.platform
         .inject(Incoming::dm(42, &format!("/approve {code8}")).command());
     s.wait_for_text(42, "Approved").await;
     s.wait_for_text(8, "You're approved").await;
@@ -157,19 +147,21 @@ async fn pairing_lets_a_stranger_in_only_after_the_owner_approves() {
         1,
         "at most one pairing note a minute"
     );
-    s.telegram.inject(Incoming::dm(8, "thanks"));
+    s.platform.inject(Incoming::dm(8, "thanks"));
     s.wait_for_text(8, "echo: thanks").await;
     // A non-owner cannot approve.
-    s.telegram.inject(Incoming::dm(9, "knock knock"));
+    s.platform.inject(Incoming::dm(9, "knock knock"));
     s.wait_for_text(9, "pairing code").await;
-    s.telegram
+    s.platform
         .inject(Incoming::dm(8, "/approve AAAAAAAA").command());
     s.wait_for_text(8, "Only the owner").await;
     // Revoking shuts the door again.
     assert!(s.home.run(&["pairing", "revoke", "telegram", "8"]).ok());
     let before = s.model.requests().len();
-    s.telegram.inject(Incoming::dm(8, "still here?"));
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    s.platform.inject(Incoming::dm(8, "still here?"));
+    s.settled().await;
+    let session = s.home.run(&["sessions", "show", "telegram:dm:8"]).stdout;
+    assert!(!session.contains("still here?"), "let in: {session}");
     assert_eq!(s.model.requests().len(), before);
 }
 
@@ -177,9 +169,10 @@ async fn pairing_lets_a_stranger_in_only_after_the_owner_approves() {
 async fn an_allowlist_with_nobody_on_it_admits_nobody() {
     let s = setup("dm_policy = \"allowlist\"", "").await;
     let _gateway = s.start();
-    s.telegram.inject(Incoming::dm(5, "hello?"));
-    s.telegram.wait_for_calls("getUpdates", 3, WAIT).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    s.platform.inject(Incoming::dm(5, "hello?"));
+    s.settled().await;
+    let sessions = s.home.run(&["sessions", "list"]).stdout;
+    assert!(!sessions.contains("telegram:dm:5"), "let in: {sessions}");
     assert!(s.model.requests().is_empty());
     assert!(
         s.texts_to(5).is_empty(),
@@ -192,13 +185,13 @@ async fn an_allowlist_with_nobody_on_it_admits_nobody() {
 async fn in_a_group_the_bot_answers_only_when_addressed_and_topics_are_sessions() {
     let s = setup("groups = [\"-100123\"]", "").await;
     let _gateway = s.start();
-    s.telegram
+    s.platform
         .inject(Incoming::group(-100123, 11, "we should pick a date").from(11, "Ann", None));
-    s.telegram.inject(
+    s.platform.inject(
         Incoming::group(-100999, 11, "@pincer_test_bot hi from a group not allowed")
             .mentioning_bot(),
     );
-    s.telegram.inject(
+    s.platform.inject(
         Incoming::group(-100123, 12, "what do you think?")
             .from(12, "Bob", None)
             .mentioning_bot(),
@@ -221,12 +214,12 @@ async fn in_a_group_the_bot_answers_only_when_addressed_and_topics_are_sessions(
     );
     assert!(s.texts_to(-100999).is_empty());
     // A reply to the bot addresses it too; two forum topics are two sessions.
-    s.telegram.inject(
+    s.platform.inject(
         Incoming::group(-100123, 12, "in topic one")
             .in_topic(5)
             .mentioning_bot(),
     );
-    s.telegram.inject(
+    s.platform.inject(
         Incoming::group(-100123, 12, "in topic two")
             .in_topic(6)
             .mentioning_bot(),
@@ -257,10 +250,10 @@ async fn in_a_group_the_bot_answers_only_when_addressed_and_topics_are_sessions(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rejected_html_is_sent_again_as_plain_text() {
     let s = setup("", "owners = [\"telegram:42\"]").await;
-    s.telegram.reject_html(true);
+    s.platform.reject_html(true);
     s.model.push(Step::text("Some **bold** words"));
     let _gateway = s.start();
-    s.telegram.inject(Incoming::dm(42, "format something"));
+    s.platform.inject(Incoming::dm(42, "format something"));
     let reply = s.wait_for_text(42, "bold").await;
     assert_eq!(reply.parse_mode, None, "the retry goes without markup");
 }
@@ -270,13 +263,13 @@ async fn rate_limits_are_waited_out() {
     let s = setup("", "owners = [\"telegram:42\"]").await;
     s.model.push(Step::text("after the wait"));
     let _gateway = s.start();
-    s.telegram.wait_for_call("getUpdates", WAIT).await;
+    s.platform.wait_for_call("getUpdates", WAIT).await;
     for method in ["sendMessage", "editMessageText"] {
-        s.telegram
+        s.platform
             .fail_next(method, Fault::TooManyRequests { retry_after: 1 });
     }
     let sent_at = Instant::now();
-    s.telegram.inject(Incoming::dm(42, "go"));
+    s.platform.inject(Incoming::dm(42, "go"));
     s.wait_for_text(42, "after the wait").await;
     assert!(
         sent_at.elapsed() >= Duration::from_secs(1),
@@ -288,13 +281,14 @@ async fn rate_limits_are_waited_out() {
 async fn an_outage_loses_nothing_and_duplicates_nothing() {
     let s = setup("", "owners = [\"telegram:42\"]").await;
     let _gateway = s.start();
-    s.telegram.inject(Incoming::dm(42, "before"));
+    s.platform.inject(Incoming::dm(42, "before"));
     s.wait_for_text(42, "echo: before").await;
-    s.telegram.outage(Duration::from_secs(5)).await;
-    s.telegram.inject(Incoming::dm(42, "during"));
-    s.telegram.wait_until_up().await;
+    s.platform.outage(Duration::from_secs(5)).await;
+    s.platform.inject(Incoming::dm(42, "during"));
+    s.platform.wait_until_up().await;
     s.wait_for_text(42, "echo: during").await;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // A message sent again after the outage would be answered before this one.
+    s.round_trip(42, "after").await;
     let texts = s.texts_to(42);
     assert_eq!(
         texts.iter().filter(|t| t.contains("echo: before")).count(),
@@ -315,26 +309,27 @@ async fn a_crash_between_receiving_and_replying_answers_once_after_restart() {
     let s = setup("", "owners = [\"telegram:42\"]").await;
     s.model.push(Step::Stall);
     let gateway = s.start();
-    s.telegram.inject(Incoming::dm(42, "are you alive?"));
+    s.platform.inject(Incoming::dm(42, "are you alive?"));
     s.model.wait_for_requests(1, WAIT).await;
     drop(gateway); // SIGKILL mid-turn
     let _gateway = s.start();
     s.wait_for_text(42, "echo: are you alive?").await;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // A second answer would come before this one's.
+    s.round_trip(42, "and now?").await;
     let answers = s
         .texts_to(42)
         .iter()
         .filter(|t| t.contains("echo: are you alive?"))
         .count();
     assert_eq!(answers, 1, "answered exactly once: {:?}", s.texts_to(42));
-    assert_eq!(s.telegram.pending_updates(), 0, "the update was confirmed");
+    s.settled().await; // the update was confirmed
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_photo_is_downloaded_to_the_inbox_and_mentioned_to_the_model() {
     let s = setup("", "owners = [\"telegram:42\"]").await;
     let _gateway = s.start();
-    s.telegram
+    s.platform
         .inject(Incoming::dm(42, "look at this").with_photo(vec![0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3]));
     s.wait_for_text(42, "look at this").await;
     let seen = s.model.requests()[0].last_user_text();
@@ -350,21 +345,12 @@ async fn a_photo_is_downloaded_to_the_inbox_and_mentioned_to_the_model() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revoked_token_shows_as_down_in_status_and_the_gateway_keeps_running() {
     let s = setup("", "owners = [\"telegram:42\"]").await;
-    s.telegram.fail_next("getMe", Fault::Unauthorized);
+    s.platform.fail_next("getMe", Fault::Unauthorized);
     let mut gateway = s.start();
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let status = s.home.run(&["status"]).stdout;
-        if status.contains("down: Telegram rejected the bot token") {
-            assert!(status.contains("Gateway: running"), "{status}");
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "status never showed the bad token: {status}"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    let status = s
+        .status_shows("down: Telegram rejected the bot token")
+        .await;
+    assert!(status.contains("Gateway: running"), "{status}");
     assert!(
         gateway.child.try_wait().unwrap().is_none(),
         "a bad token must not crash the gateway"
@@ -380,7 +366,7 @@ async fn a_job_made_in_a_chat_is_delivered_to_that_chat() {
     s.model.push(Step::tool_call("cron", serde_json::json!({"action": "add", "name": "tea", "at": at, "prompt": "remind me to drink tea"})));
     s.model.push(Step::text("Done, I'll remind you."));
     let _gateway = s.start();
-    s.telegram
+    s.platform
         .inject(Incoming::dm(42, "remind me to drink tea in a few seconds"));
     s.wait_for_text(42, "I'll remind you").await;
     // The run's prompt reaches the model and its answer comes back to this chat.
@@ -390,18 +376,11 @@ async fn a_job_made_in_a_chat_is_delivered_to_that_chat() {
         "{}",
         reminder.text
     );
-    let deadline = Instant::now() + WAIT;
-    loop {
+    wait_until("the one-shot job's removal after it ran", || {
         let list = s.home.run(&["cron", "list"]).stdout;
-        if list.contains("No scheduled jobs") {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "a one-shot job is gone after it ran: {list}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        list.contains("No scheduled jobs")
+    })
+    .await;
 }
 
 /// Config that makes `write_file` need the owner's yes, with a short wait.
@@ -422,11 +401,11 @@ async fn a_risky_call_waits_for_the_owners_button_and_strangers_cannot_press_it(
     s.model
         .push_all([write_step("plan.md"), Step::text("Plan saved.")]);
     let _gateway = s.start();
-    s.telegram
+    s.platform
         .inject(Incoming::group(-1001, 42, "save the plan").mentioning_bot());
     let question = s.wait_for_text(-1001, "Allow write_file `plan.md`?").await;
     let buttons: Vec<String> = s
-        .telegram
+        .platform
         .buttons(-1001, question.message_id)
         .into_iter()
         .map(|(label, _)| label)
@@ -434,11 +413,11 @@ async fn a_risky_call_waits_for_the_owners_button_and_strangers_cannot_press_it(
     assert_eq!(buttons, ["Allow once", "Always", "Deny"]);
 
     // Another member of the group presses: told no, and nothing runs.
-    s.telegram
+    s.platform
         .press(-1001, 7, ":once")
         .expect("buttons on screen");
     let toast = s
-        .telegram
+        .platform
         .wait_for_call("answerCallbackQuery", WAIT)
         .await
         .expect("the press is answered");
@@ -451,10 +430,10 @@ async fn a_risky_call_waits_for_the_owners_button_and_strangers_cannot_press_it(
         "{:?}",
         toast.params
     );
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The press was refused before it was answered.
     assert!(!s.home.workspace().join("plan.md").exists());
 
-    s.telegram
+    s.platform
         .press(-1001, 42, ":once")
         .expect("still on screen");
     s.wait_for_text(-1001, "Plan saved.").await;
@@ -462,7 +441,7 @@ async fn a_risky_call_waits_for_the_owners_button_and_strangers_cannot_press_it(
     // The question now says what happened, and its buttons are gone.
     let settled = s.wait_for_text(-1001, "Allowed once").await;
     assert_eq!(settled.message_id, question.message_id);
-    assert!(s.telegram.buttons(-1001, question.message_id).is_empty());
+    assert!(s.platform.buttons(-1001, question.message_id).is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -480,19 +459,19 @@ async fn deny_always_and_silence_each_reach_the_waiting_call() {
     ]);
     let _gateway = s.start();
 
-    s.telegram.inject(Incoming::dm(42, "write denied.md"));
+    s.platform.inject(Incoming::dm(42, "write denied.md"));
     s.wait_for_text(42, "Allow write_file `denied.md`?").await;
-    s.telegram.press(42, 42, ":deny").expect("buttons");
+    s.platform.press(42, 42, ":deny").expect("buttons");
     s.wait_for_text(42, "Understood, not written.").await;
     assert!(!s.home.workspace().join("denied.md").exists());
     let refused = s.model.requests()[1].body["messages"].to_string();
     assert!(refused.contains("did not approve"), "{refused}");
 
-    s.telegram.inject(Incoming::dm(42, "write kept.md"));
+    s.platform.inject(Incoming::dm(42, "write kept.md"));
     s.wait_for_text(42, "Allow write_file `kept.md`?").await;
-    s.telegram.press(42, 42, ":always").expect("buttons");
+    s.platform.press(42, 42, ":always").expect("buttons");
     s.wait_for_text(42, "Written, and I won't ask again.").await;
-    s.telegram.inject(Incoming::dm(42, "write kept.md again"));
+    s.platform.inject(Incoming::dm(42, "write kept.md again"));
     s.wait_for_text(42, "Written again without asking.").await;
     let asked = s
         .shown()
@@ -503,7 +482,7 @@ async fn deny_always_and_silence_each_reach_the_waiting_call() {
 
     // Nobody answers: after approval_timeout_secs the call is refused and the
     // question says so.
-    s.telegram.inject(Incoming::dm(42, "write late.md"));
+    s.platform.inject(Incoming::dm(42, "write late.md"));
     s.wait_for_text(42, "Allow write_file `late.md`?").await;
     s.wait_for_text(42, "No answer, so I left it.").await;
     s.wait_for_text(42, "No answer — write_file `late.md` was not run")
@@ -511,7 +490,7 @@ async fn deny_always_and_silence_each_reach_the_waiting_call() {
     assert!(!s.home.workspace().join("late.md").exists());
     // A press after the timeout is told the question is closed.
     assert!(
-        s.telegram.press(42, 42, ":once").is_none(),
+        s.platform.press(42, 42, ":once").is_none(),
         "buttons removed"
     );
 }
@@ -537,27 +516,27 @@ async fn a_question_offers_its_choices_as_buttons_to_the_person_asked_who_may_al
     let _gateway = s.start();
 
     // In a group: the choices are buttons, and only the person asked can press them.
-    s.telegram
+    s.platform
         .inject(Incoming::group(-1001, 42, "book the dentist").mentioning_bot());
     let question = s.wait_for_text(-1001, "Which day suits you?").await;
     let labels: Vec<String> = s
-        .telegram
+        .platform
         .buttons(-1001, question.message_id)
         .into_iter()
         .map(|(label, _)| label)
         .collect();
     assert_eq!(labels, ["Tuesday", "Thursday"]);
-    s.telegram
+    s.platform
         .press(-1001, 7, ":p0")
         .expect("buttons on screen");
     let toast = s
-        .telegram
+        .platform
         .wait_for_call("answerCallbackQuery", WAIT)
         .await
         .expect("the press is answered");
     let toast = toast.param("text").as_str().unwrap_or_default().to_string();
     assert!(toast.contains("Only the person asked"), "{toast}");
-    s.telegram.press(-1001, 42, ":p1").expect("still on screen");
+    s.platform.press(-1001, 42, ":p1").expect("still on screen");
     s.wait_for_text(-1001, "Thursday it is.").await;
     let answered = s.model.requests()[1].body["messages"].to_string();
     assert!(
@@ -566,12 +545,12 @@ async fn a_question_offers_its_choices_as_buttons_to_the_person_asked_who_may_al
     );
     let settled = s.wait_for_text(-1001, "→ Thursday").await;
     assert_eq!(settled.message_id, question.message_id);
-    assert!(s.telegram.buttons(-1001, question.message_id).is_empty());
+    assert!(s.platform.buttons(-1001, question.message_id).is_empty());
 
     // Typing answers too, and what was typed is the answer, not a message of its own.
-    s.telegram.inject(Incoming::dm(42, "and the time?"));
+    s.platform.inject(Incoming::dm(42, "and the time?"));
     s.wait_for_text(42, "What time?").await;
-    s.telegram.inject(Incoming::dm(42, "half past ten"));
+    s.platform.inject(Incoming::dm(42, "half past ten"));
     s.wait_for_text(42, "Noted.").await;
     let answered = s.model.requests()[3].body["messages"].to_string();
     assert!(
@@ -581,9 +560,9 @@ async fn a_question_offers_its_choices_as_buttons_to_the_person_asked_who_may_al
     s.wait_for_text(42, "→ half past ten").await;
 
     // Without choices: asked as a plain message, and the turn ends to hear the answer.
-    s.telegram.inject(Incoming::dm(42, "anything?"));
+    s.platform.inject(Incoming::dm(42, "anything?"));
     let asked = s.wait_for_text(42, "Anything else?").await;
-    assert!(s.telegram.buttons(42, asked.message_id).is_empty());
+    assert!(s.platform.buttons(42, asked.message_id).is_empty());
     s.wait_for_text(42, "Tell me when you know.").await;
     let requests = s.model.requests();
     assert_eq!(

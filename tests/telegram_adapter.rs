@@ -2,9 +2,13 @@
 //! in only once the core asks, files out, reactions, edits, typing in a topic.
 //! (Conversations through the whole binary are in tests/telegram.rs.)
 
+#[path = "conformance/adapter.rs"]
+mod adapter;
+
 use std::sync::Arc;
 use std::time::Duration;
 
+use adapter::telegram_settings;
 use pincer_channels::inbox::fetch_all;
 use pincer_channels::telegram::{Telegram, TelegramSettings};
 use pincer_channels::{Channel, InboundMessage, OutboundMedia, Target};
@@ -15,17 +19,7 @@ use tokio_util::sync::CancellationToken;
 const WAIT: Duration = Duration::from_secs(10);
 
 fn adapter(fake: &FakeTelegram, inbox: &std::path::Path) -> Arc<Telegram> {
-    Telegram::new(
-        TelegramSettings {
-            token: fake.token().to_string(),
-            api_url: fake.api_url(),
-            inbox: inbox.to_path_buf(),
-            media_max_bytes: 1024 * 1024,
-            poll_timeout_secs: 1,
-        },
-        Default::default(),
-    )
-    .unwrap()
+    Telegram::new(telegram_settings(fake, inbox), Default::default()).unwrap()
 }
 
 /// The next message on the bus, acknowledged as the core does once it is stored.

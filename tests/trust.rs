@@ -5,12 +5,15 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::pairing_code;
 use common::telegram::{Setup, setup};
 use common::trust::owner_memory;
 use pincer_fakes::Step;
+use pincer_fakes::discord::FakeDiscord;
+use pincer_fakes::platform::FakePlatform;
+use pincer_fakes::slack::FakeSlack;
 use pincer_fakes::telegram::Incoming;
 use serde_json::{Value, json};
 
@@ -50,7 +53,7 @@ async fn a_guest_in_a_group_is_not_offered_exec_and_a_forced_call_runs_nothing()
         Step::text("I can't do that here."),
     ]);
     let _gateway = s.start();
-    s.telegram.inject(
+    s.platform.inject(
         Incoming::group(GROUP, GUEST, "@pincer_test_bot run touch pwned")
             .from(GUEST, "Mallory", None)
             .mentioning_bot(),
@@ -87,10 +90,10 @@ async fn a_members_prompt_holds_none_of_the_owners_memory_and_the_owners_does() 
     .await;
     owner_memory(&s);
     let _gateway = s.start();
-    s.telegram
+    s.platform
         .inject(Incoming::dm(MEMBER, "what is the cat called?").from(MEMBER, "Ana", None));
     s.wait_for_text(MEMBER, "echo:").await;
-    s.telegram
+    s.platform
         .inject(Incoming::dm(OWNER, "what is the cat called?"));
     s.wait_for_text(OWNER, "echo:").await;
     let sent = requests(&s, 2).await;
@@ -140,7 +143,7 @@ async fn a_members_job_delivers_only_to_their_chat_and_runs_as_a_member() {
         Step::tool_call("cron", json!({"action": "run", "name": "ping"})),
     ]);
     let _gateway = s.start();
-    s.telegram
+    s.platform
         .inject(Incoming::dm(MEMBER, "remind me hourly").from(MEMBER, "Ana", None));
     s.wait_for_text(MEMBER, "say ping").await;
     let sent = requests(&s, 5).await;
@@ -171,7 +174,7 @@ async fn a_members_job_delivers_only_to_their_chat_and_runs_as_a_member() {
 async fn pairing_approve_owner_writes_agent_owners_and_keeps_the_files_comments() {
     let s = setup("", "# the people I answer to\nowners = [\"telegram:42\"]").await;
     let _gateway = s.start();
-    s.telegram
+    s.platform
         .inject(Incoming::dm(MEMBER, "hello").from(MEMBER, "Ana", None));
     let code = pairing_code(&s.wait_for_text(MEMBER, "pairing code").await.text);
     let approve = s
@@ -217,14 +220,14 @@ async fn past_the_rate_a_member_is_told_once_and_the_rest_is_kept_unanswered() {
     .await;
     let _gateway = s.start();
     for n in 1..=5 {
-        s.telegram
+        s.platform
             .inject(Incoming::dm(MEMBER, &format!("message {n}")).from(MEMBER, "Ana", None));
     }
     s.wait_for_text(MEMBER, "faster than I can answer").await;
     s.wait_for_text(MEMBER, "echo: message 2").await;
     // The owner is never limited.
     for n in 1..=4 {
-        s.telegram
+        s.platform
             .inject(Incoming::dm(OWNER, &format!("owner {n}")));
     }
     s.wait_for_text(OWNER, "echo: owner 4").await;
@@ -266,14 +269,14 @@ async fn a_member_over_their_day_budget_is_told_and_the_owner_is_still_answered(
     )
     .await;
     let _gateway = s.start();
-    s.telegram
+    s.platform
         .inject(Incoming::dm(MEMBER, "first").from(MEMBER, "Ana", None));
     s.wait_for_text(MEMBER, "echo: first").await;
-    s.telegram
+    s.platform
         .inject(Incoming::dm(MEMBER, "second").from(MEMBER, "Ana", None));
     let told = s.wait_for_text(MEMBER, "allowance").await;
     assert!(told.text.contains("member_day_cost_usd"), "{}", told.text);
-    s.telegram.inject(Incoming::dm(OWNER, "and me?"));
+    s.platform.inject(Incoming::dm(OWNER, "and me?"));
     s.wait_for_text(OWNER, "echo: and me?").await;
     assert_eq!(
         s.model.requests().len(),
@@ -292,14 +295,14 @@ async fn someone_elses_spending_never_stops_the_owner() {
     )
     .await;
     let _gateway = s.start();
-    s.telegram
+    s.platform
         .inject(Incoming::dm(MEMBER, "spend").from(MEMBER, "Ana", None));
     s.wait_for_text(MEMBER, "echo: spend").await;
     // The day's total is now past agent.max_day_cost_usd: others stop, the owner goes on.
-    s.telegram
+    s.platform
         .inject(Incoming::dm(MEMBER, "more").from(MEMBER, "Ana", None));
     s.wait_for_text(MEMBER, "max_day_cost_usd").await;
-    s.telegram.inject(Incoming::dm(OWNER, "mine"));
+    s.platform.inject(Incoming::dm(OWNER, "mine"));
     s.wait_for_text(OWNER, "echo: mine").await;
 }
 
@@ -318,14 +321,14 @@ async fn an_approved_member_cannot_answer_an_approval_and_without_an_owner_nobod
         Step::text("Could not write it."),
     ]);
     let _gateway = s.start();
-    s.telegram
+    s.platform
         .inject(Incoming::dm(MEMBER, "hi").from(MEMBER, "Ana", None));
     let code = pairing_code(&s.wait_for_text(MEMBER, "pairing code").await.text);
     assert!(s.home.run(&["pairing", "approve", "telegram", &code]).ok());
-    s.telegram.inject(Incoming::dm(MEMBER, "write mine.md"));
+    s.platform.inject(Incoming::dm(MEMBER, "write mine.md"));
     s.wait_for_text(MEMBER, "Could not write it.").await;
     assert!(
-        s.telegram.press(MEMBER, MEMBER, ":once").is_none(),
+        s.platform.press(MEMBER, MEMBER, ":once").is_none(),
         "no question was put to the member"
     );
     let result = s.model.requests()[1].body["messages"].to_string();
@@ -347,12 +350,12 @@ async fn a_members_press_on_the_owners_question_is_refused() {
         Step::text("Plan saved."),
     ]);
     let _gateway = s.start();
-    s.telegram
+    s.platform
         .inject(Incoming::group(GROUP, OWNER, "save the plan").mentioning_bot());
     s.wait_for_text(GROUP, "Allow write_file").await;
-    s.telegram.press(GROUP, MEMBER, ":once").expect("buttons");
+    s.platform.press(GROUP, MEMBER, ":once").expect("buttons");
     let toast = s
-        .telegram
+        .platform
         .wait_for_call("answerCallbackQuery", WAIT)
         .await
         .expect("the press is answered");
@@ -365,12 +368,9 @@ async fn a_members_press_on_the_owners_question_is_refused() {
         "{:?}",
         toast.params
     );
-    let deadline = Instant::now() + Duration::from_millis(300);
-    while Instant::now() < deadline {
-        assert!(!s.home.workspace().join("plan.md").exists());
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    s.telegram
+    // The press was refused before it was answered.
+    assert!(!s.home.workspace().join("plan.md").exists());
+    s.platform
         .press(GROUP, OWNER, ":once")
         .expect("still there");
     s.wait_for_text(GROUP, "Plan saved.").await;
@@ -380,19 +380,11 @@ async fn a_members_press_on_the_owners_question_is_refused() {
 /// An owner on `platform` gets `send_message` and a job's result in their direct chat,
 /// addressed by their user id (the channel opens the DM; a Discord user id is not a
 /// channel, nor a Slack user id an IM).
-async fn an_owner_is_reached_by_user_id(platform: &dyn pincer_fakes::platform::FakePlatform) {
-    use std::process::Stdio;
-    let model = pincer_fakes::FakeModel::start().await;
+async fn an_owner_is_reached_by_user_id<P: FakePlatform>(platform: P) -> P {
     let owner = platform.canonical(1);
     let (channel, user) = owner.split_once(':').unwrap();
-    let home = common::TestHome::new();
-    home.write_config(&format!(
-        "version = 1\n[agent]\nowners = [\"{owner}\"]\n[router]\nlight = [\"fake/m\"]\n[providers.fake]\nkind = \"openai\"\nbase_url = \"{}\"\n\n[channels.{channel}]\nenabled = true\n{}",
-        model.openai_base(),
-        platform.config()
-    ));
-    home.write_secrets(&format!("channels:\n{}", platform.secrets()));
-    model.push_all([
+    let s = common::platform::setup(platform, "", &format!("owners = [\"{owner}\"]")).await;
+    s.model.push_all([
         Step::tool_call(
             "send_message",
             json!({"text": "PROACTIVE HELLO", "channel": channel, "chat": user}),
@@ -403,38 +395,28 @@ async fn an_owner_is_reached_by_user_id(platform: &dyn pincer_fakes::platform::F
         ),
         Step::tool_call("cron", json!({"action": "run", "name": "report"})),
     ]);
-    let _gateway = common::Gateway {
-        child: home
-            .command(&["run"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    };
-    assert!(platform.connected(WAIT).await);
-    let dm = platform.dm(1, "message me and schedule a report").await;
+    let _gateway = s.start_connected().await;
+    let dm = s.platform.dm(1, "message me and schedule a report").await;
     for needle in ["PROACTIVE HELLO", "JOB REPORT"] {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let shown = platform.shown();
-            if let Some(found) = shown.iter().find(|m| m.text.contains(needle)) {
-                assert_eq!(found.chat, dm, "{needle} went to their direct chat");
-                break;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{needle} never shown: {shown:#?}"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let found = common::wait_for(
+            || {
+                s.platform
+                    .shown()
+                    .into_iter()
+                    .find(|m| m.text.contains(needle))
+            },
+            || format!("{needle} never shown: {:#?}", s.platform.shown()),
+        )
+        .await;
+        assert_eq!(found.chat, dm, "{needle} went to their direct chat");
     }
+    s.platform
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_discord_owner_gets_messages_and_job_results_by_user_id() {
-    let fake = pincer_fakes::discord::FakeDiscord::start().await;
-    an_owner_is_reached_by_user_id(&fake).await;
-    let owner = pincer_fakes::platform::FakePlatform::canonical(&fake, 1);
+    let fake = an_owner_is_reached_by_user_id(FakeDiscord::start().await).await;
+    let owner = fake.canonical(1);
     let user: u64 = owner.trim_start_matches("discord:").parse().unwrap();
     assert!(
         fake.opened_dm(user).is_some(),
@@ -444,8 +426,7 @@ async fn a_discord_owner_gets_messages_and_job_results_by_user_id() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slack_owner_gets_messages_and_job_results_by_user_id() {
-    let fake = pincer_fakes::slack::FakeSlack::start().await;
-    an_owner_is_reached_by_user_id(&fake).await;
+    let fake = an_owner_is_reached_by_user_id(FakeSlack::start().await).await;
     assert!(
         fake.opened_im("U1").is_some(),
         "the IM was opened by user id"
@@ -456,23 +437,23 @@ async fn a_slack_owner_gets_messages_and_job_results_by_user_id() {
 async fn a_strangers_attachment_is_never_downloaded_and_a_members_is() {
     let s = setup("", &format!("owners = [\"telegram:{OWNER}\"]")).await;
     let _gateway = s.start();
-    s.telegram.inject(
+    s.platform.inject(
         Incoming::dm(GUEST, "look at this")
             .from(GUEST, "Mallory", None)
             .with_photo(vec![0xFF; 2048]),
     );
     let code = pairing_code(&s.wait_for_text(GUEST, "pairing code").await.text);
     assert!(
-        s.telegram.calls_of("getFile").is_empty(),
+        s.platform.calls_of("getFile").is_empty(),
         "a file was fetched for a sender who was never admitted"
     );
     assert!(s.home.run(&["pairing", "approve", "telegram", &code]).ok());
-    s.telegram.inject(
+    s.platform.inject(
         Incoming::dm(GUEST, "and now?")
             .from(GUEST, "Mallory", None)
             .with_photo(vec![0xFF; 2048]),
     );
     let reply = s.wait_for_text(GUEST, "echo:").await;
     assert!(reply.text.contains("[attached: "), "{}", reply.text);
-    assert_eq!(s.telegram.calls_of("getFile").len(), 1);
+    assert_eq!(s.platform.calls_of("getFile").len(), 1);
 }

@@ -25,14 +25,14 @@ async fn think_blocks_and_tool_markup_never_reach_the_chat_or_the_transcript() {
         "Okay, so they want a reminder...\n</think>\nDone, I will remind you.",
     ));
     let _gateway = s.start();
-    s.telegram.inject(Incoming::dm(42, "how do I keep basil?"));
+    s.platform.inject(Incoming::dm(42, "how do I keep basil?"));
     s.wait_for_text(42, "Water it twice a week.").await;
-    s.telegram.inject(Incoming::dm(42, "check my files"));
+    s.platform.inject(Incoming::dm(42, "check my files"));
     s.wait_for_text(42, "Let me check that.").await;
-    s.telegram.inject(Incoming::dm(42, "remind me"));
+    s.platform.inject(Incoming::dm(42, "remind me"));
     s.wait_for_text(42, "Done, I will remind you.").await;
 
-    let calls = s.telegram.calls();
+    let calls = s.platform.calls();
     assert!(
         calls.iter().any(|c| c.method == "editMessageText"),
         "the first reply streamed (edited in place)"

@@ -59,7 +59,7 @@ async fn a_foreground_task_answers_its_parent_in_a_session_of_its_own() {
         Step::text("Here it is: basil is a kind of mint."),
     ]);
     let _gateway = s.start();
-    s.telegram.inject(Incoming::dm(42, "tell me about basil"));
+    s.platform.inject(Incoming::dm(42, "tell me about basil"));
     s.wait_for_text(42, "basil is a kind of mint").await;
 
     let requests = s.model.requests();
@@ -110,7 +110,7 @@ async fn a_background_task_reports_to_the_chat_and_the_next_turn_knows() {
         Step::text("I started the research; I'll tell you."),
     ]);
     let _gateway = s.start();
-    s.telegram
+    s.platform
         .inject(Incoming::dm(42, "research flights for me"));
     s.wait_for_text(42, "I started the research").await;
     // The child's request may land before the parent's second one: pick the parent's.
@@ -127,7 +127,7 @@ async fn a_background_task_reports_to_the_chat_and_the_next_turn_knows() {
         "{parent}"
     );
 
-    s.telegram.inject(Incoming::dm(42, "/tasks").command());
+    s.platform.inject(Incoming::dm(42, "/tasks").command());
     let listed = s.wait_for_text(42, "Tasks of this conversation").await;
     assert!(
         listed.text.contains("1. running (background"),
@@ -143,10 +143,10 @@ async fn a_background_task_reports_to_the_chat_and_the_next_turn_knows() {
         "{}",
         report.text
     );
-    s.telegram.inject(Incoming::dm(42, "/tasks").command());
+    s.platform.inject(Incoming::dm(42, "/tasks").command());
     s.wait_for_text(42, "1. done (background").await;
 
-    s.telegram.inject(Incoming::dm(42, "so which day?"));
+    s.platform.inject(Incoming::dm(42, "so which day?"));
     s.wait_for_text(42, "echo: so which day?").await;
     let next = s
         .model
@@ -185,7 +185,7 @@ async fn tasks_stop_and_slash_stop_end_tasks_and_a_fourth_is_refused() {
         Step::text("Three are running."),
     ]);
     let _gateway = s.start();
-    s.telegram.inject(Incoming::dm(42, "do four things"));
+    s.platform.inject(Incoming::dm(42, "do four things"));
     s.wait_for_text(42, "Three are running.").await;
     let parent = s
         .model
@@ -201,17 +201,17 @@ async fn tasks_stop_and_slash_stop_end_tasks_and_a_fourth_is_refused() {
     );
     children(&s, 3).await;
 
-    s.telegram
+    s.platform
         .inject(Incoming::dm(42, "/tasks stop 2").command());
     s.wait_for_text(42, "Stopping task 2.").await;
     s.wait_for_text(42, "Task 2 (two) did not finish: it was stopped")
         .await;
 
-    s.telegram.inject(Incoming::dm(42, "/stop").command());
+    s.platform.inject(Incoming::dm(42, "/stop").command());
     s.wait_for_text(42, "Stopping 2 running task(s).").await;
     s.wait_for_text(42, "Task 1 (one) did not finish").await;
     s.wait_for_text(42, "Task 3 (three) did not finish").await;
-    s.telegram.inject(Incoming::dm(42, "/tasks").command());
+    s.platform.inject(Incoming::dm(42, "/tasks").command());
     let listed = s.wait_for_text(42, "3. stopped").await;
     assert!(
         listed.text.contains("1. stopped") && listed.text.contains("2. stopped"),
@@ -227,7 +227,7 @@ async fn a_restart_mid_task_reports_it_interrupted_once() {
     s.model
         .push_all([start_task("long research", true), Step::text("Started.")]);
     let gateway = s.start();
-    s.telegram
+    s.platform
         .inject(Incoming::dm(42, "research for a long time"));
     s.wait_for_text(42, "Started.").await;
     children(&s, 1).await;
@@ -239,7 +239,7 @@ async fn a_restart_mid_task_reports_it_interrupted_once() {
     drop(second);
     let third = s.start();
     // The third start is ready once it answers; by then it would have reported.
-    s.telegram.inject(Incoming::dm(42, "are you there?"));
+    s.platform.inject(Incoming::dm(42, "are you there?"));
     s.wait_for_text(42, "echo: are you there?").await;
     drop(third);
     let reports = s

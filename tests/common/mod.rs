@@ -2,6 +2,7 @@
 //! model, and ways to run the real `pincer` binary or the core in-process.
 #![allow(dead_code)] // each test file uses its own subset
 
+pub mod platform;
 pub mod telegram;
 pub mod trust;
 
@@ -108,6 +109,28 @@ impl TestHome {
         Run::from(child.wait_with_output().expect("wait pincer"))
     }
 
+    /// `pincer run` in the background, its stderr appended to `gateway.log` (so a
+    /// restart keeps the earlier run's lines); killed when the `Gateway` is dropped.
+    pub fn start_gateway(&self) -> Gateway {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.path().join("gateway.log"))
+            .expect("gateway log file");
+        let child = self
+            .command(&["run"])
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start pincer run");
+        Gateway { child }
+    }
+
+    /// What every `start_gateway` run logged so far.
+    pub fn gateway_log(&self) -> String {
+        std::fs::read_to_string(self.path().join("gateway.log")).unwrap_or_default()
+    }
+
     /// `pincer sessions show terminal:dm:local`.
     pub fn transcript(&self) -> String {
         let run = self.run(&["sessions", "show", "terminal:dm:local"]);
@@ -196,6 +219,72 @@ pub fn set_mode(path: &Path, mode: u32) {
 }
 
 pub const WAIT: Duration = Duration::from_secs(10);
+
+/// How long `wait_for` and `wait_until` give the code under test before failing: long,
+/// since it only matters when a test fails, and the test machines are busy.
+pub const PATIENCE: Duration = Duration::from_secs(20);
+
+/// Poll `check` until it gives a value and return it; after `PATIENCE`, fail with what
+/// `failure` says then. Reads tokio's clock, so it also works on a paused clock.
+pub async fn wait_for<T>(
+    mut check: impl FnMut() -> Option<T>,
+    failure: impl FnOnce() -> String,
+) -> T {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        if let Some(found) = check() {
+            return found;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            panic!("after {PATIENCE:?}: {}", failure());
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// What a child process writes to a pipe, read as it comes by a thread (so the pipe
+/// never fills up).
+#[derive(Clone, Default)]
+pub struct Captured(std::sync::Arc<std::sync::Mutex<String>>);
+
+impl Captured {
+    pub fn of(mut pipe: impl std::io::Read + Send + 'static) -> Captured {
+        let captured = Captured::default();
+        let sink = captured.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.0
+                    .lock()
+                    .expect("capture lock")
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        captured
+    }
+
+    /// Everything read so far.
+    pub fn text(&self) -> String {
+        self.0.lock().expect("capture lock").clone()
+    }
+
+    /// Wait until what was read shows `needle` `count` times.
+    pub async fn shows(&self, needle: &str, count: usize) {
+        wait_for(
+            || (self.text().matches(needle).count() >= count).then_some(()),
+            || format!("never showed {needle:?} {count} times:\n{}", self.text()),
+        )
+        .await
+    }
+}
+
+/// Wait until `done` holds; after `PATIENCE`, fail saying `what` never happened.
+pub async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    wait_for(|| done().then_some(()), || format!("{what} never happened")).await
+}
 
 /// The fake MCP server binary (`pincer-fakes`' `fake-mcp`), built beside `pincer` by
 /// `cargo test --workspace`.

@@ -1,61 +1,27 @@
-//! A Pincer home wired to the fake Telegram Bot API and the fake model, and the real
-//! `pincer run` against them: what tests of the Telegram gateway share.
+//! The Telegram side of `common::platform`: a home wired to the fake Bot API, and what
+//! only Telegram shows — each message as `Sent` (edits applied, with its parse mode and
+//! forum topic) and the update offset, which the gateway confirms only once it has
+//! decided about a message.
 
-use std::process::Stdio;
-use std::time::{Duration, Instant};
-
-use pincer_fakes::FakeModel;
 use pincer_fakes::telegram::{FakeTelegram, Sent};
 
-use super::{Gateway, TestHome};
+use super::platform;
+use super::wait_for;
 
-/// How long a test waits for something the gateway should do.
-const WAIT: Duration = Duration::from_secs(15);
-
-pub struct Setup {
-    pub home: TestHome,
-    pub model: FakeModel,
-    pub telegram: FakeTelegram,
-}
+/// A home with Telegram enabled, the fake model, and the fake Bot API.
+pub type Setup = platform::Setup<FakeTelegram>;
 
 /// A home with Telegram enabled (`extra_channel` goes under `[channels.telegram]`,
 /// `extra_agent` under `[agent]`; a line starting with `[` opens more tables).
 pub async fn setup(extra_channel: &str, extra_agent: &str) -> Setup {
-    let model = FakeModel::start().await;
-    let telegram = FakeTelegram::start().await;
-    let home = TestHome::new();
-    home.write_config(&format!(
-        "version = 1\n[agent]\n{extra_agent}\n[router]\nlight = [\"fake/m\"]\n[providers.fake]\nkind = \"openai\"\nbase_url = \"{}\"\n\n[channels.telegram]\nenabled = true\napi_url = \"{}\"\n{extra_channel}\n",
-        model.openai_base(),
-        telegram.api_url()
-    ));
-    home.write_secrets(&format!(
-        "channels:\n  telegram:\n    bot_token: \"{}\"\n",
-        telegram.token()
-    ));
-    Setup {
-        home,
-        model,
-        telegram,
-    }
+    platform::setup(FakeTelegram::start().await, extra_channel, extra_agent).await
 }
 
-impl Setup {
-    pub fn start(&self) -> Gateway {
-        let child = self
-            .home
-            .command(&["run"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start pincer run");
-        Gateway { child }
-    }
-
+impl platform::Setup<FakeTelegram> {
     /// What each message the bot sent finally says (edits applied), in order sent.
     pub fn shown(&self) -> Vec<Sent> {
         let mut out: Vec<Sent> = Vec::new();
-        for sent in self.telegram.sent() {
+        for sent in self.platform.sent() {
             if sent.method == "editMessageText" {
                 if let Some(original) = out
                     .iter_mut()
@@ -73,22 +39,21 @@ impl Setup {
 
     /// Wait until a message to `chat` finally shows `needle`.
     pub async fn wait_for_text(&self, chat: i64, needle: &str) -> Sent {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            if let Some(found) = self
-                .shown()
-                .into_iter()
-                .find(|m| m.chat_id == chat && m.text.contains(needle))
-            {
-                return found;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "no message to {chat} containing {needle:?}; shown: {:#?}",
+        wait_for(
+            || {
                 self.shown()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+                    .into_iter()
+                    .find(|m| m.chat_id == chat && m.text.contains(needle))
+            },
+            || {
+                format!(
+                    "no message to {chat} containing {needle:?}; shown: {:#?}\ngateway log:\n{}",
+                    self.shown(),
+                    self.log()
+                )
+            },
+        )
+        .await
     }
 
     pub fn texts_to(&self, chat: i64) -> Vec<String> {
@@ -97,5 +62,23 @@ impl Setup {
             .filter(|m| m.chat_id == chat)
             .map(|m| m.text)
             .collect()
+    }
+
+    /// Wait until the gateway has confirmed every update injected so far. It confirms
+    /// one only once the gate has decided about it — refused it, answered it itself (a
+    /// pairing code), or let it in, which stores it in its session first — so after
+    /// this, a message nobody answered was refused, or is in `pincer sessions`.
+    pub async fn settled(&self) {
+        wait_for(
+            || (self.platform.pending_updates() == 0).then_some(()),
+            || {
+                format!(
+                    "{} updates still unconfirmed; gateway log:\n{}",
+                    self.platform.pending_updates(),
+                    self.log()
+                )
+            },
+        )
+        .await
     }
 }

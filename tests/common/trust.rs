@@ -2,7 +2,7 @@
 //! group), the tools a model request offered and the tool results it carried, and an
 //! owner's memory whose every part carries a marker to look for in what the model saw.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pincer_fakes::Recorded;
 use serde_json::Value;
@@ -49,15 +49,6 @@ pub async fn requests(s: &Setup, n: usize) -> Vec<Recorded> {
     let got = s.model.wait_for_requests(n, WAIT).await;
     assert!(got.len() >= n, "{} of {n} model requests came", got.len());
     got
-}
-
-/// Wait until `done` holds, or fail saying `what` never happened.
-pub async fn until(what: &str, done: impl Fn() -> bool) {
-    let deadline = Instant::now() + WAIT;
-    while !done() {
-        assert!(Instant::now() < deadline, "{what} never happened");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// The owner's profile, memory index and one memory file, each with a marker.

@@ -2,6 +2,9 @@
 //! that drive the channel manager directly instead of `pincer run` (deliveries the core
 //! starts by itself, which no chat message can trigger on cue). One `InProcess` per
 //! fake: how to build its adapter, and where the fake holds a person's direct chat.
+//! The settings that point each adapter at its fake serve the adapter tests too
+//! (tests/{telegram,discord,slack}_adapter.rs include this file).
+#![allow(dead_code)] // each adapter test uses one platform's settings
 
 use std::path::Path;
 
@@ -15,6 +18,41 @@ use pincer_fakes::slack::FakeSlack;
 use pincer_fakes::telegram::FakeTelegram;
 
 const MEDIA_MAX_BYTES: u64 = 1024 * 1024;
+
+/// The Telegram adapter's settings for `fake`, files saved under `inbox`.
+pub fn telegram_settings(fake: &FakeTelegram, inbox: &Path) -> TelegramSettings {
+    TelegramSettings {
+        token: fake.token().to_string(),
+        api_url: fake.api_url(),
+        inbox: inbox.to_path_buf(),
+        media_max_bytes: MEDIA_MAX_BYTES,
+        poll_timeout_secs: 1,
+    }
+}
+
+/// The Discord adapter's settings for `fake`, files saved under `inbox`.
+pub fn discord_settings(fake: &FakeDiscord, inbox: &Path) -> DiscordSettings {
+    DiscordSettings {
+        token: fake.token().to_string(),
+        api_url: fake.api_url(),
+        inbox: inbox.to_path_buf(),
+        media_max_bytes: MEDIA_MAX_BYTES,
+    }
+}
+
+/// The Slack adapter's settings for `fake` in Socket Mode, files saved under `inbox`.
+pub fn slack_settings(fake: &FakeSlack, inbox: &Path) -> SlackSettings {
+    SlackSettings {
+        bot_token: fake.bot_token().into(),
+        app_token: Some(fake.app_token().into()),
+        signing_secret: None,
+        api_url: fake.api_url(),
+        mode: SlackMode::Socket,
+        listen: None,
+        inbox: inbox.to_path_buf(),
+        media_max_bytes: MEDIA_MAX_BYTES,
+    }
+}
 
 pub trait InProcess: FakePlatform {
     /// The real adapter pointed at this fake, with every capability it has.
@@ -36,14 +74,7 @@ fn raw_id<P: FakePlatform + ?Sized>(platform: &P, user: u64) -> String {
 
 impl InProcess for FakeTelegram {
     fn handle(&self, inbox: &Path) -> ChannelHandle {
-        let settings = TelegramSettings {
-            token: self.token().to_string(),
-            api_url: self.api_url(),
-            inbox: inbox.to_path_buf(),
-            media_max_bytes: MEDIA_MAX_BYTES,
-            poll_timeout_secs: 1,
-        };
-        Telegram::new(settings, Default::default())
+        Telegram::new(telegram_settings(self, inbox), Default::default())
             .expect("the Telegram adapter for the fake")
             .handle()
     }
@@ -56,13 +87,7 @@ impl InProcess for FakeTelegram {
 
 impl InProcess for FakeDiscord {
     fn handle(&self, inbox: &Path) -> ChannelHandle {
-        let settings = DiscordSettings {
-            token: self.token().to_string(),
-            api_url: self.api_url(),
-            inbox: inbox.to_path_buf(),
-            media_max_bytes: MEDIA_MAX_BYTES,
-        };
-        Discord::new(settings, Default::default())
+        Discord::new(discord_settings(self, inbox), Default::default())
             .expect("the Discord adapter for the fake")
             .handle()
     }
@@ -76,17 +101,7 @@ impl InProcess for FakeDiscord {
 
 impl InProcess for FakeSlack {
     fn handle(&self, inbox: &Path) -> ChannelHandle {
-        let settings = SlackSettings {
-            bot_token: self.bot_token().into(),
-            app_token: Some(self.app_token().into()),
-            signing_secret: None,
-            api_url: self.api_url(),
-            mode: SlackMode::Socket,
-            listen: None,
-            inbox: inbox.to_path_buf(),
-            media_max_bytes: MEDIA_MAX_BYTES,
-        };
-        Slack::new(settings, Default::default())
+        Slack::new(slack_settings(self, inbox), Default::default())
             .expect("the Slack adapter for the fake")
             .handle()
     }

@@ -8,37 +8,37 @@
 
 mod adapter;
 
-use std::process::{Child, Stdio};
+use std::ops::Deref;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pincer_channels::{OutboundBody, OutboundMessage, Registry, Target, manager};
-use pincer_fakes::platform::{FakePlatform, Shown};
-use pincer_fakes::{FakeModel, Step};
+use pincer_fakes::Step;
+use pincer_fakes::platform::FakePlatform;
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use crate::common::TestHome;
+use crate::common::Gateway;
+use crate::common::platform::{self, Setup, owners};
 pub use adapter::InProcess;
 
 /// In `agent.owners`.
 pub const OWNER: u64 = 42;
 /// Nobody the bot knows.
 pub const STRANGER: u64 = 7;
-const WAIT: Duration = Duration::from_secs(20);
 
-/// A running gateway with its fakes; the gateway is killed when dropped.
-pub struct Harness<P: FakePlatform> {
-    pub home: TestHome,
-    pub model: FakeModel,
-    pub platform: P,
-    gateway: Child,
+/// A running gateway with its fakes (the shared `Setup`); the gateway is killed when
+/// dropped.
+pub struct Harness<P> {
+    _gateway: Gateway,
+    setup: Setup<P>,
 }
 
-impl<P: FakePlatform> Drop for Harness<P> {
-    fn drop(&mut self) {
-        let _ = self.gateway.kill();
-        let _ = self.gateway.wait();
+impl<P> Deref for Harness<P> {
+    type Target = Setup<P>;
+
+    fn deref(&self) -> &Setup<P> {
+        &self.setup
     }
 }
 
@@ -46,69 +46,12 @@ impl<P: FakePlatform> Harness<P> {
     /// `pincer run` with the channel enabled (plus `channel` lines in its table) and
     /// `extra` TOML at the end; returns once the adapter is connected.
     pub async fn start(platform: P, channel: &str, extra: &str) -> Self {
-        let model = FakeModel::start().await;
-        let home = TestHome::new();
-        let name = platform.name();
-        home.write_config(&format!(
-            "version = 1\n[agent]\nowners = [\"{}\"]\n[router]\nlight = [\"fake/m\"]\n[providers.fake]\nkind = \"openai\"\nbase_url = \"{}\"\n\n[channels.{name}]\nenabled = true\n{}{channel}\n{extra}\n",
-            platform.canonical(OWNER),
-            model.openai_base(),
-            platform.config(),
-        ));
-        home.write_secrets(&format!("channels:\n{}", platform.secrets()));
-        let log = std::fs::File::create(home.path().join("gateway.log")).expect("log file");
-        let gateway = home
-            .command(&["run"])
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("start pincer run");
-        let harness = Harness {
-            home,
-            model,
-            platform,
-            gateway,
-        };
-        assert!(
-            harness.platform.connected(WAIT).await,
-            "{name} never connected; gateway log:\n{}",
-            harness.log()
-        );
-        harness
-    }
-
-    pub fn log(&self) -> String {
-        std::fs::read_to_string(self.home.path().join("gateway.log")).unwrap_or_default()
-    }
-
-    /// Wait until a message in `chat` shows `needle`.
-    pub async fn wait_shown(&self, chat: &str, needle: &str) -> Shown {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            if let Some(found) = self
-                .platform
-                .shown()
-                .into_iter()
-                .find(|m| m.chat == chat && m.text.contains(needle))
-            {
-                return found;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "nothing in {chat} shows {needle:?}; shown: {:#?}\ngateway log:\n{}",
-                self.platform.shown(),
-                self.log()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
+        let owner = owners(&platform, &[OWNER]);
+        let setup = platform::setup(platform, &format!("{channel}\n{extra}"), &owner).await;
+        Harness {
+            _gateway: setup.start_connected().await,
+            setup,
         }
-    }
-
-    fn shown_in(&self, chat: &str) -> Vec<Shown> {
-        self.platform
-            .shown()
-            .into_iter()
-            .filter(|m| m.chat == chat)
-            .collect()
     }
 }
 
@@ -151,8 +94,10 @@ pub async fn a_long_reply_is_split_at_the_limit_in_order<P: FakePlatform>(platfo
     h.model.push(Step::text(long));
     let chat = h.platform.dm(OWNER, "say a lot").await;
     h.wait_shown(&chat, &format!("Part {}:", n - 1)).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let shown = h.shown_in(&chat);
+    // The reply is all out (edits too) once the next message's is.
+    h.round_trip(OWNER, "done?").await;
+    let mut shown = h.shown_in(&chat);
+    shown.pop(); // the echo
     assert!(shown.len() >= 3, "{} messages", shown.len());
     for message in &shown {
         assert!(
@@ -174,15 +119,17 @@ pub async fn a_group_answers_only_when_mentioned<P: FakePlatform>(platform: P) {
         .platform
         .group(1, OWNER, "talking among ourselves", false)
         .await;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert!(
-        h.model.requests().is_empty(),
+    h.platform.group(1, STRANGER, "bot, what's up?", true).await;
+    // The group's turns run one at a time: the message before was dealt with first.
+    h.wait_shown(&chat, "what's up?").await;
+    let requests = h.model.requests();
+    assert_eq!(
+        requests.len(),
+        1,
         "an unmentioned message reached the model"
     );
-    assert!(h.shown_in(&chat).is_empty());
-    h.platform.group(1, STRANGER, "bot, what's up?", true).await;
-    h.wait_shown(&chat, "what's up?").await;
-    assert_eq!(h.model.requests().len(), 1);
+    assert!(requests[0].last_user_text().contains("what's up?"));
+    assert_eq!(h.shown_in(&chat).len(), 1, "{:#?}", h.shown_in(&chat));
 }
 
 pub async fn a_reply_streams_by_edits_with_typing_shown<P: FakePlatform>(platform: P) {
@@ -210,15 +157,13 @@ pub async fn a_thread_reply_stays_in_its_thread<P: FakePlatform>(platform: P) {
 
 pub async fn a_reconnect_loses_nothing_and_answers_once<P: FakePlatform>(platform: P) {
     let h = Harness::start(platform, "", "").await;
-    let chat = h.platform.dm(OWNER, "before").await;
-    h.wait_shown(&chat, "echo: before").await;
+    let chat = h.round_trip(OWNER, "before").await;
     h.platform.disconnect(Duration::from_secs(3)).await;
-    h.platform.dm(OWNER, "during").await;
-    h.wait_shown(&chat, "echo: during").await;
-    h.platform.dm(OWNER, "after").await;
-    h.wait_shown(&chat, "echo: after").await;
-    tokio::time::sleep(Duration::from_millis(1000)).await;
-    let texts: Vec<String> = h.shown_in(&chat).into_iter().map(|m| m.text).collect();
+    h.round_trip(OWNER, "during").await;
+    h.round_trip(OWNER, "after").await;
+    // A message delivered twice would be answered twice before this one is.
+    h.round_trip(OWNER, "last").await;
+    let texts = h.texts_in(&chat);
     for word in ["before", "during", "after"] {
         let n = texts
             .iter()
@@ -226,7 +171,7 @@ pub async fn a_reconnect_loses_nothing_and_answers_once<P: FakePlatform>(platfor
             .count();
         assert_eq!(n, 1, "`{word}` answered {n} times: {texts:?}");
     }
-    assert_eq!(h.model.requests().len(), 3, "{texts:?}");
+    assert_eq!(h.model.requests().len(), 4, "{texts:?}");
 }
 
 pub async fn an_approval_button_reaches_the_waiting_call<P: FakePlatform>(platform: P) {
@@ -246,11 +191,11 @@ pub async fn an_approval_button_reaches_the_waiting_call<P: FakePlatform>(platfo
         question.buttons,
         "the question has no buttons: {question:?}"
     );
+    // `press` returns once the bot has answered the press: it was decided on.
     assert!(
         h.platform.press(&chat, STRANGER, "once").await,
         "no button to press"
     );
-    tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(
         !h.home.workspace().join("ok.md").exists(),
         "a stranger's press counted"

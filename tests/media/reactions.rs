@@ -27,10 +27,7 @@ async fn ack_reaction_reaches_telegram_discord_and_slack() {
     assert_eq!(reactions, vec![(rig.discord_dm(), id, "👀".to_string())]);
 
     let ts = rig.slack.inject(slack::Incoming::dm(OWNER, "hello"));
-    let deadline = std::time::Instant::now() + WAIT;
-    while rig.slack.reactions().is_empty() && std::time::Instant::now() < deadline {
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    crate::common::wait_until("a reaction on Slack", || !rig.slack.reactions().is_empty()).await;
     // Slack names reactions: 👀 is "eyes".
     assert_eq!(
         rig.slack.reactions(),

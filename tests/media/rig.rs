@@ -2,8 +2,7 @@
 //! model speaking either wire format: the media tests send a photo, a voice note or a
 //! document from each platform and look at what reached the model and what came back.
 
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pincer_fakes::FakeModel;
 use pincer_fakes::discord::{self, FakeDiscord};
@@ -11,6 +10,7 @@ use pincer_fakes::platform::FakePlatform;
 use pincer_fakes::slack::FakeSlack;
 use pincer_fakes::telegram::FakeTelegram;
 
+use crate::common::platform::{channel_table, wait_shown};
 use crate::common::{Gateway, TestHome};
 
 /// The owner's small number on every platform (telegram:42, discord:…, slack:U42).
@@ -56,11 +56,8 @@ impl Rig {
         );
         let mut secrets = String::from("channels:\n");
         for platform in platforms {
-            config.push_str(&format!(
-                "\n[channels.{}]\nenabled = true\n{}{channel}\n",
-                platform.name(),
-                platform.config()
-            ));
+            config.push('\n');
+            config.push_str(&channel_table(platform, channel));
             secrets.push_str(&platform.secrets());
         }
         config.push_str(extra);
@@ -79,15 +76,7 @@ impl Rig {
 
     /// Starts `pincer run` and waits until every platform is connected.
     pub async fn start(&mut self) {
-        let log = std::fs::File::create(self.log_path()).expect("log file");
-        let child = self
-            .home
-            .command(&["run"])
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("start pincer run");
-        self.gateway = Some(Gateway { child });
+        self.gateway = Some(self.home.start_gateway());
         let platforms: [&dyn FakePlatform; 3] = [&self.telegram, &self.discord, &self.slack];
         for platform in platforms {
             assert!(
@@ -99,12 +88,8 @@ impl Rig {
         }
     }
 
-    fn log_path(&self) -> std::path::PathBuf {
-        self.home.path().join("gateway.log")
-    }
-
     pub fn log(&self) -> String {
-        std::fs::read_to_string(self.log_path()).unwrap_or_default()
+        self.home.gateway_log()
     }
 
     /// The owner's DM on Discord.
@@ -126,24 +111,7 @@ impl Rig {
 
     /// Wait until `platform` shows a message in `chat` containing `needle`.
     pub async fn shown(&self, platform: &dyn FakePlatform, chat: &str, needle: &str) -> String {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            if let Some(found) = platform
-                .shown()
-                .into_iter()
-                .find(|m| m.chat == chat && m.text.contains(needle))
-            {
-                return found.text;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "nothing in {} {chat} shows {needle:?}; shown: {:#?}\ngateway log:\n{}",
-                platform.name(),
-                platform.shown(),
-                self.log()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        wait_shown(platform, chat, needle, || self.log()).await.text
     }
 }
 

@@ -141,7 +141,7 @@ async fn the_owner_uses_the_panel_in_chromium() {
     .await;
     s.home.write_secrets(&format!(
         "channels:\n  telegram:\n    bot_token: \"{}\"\nweb:\n  token: \"{TOKEN}\"\n",
-        s.telegram.token()
+        s.platform.token()
     ));
     let _gateway = s.start();
     let base = format!("http://127.0.0.1:{port}");
@@ -158,7 +158,7 @@ async fn the_owner_uses_the_panel_in_chromium() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     // A stranger asks to pair.
-    s.telegram
+    s.platform
         .inject(Incoming::dm(7, "hello, who are you?").from(7, "Ana", None));
     let code = pairing_code(&s.wait_for_text(7, "pairing code").await.text);
 
@@ -184,7 +184,7 @@ async fn the_owner_uses_the_panel_in_chromium() {
         .await
         .expect("click Approve");
     wait_text(&browser, ".flash", "Approved").await;
-    s.telegram
+    s.platform
         .inject(Incoming::dm(7, "now may I talk?").from(7, "Ana", None));
     s.wait_for_text(7, "now may I talk?").await;
 

@@ -11,6 +11,9 @@ use super::fake::FakeSlack;
 use super::incoming::{Incoming, user_id};
 use crate::platform::{FakePlatform, Shown};
 
+/// How long `press` waits for the bot to answer the press.
+const ANSWER_WAIT: Duration = Duration::from_secs(10);
+
 #[async_trait]
 impl FakePlatform for FakeSlack {
     fn name(&self) -> &'static str {
@@ -92,6 +95,22 @@ impl FakePlatform for FakeSlack {
     }
 
     async fn press(&self, chat: &str, user: u64, choice: &str) -> bool {
-        FakeSlack::press(self, chat, &user_id(user), choice)
+        let answered = |inner: &super::state::Inner| {
+            inner
+                .messages
+                .iter()
+                .filter(|m| m.ephemeral && m.channel == chat)
+                .count()
+        };
+        let before = self.shared.read(answered);
+        if !FakeSlack::press(self, chat, &user_id(user), choice) {
+            return false;
+        }
+        // Like a person's client: wait (briefly) until the bot shows the presser what
+        // became of it (an ephemeral message).
+        self.shared
+            .wait_until(ANSWER_WAIT, |inner| answered(inner) > before)
+            .await;
+        true
     }
 }

@@ -12,6 +12,9 @@ use crate::platform::{FakePlatform, Shown};
 /// The forum topic `thread` writes in.
 const TOPIC: i64 = 77;
 
+/// How long `press` waits for the bot to answer the press.
+const ANSWER_WAIT: Duration = Duration::from_secs(10);
+
 fn group_id(group: u64) -> i64 {
     -(1000 + i64::try_from(group).unwrap_or(0))
 }
@@ -117,6 +120,19 @@ impl FakePlatform for FakeTelegram {
         let Ok(chat) = chat.parse::<i64>() else {
             return false;
         };
-        FakeTelegram::press(self, chat, user_id(user), &format!(":{choice}")).is_some()
+        let Some(query) = FakeTelegram::press(self, chat, user_id(user), &format!(":{choice}"))
+        else {
+            return false;
+        };
+        // Like a person's client: wait (briefly) until the bot answers the press.
+        self.shared
+            .wait_until(ANSWER_WAIT, |inner| {
+                inner.calls.iter().any(|c| {
+                    c.method.eq_ignore_ascii_case("answerCallbackQuery")
+                        && c.param("callback_query_id").as_str() == Some(query.as_str())
+                })
+            })
+            .await;
+        true
     }
 }
