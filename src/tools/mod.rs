@@ -104,7 +104,8 @@ fn acts(tool: &str, args: &Value) -> bool {
     matches!(
         tool,
         "exec" | "write_file" | "edit_file" | "send_message" | "send_file" | "memory_write"
-    ) || (tool == "cron" && args.get("action").and_then(Value::as_str) == Some("add"))
+    ) || (tool == <crate::cron::CronTool as TypedTool>::NAME
+        && args.get("action").and_then(Value::as_str) == Some("add"))
 }
 
 /// What a tool may touch.
@@ -548,7 +549,8 @@ impl Registry {
         // that someone.
         let answerable = spec.name == question::QUESTION
             && ctx.origin.as_ref().is_some_and(|o| {
-                question::asked_by_approver(o, &args) && guard.approvers.get(&o.channel).is_some()
+                question::asked_by_approver(&ctx.caller, &args)
+                    && guard.approvers.get(&o.channel).is_some()
             });
         let must_ask = spec.name == mode::EXIT_PLAN_MODE || answerable;
         let host_asks = must_ask || mode.is_some_and(|m| m.asks(&spec.name, acting));

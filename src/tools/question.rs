@@ -16,26 +16,26 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use pincer_channels::approval::MAX_OPTIONS;
-use pincer_channels::{OutboundBody, OutboundMessage, Target};
+use pincer_channels::{OutboundBody, OutboundMessage};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{ToolContext, ToolError, TypedTool};
+use super::{Caller, ToolContext, ToolError, TypedTool};
 use crate::scrub::Outbox;
 
 pub const QUESTION: &str = "question";
 
-/// Whether a question in this chat is answered through the pipeline (an approver of
-/// the local channel: the REPL, or a host) rather than posted as a message.
-pub fn answered_here(origin: &Target) -> bool {
-    origin.channel == pincer_channels::terminal::CHANNEL
+/// Whether a question in this turn is answered through the pipeline (the approver of
+/// the terminal: the REPL, or a host) rather than posted as a message.
+pub fn answered_here(caller: &Caller) -> bool {
+    caller.origin.answered_locally()
 }
 
-/// Whether the channel's approver asks this question (when it has one): always for
-/// the local channel, and in a chat when there are choices to put on buttons.
-pub fn asked_by_approver(origin: &Target, args: &Value) -> bool {
-    answered_here(origin) || !options(args).is_empty()
+/// Whether the channel's approver asks this question (when it has one): always at
+/// the terminal, and in a chat when there are choices to put on buttons.
+pub fn asked_by_approver(caller: &Caller, args: &Value) -> bool {
+    answered_here(caller) || !options(args).is_empty()
 }
 
 /// The question's choices.
@@ -133,7 +133,7 @@ impl TypedTool for Question {
             return Err(ToolError::new("the question is empty"));
         }
         match &ctx.origin {
-            Some(origin) if !answered_here(origin) => {
+            Some(origin) if !answered_here(&ctx.caller) => {
                 let message = OutboundMessage {
                     target: origin.clone(),
                     body: OutboundBody::Text(layout(
