@@ -26,7 +26,7 @@
 //! - `scrub`    — the credential scrubber for replies, logs and tool results
 //! - `cron`     — scheduled jobs, the scheduler, the heartbeat, the `cron` tool
 //! - `tasks`    — subagents: the `task` tool, background tasks, `/tasks`
-//! - `memory`   — memory tools, recall and the daily log around turns, the dream
+//! - `memory`   — memory tools, the dream (recall and the daily log are the turn's)
 //! - `retention` — removes old inbox/ and tool-output/ files (`[workspace] retention_days`)
 //! - `web`      — the control panel in the browser, `/healthz`, `/metrics`
 //! - `metrics`  — the process's Prometheus counters and histograms, counted where things happen

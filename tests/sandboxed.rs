@@ -8,7 +8,6 @@ mod common;
 use std::time::Duration;
 
 use common::telegram::setup;
-use common::wait_until;
 use pincer_fakes::Step;
 use pincer_fakes::telegram::Incoming;
 use serde_json::json;
@@ -123,9 +122,21 @@ async fn an_mcp_server_runs_in(sandbox: &str) {
         Step::text("MCP DONE"),
     ]);
     let _gateway = s.start();
-    wait_until("the MCP server is ready", || {
-        s.home.run(&["status"]).stdout.contains("ready, 7 tools")
-    })
+    let last = std::cell::RefCell::new(String::new());
+    common::wait_for(
+        || {
+            let status = s.home.run(&["status"]).stdout;
+            let ready = status.contains("ready, 7 tools");
+            *last.borrow_mut() = status;
+            ready.then_some(())
+        },
+        || {
+            format!(
+                "the MCP server never became ready; status said:\n{}",
+                last.borrow()
+            )
+        },
+    )
     .await;
     s.platform.inject(Incoming::dm(OWNER, "use the server"));
     s.wait_for_text(OWNER, "MCP DONE").await;

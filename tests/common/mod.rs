@@ -222,7 +222,7 @@ pub const WAIT: Duration = Duration::from_secs(10);
 
 /// How long `wait_for` and `wait_until` give the code under test before failing: long,
 /// since it only matters when a test fails, and the test machines are busy.
-pub const PATIENCE: Duration = Duration::from_secs(20);
+pub const PATIENCE: Duration = Duration::from_secs(30);
 
 /// Poll `check` until it gives a value and return it; after `PATIENCE`, fail with what
 /// `failure` says then. Reads tokio's clock, so it also works on a paused clock.
@@ -238,7 +238,8 @@ pub async fn wait_for<T>(
         if tokio::time::Instant::now() >= deadline {
             panic!("after {PATIENCE:?}: {}", failure());
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        // Not faster: some checks start a process (`pincer status`) each time.
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
