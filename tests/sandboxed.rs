@@ -121,7 +121,9 @@ async fn an_mcp_server_runs_in(sandbox: &str) {
         Step::tool_call("mcp__fake__read", json!({ "path": "../.security.yml" })),
         Step::text("MCP DONE"),
     ]);
-    let _gateway = s.start();
+    // Connected first: `status` peeks at the gateway lock, and polling it while the
+    // gateway is still taking that lock would race its start.
+    let _gateway = s.start_connected().await;
     let last = std::cell::RefCell::new(String::new());
     common::wait_for(
         || {
