@@ -458,6 +458,33 @@ async fn the_gateway_answers_what_the_last_run_left_unanswered_exactly_once() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_chat_s_unanswered_message_is_answered_after_a_restart() {
+    let fake = FakeModel::start().await;
+    let mut core = start(&fake, "steer");
+    let store = &core.running.agent.store();
+    let session = store.current_session("web:dm:owner").await.unwrap();
+    store
+        .insert_user(session, "web", "w-1", "web:owner", "still there?")
+        .await
+        .unwrap();
+    core.running.dispatcher.recover(&["web"]).await;
+    let out = until_turns_end(&mut core.running.outbound, 1).await;
+    assert_eq!(texts(&out), ["echo: still there?"]);
+    assert_eq!(
+        (
+            out[0].target.channel.as_str(),
+            out[0].target.chat_id.as_str()
+        ),
+        ("web", "owner")
+    );
+    eventually("the message is settled", || async {
+        store.unanswered().await.unwrap().is_empty()
+    })
+    .await;
+    core.shutdown.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_session_workers_are_reaped() {
     let fake = FakeModel::start().await;
     let home = common::TestHome::new();

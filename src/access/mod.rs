@@ -269,8 +269,8 @@ impl Gate {
     /// answered after a restart only then: the sender may have been revoked, the group
     /// dropped from `groups`, or the policy changed).
     pub fn still_admits(&self, target: &Target, origin: &Origin) -> bool {
-        if origin.place == Place::Terminal {
-            return true;
+        if Origin::local(&target.channel).is_some() {
+            return true; // the owner's own terminal or panel
         }
         let Some(policy) = self.policies.get(&target.channel) else {
             return false;

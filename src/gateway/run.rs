@@ -165,7 +165,13 @@ pub async fn run(
         config.workspace.retention_days,
         shutdown.clone(),
     ));
-    running.dispatcher.recover(&registry.names()).await;
+    // What the panel's chat left unanswered is answered too (the reply is stored, and
+    // the chat page shows it), when the panel runs.
+    let mut recovered = registry.names();
+    if panel.is_some() {
+        recovered.push(crate::web::CHANNEL);
+    }
+    running.dispatcher.recover(&recovered).await;
     // Tasks do not survive a restart: the background ones the last run left are
     // reported interrupted, once.
     running.agent.tasks().report_interrupted().await;
