@@ -1,7 +1,9 @@
 //! `cargo bench --bench routing`: a scripted 20-turn mixed conversation in one session
 //! against the fake model, in-process. Prints the share of turns the router sent to
 //! the light chain, the input tokens sent per turn, and the share of input tokens the
-//! (fake) provider reported as cache hits. Measures and prints; asserts nothing.
+//! (fake) provider reported as cache hits — counted per model in the providers' order,
+//! tools → system → messages (`tests/fakes/src/cache.rs`). Measures and prints;
+//! asserts nothing. The figures in `docs/benchmarks.md` come from this run.
 
 use std::process::ExitCode;
 use std::time::Duration;

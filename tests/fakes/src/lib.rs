@@ -34,6 +34,7 @@
 //! - `openai`, `anthropic` — each provider's bytes: chunks/events, errors, objects
 //! - `sse`      — SSE event text and a body played from frames (pauses, hang, abort)
 //! - `tokens`   — plausible usage numbers, including imitated prompt caching
+//! - `cache`    — what a provider would find cached: per model, tools → system → messages
 //! - `mime`     — content types guessed from file names, for the platform fakes
 //! - `platform` — `FakePlatform`, what every fake chat platform offers the conformance suite
 //! - `telegram` — `FakeTelegram`: the fake Bot API server, a module folder of its own
@@ -76,6 +77,10 @@
 //! - OpenAI streams carry `usage` only with `stream_options.include_usage: true` (then
 //!   every chunk has `"usage": null` and a last chunk has `"choices": []` and the usage).
 //! - Text streams one word per delta; tool arguments go in up to three fragments.
+//! - Usage imitates prompt caching as providers do it: per model, a request counts as
+//!   cached what it shares with that model's previous request in the providers' order
+//!   (tools, system prompt, messages), whatever the JSON key order; Anthropic only when
+//!   the request has a `cache_control` marker (`tokens`, `cache`).
 //!
 //! ## Control routes (for another process)
 //! - `POST /_fake/script` — body: a JSON array of steps, appended to the queue; answers
@@ -102,6 +107,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod anthropic;
+mod cache;
 mod control;
 pub mod discord;
 mod image;

@@ -4,7 +4,7 @@
 //!
 //! Locks here are short and never held across `.await`.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -13,6 +13,7 @@ use axum::http::HeaderMap;
 use serde_json::Value;
 use tokio::sync::watch;
 
+use crate::cache::PromptCache;
 use crate::recorded::{self, Format, Recorded, RecordedJson, Transcription};
 use crate::reply::Turn;
 use crate::step::Step;
@@ -43,8 +44,8 @@ struct Inner {
     turns: u64,
     /// Tool calls issued so far, so ids stay unique across turns.
     calls: u64,
-    /// The previous body of each format, to imitate prompt caching.
-    last_body: HashMap<Format, Bytes>,
+    /// The previous request of each model, to imitate prompt caching.
+    cache: PromptCache,
     /// What every transcription answers (`set_transcript`).
     transcript: Transcript,
     /// Failures for the next transcriptions, FIFO (`fail_next_transcription`).
@@ -242,8 +243,8 @@ impl Shared {
         inner.turns += 1;
         let first_call = inner.calls + 1;
         inner.calls += calls;
-        let previous = inner.last_body.insert(format, raw.clone());
-        let prompt = tokens::prompt(format, previous.as_deref(), raw);
+        let shared = inner.cache.shared(format, body);
+        let prompt = tokens::prompt(format, shared, raw);
         let created = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());

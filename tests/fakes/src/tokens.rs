@@ -1,11 +1,13 @@
 //! Plausible token counts: about four bytes per token, never zero.
 //!
-//! Prompt caching is imitated: the bytes a request shares at its start with the previous
-//! request of the same format count as cached. OpenAI reports that as
+//! Prompt caching is imitated: the bytes a request shares with the previous request of
+//! the same model, compared in the providers' order (tools, system prompt, messages; see
+//! `cache`), count as cached, four bytes a token. OpenAI reports that as
 //! `prompt_tokens_details.cached_tokens` (always on); Anthropic only when the request
 //! carries a `cache_control` marker, as `cache_read_input_tokens`, and then half of the
 //! rest as `cache_creation_input_tokens`. These are the fake's rules, not the providers'
-//! exact accounting: assert on their presence and sums, not on values.
+//! exact accounting (no minimum length, no 128-token steps, no breakpoint limits):
+//! assert on their presence, sums and rough shares, not on exact values.
 
 use crate::recorded::Format;
 
@@ -27,12 +29,10 @@ impl Prompt {
     }
 }
 
-/// Counts for `raw` given the previous body of the same format, if any.
-pub(crate) fn prompt(format: Format, previous: Option<&[u8]>, raw: &[u8]) -> Prompt {
+/// Counts for the request body `raw`, of which `shared` bytes were found in the cache
+/// (`cache::PromptCache::shared`).
+pub(crate) fn prompt(format: Format, shared: usize, raw: &[u8]) -> Prompt {
     let total = count(raw.len());
-    let shared = previous.map_or(0, |prev| {
-        prev.iter().zip(raw).take_while(|(a, b)| a == b).count()
-    });
     let cached = (shared as u64 / 4).min(total);
     match format {
         Format::OpenAi => Prompt {
@@ -71,18 +71,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn never_zero_and_shared_prefix_is_cached() {
-        assert_eq!(prompt(Format::OpenAi, None, b"").total, 1);
-        let first = vec![b'a'; 400];
-        let mut second = first.clone();
-        second.extend_from_slice(&[b'b'; 400]);
-        let p = prompt(Format::OpenAi, Some(&first), &second);
+    fn never_zero_and_shared_bytes_are_cached() {
+        assert_eq!(prompt(Format::OpenAi, 0, b"").total, 1);
+        let body = vec![b'a'; 800];
+        let p = prompt(Format::OpenAi, 400, &body);
         assert_eq!((p.total, p.cache_read, p.cache_write), (200, 100, 0));
-        let a = prompt(Format::Anthropic, Some(&first), &second);
+        assert_eq!(prompt(Format::OpenAi, 4000, &body).cache_read, 200);
+        let a = prompt(Format::Anthropic, 400, &body);
         assert_eq!(a.cache_read, 0, "no cache_control, no cache");
-        let mut marked = second.clone();
+        let mut marked = body.clone();
         marked.extend_from_slice(br#""cache_control""#);
-        let a = prompt(Format::Anthropic, Some(&first), &marked);
+        let a = prompt(Format::Anthropic, 400, &marked);
         assert!(a.cache_read > 0 && a.cache_write > 0);
         assert_eq!(a.uncached() + a.cache_read + a.cache_write, a.total);
     }
