@@ -184,21 +184,31 @@ impl From<rusqlite::Error> for MigrateError {
 
 /// Bring the database up to the newest schema; each step commits on its own.
 pub fn apply(conn: &mut Connection) -> Result<(), MigrateError> {
-    let current: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
-    let current = usize::try_from(current).unwrap_or(0);
+    if version(conn)? == MIGRATIONS.len() {
+        return Ok(()); // the usual case: nothing to do, and no write lock taken
+    }
+    // Two processes may open a new database at once (the gateway starting while
+    // `pincer status` looks): the write lock is taken before the version is read, so
+    // they take turns and the second finds the first one's work done.
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let current = version(&tx)?;
     if current > MIGRATIONS.len() {
         return Err(MigrateError::Newer {
             found: current,
             known: MIGRATIONS.len(),
         });
     }
-    for (n, sql) in MIGRATIONS.iter().enumerate().skip(current) {
-        let tx = conn.transaction()?;
+    for sql in MIGRATIONS.iter().skip(current) {
         tx.execute_batch(sql)?;
-        tx.pragma_update(None, "user_version", (n + 1) as i64)?;
-        tx.commit()?;
     }
+    tx.pragma_update(None, "user_version", MIGRATIONS.len() as i64)?;
+    tx.commit()?;
     Ok(())
+}
+
+fn version(conn: &Connection) -> rusqlite::Result<usize> {
+    let current: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    Ok(usize::try_from(current).unwrap_or(0))
 }
 
 #[cfg(test)]
@@ -218,6 +228,30 @@ pub fn apply_first(conn: &Connection, version: usize) -> rusqlite::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn processes_opening_a_new_database_at_once_take_turns() {
+        for _ in 0..10 {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("pincer.db");
+            let start = std::sync::Arc::new(std::sync::Barrier::new(4));
+            let openers: Vec<_> = (0..4)
+                .map(|_| {
+                    let (path, start) = (path.clone(), std::sync::Arc::clone(&start));
+                    std::thread::spawn(move || {
+                        start.wait();
+                        crate::store::Store::open(&path).map(|_| ())
+                    })
+                })
+                .collect();
+            for opener in openers {
+                opener
+                    .join()
+                    .unwrap()
+                    .expect("every opener gets the database");
+            }
+        }
+    }
 
     #[test]
     fn a_database_from_the_first_release_upgrades_and_keeps_its_data() {
