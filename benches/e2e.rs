@@ -8,7 +8,10 @@
 //!   channel-wide pacing of ~30 messages a second does not either): message injected at the fake platform →
 //!   request at the fake model, and request at the model → reply shown at the platform
 //!   (the instant fake model streams its short echo in well under a millisecond);
-//! - RSS growth per session, from the `N` sessions those messages opened.
+//! - RSS growth per session, from the `N` sessions those messages opened;
+//! - one chat answering once a second, per platform: `PACED` messages in one chat sent a
+//!   second apart (on a fixed schedule, not after each reply), request at the model →
+//!   reply shown, p50/p99 — what a person in a quick back-and-forth waits for pacing.
 //!
 //! It measures and prints; nothing is asserted about speed.
 
@@ -32,6 +35,9 @@ const WARM_UP: u64 = 10;
 /// Pause between messages: longer than the manager's gap between two operations on
 /// one channel (35 ms), as between a person's messages.
 const GAP: Duration = Duration::from_millis(60);
+/// Messages in the one-chat scenario, and the time between them.
+const PACED: u32 = 20;
+const EVERY: Duration = Duration::from_secs(1);
 
 fn main() -> ExitCode {
     let result = support::runtime().and_then(|rt| rt.block_on(bench()));
@@ -104,6 +110,15 @@ async fn bench() -> anyhow::Result<()> {
     let (loaded_rss, peak) = gateway.memory();
     let sessions = (WARM_UP + N) * platforms.len() as u64;
 
+    let mut paced = Vec::new();
+    for platform in &platforms {
+        user += 1;
+        let mut spans = one_chat(&gateway, &model, *platform, user).await?;
+        spans.sort_unstable();
+        paced.push((platform.name(), spans));
+        model.reset();
+    }
+
     println!();
     println!(
         "Pincer end to end: release `pincer run`, in-process fakes on 127.0.0.1 ({}), {N} messages per platform after {WARM_UP} warm-up",
@@ -145,5 +160,45 @@ async fn bench() -> anyhow::Result<()> {
         loaded_rss.saturating_sub(idle_rss) as f64 / sessions as f64
     );
     println!("| peak RSS | {} MiB |", mib(peak));
+    for (name, spans) in &paced {
+        println!(
+            "| {name}: one chat, a message a second ({PACED}): request at model → reply shown | p50 {} ms, p99 {} ms, max {} ms |",
+            ms(percentile(spans, 0.50)),
+            ms(percentile(spans, 0.99)),
+            ms(spans.last().copied().unwrap_or_default()),
+        );
+    }
     Ok(())
+}
+
+/// `user` writes `PACED` messages in one chat, `EVERY` apart on a fixed schedule (each
+/// reply is awaited before the next is due); request at the model → reply shown for each.
+async fn one_chat(
+    gateway: &Gateway,
+    model: &FakeModel,
+    platform: &dyn FakePlatform,
+    user: u64,
+) -> anyhow::Result<Vec<Duration>> {
+    let start = tokio::time::Instant::now();
+    let mut spans = Vec::new();
+    for i in 0..PACED {
+        tokio::time::sleep_until(start + EVERY * i).await;
+        let text = format!("paced {} {i}", platform.name());
+        let chat = platform.dm(user, &text).await;
+        let shown = seen(
+            platform,
+            &chat,
+            &format!("echo: {text}"),
+            Duration::from_secs(15),
+        )
+        .await
+        .with_context(|| format!("gateway log:\n{}", gateway.log()))?;
+        let request = model
+            .requests()
+            .into_iter()
+            .find(|r| r.last_user_text() == text)
+            .context("the fake model saw no request")?;
+        spans.push(shown.saturating_duration_since(request.at));
+    }
+    Ok(spans)
 }
