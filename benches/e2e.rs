@@ -4,11 +4,16 @@
 //! - start → ready: process spawn until every channel is connected;
 //! - idle RSS with every channel connected, and peak RSS after the load below;
 //! - harness overhead per platform, p50/p95/p99 over `N` messages, each from a new
-//!   user (so per-chat pacing never applies) and `GAP` after the last (so the
-//!   channel-wide pacing of ~30 messages a second does not either): message injected at the fake platform →
+//!   user (so no chat's pacing applies) and `GAP` after the last (far below any
+//!   channel-wide limit): message injected at the fake platform →
 //!   request at the fake model, and request at the model → reply shown at the platform
 //!   (the instant fake model streams its short echo in well under a millisecond);
-//! - RSS growth per session, from the `N` sessions those messages opened.
+//! - RSS growth per session, from the `N` sessions those messages opened;
+//! - one chat answering once a second, per platform: 20 messages in one chat on a fixed
+//!   schedule (not after each reply), exactly a second apart and then about a second
+//!   apart (`ABOUT`: 0.5–1.5 s, a second on average, as a person answers), request at
+//!   the model → reply shown, p50/p99 — what a quick back-and-forth waits for pacing.
+//!   The sender is let write 120 messages a minute (`access.rate_per_minute`).
 //!
 //! It measures and prints; nothing is asserted about speed.
 
@@ -29,9 +34,18 @@ use support::{Gateway, mib, ms, percentile, seen};
 const N: u64 = 200;
 /// Messages before measuring (connections, SQLite pages, allocator).
 const WARM_UP: u64 = 10;
-/// Pause between messages: longer than the manager's gap between two operations on
-/// one channel (35 ms), as between a person's messages.
+/// Pause between messages, as between a person's messages.
 const GAP: Duration = Duration::from_millis(60);
+/// The pauses (ms) between the 20 messages of each one-chat scenario.
+const STEADY: [u64; 19] = [1000; 19];
+const ABOUT: [u64; 19] = [
+    700, 1300, 900, 600, 1400, 1000, 800, 1200, 500, 1500, 1200, 900, 700, 1300, 1000, 800, 1200,
+    600, 1400,
+];
+const SCHEDULES: [(&str, [u64; 19]); 2] = [
+    ("a message each second", STEADY),
+    ("a message about each second", ABOUT),
+];
 
 fn main() -> ExitCode {
     let result = support::runtime().and_then(|rt| rt.block_on(bench()));
@@ -56,7 +70,8 @@ async fn bench() -> anyhow::Result<()> {
     let discord = FakeDiscord::start().await;
     let slack = FakeSlack::start().await;
     let platforms: Vec<&dyn FakePlatform> = vec![&telegram, &discord, &slack];
-    let gateway = Gateway::start(&model, &platforms, "")?;
+    // Above the 20 messages a scenario's one sender writes in 20 s.
+    let gateway = Gateway::start(&model, &platforms, "[access]\nrate_per_minute = 120")?;
     let ready = gateway.ready(&platforms).await?;
     tokio::time::sleep(Duration::from_secs(2)).await;
     let (idle_rss, _) = gateway.memory();
@@ -104,6 +119,17 @@ async fn bench() -> anyhow::Result<()> {
     let (loaded_rss, peak) = gateway.memory();
     let sessions = (WARM_UP + N) * platforms.len() as u64;
 
+    let mut paced = Vec::new();
+    for (schedule, pauses) in SCHEDULES {
+        for platform in &platforms {
+            user += 1;
+            let mut spans = one_chat(&gateway, &model, *platform, user, &pauses).await?;
+            spans.sort_unstable();
+            paced.push((platform.name(), schedule, spans));
+            model.reset();
+        }
+    }
+
     println!();
     println!(
         "Pincer end to end: release `pincer run`, in-process fakes on 127.0.0.1 ({}), {N} messages per platform after {WARM_UP} warm-up",
@@ -145,5 +171,48 @@ async fn bench() -> anyhow::Result<()> {
         loaded_rss.saturating_sub(idle_rss) as f64 / sessions as f64
     );
     println!("| peak RSS | {} MiB |", mib(peak));
+    for (name, schedule, spans) in &paced {
+        println!(
+            "| {name}: one chat, {schedule}: request at model → reply shown | p50 {} ms, p99 {} ms, max {} ms |",
+            ms(percentile(spans, 0.50)),
+            ms(percentile(spans, 0.99)),
+            ms(spans.last().copied().unwrap_or_default()),
+        );
+    }
     Ok(())
+}
+
+/// `user` writes in one chat, a message at first and one after each pause, on a fixed
+/// schedule (each reply is awaited before the next message is due, so one late reply
+/// makes the next message late too); request at the model → reply shown for each.
+async fn one_chat(
+    gateway: &Gateway,
+    model: &FakeModel,
+    platform: &dyn FakePlatform,
+    user: u64,
+    pauses: &[u64],
+) -> anyhow::Result<Vec<Duration>> {
+    let mut due = tokio::time::Instant::now();
+    let mut spans = Vec::new();
+    for (i, pause) in std::iter::once(0).chain(pauses.iter().copied()).enumerate() {
+        due += Duration::from_millis(pause);
+        tokio::time::sleep_until(due).await;
+        let text = format!("paced {} {user} {i}", platform.name());
+        let chat = platform.dm(user, &text).await;
+        let shown = seen(
+            platform,
+            &chat,
+            &format!("echo: {text}"),
+            Duration::from_secs(15),
+        )
+        .await
+        .with_context(|| format!("gateway log:\n{}", gateway.log()))?;
+        let request = model
+            .requests()
+            .into_iter()
+            .find(|r| r.last_user_text() == text)
+            .context("the fake model saw no request")?;
+        spans.push(shown.saturating_duration_since(request.at));
+    }
+    Ok(spans)
 }

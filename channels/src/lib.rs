@@ -54,5 +54,5 @@ pub use message::{
     Ack, ChatKind, Done, InboundMessage, MediaKind, MediaRef, OutboundBody, OutboundMessage,
     Receipt, SYSTEM, Scheduled, Sender, Target,
 };
-pub use registry::{ChannelHandle, ChannelInfo, Registry};
+pub use registry::{ChannelHandle, ChannelInfo, Rate, Registry};
 pub use terminal::Terminal;

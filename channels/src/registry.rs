@@ -10,14 +10,28 @@ use crate::channel::{
     ApprovalPrompter, Channel, DirectOpener, Health, HealthChecker, MediaSender, MessageEditor,
     ReactionCapable, TypingCapable,
 };
+use crate::message::Target;
+
+/// A platform's send limit as a token bucket: `burst` operations may go back to back
+/// after a quiet spell, and after that one each `every` (the sustained rate).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rate {
+    /// How many may go at once (at least one).
+    pub burst: u32,
+    /// The sustained pace: one operation's allowance comes back this often.
+    pub every: Duration,
+}
 
 /// How the manager treats a channel's messages.
 #[derive(Clone, Copy)]
 pub struct ChannelInfo {
     /// Split a markdown reply into chunks the platform accepts, in order.
     pub split: fn(&str) -> Vec<String>,
-    /// The least time between two messages (or edits) to one chat.
-    pub min_interval: Duration,
+    /// How fast one chat may be written to, messages and edits alike; by target, as a
+    /// platform may hold groups to a slower pace than private chats.
+    pub chat_rate: fn(&Target) -> Rate,
+    /// How fast the whole channel may write, all its chats together (the bot's limit).
+    pub channel_rate: Rate,
     /// How often a streaming reply is edited.
     pub edit_interval: Duration,
     /// How often "typing…" must be refreshed to stay visible.

@@ -11,7 +11,7 @@ use axum::http::{Request, StatusCode, header};
 use pincer::web::WebState;
 use pincer_channels::{
     Channel, ChannelError, ChannelHandle, ChannelInfo, InboundSender, OutboundBody,
-    OutboundMessage, Registry, Target,
+    OutboundMessage, Rate, Registry, Target,
 };
 use pincer_fakes::Step;
 use prometheus_parse::{Scrape, Value};
@@ -191,7 +191,14 @@ async fn deliveries_count_as_messages_out_and_channels_report_up() {
     let panel = Panel::start("").await;
     let info = ChannelInfo {
         split: |text| vec![text.to_string()],
-        min_interval: Duration::from_millis(1),
+        chat_rate: |_| Rate {
+            burst: 1,
+            every: Duration::from_millis(1),
+        },
+        channel_rate: Rate {
+            burst: 1,
+            every: Duration::from_millis(1),
+        },
         edit_interval: Duration::from_millis(1),
         typing_interval: Duration::from_secs(4),
     };

@@ -40,7 +40,7 @@ use std::time::Duration;
 use crate::approval::PendingApprovals;
 use crate::channel::{ChannelError, Health, HealthCell, HealthChecker};
 use crate::direct::DirectChats;
-use crate::registry::{ChannelHandle, ChannelInfo};
+use crate::registry::{ChannelHandle, ChannelInfo, Rate};
 use crate::render::discord_chunks;
 
 use convert::Place;
@@ -103,12 +103,25 @@ impl Discord {
     }
 }
 
-/// Discord's limits: 2000 characters a message, about 5 messages per 5 s per channel,
-/// typing lasts 10 s.
+/// Discord's pace (<https://discord.com/developers/docs/topics/rate-limits>): sending
+/// messages is limited per channel — 5 per 5 s, as the API's `X-RateLimit-*` headers
+/// report it for that route — and all of a bot's requests together to 50 a second (the
+/// global limit). Past them Discord answers 429 with a `retry_after`, which is waited out.
+const PER_CHANNEL: Rate = Rate {
+    burst: 5,
+    every: Duration::from_secs(1),
+};
+const GLOBAL: Rate = Rate {
+    burst: 10,
+    every: Duration::from_millis(20),
+};
+
+/// Discord's limits: 2000 characters a message, the pace above, typing lasts 10 s.
 pub fn info() -> ChannelInfo {
     ChannelInfo {
         split: discord_chunks,
-        min_interval: Duration::from_millis(1000),
+        chat_rate: |_| PER_CHANNEL,
+        channel_rate: GLOBAL,
         edit_interval: Duration::from_millis(1200),
         typing_interval: Duration::from_secs(8),
     }

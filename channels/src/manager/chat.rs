@@ -4,9 +4,14 @@
 //! error or not.
 //!
 //! Streaming starts only once a reply has been coming for `FIRST_SHOW`: a reply that
-//! finishes sooner goes out whole as one message (no placeholder, no edit, no wait for
-//! the platform's per-chat pace); a longer one is sent with the text so far and then
-//! edited as more arrives.
+//! finishes sooner goes out whole as one message (no placeholder, no edit); a longer one
+//! is sent with the text so far and then edited as more arrives.
+//!
+//! Pacing: everything a person sees waits for a token from the chat's bucket and the
+//! channel's. A progress edit of a streaming reply never waits: it goes only when both
+//! buckets can spare a token and still keep one, and is skipped otherwise (the next
+//! one, or the final text, shows what it would have) — so the final text, which takes
+//! the kept token, is never held behind its own placeholder's edits.
 //!
 //! A worker whose target names a person (`Target::user`) opens their direct chat
 //! before its first operation (retried like a send) and addresses that chat from then
@@ -20,7 +25,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::pace::Pacer;
+use super::pace::{Bucket, Pace};
 use super::retry::with_retries;
 use crate::chunk::Chunk;
 use crate::direct;
@@ -28,7 +33,8 @@ use crate::message::{OutboundBody, OutboundMessage, Target};
 use crate::registry::ChannelHandle;
 
 /// A chat worker with nothing to do for this long exits (and frees its few KiB); far
-/// longer than any platform's per-chat pace, which a fresh worker starts anew.
+/// longer than any platform's per-chat bucket takes to fill, so a fresh worker's full
+/// bucket allows nothing the old one would not have.
 const IDLE: Duration = Duration::from_secs(30);
 /// How long a reply streams unseen before its first part is shown.
 const FIRST_SHOW: Duration = Duration::from_millis(500);
@@ -42,10 +48,7 @@ pub struct ChatWorker {
     target: Target,
     /// Until when a person's direct chat is not asked for again (see `REOPEN_AFTER`).
     unreachable_until: Option<Instant>,
-    /// Spaces messages to this chat (the platform's per-chat limit).
-    chat_pacer: Pacer,
-    /// Shared by all chats of the channel (the platform's global limit).
-    channel_pacer: Arc<Pacer>,
+    pace: Pace,
     typing: Option<Typing>,
     /// A reply coming in, not shown yet: its text and when it began.
     pending: Option<(String, Instant)>,
@@ -73,14 +76,13 @@ impl Drop for Typing {
 }
 
 impl ChatWorker {
-    pub fn new(handle: ChannelHandle, target: Target, channel_pacer: Arc<Pacer>) -> Self {
-        let chat_pacer = Pacer::new(handle.info.min_interval);
+    pub fn new(handle: ChannelHandle, target: Target, channel_bucket: Arc<Bucket>) -> Self {
+        let pace = Pace::new((handle.info.chat_rate)(&target), channel_bucket);
         Self {
             handle,
             target,
             unreachable_until: None,
-            chat_pacer,
-            channel_pacer,
+            pace,
             typing: None,
             pending: None,
             stream: None,
@@ -270,8 +272,7 @@ impl ChatWorker {
     }
 
     async fn pace(&self) {
-        self.chat_pacer.wait().await;
-        self.channel_pacer.wait().await;
+        self.pace.wait().await;
     }
 
     async fn delta(&mut self, text: &str) {
@@ -294,13 +295,15 @@ impl ChatWorker {
             stream.frozen = true;
             return;
         }
-        stream.last_edit = Instant::now();
-        stream.shown.clone_from(&stream.text);
-        let (id, body) = (stream.message_id.clone(), stream.text.clone());
         let Some(editor) = self.handle.editor.clone() else {
             return;
         };
-        self.pace().await;
+        if !self.pace.spare() {
+            return; // skipped, not queued: a later delta or the final text shows it
+        }
+        stream.last_edit = Instant::now();
+        stream.shown.clone_from(&stream.text);
+        let (id, body) = (stream.message_id.clone(), stream.text.clone());
         // A failed progress edit is not worth retrying: the next one or the final delivery replaces it.
         if let Err(err) = editor.edit(&self.target, &id, &body).await {
             tracing::debug!("streaming edit failed: {err}");

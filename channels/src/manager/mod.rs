@@ -1,6 +1,7 @@
 //! The channel manager, shared by every channel: takes the core's outbound messages
 //! and delivers them through the registry — split to the platform's limit, paced per
-//! chat and per channel, retried with backoff, streamed by editing where the channel
+//! chat and per channel by token buckets (bursts go at once; only a longer run waits for
+//! the platform's sustained rate), retried with backoff, streamed by editing where the channel
 //! can, with "typing…" shown while a turn works. One worker per chat keeps each chat's
 //! messages in order while chats proceed side by side. A target naming a person
 //! (`Target::user`) is resolved to their direct chat by its worker, never here: opening
@@ -22,7 +23,7 @@ use tokio_util::task::TaskTracker;
 use crate::message::{OutboundMessage, Target};
 use crate::registry::Registry;
 use chat::ChatWorker;
-use pace::Pacer;
+use pace::Bucket;
 
 pub use retry::with_retries;
 
@@ -35,8 +36,6 @@ const CHAT_QUEUE: usize = 256;
 const SWEEP_MIN: usize = 64;
 /// How long delivery may go on after the core has stopped.
 const DRAIN: Duration = Duration::from_secs(10);
-/// The gap between any two operations on one channel (Telegram allows ~30 a second).
-const CHANNEL_GAP: Duration = Duration::from_millis(35);
 
 /// Told of each message a person sees (a finished text, a notice, an error, a file)
 /// once its chat's worker is done with it: the channel, and how long delivering it took
@@ -62,10 +61,12 @@ fn delivered(channel: &str, took: Option<Duration>) {
 /// Deliver everything from `outbound` until the core closes it, then finish what is
 /// queued (for at most a few seconds).
 pub async fn run(registry: Arc<Registry>, mut outbound: mpsc::Receiver<OutboundMessage>) {
-    let pacers: HashMap<String, Arc<Pacer>> = registry
-        .names()
-        .into_iter()
-        .map(|name| (name.to_string(), Arc::new(Pacer::new(CHANNEL_GAP))))
+    let buckets: HashMap<String, Arc<Bucket>> = registry
+        .handles()
+        .map(|handle| {
+            let bucket = Bucket::new(handle.info.channel_rate);
+            (handle.name().to_string(), Arc::new(bucket))
+        })
         .collect();
     let mut chats: HashMap<Target, mpsc::Sender<Box<OutboundMessage>>> = HashMap::new();
     // Workers leave after a while idle; their entries are swept once the map has
@@ -73,9 +74,9 @@ pub async fn run(registry: Arc<Registry>, mut outbound: mpsc::Receiver<OutboundM
     let mut sweep_at = SWEEP_MIN;
     let workers = TaskTracker::new();
     while let Some(message) = outbound.recv().await {
-        let (Some(handle), Some(pacer)) = (
+        let (Some(handle), Some(bucket)) = (
             registry.get(&message.target.channel),
-            pacers.get(&message.target.channel),
+            buckets.get(&message.target.channel),
         ) else {
             tracing::warn!(channel = %message.target.channel, "no running channel of that name; message dropped");
             continue;
@@ -89,7 +90,7 @@ pub async fn run(registry: Arc<Registry>, mut outbound: mpsc::Receiver<OutboundM
             let sender = chats.entry(message.target.clone()).or_insert_with(|| {
                 let (tx, rx) = mpsc::channel(CHAT_QUEUE);
                 let worker =
-                    ChatWorker::new(handle.clone(), message.target.clone(), Arc::clone(pacer));
+                    ChatWorker::new(handle.clone(), message.target.clone(), Arc::clone(bucket));
                 workers.spawn(worker.run(rx));
                 tx
             });

@@ -51,7 +51,7 @@ use crate::approval::PendingApprovals;
 use crate::channel::{Channel, ChannelError, Health, HealthCell, HealthChecker, InboundSender};
 use crate::direct::DirectChats;
 use crate::message::Target;
-use crate::registry::{ChannelHandle, ChannelInfo};
+use crate::registry::{ChannelHandle, ChannelInfo, Rate};
 use crate::render::slack_chunks;
 
 pub use convert::CHANNEL;
@@ -259,12 +259,26 @@ fn https_connector() -> HttpsConnector<HttpConnector> {
         .build()
 }
 
-/// Slack's limits: 4,000 characters a message (see `render::slack`), about one message
-/// a second per channel, chat.update a little slower.
+/// Slack's pace (<https://api.slack.com/apis/rate-limits>, "Posting messages"):
+/// chat.postMessage allows about one message a second per channel, "short bursts >1
+/// allowed". Its workspace-wide limit has no published figure: the whole workspace is
+/// kept to about 30 a second, as before. A 429's `Retry-After` is waited out.
+const PER_CHANNEL: Rate = Rate {
+    burst: 3,
+    every: Duration::from_secs(1),
+};
+const WORKSPACE: Rate = Rate {
+    burst: 5,
+    every: Duration::from_millis(35),
+};
+
+/// Slack's limits: 4,000 characters a message (see `render::slack`), the pace above,
+/// chat.update a little slower.
 pub fn info() -> ChannelInfo {
     ChannelInfo {
         split: slack_chunks,
-        min_interval: Duration::from_millis(1000),
+        chat_rate: |_| PER_CHANNEL,
+        channel_rate: WORKSPACE,
         edit_interval: Duration::from_millis(1500),
         typing_interval: Duration::from_secs(5),
     }

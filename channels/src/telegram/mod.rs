@@ -19,7 +19,7 @@ use tokio::sync::OnceCell;
 
 use crate::approval::PendingApprovals;
 use crate::channel::{ChannelError, Health, HealthCell, HealthChecker};
-use crate::registry::{ChannelHandle, ChannelInfo};
+use crate::registry::{ChannelHandle, ChannelInfo, Rate};
 use crate::render::telegram::telegram_chunks;
 
 pub use convert::{CHANNEL, Me};
@@ -87,8 +87,26 @@ impl Telegram {
     }
 }
 
-/// Telegram's limits: 4096 UTF-16 units a message, about one message a second per
-/// chat, typing lasts 5 s.
+/// Telegram's pace, from its Bot FAQ ("My bot is hitting limits, how do I avoid this?",
+/// <https://core.telegram.org/bots/faq>): in one chat "avoid sending more than one
+/// message per second", with short bursts allowed; no more than 20 messages a minute to
+/// one group; "not more than 30 messages per second or so" in all. A burst past what
+/// Telegram tolerates is answered with a 429, whose `retry_after` is waited out.
+const PRIVATE_CHAT: Rate = Rate {
+    burst: 3,
+    every: Duration::from_secs(1),
+};
+const GROUP_CHAT: Rate = Rate {
+    burst: 3,
+    every: Duration::from_secs(3),
+};
+const BOT: Rate = Rate {
+    burst: 5,
+    every: Duration::from_millis(34),
+};
+
+/// Telegram's limits: 4096 UTF-16 units a message, the pace above (groups and channels
+/// have negative chat ids), typing lasts 5 s.
 pub fn info() -> ChannelInfo {
     ChannelInfo {
         split: |markdown| {
@@ -97,7 +115,14 @@ pub fn info() -> ChannelInfo {
                 .map(|c| c.plain)
                 .collect()
         },
-        min_interval: Duration::from_millis(1000),
+        chat_rate: |target| {
+            if target.chat_id.starts_with('-') {
+                GROUP_CHAT
+            } else {
+                PRIVATE_CHAT
+            }
+        },
+        channel_rate: BOT,
         edit_interval: Duration::from_millis(1200),
         typing_interval: Duration::from_secs(4),
     }

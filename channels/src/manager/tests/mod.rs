@@ -1,6 +1,9 @@
 //! The manager against a recording channel: streaming by edits, plain
 //! messages beside it, typing from turn start to turn end, splitting, and messages to a
 //! person delivered into their direct chat.
+//! Pacing has its own file (`pacing`).
+
+mod pacing;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -13,7 +16,7 @@ use crate::channel::{
     Channel, ChannelError, DirectOpener, InboundSender, MessageEditor, TypingCapable,
 };
 use crate::message::{OutboundBody, OutboundMessage, Target};
-use crate::registry::{ChannelHandle, ChannelInfo, Registry};
+use crate::registry::{ChannelHandle, ChannelInfo, Rate, Registry};
 
 fn start() -> OutboundBody {
     OutboundBody::Chunk(crate::chunk::Chunk::Start {
@@ -154,7 +157,14 @@ fn setup_with(
     let recorder = Arc::new(Recorder::default());
     let info = ChannelInfo {
         split: split_at_10,
-        min_interval: Duration::from_millis(10),
+        chat_rate: |_| Rate {
+            burst: 1,
+            every: Duration::from_millis(10),
+        },
+        channel_rate: Rate {
+            burst: 1,
+            every: Duration::from_millis(35),
+        },
         edit_interval: Duration::from_millis(100),
         typing_interval: Duration::from_secs(4),
     };
