@@ -174,7 +174,7 @@ impl Store {
         self.run(move |conn| {
             let now = now_ms();
             let status = if error.is_some() { "failed" } else { "ok" };
-            let tx = conn.transaction()?;
+            let tx = conn.savepoint()?;
             tx.execute(
                 "UPDATE cron_runs SET status = ?3, finished_at = ?4, error = ?5 WHERE job_id = ?1 AND slot = ?2",
                 params![job, slot, status, now, error],

@@ -70,7 +70,7 @@ impl Store {
         }];
         parts.extend(images);
         self.run(move |conn| {
-            let tx = conn.transaction()?;
+            let tx = conn.savepoint()?;
             let inserted = tx.exec(
                 "INSERT INTO messages (session_id, role, channel, platform_id, sender, status, position, created_at)
                  VALUES (?1, 'user', ?2, ?3, ?4, 'pending', (SELECT COALESCE(MAX(position), 0) + 1 FROM messages WHERE session_id = ?1), ?5)
@@ -97,7 +97,7 @@ impl Store {
         }];
         parts.extend(images);
         self.run(move |conn| {
-            let tx = conn.transaction()?;
+            let tx = conn.savepoint()?;
             tx.exec("DELETE FROM parts WHERE message_id = ?1", [message_id])?;
             insert_parts(&tx, message_id, &parts)?;
             tx.commit()?;
@@ -121,7 +121,7 @@ impl Store {
         tier: Option<pincer_config::Tier>,
     ) -> Result<i64> {
         self.run(move |conn| {
-            let tx = conn.transaction()?;
+            let tx = conn.savepoint()?;
             let id = append(&tx, session_id, role, &parts)?;
             if let Some(tier) = tier {
                 tx.exec(
@@ -137,7 +137,7 @@ impl Store {
 
     pub async fn set_status(&self, message_ids: Vec<i64>, status: Status) -> Result<()> {
         self.run(move |conn| {
-            let tx = conn.transaction()?;
+            let tx = conn.savepoint()?;
             for id in message_ids {
                 tx.exec(
                     "UPDATE messages SET status = ?2 WHERE id = ?1",
@@ -154,7 +154,7 @@ impl Store {
     /// transcript (in the given order) and get `status`.
     pub async fn take(&self, session_id: i64, message_ids: Vec<i64>, status: Status) -> Result<()> {
         self.run(move |conn| {
-            let tx = conn.transaction()?;
+            let tx = conn.savepoint()?;
             for id in message_ids {
                 tx.exec(
                     "UPDATE messages SET status = ?3,

@@ -1,9 +1,8 @@
 //! The session store: SQLite (WAL) holding sessions, messages, their parts and model
 //! usage. The user's message is committed before the model is called; replies and
-//! tool results as they complete. Blocking rusqlite calls run on the blocking pool,
-//! one at a time: callers wait their turn for the one connection as tasks, in the order
-//! they came, so a burst of turns never parks a blocking thread (and its stack) per
-//! waiting call.
+//! tool results as they complete. One thread owns the connection and runs every call;
+//! callers wait for their answer as tasks, and what queues up while a call runs is
+//! committed together (`writer`).
 //!
 //! This file holds only the `Store` handle: opening, and running work on the
 //! connection. Each concern has its own file:
@@ -11,6 +10,7 @@
 //! - `error`      — `StoreError`, what every call returns
 //! - `kinds`      — `Role` and `Status`, the enums stored as text
 //! - `conn`       — the connection's settings and its statement cache
+//! - `writer`     — the thread that owns the connection: group commit
 //! - `migrations` — the numbered schema migrations
 //! - `session`    — sessions: the current one per key, `/new`, pin, summary, pruning
 //! - `messages`   — messages and their parts, the transcript, what was left unanswered
@@ -43,6 +43,7 @@ mod session;
 mod spend;
 mod tasks;
 mod usage;
+mod writer;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -66,9 +67,8 @@ pub use tasks::TaskRow;
 /// The handle every part of Pincer shares; cheap to clone.
 #[derive(Clone)]
 pub struct Store {
-    /// The one connection. A tokio mutex: callers wait for it as tasks, in order,
-    /// rather than as parked blocking threads.
-    conn: Arc<tokio::sync::Mutex<Connection>>,
+    /// The thread that owns the one connection and commits what waits together.
+    writer: writer::Writer,
     /// The day's spend, kept up to date by `record_usage`: the budget gate asks before
     /// every model call, and summing the day's usage rows each time grew with the day.
     spent: Arc<Mutex<Option<spend::Spent>>>,
@@ -99,22 +99,22 @@ impl Store {
             },
             migrations::MigrateError::Sql(source) => open_err(source),
         })?;
+        let writer = writer::Writer::start(conn).map_err(|err| {
+            StoreError::Worker(format!("cannot start the database thread: {err}"))
+        })?;
         Ok(Store {
-            conn: Arc::new(tokio::sync::Mutex::new(conn)),
+            writer,
             spent: Arc::default(),
         })
     }
 
-    /// Run blocking database work off the async threads.
+    /// Run database work on the writer's thread; answered once it is committed.
     async fn run<T, F>(&self, work: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
     {
-        let mut conn = Arc::clone(&self.conn).lock_owned().await;
-        tokio::task::spawn_blocking(move || work(&mut conn))
-            .await
-            .map_err(|err| StoreError::Worker(err.to_string()))?
+        self.writer.run(work).await
     }
 }
 

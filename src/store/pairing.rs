@@ -66,7 +66,7 @@ impl Store {
     /// Record a new code for a sender (replacing any expired one of theirs).
     pub async fn insert_code(&self, code: PendingCode) -> Result<()> {
         self.run(move |conn| {
-            let tx = conn.transaction()?;
+            let tx = conn.savepoint()?;
             tx.execute(
                 "DELETE FROM pairing_codes WHERE channel = ?1 AND (sender_raw = ?2 OR expires_at <= ?3)",
                 params![code.channel, code.sender_raw, now_ms()],
@@ -132,7 +132,7 @@ impl Store {
         let by = by.to_string();
         self.run(move |conn| {
             let now = now_ms();
-            let tx = conn.transaction()?;
+            let tx = conn.savepoint()?;
             tx.execute(
                 "INSERT INTO approved_senders (channel, sender_raw, sender, display_name, approved_at, approved_by)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)

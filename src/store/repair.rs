@@ -42,7 +42,7 @@ pub(super) fn close_unpaired(conn: &mut Connection, session_id: i64, upto: i64) 
         return Ok(0);
     }
     let count = missing.len();
-    let tx = conn.transaction()?;
+    let tx = conn.savepoint()?;
     append(&tx, session_id, Role::Tool, &missing)?;
     tx.commit()?;
     Ok(count)

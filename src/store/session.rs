@@ -38,7 +38,7 @@ impl Store {
         let key = key.to_string();
         self.run(move |conn| {
             let now = now_ms();
-            let tx = conn.transaction()?;
+            let tx = conn.savepoint()?;
             tx.exec(
                 "UPDATE sessions SET closed_at = ?2 WHERE key = ?1 AND closed_at IS NULL",
                 params![key, now],

@@ -77,7 +77,7 @@ impl Store {
             target.clone(),
         );
         self.run(move |conn| {
-            let tx = conn.transaction()?;
+            let tx = conn.savepoint()?;
             let number: i64 = tx.query_row(
                 "SELECT COALESCE(MAX(number), 0) + 1 FROM tasks WHERE parent_key = ?1",
                 [&parent_key],
@@ -159,7 +159,7 @@ impl Store {
     /// reported: the change of status, in the same transaction, makes that happen once.
     pub async fn interrupt_tasks(&self) -> Result<Vec<TaskRow>> {
         self.run(move |conn| {
-            let tx = conn.transaction()?;
+            let tx = conn.savepoint()?;
             let running: Vec<TaskRow> = {
                 let mut stmt = tx.prepare(&format!(
                     "SELECT {COLUMNS} FROM tasks WHERE status = 'running'"

@@ -1,0 +1,187 @@
+//! The writer: one thread owns the connection and runs every store call, committing
+//! what is waiting together (group commit).
+//!
+//! A call is a job sent to the thread; its caller waits for the answer as a task. The
+//! thread takes the first job, then everything that queued behind it (up to `BATCH`),
+//! and runs them in one transaction, each inside its own savepoint: a job that fails
+//! rolls back only its own changes. The answers are sent after the commit, so a caller
+//! told "stored" can rely on it exactly as before: an inbound message is committed
+//! before it is acknowledged or sent to the model, a reply before its turn is marked
+//! done. If the commit fails (a full disk), every job of the batch gets the error.
+//!
+//! A job alone runs as it always did, in its own transaction. Under load the queue is
+//! never empty and one commit carries many sessions' messages.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::mpsc;
+
+use rusqlite::Connection;
+
+use super::{Result, StoreError};
+
+/// Jobs committed together at most: a batch holds the database's write lock, and
+/// another process (`pincer pair approve` beside the gateway) waits for it.
+const BATCH: usize = 256;
+
+/// What a job leaves to do once the batch's commit is known: answer its caller.
+type Answer = Box<dyn FnOnce(Option<&rusqlite::Error>) + Send>;
+
+/// A store call: runs on the connection, says whether it succeeded (to keep or roll
+/// back its savepoint) and how to answer.
+type Job = Box<dyn FnOnce(&mut Connection) -> (bool, Answer) + Send>;
+
+/// The sending end; the thread ends when the last `Store` clone drops it.
+#[derive(Clone)]
+pub(super) struct Writer {
+    jobs: mpsc::Sender<Job>,
+}
+
+impl Writer {
+    /// Start the thread that owns `conn`.
+    pub(super) fn start(conn: Connection) -> std::io::Result<Writer> {
+        let (jobs, queue) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("pincer-db".into())
+            .spawn(move || serve(conn, queue))?;
+        Ok(Writer { jobs })
+    }
+
+    /// Queue `work` at once and return its answer, given after its commit. The job is
+    /// sent before the first poll, so calls are served in the order they were made.
+    pub(super) fn run<T, F>(&self, work: F) -> impl Future<Output = Result<T>> + use<T, F>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    {
+        let (tell, answer) = tokio::sync::oneshot::channel();
+        let job: Job = Box::new(move |conn| {
+            let result = work(conn);
+            let ok = result.is_ok();
+            let answer: Answer = Box::new(move |failed_commit| {
+                let result = match (failed_commit, result) {
+                    (Some(err), Ok(_)) => Err(StoreError::Sql(again(err))),
+                    (_, result) => result,
+                };
+                let _ = tell.send(result);
+            });
+            (ok, answer)
+        });
+        let sent = self.jobs.send(job);
+        async move {
+            sent.map_err(|_| stopped())?;
+            answer.await.map_err(|_| stopped())?
+        }
+    }
+}
+
+fn stopped() -> StoreError {
+    StoreError::Worker("the database thread stopped (a store call panicked?)".into())
+}
+
+/// The thread: wait for a job, take what queued behind it, run them, commit, answer.
+fn serve(mut conn: Connection, queue: mpsc::Receiver<Job>) {
+    let mut batch = Vec::with_capacity(BATCH);
+    while let Ok(first) = queue.recv() {
+        batch.push(first);
+        while batch.len() < BATCH {
+            match queue.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        if batch.len() == 1 {
+            batch.drain(..).for_each(|job| alone(job, &mut conn));
+        } else {
+            run_batch(&mut conn, &mut batch);
+        }
+    }
+}
+
+/// Several jobs in one transaction, each in a savepoint; answers after the commit.
+fn run_batch(conn: &mut Connection, batch: &mut Vec<Job>) {
+    if let Err(err) = conn.execute_batch("BEGIN IMMEDIATE") {
+        // Not even the lock (another process held it past the busy timeout): run
+        // each job alone, as it would have run without the batch.
+        tracing::debug!("group commit fell back to one job at a time: {err}");
+        batch.drain(..).for_each(|job| alone(job, conn));
+        return;
+    }
+    let mut answers = Vec::with_capacity(batch.len());
+    let mut jobs = batch.drain(..);
+    for job in jobs.by_ref() {
+        // Inside a transaction a savepoint cannot fail to start but by a misuse this
+        // file does not make; if it did, the job's caller hears the thread's error.
+        if conn.execute_batch("SAVEPOINT pincer_job").is_err() {
+            continue;
+        }
+        let outcome = guarded(job, conn);
+        if conn.is_autocommit() {
+            // An error SQLite answers by rolling back the whole transaction (a full
+            // disk, an I/O error): what the batch did so far is gone. Its callers hear
+            // so, and the rest run alone.
+            if let Some((_, answer)) = outcome {
+                answer(None);
+            }
+            let lost = rolled_back();
+            answers
+                .into_iter()
+                .for_each(|answer: Answer| answer(Some(&lost)));
+            jobs.for_each(|job| alone(job, conn));
+            return;
+        }
+        let keep = matches!(outcome, Some((true, _)));
+        let end = if keep {
+            "RELEASE pincer_job"
+        } else {
+            "ROLLBACK TO pincer_job; RELEASE pincer_job"
+        };
+        if let Err(err) = conn.execute_batch(end) {
+            tracing::warn!("cannot end a store call's savepoint: {err}");
+        }
+        if let Some((_, answer)) = outcome {
+            answers.push(answer);
+        }
+    }
+    let committed = conn.execute_batch("COMMIT");
+    if committed.is_err() && !conn.is_autocommit() {
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+    let failed = committed.as_ref().err();
+    answers.into_iter().for_each(|answer| answer(failed));
+}
+
+/// One job in its own transaction, as every call ran before group commit.
+fn alone(job: Job, conn: &mut Connection) {
+    if let Some((_, answer)) = guarded(job, conn) {
+        answer(None);
+    }
+}
+
+fn rolled_back() -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ABORT),
+        Some("another store call's error rolled back the transaction this one was in; nothing of it was kept".into()),
+    )
+}
+
+/// Run a job; a panic drops its answer, so its caller hears the thread's error
+/// rather than waiting forever, and the thread goes on with the next.
+fn guarded(job: Job, conn: &mut Connection) -> Option<(bool, Answer)> {
+    catch_unwind(AssertUnwindSafe(|| job(conn))).ok()
+}
+
+/// The commit's error, once more for each caller of the batch.
+fn again(err: &rusqlite::Error) -> rusqlite::Error {
+    match err {
+        rusqlite::Error::SqliteFailure(code, message) => {
+            rusqlite::Error::SqliteFailure(*code, message.clone())
+        }
+        other => rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR),
+            Some(other.to_string()),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests;
