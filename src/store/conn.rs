@@ -40,7 +40,7 @@ const CACHE_KIB: i64 = 512;
 /// session_id = ?1 ORDER BY position` each time a new value is bound.
 pub(super) fn connect(path: &Path) -> rusqlite::Result<Connection> {
     let conn = Connection::open(path)?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
+    wal(&conn)?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     conn.pragma_update(None, "cache_size", -CACHE_KIB)?;
@@ -49,6 +49,33 @@ pub(super) fn connect(path: &Path) -> rusqlite::Result<Connection> {
         true,
     )?;
     conn.set_prepared_statement_cache_capacity(64);
-    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.busy_timeout(WAL_PATIENCE)?;
     Ok(conn)
+}
+
+/// How long opening waits for another process to finish switching a new database to
+/// WAL, as long as the busy timeout below.
+const WAL_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Switch to WAL unless the database is in it already. Switching takes an exclusive
+/// lock and SQLite answers "busy" at once, without the busy timeout, while another
+/// connection holds any lock: two processes opening a new database together (or one
+/// opening it while another closes it) take turns here instead of one failing.
+fn wal(conn: &Connection) -> rusqlite::Result<()> {
+    let started = std::time::Instant::now();
+    loop {
+        let mode: String = conn.query_row("PRAGMA journal_mode", [], |row| row.get(0))?;
+        if mode.eq_ignore_ascii_case("wal") {
+            return Ok(());
+        }
+        match conn.pragma_update(None, "journal_mode", "WAL") {
+            Err(rusqlite::Error::SqliteFailure(err, _))
+                if err.code == rusqlite::ErrorCode::DatabaseBusy
+                    && started.elapsed() < WAL_PATIENCE =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            other => return other,
+        }
+    }
 }

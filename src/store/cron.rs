@@ -174,18 +174,16 @@ impl Store {
         self.run(move |conn| {
             let now = now_ms();
             let status = if error.is_some() { "failed" } else { "ok" };
-            let tx = conn.savepoint()?;
-            tx.execute(
+            conn.execute(
                 "UPDATE cron_runs SET status = ?3, finished_at = ?4, error = ?5 WHERE job_id = ?1 AND slot = ?2",
                 params![job, slot, status, now, error],
             )?;
-            tx.execute(
+            conn.execute(
                 "UPDATE cron_jobs SET last_run = ?2, last_status = ?3, last_error = ?4,
                     failures = CASE WHEN ?4 IS NULL THEN 0 ELSE failures + 1 END WHERE id = ?1",
                 params![job, now, status, error],
             )?;
-            let failures = tx.query_row("SELECT failures FROM cron_jobs WHERE id = ?1", [job], |r| r.get(0)).optional()?.unwrap_or(0);
-            tx.commit()?;
+            let failures = conn.query_row("SELECT failures FROM cron_jobs WHERE id = ?1", [job], |r| r.get(0)).optional()?.unwrap_or(0);
             Ok(failures)
         })
         .await

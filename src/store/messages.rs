@@ -70,8 +70,7 @@ impl Store {
         }];
         parts.extend(images);
         self.run(move |conn| {
-            let tx = conn.savepoint()?;
-            let inserted = tx.exec(
+            let inserted = conn.exec(
                 "INSERT INTO messages (session_id, role, channel, platform_id, sender, status, position, created_at)
                  VALUES (?1, 'user', ?2, ?3, ?4, 'pending', (SELECT COALESCE(MAX(position), 0) + 1 FROM messages WHERE session_id = ?1), ?5)
                  ON CONFLICT DO NOTHING",
@@ -80,10 +79,9 @@ impl Store {
             if inserted == 0 {
                 return Ok(None);
             }
-            let id = tx.last_insert_rowid();
-            insert_parts(&tx, id, &parts)?;
-            touch(&tx, session_id)?;
-            tx.commit()?;
+            let id = conn.last_insert_rowid();
+            insert_parts(conn, id, &parts)?;
+            touch(conn, session_id)?;
             Ok(Some(id))
         })
         .await
@@ -97,10 +95,8 @@ impl Store {
         }];
         parts.extend(images);
         self.run(move |conn| {
-            let tx = conn.savepoint()?;
-            tx.exec("DELETE FROM parts WHERE message_id = ?1", [message_id])?;
-            insert_parts(&tx, message_id, &parts)?;
-            tx.commit()?;
+            conn.exec("DELETE FROM parts WHERE message_id = ?1", [message_id])?;
+            insert_parts(conn, message_id, &parts)?;
             Ok(())
         })
         .await
@@ -121,15 +117,13 @@ impl Store {
         tier: Option<pincer_config::Tier>,
     ) -> Result<i64> {
         self.run(move |conn| {
-            let tx = conn.savepoint()?;
-            let id = append(&tx, session_id, role, &parts)?;
+            let id = append(conn, session_id, role, &parts)?;
             if let Some(tier) = tier {
-                tx.exec(
+                conn.exec(
                     "UPDATE messages SET tier = ?2 WHERE id = ?1",
                     params![id, tier.name()],
                 )?;
             }
-            tx.commit()?;
             Ok(id)
         })
         .await
@@ -137,14 +131,12 @@ impl Store {
 
     pub async fn set_status(&self, message_ids: Vec<i64>, status: Status) -> Result<()> {
         self.run(move |conn| {
-            let tx = conn.savepoint()?;
             for id in message_ids {
-                tx.exec(
+                conn.exec(
                     "UPDATE messages SET status = ?2 WHERE id = ?1",
                     params![id, status.as_str()],
                 )?;
             }
-            tx.commit()?;
             Ok(())
         })
         .await
@@ -154,16 +146,14 @@ impl Store {
     /// transcript (in the given order) and get `status`.
     pub async fn take(&self, session_id: i64, message_ids: Vec<i64>, status: Status) -> Result<()> {
         self.run(move |conn| {
-            let tx = conn.savepoint()?;
             for id in message_ids {
-                tx.exec(
+                conn.exec(
                     "UPDATE messages SET status = ?3,
                         position = (SELECT COALESCE(MAX(position), 0) + 1 FROM messages WHERE session_id = ?2)
                      WHERE id = ?1 AND session_id = ?2",
                     params![id, session_id, status.as_str()],
                 )?;
             }
-            tx.commit()?;
             Ok(())
         })
         .await

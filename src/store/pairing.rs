@@ -66,17 +66,15 @@ impl Store {
     /// Record a new code for a sender (replacing any expired one of theirs).
     pub async fn insert_code(&self, code: PendingCode) -> Result<()> {
         self.run(move |conn| {
-            let tx = conn.savepoint()?;
-            tx.execute(
+            conn.execute(
                 "DELETE FROM pairing_codes WHERE channel = ?1 AND (sender_raw = ?2 OR expires_at <= ?3)",
                 params![code.channel, code.sender_raw, now_ms()],
             )?;
-            tx.execute(
+            conn.execute(
                 "INSERT INTO pairing_codes (channel, code, sender_raw, sender, display_name, created_at, expires_at, last_sent_at, announced)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 params![code.channel, code.code, code.sender_raw, code.sender, code.display_name, now_ms(), code.expires_at, code.last_sent_at, code.announced],
             )?;
-            tx.commit()?;
             Ok(())
         })
         .await
@@ -132,18 +130,16 @@ impl Store {
         let by = by.to_string();
         self.run(move |conn| {
             let now = now_ms();
-            let tx = conn.savepoint()?;
-            tx.execute(
+            conn.execute(
                 "INSERT INTO approved_senders (channel, sender_raw, sender, display_name, approved_at, approved_by)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                  ON CONFLICT (channel, sender_raw) DO UPDATE SET approved_at = excluded.approved_at, approved_by = excluded.approved_by",
                 params![code.channel, code.sender_raw, code.sender, code.display_name, now, by],
             )?;
-            tx.execute(
+            conn.execute(
                 "DELETE FROM pairing_codes WHERE channel = ?1 AND sender_raw = ?2",
                 params![code.channel, code.sender_raw],
             )?;
-            tx.commit()?;
             Ok(Some(Approved {
                 channel: code.channel,
                 sender_raw: code.sender_raw,

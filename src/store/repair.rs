@@ -42,8 +42,6 @@ pub(super) fn close_unpaired(conn: &mut Connection, session_id: i64, upto: i64) 
         return Ok(0);
     }
     let count = missing.len();
-    let tx = conn.savepoint()?;
-    append(&tx, session_id, Role::Tool, &missing)?;
-    tx.commit()?;
+    append(conn, session_id, Role::Tool, &missing)?;
     Ok(count)
 }

@@ -38,17 +38,15 @@ impl Store {
         let key = key.to_string();
         self.run(move |conn| {
             let now = now_ms();
-            let tx = conn.savepoint()?;
-            tx.exec(
+            conn.exec(
                 "UPDATE sessions SET closed_at = ?2 WHERE key = ?1 AND closed_at IS NULL",
                 params![key, now],
             )?;
-            tx.exec(
+            conn.exec(
                 "INSERT INTO sessions (key, created_at, updated_at) VALUES (?1, ?2, ?2)",
                 params![key, now],
             )?;
-            let id = tx.last_insert_rowid();
-            tx.commit()?;
+            let id = conn.last_insert_rowid();
             Ok(id)
         })
         .await

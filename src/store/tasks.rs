@@ -77,15 +77,14 @@ impl Store {
             target.clone(),
         );
         self.run(move |conn| {
-            let tx = conn.savepoint()?;
-            let number: i64 = tx.query_row(
+            let number: i64 = conn.query_row(
                 "SELECT COALESCE(MAX(number), 0) + 1 FROM tasks WHERE parent_key = ?1",
                 [&parent_key],
                 |row| row.get(0),
             )?;
             let key = pincer_channels::SessionKey::task_key(&parent_key, number as u64);
-            let session_id = super::session::current_session(&tx, &key)?;
-            tx.execute(
+            let session_id = super::session::current_session(conn, &key)?;
+            conn.execute(
                 "INSERT INTO tasks (parent_key, parent_session_id, number, session_id, description, background, status, target_channel, target_chat, target_thread, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7, ?8, ?9, ?10)",
                 params![
@@ -101,13 +100,12 @@ impl Store {
                     now_ms()
                 ],
             )?;
-            let id = tx.last_insert_rowid();
-            let row = tx.query_row(
+            let id = conn.last_insert_rowid();
+            let row = conn.query_row(
                 &format!("SELECT {COLUMNS} FROM tasks WHERE id = ?1"),
                 [id],
                 task_row,
             )?;
-            tx.commit()?;
             Ok(row)
         })
         .await
@@ -159,9 +157,8 @@ impl Store {
     /// reported: the change of status, in the same transaction, makes that happen once.
     pub async fn interrupt_tasks(&self) -> Result<Vec<TaskRow>> {
         self.run(move |conn| {
-            let tx = conn.savepoint()?;
             let running: Vec<TaskRow> = {
-                let mut stmt = tx.prepare(&format!(
+                let mut stmt = conn.prepare(&format!(
                     "SELECT {COLUMNS} FROM tasks WHERE status = 'running'"
                 ))?;
                 let rows = stmt.query_map([], task_row)?;
@@ -169,18 +166,17 @@ impl Store {
             };
             let now = now_ms();
             for task in &running {
-                tx.execute(
+                conn.execute(
                     "UPDATE tasks SET status = 'interrupted', result = 'interrupted: pincer stopped while it ran', ended_at = ?2, reported = background WHERE id = ?1",
                     params![task.id, now],
                 )?;
                 if let Some(session) = task.session_id {
-                    tx.execute(
+                    conn.execute(
                         "UPDATE messages SET status = 'done' WHERE session_id = ?1 AND role = 'user' AND status != 'done'",
                         [session],
                     )?;
                 }
             }
-            tx.commit()?;
             Ok(running.into_iter().filter(|t| t.background).collect())
         })
         .await

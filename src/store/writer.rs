@@ -3,14 +3,16 @@
 //!
 //! A call is a job sent to the thread; its caller waits for the answer as a task. The
 //! thread takes the first job, then everything that queued behind it (up to `BATCH`),
-//! and runs them in one transaction, each inside its own savepoint: a job that fails
-//! rolls back only its own changes. The answers are sent after the commit, so a caller
-//! told "stored" can rely on it exactly as before: an inbound message is committed
-//! before it is acknowledged or sent to the model, a reply before its turn is marked
-//! done. If the commit fails (a full disk), every job of the batch gets the error.
+//! and runs them in one transaction, each inside its own savepoint. Every call is
+//! atomic: one that returns an error (or panics) loses all its changes and only its
+//! own, so the calls need no transactions of their own. The answers are sent after
+//! the commit, so a caller told "stored" can rely on it exactly as before: an inbound
+//! message is committed before it is acknowledged or sent to the model, a reply before
+//! its turn is marked done. If the commit fails (a full disk), every call of the batch
+//! hears it.
 //!
-//! A job alone runs as it always did, in its own transaction. Under load the queue is
-//! never empty and one commit carries many sessions' messages.
+//! A call alone runs in its own transaction as before. Under load the queue is never
+//! empty and one commit carries many sessions' messages.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::mpsc;
@@ -26,9 +28,11 @@ const BATCH: usize = 256;
 /// What a job leaves to do once the batch's commit is known: answer its caller.
 type Answer = Box<dyn FnOnce(Option<&rusqlite::Error>) + Send>;
 
-/// A store call: runs on the connection, says whether it succeeded (to keep or roll
-/// back its savepoint) and how to answer.
-type Job = Box<dyn FnOnce(&mut Connection) -> (bool, Answer) + Send>;
+/// A store call: runs on the connection (or hears why it cannot), says whether it
+/// succeeded (to keep or roll back its changes) and how to answer.
+type Job = Box<
+    dyn FnOnce(std::result::Result<&mut Connection, &rusqlite::Error>) -> (bool, Answer) + Send,
+>;
 
 /// The sending end; the thread ends when the last `Store` clone drops it.
 #[derive(Clone)]
@@ -55,7 +59,10 @@ impl Writer {
     {
         let (tell, answer) = tokio::sync::oneshot::channel();
         let job: Job = Box::new(move |conn| {
-            let result = work(conn);
+            let result = match conn {
+                Ok(conn) => work(conn),
+                Err(err) => Err(StoreError::Sql(again(err))),
+            };
             let ok = result.is_ok();
             let answer: Answer = Box::new(move |failed_commit| {
                 let result = match (failed_commit, result) {
@@ -89,29 +96,29 @@ fn serve(mut conn: Connection, queue: mpsc::Receiver<Job>) {
                 Err(_) => break,
             }
         }
-        if batch.len() == 1 {
-            batch.drain(..).for_each(|job| alone(job, &mut conn));
-        } else {
-            run_batch(&mut conn, &mut batch);
-        }
+        run_batch(&mut conn, &mut batch);
     }
 }
 
-/// Several jobs in one transaction, each in a savepoint; answers after the commit.
+/// The jobs in one transaction, each in a savepoint when there are several; answers
+/// after the commit. A lone job takes the lock only when it writes, as it always did;
+/// a batch takes it at once, so no other process's commit can come between its reads
+/// and its writes.
 fn run_batch(conn: &mut Connection, batch: &mut Vec<Job>) {
-    if let Err(err) = conn.execute_batch("BEGIN IMMEDIATE") {
-        // Not even the lock (another process held it past the busy timeout): run
-        // each job alone, as it would have run without the batch.
-        tracing::debug!("group commit fell back to one job at a time: {err}");
-        batch.drain(..).for_each(|job| alone(job, conn));
+    let several = batch.len() > 1;
+    let begin = if several { "BEGIN IMMEDIATE" } else { "BEGIN" };
+    if let Err(err) = exec(conn, begin) {
+        // No transaction (another process held the lock past the busy timeout): the
+        // calls fail as each would have failed to begin its own.
+        let answer = |job: Job| refuse(job, &err);
+        batch.drain(..).for_each(answer);
         return;
     }
     let mut answers = Vec::with_capacity(batch.len());
     let mut jobs = batch.drain(..);
     for job in jobs.by_ref() {
-        // Inside a transaction a savepoint cannot fail to start but by a misuse this
-        // file does not make; if it did, the job's caller hears the thread's error.
-        if conn.execute_batch("SAVEPOINT pincer_job").is_err() {
+        if several && let Err(err) = exec(conn, "SAVEPOINT pincer_job") {
+            refuse(job, &err);
             continue;
         }
         let outcome = guarded(job, conn);
@@ -126,35 +133,50 @@ fn run_batch(conn: &mut Connection, batch: &mut Vec<Job>) {
             answers
                 .into_iter()
                 .for_each(|answer: Answer| answer(Some(&lost)));
-            jobs.for_each(|job| alone(job, conn));
+            jobs.for_each(|job| run_batch(conn, &mut vec![job]));
             return;
         }
-        let keep = matches!(outcome, Some((true, _)));
-        let end = if keep {
-            "RELEASE pincer_job"
-        } else {
-            "ROLLBACK TO pincer_job; RELEASE pincer_job"
+        let kept = matches!(outcome, Some((true, _)));
+        if !several && !kept {
+            // A lone call that failed: nothing of it is kept.
+            let _ = exec(conn, "ROLLBACK");
+            if let Some((_, answer)) = outcome {
+                answer(None);
+            }
+            return;
+        }
+        let end: &[&str] = match (several, kept) {
+            (true, true) => &["RELEASE pincer_job"],
+            (true, false) => &["ROLLBACK TO pincer_job", "RELEASE pincer_job"],
+            (false, _) => &[],
         };
-        if let Err(err) = conn.execute_batch(end) {
-            tracing::warn!("cannot end a store call's savepoint: {err}");
+        for sql in end {
+            if let Err(err) = exec(conn, sql) {
+                tracing::warn!("cannot end a store call's savepoint: {err}");
+            }
         }
         if let Some((_, answer)) = outcome {
             answers.push(answer);
         }
     }
-    let committed = conn.execute_batch("COMMIT");
+    let committed = exec(conn, "COMMIT");
     if committed.is_err() && !conn.is_autocommit() {
-        let _ = conn.execute_batch("ROLLBACK");
+        let _ = exec(conn, "ROLLBACK");
     }
     let failed = committed.as_ref().err();
     answers.into_iter().for_each(|answer| answer(failed));
 }
 
-/// One job in its own transaction, as every call ran before group commit.
-fn alone(job: Job, conn: &mut Connection) {
-    if let Some((_, answer)) = guarded(job, conn) {
-        answer(None);
-    }
+/// A statement of the writer's own, through the statement cache (they run on every
+/// call, and parsing them each time showed in profiles).
+fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(|_| ())
+}
+
+/// A job that cannot run: its caller hears why.
+fn refuse(job: Job, err: &rusqlite::Error) {
+    let (_, answer) = job(Err(err));
+    answer(None);
 }
 
 fn rolled_back() -> rusqlite::Error {
@@ -167,7 +189,7 @@ fn rolled_back() -> rusqlite::Error {
 /// Run a job; a panic drops its answer, so its caller hears the thread's error
 /// rather than waiting forever, and the thread goes on with the next.
 fn guarded(job: Job, conn: &mut Connection) -> Option<(bool, Answer)> {
-    catch_unwind(AssertUnwindSafe(|| job(conn))).ok()
+    catch_unwind(AssertUnwindSafe(|| job(Ok(conn)))).ok()
 }
 
 /// The commit's error, once more for each caller of the batch.
