@@ -1,8 +1,8 @@
 //! The session store: SQLite (WAL) holding sessions, messages, their parts and model
 //! usage. The user's message is committed before the model is called; replies and
-//! tool results as they complete. One thread owns the connection and runs every call;
-//! callers wait for their answer as tasks, and what queues up while a call runs is
-//! committed together (`writer`).
+//! tool results as they complete. One writer on the blocking pool runs every call on
+//! the one connection; callers wait for their answer as tasks, and what queues up
+//! while a call runs is committed together (`writer`).
 //!
 //! This file holds only the `Store` handle: opening, and running work on the
 //! connection. Each concern has its own file:
@@ -10,7 +10,7 @@
 //! - `error`      — `StoreError`, what every call returns
 //! - `kinds`      — `Role` and `Status`, the enums stored as text
 //! - `conn`       — the connection's settings and its statement cache
-//! - `writer`     — the thread that owns the connection: group commit
+//! - `writer`     — the one writer on the connection: group commit
 //! - `migrations` — the numbered schema migrations
 //! - `session`    — sessions: the current one per key, `/new`, pin, summary, pruning
 //! - `messages`   — messages and their parts, the transcript, what was left unanswered
@@ -67,7 +67,7 @@ pub use tasks::TaskRow;
 /// The handle every part of Pincer shares; cheap to clone.
 #[derive(Clone)]
 pub struct Store {
-    /// The thread that owns the one connection and commits what waits together.
+    /// The one connection, and the queue of calls its writer commits together.
     writer: writer::Writer,
     /// The day's spend, kept up to date by `record_usage`: the budget gate asks before
     /// every model call, and summing the day's usage rows each time grew with the day.
@@ -99,16 +99,13 @@ impl Store {
             },
             migrations::MigrateError::Sql(source) => open_err(source),
         })?;
-        let writer = writer::Writer::start(conn).map_err(|err| {
-            StoreError::Worker(format!("cannot start the database thread: {err}"))
-        })?;
         Ok(Store {
-            writer,
+            writer: writer::Writer::new(conn),
             spent: Arc::default(),
         })
     }
 
-    /// Run database work on the writer's thread; answered once it is committed.
+    /// Run database work on the writer; answered once it is committed.
     async fn run<T, F>(&self, work: F) -> Result<T>
     where
         T: Send + 'static,

@@ -1,9 +1,11 @@
-//! The writer: one thread owns the connection and runs every store call, committing
-//! what is waiting together (group commit).
+//! The writer: one task on the blocking pool runs every store call on the one
+//! connection, committing what is waiting together (group commit).
 //!
-//! A call is a job sent to the thread; its caller waits for the answer as a task. The
-//! thread takes the first job, then everything that queued behind it (up to `BATCH`),
-//! and runs them in one transaction, each inside its own savepoint. Every call is
+//! A call is a job put in the queue; its caller waits for the answer as a task. When
+//! the queue was empty, the call starts the writer on the blocking pool; the writer
+//! takes everything queued (up to `BATCH`), runs it in one transaction, each job inside
+//! its own savepoint, and goes on until the queue is empty. (While the writer runs,
+//! tokio's paused test clock does not jump ahead, as with any blocking task.) Every call is
 //! atomic: one that returns an error (or panics) loses all its changes and only its
 //! own, so the calls need no transactions of their own. The answers are sent after
 //! the commit, so a caller told "stored" can rely on it exactly as before: an inbound
@@ -11,11 +13,12 @@
 //! its turn is marked done. If the commit fails (a full disk), every call of the batch
 //! hears it.
 //!
-//! A call alone runs in its own transaction as before. Under load the queue is never
-//! empty and one commit carries many sessions' messages.
+//! A call alone runs in its own transaction as before, with one hand-off to the blocking
+//! pool. Under load the queue is never empty: one commit carries many sessions'
+//! messages and no call waits for a thread.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use rusqlite::Connection;
 
@@ -34,20 +37,34 @@ type Job = Box<
     dyn FnOnce(std::result::Result<&mut Connection, &rusqlite::Error>) -> (bool, Answer) + Send,
 >;
 
-/// The sending end; the thread ends when the last `Store` clone drops it.
+/// The queue and the connection, shared by every `Store` clone; the connection closes
+/// when the last one is dropped.
 #[derive(Clone)]
 pub(super) struct Writer {
-    jobs: mpsc::Sender<Job>,
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    queue: Mutex<Queue>,
+    /// Held by the running writer only; a mutex so that `Writer` is `Sync`.
+    conn: Mutex<Connection>,
+}
+
+#[derive(Default)]
+struct Queue {
+    jobs: Vec<Job>,
+    /// A writer is on the blocking pool and will see what is queued.
+    running: bool,
 }
 
 impl Writer {
-    /// Start the thread that owns `conn`.
-    pub(super) fn start(conn: Connection) -> std::io::Result<Writer> {
-        let (jobs, queue) = mpsc::channel();
-        std::thread::Builder::new()
-            .name("pincer-db".into())
-            .spawn(move || serve(conn, queue))?;
-        Ok(Writer { jobs })
+    pub(super) fn new(conn: Connection) -> Writer {
+        Writer {
+            shared: Arc::new(Shared {
+                queue: Mutex::default(),
+                conn: Mutex::new(conn),
+            }),
+        }
     }
 
     /// Queue `work` at once and return its answer, given after its commit. The job is
@@ -73,28 +90,67 @@ impl Writer {
             });
             (ok, answer)
         });
-        let sent = self.jobs.send(job);
-        async move {
-            sent.map_err(|_| stopped())?;
-            answer.await.map_err(|_| stopped())?
+        let start = {
+            let mut queue = lock(&self.shared.queue);
+            queue.jobs.push(job);
+            !std::mem::replace(&mut queue.running, true)
+        };
+        if start {
+            let unrun = Unrun(Some(Arc::clone(&self.shared)));
+            // Dropped, not awaited: the writer answers every job through its channel.
+            drop(tokio::task::spawn_blocking(move || {
+                if let Some(shared) = unrun.disarm() {
+                    serve(&shared);
+                }
+            }));
         }
+        async move { answer.await.map_err(|_| stopped())? }
     }
 }
 
 fn stopped() -> StoreError {
-    StoreError::Worker("the database thread stopped (a store call panicked?)".into())
+    StoreError::Worker("a store call did not finish (it panicked?)".into())
 }
 
-/// The thread: wait for a job, take what queued behind it, run them, commit, answer.
-fn serve(mut conn: Connection, queue: mpsc::Receiver<Job>) {
+/// A lock whose holder panicked is still good: the queue and the connection are
+/// consistent between statements.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A writer's task not run yet. If a runtime shutting down drops it unrun, the queue
+/// is marked as having no writer, so the next call starts one.
+struct Unrun(Option<Arc<Shared>>);
+
+impl Unrun {
+    fn disarm(mut self) -> Option<Arc<Shared>> {
+        self.0.take()
+    }
+}
+
+impl Drop for Unrun {
+    fn drop(&mut self) {
+        if let Some(shared) = &self.0 {
+            lock(&shared.queue).running = false;
+        }
+    }
+}
+
+/// The writer: take what is queued, run it, commit, answer; stop when nothing is left.
+fn serve(shared: &Shared) {
+    let mut conn = lock(&shared.conn);
     let mut batch = Vec::with_capacity(BATCH);
-    while let Ok(first) = queue.recv() {
-        batch.push(first);
-        while batch.len() < BATCH {
-            match queue.try_recv() {
-                Ok(job) => batch.push(job),
-                Err(_) => break,
+    loop {
+        {
+            let mut queue = lock(&shared.queue);
+            if queue.jobs.is_empty() {
+                queue.running = false;
+                return;
             }
+            let take = queue.jobs.len().min(BATCH);
+            batch.extend(queue.jobs.drain(..take));
         }
         run_batch(&mut conn, &mut batch);
     }

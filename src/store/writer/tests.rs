@@ -39,7 +39,7 @@ fn writer() -> (
         false
     }))
     .unwrap();
-    (dir, Writer::start(conn).unwrap(), path, commits)
+    (dir, Writer::new(conn), path, commits)
 }
 
 /// Start a call that holds the thread until `release` is sent, and wait until it runs:
