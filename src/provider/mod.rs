@@ -106,8 +106,12 @@ pub fn build(
 /// The HTTP client all providers share: rustls, a 10 s connect timeout, a few pooled
 /// connections per host, and no overall timeout (each call sets its own).
 pub fn http_client() -> Result<reqwest::Client, ProviderError> {
-    reqwest::Client::builder()
-        .use_rustls_tls()
+    let mut builder = reqwest::Client::builder().use_rustls_tls();
+    // The roots reqwest would load, parsed once for every client of the process.
+    if let Some(tls) = pincer_channels::tls::webpki() {
+        builder = builder.use_preconfigured_tls(tls);
+    }
+    builder
         .connect_timeout(Duration::from_secs(10))
         .pool_idle_timeout(Duration::from_secs(90))
         // Enough for the turns that run at once; a burst leaves no crowd of idle sockets.

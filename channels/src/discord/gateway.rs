@@ -182,7 +182,16 @@ impl Discord {
             return Err(ChannelError::transient("Discord's /gateway/bot had no url"));
         };
 
-        let http = HttpBuilder::new(&self.settings.token)
+        let mut http = HttpBuilder::new(&self.settings.token);
+        // serenity's own client is this one with a TLS config of its own.
+        if let Some(tls) = crate::tls::webpki()
+            && let Ok(client) = reqwest::Client::builder()
+                .use_preconfigured_tls(tls)
+                .build()
+        {
+            http = http.client(client);
+        }
+        let http = http
             .proxy(self.rest.api_url())
             .ratelimiter_disabled(true)
             .build();

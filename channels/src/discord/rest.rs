@@ -41,12 +41,13 @@ impl Rest {
                 "channels.discord.api_url = \"{api_url}\" must start with https:// (or http:// for a local proxy)"
             )));
         }
-        let client = reqwest::Client::builder()
-            .timeout(TIMEOUT)
-            .build()
-            .map_err(|err| {
-                ChannelError::permanent(format!("cannot build an HTTP client: {err}"))
-            })?;
+        let mut client = reqwest::Client::builder().timeout(TIMEOUT);
+        if let Some(tls) = crate::tls::webpki() {
+            client = client.use_preconfigured_tls(tls);
+        }
+        let client = client.build().map_err(|err| {
+            ChannelError::permanent(format!("cannot build an HTTP client: {err}"))
+        })?;
         let token = token.trim();
         let token = token.strip_prefix("Bot ").unwrap_or(token);
         Ok(Self {

@@ -41,9 +41,13 @@ pub(super) fn client(api_url: &str) -> Result<reqwest::Client, ChannelError> {
             attempt.stop()
         }
     });
-    reqwest::Client::builder()
+    let mut client = reqwest::Client::builder()
         .timeout(TIMEOUT)
-        .redirect(redirects)
+        .redirect(redirects);
+    if let Some(tls) = crate::tls::webpki() {
+        client = client.use_preconfigured_tls(tls);
+    }
+    client
         .build()
         .map_err(|e| ChannelError::permanent(format!("cannot build an HTTP client: {e}")))
 }

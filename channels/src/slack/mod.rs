@@ -224,15 +224,15 @@ impl Slack {
 /// An HTTP(S) connector for the Web API: HTTPS with the system's roots, and plain HTTP
 /// too (self-hosted proxies, tests).
 fn https_connector() -> HttpsConnector<HttpConnector> {
-    let provider = rustls::crypto::ring::default_provider();
-    let builder = match hyper_rustls::HttpsConnectorBuilder::new()
-        .with_provider_and_native_roots(provider)
-    {
-        Ok(builder) => builder,
-        Err(err) => {
+    // The process's config with the system's roots (parsed once, shared with the socket).
+    let builder = match crate::tls::native() {
+        Some(config) => {
+            hyper_rustls::HttpsConnectorBuilder::new().with_tls_config((*config).clone())
+        }
+        None => {
             tracing::warn!(
                 channel = CHANNEL,
-                "no system TLS roots ({err}); only plain-HTTP api_url values will work"
+                "no system TLS roots; only plain-HTTP api_url values will work"
             );
             let config = rustls::ClientConfig::builder_with_provider(Arc::new(
                 rustls::crypto::ring::default_provider(),

@@ -127,11 +127,18 @@ impl Slack {
             .apps_connections_open(&SlackApiAppsConnectionOpenRequest::new())
             .await
             .map_err(|e| channel_error(&e, Token::App))?;
-        let (socket, _) = tokio_tungstenite::connect_async(opened.url.0.as_str())
-            .await
-            .map_err(|e| {
-                ChannelError::transient(format!("cannot open the Socket Mode connection: {e}"))
-            })?;
+        // The system's roots, parsed once for the process rather than on every connect.
+        let tls = crate::tls::native().map(tokio_tungstenite::Connector::Rustls);
+        let (socket, _) = tokio_tungstenite::connect_async_tls_with_config(
+            opened.url.0.as_str(),
+            None,
+            false,
+            tls,
+        )
+        .await
+        .map_err(|e| {
+            ChannelError::transient(format!("cannot open the Socket Mode connection: {e}"))
+        })?;
         let (mut write, mut read) = socket.split();
         // Acknowledgements come from tasks that wait for the store; they go out here.
         // One acknowledgement per envelope Slack sent, written out by this loop.

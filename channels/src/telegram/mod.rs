@@ -49,6 +49,18 @@ pub struct Telegram {
     approvals: Arc<PendingApprovals>,
 }
 
+/// teloxide's own client settings with the process's shared TLS config (`crate::tls`);
+/// `None` leaves the client to teloxide, as when `TELOXIDE_PROXY` asks it for a proxy.
+fn http_client() -> Option<reqwest::Client> {
+    if std::env::var_os("TELOXIDE_PROXY").is_some() {
+        return None;
+    }
+    teloxide::net::default_reqwest_settings()
+        .use_preconfigured_tls(crate::tls::webpki()?)
+        .build()
+        .ok()
+}
+
 impl Telegram {
     pub fn new(
         settings: TelegramSettings,
@@ -60,7 +72,11 @@ impl Telegram {
                 settings.api_url
             ))
         })?;
-        let bot = Bot::new(settings.token.clone()).set_api_url(url);
+        let bot = match http_client() {
+            Some(client) => Bot::with_client(settings.token.clone(), client),
+            None => Bot::new(settings.token.clone()),
+        }
+        .set_api_url(url);
         Ok(Arc::new(Self {
             bot,
             settings,
