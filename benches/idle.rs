@@ -124,7 +124,7 @@ async fn measure(set: &str) -> anyhow::Result<Reading> {
     Ok(Reading {
         status: FIELDS
             .iter()
-            .map(|f| (*f, field(&status, &format!("{f}:"))))
+            .map(|f| (*f, support::field(&status, &format!("{f}:"))))
             .collect(),
         mappings: by_mapping(&smaps, &binary.to_string_lossy()),
     })
@@ -179,15 +179,6 @@ fn by_mapping(smaps: &str, binary: &str) -> BTreeMap<String, u64> {
     }
     out.retain(|_, kib| *kib > 0);
     out
-}
-
-fn field(status: &str, key: &str) -> u64 {
-    status
-        .lines()
-        .find(|l| l.starts_with(key))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
 }
 
 fn spread(mut v: Vec<u64>) -> String {

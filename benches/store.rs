@@ -79,7 +79,9 @@ async fn bench() -> anyhow::Result<()> {
     let elapsed = started.elapsed();
     let total = SESSIONS * PER_SESSION;
     println!();
-    println!("Pincer store: the store calls of {SESSIONS} sessions × {PER_SESSION} turns, all at once");
+    println!(
+        "Pincer store: the store calls of {SESSIONS} sessions × {PER_SESSION} turns, all at once"
+    );
     println!();
     println!("| measure | result |");
     println!("| --- | --- |");

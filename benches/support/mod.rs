@@ -135,7 +135,7 @@ fn proc_status(pid: u32) -> String {
 }
 
 /// A KiB figure of `/proc/<pid>/status`; 0 when the process is gone.
-fn field(status: &str, key: &str) -> u64 {
+pub fn field(status: &str, key: &str) -> u64 {
     status
         .lines()
         .find(|l| l.starts_with(key))

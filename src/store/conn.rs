@@ -73,6 +73,9 @@ fn wal(conn: &Connection) -> rusqlite::Result<()> {
                 if err.code == rusqlite::ErrorCode::DatabaseBusy
                     && started.elapsed() < WAL_PATIENCE =>
             {
+                // Only while another process creates the database: `Store::open` runs
+                // once, at start, before any turn.
+                #[expect(clippy::disallowed_methods, reason = "a few ms, at open only")]
                 std::thread::sleep(std::time::Duration::from_millis(5));
             }
             other => return other,
