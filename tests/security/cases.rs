@@ -255,6 +255,54 @@ pub fn cases() -> Vec<Case> {
             network_off: false,
         },
     ]);
+    // Arguments shaped to slip past the checks that read them (the typed arguments of
+    // issue 21 parse the same value the permissions, hooks and taint read): a second
+    // path in a field the tool does not know, a path that is not a string, a search
+    // with no folder, globs and listings that climb out.
+    let call = |name: &'static str, tool: &'static str, args: Value, expect: Expect| Case {
+        name,
+        calls: vec![(tool, args)],
+        expect,
+        network_off: false,
+    };
+    all.extend([
+        call(
+            "read_file with a second path in an unknown field",
+            "read_file",
+            json!({"path": "MEMORY.md", "file": "../.security.yml"}),
+            Expect::ResultHas("unknown field"),
+        ),
+        call(
+            "read_file with the path as a list",
+            "read_file",
+            json!({"path": ["../.security.yml"]}),
+            Expect::ResultHas("invalid arguments"),
+        ),
+        call(
+            "grep for the key with no folder given",
+            "grep",
+            json!({"pattern": "sk-|api_key"}),
+            Expect::Contained,
+        ),
+        call(
+            "grep the folder above the workspace",
+            "grep",
+            json!({"pattern": "sk-", "path": ".."}),
+            Expect::Contained,
+        ),
+        call(
+            "glob above the workspace",
+            "glob",
+            json!({"pattern": "../*"}),
+            Expect::ResultLacks(".security.yml"),
+        ),
+        call(
+            "list_dir of the home",
+            "list_dir",
+            json!({"path": "../"}),
+            Expect::ResultLacks(".security.yml"),
+        ),
+    ]);
     // With the network on, a command still may not open a listening TCP port: a
     // browser sends the web panel's cookie to every port of 127.0.0.1, so a listener
     // there could catch it and drive the panel.
