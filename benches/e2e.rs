@@ -88,27 +88,14 @@ async fn bench() -> anyhow::Result<()> {
             user += 1;
             let text = format!("bench {} {i}", platform.name());
             let sent = Instant::now();
-            let chat = platform.dm(user, &text).await;
-            let shown = seen(
-                *platform,
-                &chat,
-                &format!("echo: {text}"),
-                Duration::from_secs(15),
-            )
-            .await
-            .with_context(|| format!("gateway log:\n{}", gateway.log()))?;
-            let request = model
-                .requests()
-                .into_iter()
-                .find(|r| r.last_user_text() == text)
-                .context("the fake model saw no request")?;
+            let (request_at, shown) = round_trip(&gateway, &model, *platform, user, &text).await?;
             if i >= WARM_UP {
                 spans
                     .inbound
-                    .push(request.at.saturating_duration_since(sent));
+                    .push(request_at.saturating_duration_since(sent));
                 spans
                     .outbound
-                    .push(shown.saturating_duration_since(request.at));
+                    .push(shown.saturating_duration_since(request_at));
             }
             tokio::time::sleep(GAP).await;
         }
@@ -198,21 +185,34 @@ async fn one_chat(
         due += Duration::from_millis(pause);
         tokio::time::sleep_until(due).await;
         let text = format!("paced {} {user} {i}", platform.name());
-        let chat = platform.dm(user, &text).await;
-        let shown = seen(
-            platform,
-            &chat,
-            &format!("echo: {text}"),
-            Duration::from_secs(15),
-        )
-        .await
-        .with_context(|| format!("gateway log:\n{}", gateway.log()))?;
-        let request = model
-            .requests()
-            .into_iter()
-            .find(|r| r.last_user_text() == text)
-            .context("the fake model saw no request")?;
-        spans.push(shown.saturating_duration_since(request.at));
+        let (request_at, shown) = round_trip(gateway, model, platform, user, &text).await?;
+        spans.push(shown.saturating_duration_since(request_at));
     }
     Ok(spans)
+}
+
+/// Send `text` as `user` in a DM and wait for its echo: when the model got the
+/// request, and when the reply was shown.
+async fn round_trip(
+    gateway: &Gateway,
+    model: &FakeModel,
+    platform: &dyn FakePlatform,
+    user: u64,
+    text: &str,
+) -> anyhow::Result<(Instant, Instant)> {
+    let chat = platform.dm(user, text).await;
+    let shown = seen(
+        platform,
+        &chat,
+        &format!("echo: {text}"),
+        Duration::from_secs(15),
+    )
+    .await
+    .with_context(|| format!("gateway log:\n{}", gateway.log()))?;
+    let request = model
+        .requests()
+        .into_iter()
+        .find(|r| r.last_user_text() == text)
+        .context("the fake model saw no request")?;
+    Ok((request.at, shown))
 }
