@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Makes build/code-order.txt: the functions of the release `pincer` that run when the
+# gateway starts, connects Telegram, Discord and Slack and idles (first), then those a
+# turn on each platform adds, each group in the order the build lays them out. build.rs
+# hands the list to the linker so those functions sit together at the start of `.text`
+# (the idle gateway keeps about 3 MiB of code resident instead of 11). Run it when
+# `cargo bench --bench idle` shows the code pages growing back (new code, a new rustc
+# or new dependency versions rename functions). Needs valgrind and python3; takes about
+# fifteen minutes.
+set -euo pipefail
+cd "$(git rev-parse --show-toplevel)"
+command -v valgrind >/dev/null || { echo "code-order: needs valgrind (apt-get install -y valgrind)" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'pkill -TERM -f "$work/pincer" 2>/dev/null || true; rm -rf "$work"' EXIT
+
+# A normal release build (a build that keeps its symbols would name every function
+# differently: the profile is part of each crate's hash), with the linker's map.
+PINCER_LINK_MAP="$work/pincer.map" cargo build --release -p pincer
+cp target/release/pincer "$work/pincer"
+
+# Run a bench with `pincer run` under callgrind. The bench kills the wrapper; callgrind
+# writes its profile when the gateway then exits on SIGTERM.
+profile() { # <name> <bench> [VAR=value ...]
+    local name=$1 bench=$2
+    shift 2
+    mkdir -p "$work/$name"
+    printf '#!/bin/sh\nvalgrind --tool=callgrind --dump-instr=yes --callgrind-out-file=%s/out.%%p %s "$@" &\nwait\n' \
+        "$work/$name" "$work/pincer" > "$work/$name.sh"
+    chmod +x "$work/$name.sh"
+    env "$@" PINCER_BIN="$work/$name.sh" cargo bench --profile profiling --bench "$bench" >/dev/null
+    pkill -TERM -f "$work/pincer" || true
+    while pgrep -f "$work/pincer" >/dev/null; do sleep 1; done
+}
+profile idle idle IDLE_SETS=all RUNS=1
+profile turns e2e
+
+# callgrind counts the instructions of the stripped binary by their address in the
+# file; the map says which function's section holds each.
+python3 - "$work" <<'PY'
+import bisect, glob, re, sys
+work = sys.argv[1]
+sections = []  # (address, end, symbol) of every function in .text
+in_text = False
+# lld's map: address, load address, size, alignment, then an output section after one
+# space, an input section ("file:(.text.<symbol>)") after nine, a symbol after 17.
+for line in open(f"{work}/pincer.map"):
+    m = re.match(r"\s*([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)\s+\d+( +)(\S+)", line)
+    if not m:
+        continue
+    address, size, indent, what = m.groups()
+    if len(indent) == 1:
+        in_text = what == ".text"
+    elif in_text and len(indent) == 9 and ":(.text." in what:
+        name = what.split(":(.text.", 1)[1].rstrip(")")
+        name = re.sub(r"^(unlikely|hot|startup|exit)\.", "", name)
+        start = int(address, 16)
+        sections.append((start, start + int(size, 16), name))
+sections.sort()
+starts = [s[0] for s in sections]
+
+def ran(dir):
+    """The functions of the binary that ran: every instruction callgrind counted
+    (positions are absolute, +/- the previous one, or * for the same), in its section."""
+    found, objects, current, at = set(), {}, None, 0
+    for path in glob.glob(f"{dir}/out.*"):
+        for line in open(path, errors="replace"):
+            m = re.match(r"(ob|cob)=\((\d+)\)(?: (.*))?", line)
+            if m:
+                kind, key, name = m.groups()
+                if name:
+                    objects[key] = name.strip()
+                if kind == "ob":
+                    current = objects.get(key)
+                continue
+            first = line[:1]
+            if first not in "0123456789+-*" or not line.strip():
+                continue
+            token = line.split()[0]
+            if token.startswith("0x"):
+                at = int(token, 16)
+            elif token[0] in "+-":
+                at += int(token)
+            if current != f"{work}/pincer":
+                continue
+            i = bisect.bisect_right(starts, at) - 1
+            if i >= 0 and at < sections[i][1]:
+                found.add(i)
+    return found
+
+idle = ran(f"{work}/idle")
+turns = ran(f"{work}/turns") - idle
+with open("build/code-order.txt", "w") as out:
+    for i in sorted(idle) + sorted(turns):
+        out.write(sections[i][2] + "\n")
+size = lambda group: sum(sections[i][1] - sections[i][0] for i in group) // 1024
+print(f"code-order: {len(idle)} functions ({size(idle)} KiB) at start and idle, "
+      f"{len(turns)} ({size(turns)} KiB) more in turns: build/code-order.txt")
+PY
