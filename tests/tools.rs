@@ -226,7 +226,7 @@ impl Tool for Slow {
         pincer::provider::ToolSpec {
             name: self.name.into(),
             description: "slow".into(),
-            input_schema: json!({"type": "object"}),
+            input_schema: json!({"type": "object"}).into(),
         }
     }
     fn read_only(&self, _args: &Value) -> bool {

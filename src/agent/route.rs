@@ -64,7 +64,7 @@ pub fn escalate_spec() -> ToolSpec {
     ToolSpec {
         name: ESCALATE.into(),
         description: "Hand this turn to a stronger model. Call it when the task is beyond you (hard reasoning, long code, careful writing); say why.".into(),
-        input_schema: json!({"type": "object", "properties": {"reason": {"type": "string"}}, "required": ["reason"]}),
+        input_schema: json!({"type": "object", "properties": {"reason": {"type": "string"}}, "required": ["reason"]}).into(),
     }
 }
 

@@ -20,11 +20,10 @@ const IMAGE_TOKENS: u64 = 1_600;
 /// tokenizers average on English, code and JSON), plus the pictures, whose bytes are not
 /// in that form and which providers count by their size in pixels.
 pub fn estimate(req: &ChatRequest) -> u64 {
-    let json_len = |value: Result<String, serde_json::Error>| value.map_or(0, |s| s.len());
     let bytes = req.system_stable.len()
         + req.system_volatile.len()
-        + json_len(serde_json::to_string(&req.tools))
-        + json_len(serde_json::to_string(&req.messages));
+        + json_len(&req.tools)
+        + json_len(&req.messages);
     let images = req
         .messages
         .iter()
@@ -32,6 +31,22 @@ pub fn estimate(req: &ChatRequest) -> u64 {
         .filter(|p| matches!(p, Part::Image { data: Some(_), .. }))
         .count() as u64;
     bytes as u64 / 4 + images * IMAGE_TOKENS
+}
+
+/// The bytes `value` takes as JSON, counted as it is written out, never held.
+fn json_len(value: &impl serde::Serialize) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, value).map_or(0, |()| count.0)
 }
 
 /// Where a pruned result is saved, relative to the workspace.
@@ -136,7 +151,7 @@ mod tests {
             tools: vec![ToolSpec {
                 name: "t".into(),
                 description: "d".repeat(400),
-                input_schema: serde_json::json!({}),
+                input_schema: serde_json::json!({}).into(),
             }],
             ..ChatRequest::default()
         };

@@ -62,7 +62,7 @@ impl McpTool {
         let spec = ToolSpec {
             name: tool_name(server.name(), &tool.name),
             description: format!("[MCP server {}] {description}", server.name()),
-            input_schema: Value::Object((*tool.input_schema).clone()),
+            input_schema: Value::Object((*tool.input_schema).clone()).into(),
         };
         Self {
             server,

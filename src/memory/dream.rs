@@ -292,7 +292,8 @@ fn tool_spec() -> ToolSpec {
                 "description": {"type": "string", "description": "one line, for the index"},
                 "content": {"type": "string"}
             }, "required": ["op"]}}
-        }, "required": ["operations"]}),
+        }, "required": ["operations"]})
+        .into(),
     }
 }
 

@@ -13,8 +13,10 @@ use std::collections::BTreeMap;
 
 use reqwest::header::HeaderValue;
 use secrecy::{ExposeSecret, SecretString};
+use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::body::Body;
 use super::error::{self, ErrorKind, ProviderError};
 use super::transport::{self, Flow, Transport};
 use super::types::{ChatRequest, ChatResponse, Part, Role, StopReason, StreamEvent, Usage};
@@ -83,7 +85,7 @@ impl Provider for AnthropicProvider {
 }
 
 /// The JSON body of one streamed Messages call.
-pub fn encode_request(req: &ChatRequest) -> Value {
+pub fn encode_request(req: &ChatRequest) -> Body<Vec<Tool<'_>>> {
     let mut system = Vec::new();
     if !req.system_stable.is_empty() {
         system.push(json!({
@@ -129,25 +131,35 @@ pub fn encode_request(req: &ChatRequest) -> Value {
     if req.thinking_budget > 0 {
         body["thinking"] = json!({"type": "enabled", "budget_tokens": req.thinking_budget});
     }
-    if !req.tools.is_empty() {
-        let mut tools: Vec<Value> = req
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "name": tool.name,
-                    "description": tool.description,
-                    "input_schema": tool.input_schema,
-                })
-            })
-            .collect();
+    let last = req.tools.len().saturating_sub(1);
+    let tools = req.tools.iter().enumerate().map(|(i, tool)| Tool {
+        name: &tool.name,
+        description: &tool.description,
+        input_schema: &tool.input_schema,
         // One mark on the last tool caches the whole tool list (it precedes the system).
-        if let Some(last) = tools.last_mut() {
-            last["cache_control"] = json!({"type": "ephemeral"});
-        }
-        body["tools"] = Value::Array(tools);
+        cache_control: (i == last).then_some(CacheControl {
+            r#type: "ephemeral",
+        }),
+    });
+    Body {
+        fields: body,
+        tools: (!req.tools.is_empty()).then(|| tools.collect()),
     }
-    body
+}
+
+/// A tool as the Messages API takes it, borrowing the spec.
+#[derive(Serialize)]
+pub struct Tool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
+}
+
+#[derive(Serialize)]
+struct CacheControl {
+    r#type: &'static str,
 }
 
 /// Content blocks of one message; tool results first, as the API requires. `thinking`:

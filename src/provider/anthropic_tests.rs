@@ -7,7 +7,7 @@ fn tool(name: &str) -> ToolSpec {
     ToolSpec {
         name: name.into(),
         description: format!("the {name} tool"),
-        input_schema: json!({"type": "object"}),
+        input_schema: json!({"type": "object"}).into(),
     }
 }
 
@@ -53,7 +53,7 @@ fn request_marks_the_cacheable_prefix() {
         thinking_budget: 0,
     };
     assert_eq!(
-        encode_request(&req),
+        serde_json::to_value(encode_request(&req)).unwrap(),
         json!({
             "model": "claude-sonnet-4-5",
             "max_tokens": 2048,
@@ -89,7 +89,7 @@ fn empty_system_and_tools_are_omitted_and_max_tokens_defaults() {
         messages: vec![ChatMessage::user_text("hi")],
         ..ChatRequest::default()
     };
-    let body = encode_request(&req);
+    let body = serde_json::to_value(encode_request(&req)).unwrap();
     assert!(body.get("system").is_none());
     assert!(body.get("tools").is_none());
     assert_eq!(body["max_tokens"], json!(DEFAULT_MAX_TOKENS));
@@ -259,7 +259,7 @@ fn thinking_is_asked_for_and_its_signed_blocks_go_back_only_while_it_is_on() {
         thinking_budget: 2048,
         ..ChatRequest::default()
     };
-    let body = encode_request(&req);
+    let body = serde_json::to_value(encode_request(&req)).unwrap();
     assert_eq!(
         body["thinking"],
         json!({"type": "enabled", "budget_tokens": 2048})
@@ -274,7 +274,7 @@ fn thinking_is_asked_for_and_its_signed_blocks_go_back_only_while_it_is_on() {
         ])
     );
     req.thinking_budget = 0;
-    let body = encode_request(&req);
+    let body = serde_json::to_value(encode_request(&req)).unwrap();
     assert!(body.get("thinking").is_none());
     assert_eq!(
         body["messages"][1]["content"],

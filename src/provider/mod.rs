@@ -4,6 +4,7 @@
 //! # Layout
 //! - `types` — the provider-neutral conversation model (messages, parts, tools, usage).
 //! - `error` — `ProviderError`/`ErrorKind` and the classification of HTTP failures.
+//! - `body` — a request body whose tool list is serialized from the shared specs.
 //! - `sse` — an incremental Server-Sent Events decoder.
 //! - `transport` — what both wire formats share: keys and their rotation, the
 //!   whole-call timeout, the idle watchdog, reading the event stream.
@@ -17,6 +18,7 @@
 //! `ProviderSettings`.
 
 mod anthropic;
+mod body;
 mod chain;
 mod cooldown;
 mod error;

@@ -10,8 +10,10 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use secrecy::{ExposeSecret, SecretString};
+use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::body::Body;
 use super::error::{self, ProviderError};
 use super::transport::{self, Flow, Transport};
 use super::types::{
@@ -90,7 +92,7 @@ impl Provider for OpenAiProvider {
 }
 
 /// The JSON body of one streamed chat-completions call.
-pub fn encode_request(req: &ChatRequest, with_usage: bool) -> Value {
+pub fn encode_request(req: &ChatRequest, with_usage: bool) -> Body<Vec<Tool<'_>>> {
     let mut messages = Vec::new();
     let system = [req.system_stable.as_str(), req.system_volatile.as_str()]
         .into_iter()
@@ -117,10 +119,10 @@ pub fn encode_request(req: &ChatRequest, with_usage: bool) -> Value {
     if req.max_tokens > 0 {
         body["max_tokens"] = json!(req.max_tokens);
     }
-    if !req.tools.is_empty() {
-        body["tools"] = req.tools.iter().map(encode_tool).collect();
+    Body {
+        fields: body,
+        tools: (!req.tools.is_empty()).then(|| req.tools.iter().map(Tool::new).collect()),
     }
-    body
 }
 
 /// Tool results become `role: "tool"` messages ahead of the user's own text. A message
@@ -211,15 +213,31 @@ fn encode_assistant(parts: &[Part], out: &mut Vec<Value>) {
     out.push(message);
 }
 
-fn encode_tool(tool: &ToolSpec) -> Value {
-    json!({
-        "type": "function",
-        "function": {
-            "name": tool.name,
-            "description": tool.description,
-            "parameters": tool.input_schema,
-        },
-    })
+/// A tool as chat completions takes it, borrowing the spec.
+#[derive(Serialize)]
+pub struct Tool<'a> {
+    r#type: &'static str,
+    function: Function<'a>,
+}
+
+#[derive(Serialize)]
+struct Function<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+impl<'a> Tool<'a> {
+    fn new(tool: &'a ToolSpec) -> Self {
+        Tool {
+            r#type: "function",
+            function: Function {
+                name: &tool.name,
+                description: &tool.description,
+                parameters: &tool.input_schema,
+            },
+        }
+    }
 }
 
 /// One tool call being streamed in.

@@ -107,12 +107,13 @@ impl ChatMessage {
     }
 }
 
-/// A tool as the model sees it.
+/// A tool as the model sees it. The schema is shared: every turn offers the same
+/// tools, and cloning the list must not copy each schema's tree.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {
     pub name: String,
     pub description: String,
-    pub input_schema: Value,
+    pub input_schema: std::sync::Arc<Value>,
 }
 
 /// One model call. The system prompt comes in two halves so provider prompt caches

@@ -55,7 +55,7 @@ impl<T: TypedTool> Tool for T {
         ToolSpec {
             name: T::NAME.into(),
             description: self.description(),
-            input_schema: schema_for::<T::Args>(),
+            input_schema: schema_for::<T::Args>().into(),
         }
     }
 
