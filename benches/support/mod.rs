@@ -144,7 +144,8 @@ pub fn field(status: &str, key: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// Wait until a message in `chat` on `platform` shows `needle`; when it was seen.
+/// Wait until a message in `chat` on `platform` shows `needle`; when the platform took
+/// that message in.
 pub async fn seen(
     platform: &dyn FakePlatform,
     chat: &str,
@@ -153,12 +154,14 @@ pub async fn seen(
 ) -> anyhow::Result<Instant> {
     let deadline = Instant::now() + timeout;
     loop {
-        if platform
+        // When the platform took it in (sent, or edited last), not when this poll
+        // noticed: a poll comes a timer tick late, or later while a fake is busy.
+        if let Some(shown) = platform
             .shown()
-            .iter()
-            .any(|m| m.chat == chat && m.text.contains(needle))
+            .into_iter()
+            .find(|m| m.chat == chat && m.text.contains(needle))
         {
-            return Ok(Instant::now());
+            return Ok(shown.at);
         }
         if Instant::now() > deadline {
             bail!("{} never showed {needle:?} in {chat}", platform.name());

@@ -5,7 +5,7 @@
 //! Users and chats are small numbers here; each fake maps them onto its platform's
 //! ids (Telegram integers, Discord snowflakes, Slack "U…"/"D…"/"C…") and back.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 
@@ -23,6 +23,8 @@ pub struct Shown {
     pub edits: usize,
     /// Whether it carries approval buttons now.
     pub buttons: bool,
+    /// When the platform took it in: sent, or edited last.
+    pub at: Instant,
 }
 
 #[async_trait]

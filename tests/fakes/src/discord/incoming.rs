@@ -165,6 +165,7 @@ pub(crate) fn inject(inner: &mut Inner, base_url: &str, msg: Incoming) -> u64 {
         from_bot: false,
         json: json.clone(),
         edits: 0,
+        at: std::time::Instant::now(),
     });
     inner
         .gateway

@@ -74,20 +74,26 @@ impl FakePlatform for FakeDiscord {
     }
 
     fn shown(&self) -> Vec<Shown> {
-        self.bot_messages()
-            .into_iter()
-            .map(|m| {
-                let (chat, thread) = chat_of(m.channel);
-                Shown {
-                    chat: chat.to_string(),
-                    id: m.id.to_string(),
-                    text: m.content().to_string(),
-                    thread: thread.map(|t| t.to_string()),
-                    edits: m.edits,
-                    buttons: m.has_buttons(),
-                }
-            })
-            .collect()
+        // Under the lock, and only the bot's: a bench polls this while replies arrive.
+        self.shared.read(|inner| {
+            inner
+                .messages
+                .iter()
+                .filter(|m| m.from_bot)
+                .map(|m| {
+                    let (chat, thread) = chat_of(m.channel);
+                    Shown {
+                        chat: chat.to_string(),
+                        id: m.id.to_string(),
+                        text: m.content().to_string(),
+                        thread: thread.map(|t| t.to_string()),
+                        edits: m.edits,
+                        buttons: m.has_buttons(),
+                        at: m.at,
+                    }
+                })
+                .collect()
+        })
     }
 
     fn typing(&self, chat: &str) -> Option<usize> {

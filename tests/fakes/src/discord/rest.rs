@@ -346,6 +346,7 @@ fn create(inner: &mut Inner, app: &App, channel: u64, body: Body) -> Response {
         from_bot: true,
         json: json.clone(),
         edits: 0,
+        at: Instant::now(),
     });
     // Discord echoes the bot's own messages to it over the gateway.
     inner
@@ -398,6 +399,7 @@ fn edit(inner: &mut Inner, channel: u64, id: u64, body: &Value) -> Response {
     }
     message.json["edited_timestamp"] = json!(objects::TIMESTAMP);
     message.edits += 1;
+    message.at = Instant::now();
     Json(message.json.clone()).into_response()
 }
 

@@ -36,6 +36,8 @@ pub struct Stored {
     /// Its JSON as the API returns it now (edits applied).
     pub json: Value,
     pub edits: usize,
+    /// When it was sent, or edited last.
+    pub at: Instant,
 }
 
 impl Stored {

@@ -91,6 +91,7 @@ pub(crate) fn call(
                 history: vec![body.clone()],
                 user,
                 ephemeral,
+                at: std::time::Instant::now(),
             });
             if ephemeral {
                 return Ok(json!({ "message_ts": ts }));
@@ -130,6 +131,7 @@ pub(crate) fn call(
                 message.blocks = new_blocks; // without blocks, Slack keeps the old ones
             }
             message.edits += 1;
+            message.at = std::time::Instant::now();
             Ok(json!({
                 "channel": channel, "ts": ts, "text": body,
                 "message": { "user": BOT_USER, "bot_id": "BBOT", "text": body, "blocks": message.blocks },

@@ -113,6 +113,7 @@ impl FakeSlack {
                 history: vec![text.into()],
                 user: user.into(),
                 ephemeral: false,
+                at: std::time::Instant::now(),
             });
             ts
         })

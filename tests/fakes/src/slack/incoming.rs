@@ -183,6 +183,7 @@ pub(crate) fn events(inner: &mut Inner, msg: Incoming, base: &str) -> (String, V
         history: vec![text.clone()],
         user: msg.user.clone(),
         ephemeral: false,
+        at: std::time::Instant::now(),
     });
     let mut payloads = vec![callback(inner, event.clone())];
     if msg.mention && !msg.is_dm() && !msg.edit && !msg.bot {

@@ -82,6 +82,7 @@ impl FakePlatform for FakeSlack {
                 text: m.text,
                 thread: m.thread_ts,
                 edits: m.edits,
+                at: m.at,
             })
             .collect()
     }

@@ -32,6 +32,8 @@ pub struct Posted {
     pub user: String,
     /// A `chat.postEphemeral` message; `user` is then the one person who sees it.
     pub ephemeral: bool,
+    /// When it was posted, or changed last.
+    pub at: Instant,
 }
 
 impl Posted {

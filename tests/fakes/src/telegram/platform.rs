@@ -77,6 +77,13 @@ impl FakePlatform for FakeTelegram {
             sent.iter()
                 .filter(|s| s.method != "editMessageText")
                 .map(|s| {
+                    let edits = || {
+                        sent.iter().filter(|e| {
+                            e.method == "editMessageText"
+                                && e.chat_id == s.chat_id
+                                && e.message_id == s.message_id
+                        })
+                    };
                     let stored = inner.store.message(s.chat_id, s.message_id);
                     let json = stored.map(|m| m.json.clone()).unwrap_or_default();
                     let text = json["text"]
@@ -89,15 +96,9 @@ impl FakePlatform for FakeTelegram {
                         id: s.message_id.to_string(),
                         text,
                         thread: s.message_thread_id.map(|t| t.to_string()),
-                        edits: sent
-                            .iter()
-                            .filter(|e| {
-                                e.method == "editMessageText"
-                                    && e.chat_id == s.chat_id
-                                    && e.message_id == s.message_id
-                            })
-                            .count(),
+                        edits: edits().count(),
                         buttons: json["reply_markup"].is_object(),
+                        at: edits().map(|e| e.at).max().unwrap_or(s.at).max(s.at),
                     }
                 })
                 .collect()

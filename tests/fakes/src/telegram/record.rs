@@ -73,6 +73,10 @@ pub struct Sent {
     pub reply_to: Option<i64>,
     /// The uploaded file's name, for media sends.
     pub file_name: Option<String>,
+    /// When the fake accepted it (in process only: `/_fake/sent` leaves it out, and a
+    /// `Sent` read back from there has the time it was read).
+    #[serde(skip, default = "Instant::now")]
+    pub at: Instant,
 }
 
 /// A file the bot sent (`sendPhoto`, `sendDocument`, `sendVoice`, `sendAudio`), in the

@@ -134,6 +134,7 @@ impl Target {
             message_thread_id: self.thread.map(|(id, _)| id),
             reply_to: self.reply_to,
             file_name: request.file_name,
+            at: std::time::Instant::now(),
         });
         if let Some(reply) = self.reply {
             message["reply_to_message"] = reply;

@@ -107,6 +107,7 @@ pub(super) fn edit_message_text(inner: &mut Inner, params: &Params) -> Answer {
         message_thread_id: message["message_thread_id"].as_i64(),
         reply_to: None,
         file_name: None,
+        at: std::time::Instant::now(),
     });
     Ok(message)
 }
