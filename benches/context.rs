@@ -21,14 +21,7 @@ const TURNS: usize = 300;
 const SUMMARISER: &str = "You keep notes on a conversation";
 
 fn main() -> ExitCode {
-    let result = support::runtime().and_then(|rt| rt.block_on(bench()));
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("context: {err:#}");
-            ExitCode::FAILURE
-        }
-    }
+    support::main("context", bench())
 }
 
 /// Request sizes of the first call of each turn, and the number of summaries.

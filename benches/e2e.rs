@@ -48,14 +48,7 @@ const SCHEDULES: [(&str, [u64; 19]); 2] = [
 ];
 
 fn main() -> ExitCode {
-    let result = support::runtime().and_then(|rt| rt.block_on(bench()));
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("e2e: {err:#}");
-            ExitCode::FAILURE
-        }
-    }
+    support::main("e2e", bench())
 }
 
 struct Spans {

@@ -26,14 +26,7 @@ use support::Gateway;
 const SETS: [&str; 5] = ["none", "telegram", "discord", "slack", "all"];
 
 fn main() -> ExitCode {
-    let result = support::runtime().and_then(|rt| rt.block_on(bench()));
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("idle: {err:#}");
-            ExitCode::FAILURE
-        }
-    }
+    support::main("idle", bench())
 }
 
 /// One reading of the gateway at rest: the status fields and KiB per kind of mapping.

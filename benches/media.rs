@@ -25,14 +25,7 @@ const SEES: &str = "[models.\"fake/m\"]\nvision = true";
 const WAIT: Duration = Duration::from_secs(60);
 
 fn main() -> ExitCode {
-    let result = support::runtime().and_then(|rt| rt.block_on(bench()));
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("media: {err:#}");
-            ExitCode::FAILURE
-        }
-    }
+    support::main("media", bench())
 }
 
 /// A 4000 × 3000 JPEG at quality 90 with fine detail everywhere, about what a phone

@@ -22,14 +22,7 @@ const STARTS: usize = 3;
 const REQUESTS: usize = 300;
 
 fn main() -> ExitCode {
-    let result = support::runtime().and_then(|rt| rt.block_on(bench()));
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("panel: {err:#}");
-            ExitCode::FAILURE
-        }
-    }
+    support::main("panel", bench())
 }
 
 fn free_port() -> anyhow::Result<u16> {

@@ -35,14 +35,7 @@ const NEW_EVERY: u64 = 30;
 const NEAR_CUT: Duration = Duration::from_secs(10);
 
 fn main() -> ExitCode {
-    let result = support::runtime().and_then(|rt| rt.block_on(soak()));
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("soak: {err:#}");
-            ExitCode::FAILURE
-        }
-    }
+    support::main("soak", soak())
 }
 
 async fn soak() -> anyhow::Result<()> {

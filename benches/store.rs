@@ -19,14 +19,7 @@ const SESSIONS: usize = 1000;
 const PER_SESSION: usize = 5;
 
 fn main() -> ExitCode {
-    let result = support::runtime().and_then(|rt| rt.block_on(bench()));
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("store: {err:#}");
-            ExitCode::FAILURE
-        }
-    }
+    support::main("store", bench())
 }
 
 /// The store calls of one turn answering `n` in `session`.

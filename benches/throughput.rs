@@ -18,14 +18,7 @@ const SESSIONS: usize = 1000;
 const PER_SESSION: usize = 5;
 
 fn main() -> ExitCode {
-    let result = support::runtime().and_then(|rt| rt.block_on(bench()));
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("throughput: {err:#}");
-            ExitCode::FAILURE
-        }
-    }
+    support::main("throughput", bench())
 }
 
 fn message(session: usize, n: usize) -> InboundMessage {

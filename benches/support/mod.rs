@@ -4,7 +4,7 @@
 #![allow(dead_code)] // each bench uses its own subset
 
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
@@ -188,7 +188,18 @@ pub fn mib(kib: u64) -> String {
 }
 
 /// A multi-threaded runtime for a bench's `main`.
-pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+/// Run a bench on the multi-threaded runtime; its error, named, fails the process.
+pub fn main(name: &str, bench: impl Future<Output = anyhow::Result<()>>) -> ExitCode {
+    match runtime().and_then(|rt| rt.block_on(bench)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("{name}: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?)
