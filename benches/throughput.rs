@@ -1,15 +1,20 @@
 //! `cargo bench --bench throughput`: how many messages a second the core gets through
 //! with many conversations at once, and what an idle conversation costs in memory.
-//! In-process: the real dispatcher, store and provider against the instant fake model
-//! on 127.0.0.1; `SESSIONS` conversations each send `PER_SESSION` messages as fast as
-//! the bus takes them. Measures and prints; asserts nothing about speed.
+//! In-process: the real dispatcher, store and agent; `SESSIONS` conversations each send
+//! `PER_SESSION` messages as fast as the bus takes them. Twice: first with the real
+//! provider client against the instant fake model on 127.0.0.1 (and the memory
+//! figures), then with an instant model inside the process (`pincer::Wiring`), which
+//! leaves out the HTTP of both sides. Measures and prints; asserts nothing about speed.
 
 mod support;
 
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context as _;
+use pincer::provider::{ChatRequest, ChatResponse, Part, Provider, ProviderError, StopReason};
+use pincer::provider::{StreamEvent, Usage};
 use pincer_channels::{ChatKind, InboundMessage, OutboundBody, Sender};
 use pincer_fakes::FakeModel;
 use tokio_util::sync::CancellationToken;
@@ -51,10 +56,100 @@ fn rss_kib() -> u64 {
     support::memory_of(std::process::id()).0
 }
 
+/// The instant model without HTTP: one text delta, then the reply.
+struct InstantModel;
+
+#[async_trait::async_trait]
+impl Provider for InstantModel {
+    async fn stream(
+        &self,
+        _req: &ChatRequest,
+        on_event: &mut (dyn for<'a> FnMut(StreamEvent<'a>) + Send),
+    ) -> Result<ChatResponse, ProviderError> {
+        on_event(StreamEvent::Text("ok"));
+        Ok(ChatResponse {
+            parts: vec![Part::Text { text: "ok".into() }],
+            stop: StopReason::EndTurn,
+            usage: Usage::default(),
+        })
+    }
+}
+
+/// One run's figures.
+struct Run {
+    elapsed: Duration,
+    /// RSS before the sessions, after them, and after `malloc_trim`.
+    rss: (u64, u64, u64),
+}
+
 async fn bench() -> anyhow::Result<()> {
     let fake = FakeModel::start().await;
     // The fake shares this process: its request log must not count as Pincer's memory.
     fake.keep_bodies(false);
+    // `THROUGHPUT_MODEL=http` or `=process` runs only that one (for a profiler).
+    let only = std::env::var("THROUGHPUT_MODEL").ok();
+    if let Some(only) = only.as_deref().filter(|o| !["http", "process"].contains(o)) {
+        anyhow::bail!("THROUGHPUT_MODEL is `http` or `process`, not `{only}`");
+    }
+    let wanted = |name: &str| only.as_deref().is_none_or(|only| only == name);
+    let http = match wanted("http") {
+        true => Some(run(&fake, pincer::Wiring::default()).await?),
+        false => None,
+    };
+    let local = match wanted("process") {
+        true => {
+            let mut wiring = pincer::Wiring::default();
+            let provider: Arc<dyn Provider> = Arc::new(InstantModel);
+            wiring.providers.insert("fake".into(), provider);
+            Some(run(&fake, wiring).await?)
+        }
+        false => None,
+    };
+    let total = SESSIONS * PER_SESSION;
+    let rate = |run: &Run| {
+        format!(
+            "{:.2} s, {:.0} messages/s",
+            run.elapsed.as_secs_f64(),
+            total as f64 / run.elapsed.as_secs_f64()
+        )
+    };
+
+    println!();
+    println!("Pincer core throughput: in-process, {SESSIONS} sessions × {PER_SESSION} messages");
+    println!();
+    println!("| measure | result |");
+    println!("| --- | --- |");
+    if let Some(http) = &http {
+        println!(
+            "| {total} messages answered, instant fake model over HTTP on 127.0.0.1 | {} |",
+            rate(http)
+        );
+    }
+    if let Some(local) = &local {
+        println!(
+            "| {total} messages answered, instant model in the process (no HTTP) | {} |",
+            rate(local)
+        );
+    }
+    let Some((before, after, trimmed)) = http.or(local).map(|run| run.rss) else {
+        anyhow::bail!("no run");
+    };
+    println!(
+        "| RSS before / after, {SESSIONS} sessions idle (the first run) | {} / {} MiB ({:.1} KiB per session) |",
+        support::mib(before),
+        support::mib(after),
+        after.saturating_sub(before) as f64 / SESSIONS as f64
+    );
+    println!(
+        "| … after free pages are handed back (`malloc_trim`, as `pincer run` does each minute) | {} MiB ({:.1} KiB per session) |",
+        support::mib(trimmed),
+        trimmed.saturating_sub(before) as f64 / SESSIONS as f64
+    );
+    Ok(())
+}
+
+/// Start a core in a home of its own with `wiring`, send it every message, stop it.
+async fn run(fake: &FakeModel, wiring: pincer::Wiring) -> anyhow::Result<Run> {
     let dir = tempfile::tempdir().context("cannot create a temporary home")?;
     let home = pincer::Home::resolve(Some(dir.path().to_path_buf()), None);
     let toml = format!(
@@ -63,11 +158,12 @@ async fn bench() -> anyhow::Result<()> {
     );
     let config = pincer_config::load_str(&toml, &home.config_file, &home.security_file, &[])?;
     let shutdown = CancellationToken::new();
-    let mut running = pincer::start(
+    let mut running = pincer::start_wired(
         &home,
         &config,
         &pincer_config::Secrets::default(),
         &[],
+        wiring,
         shutdown.clone(),
     )?;
     // Warm up: one turn opens connections and the database.
@@ -101,34 +197,12 @@ async fn bench() -> anyhow::Result<()> {
         libc::malloc_trim(0);
     }
     let trimmed = rss_kib();
-    let requests = total as f64;
-
-    println!();
-    println!(
-        "Pincer core throughput: in-process, instant fake model on 127.0.0.1, {SESSIONS} sessions × {PER_SESSION} messages"
-    );
-    println!();
-    println!("| measure | result |");
-    println!("| --- | --- |");
-    println!(
-        "| {total} messages answered | {:.2} s, {:.0} messages/s |",
-        elapsed.as_secs_f64(),
-        requests / elapsed.as_secs_f64()
-    );
-    println!(
-        "| RSS before / after, {SESSIONS} sessions idle | {} / {} MiB ({:.1} KiB per session) |",
-        support::mib(before),
-        support::mib(after),
-        after.saturating_sub(before) as f64 / SESSIONS as f64
-    );
-    println!(
-        "| … after free pages are handed back (`malloc_trim`, as `pincer run` does each minute) | {} MiB ({:.1} KiB per session) |",
-        support::mib(trimmed),
-        trimmed.saturating_sub(before) as f64 / SESSIONS as f64
-    );
     shutdown.cancel();
     let _ = running.task.await;
-    Ok(())
+    Ok(Run {
+        elapsed,
+        rss: (before, after, trimmed),
+    })
 }
 
 /// Receive outbound messages until `n` turns have ended.

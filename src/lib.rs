@@ -65,5 +65,5 @@ pub mod tasks;
 pub mod tools;
 pub mod web;
 
-pub use gateway::{Running, StartError, start, start_with};
+pub use gateway::{Running, StartError, Wiring, start, start_wired, start_with};
 pub use home::Home;

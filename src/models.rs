@@ -101,6 +101,44 @@ impl Models {
         Ok(models)
     }
 
+    /// These providers instead of the configured ones of the same names (an embedding
+    /// program's own, such as the throughput bench's in-process model), with the
+    /// chains built again over them. A name the config does not have is refused: no
+    /// chain could name it.
+    pub fn replacing(
+        mut self,
+        providers: BTreeMap<String, Arc<dyn Provider>>,
+    ) -> Result<Models, ModelsError> {
+        if providers.is_empty() {
+            return Ok(self);
+        }
+        for (name, provider) in providers {
+            let Some(slot) = self.providers.get_mut(&name) else {
+                return Err(ModelsError::UnknownProvider {
+                    label: format!("{name}/…"),
+                    provider: name,
+                    known: self
+                        .providers
+                        .keys()
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+            };
+            *slot = provider;
+        }
+        let labels = |chain: &Option<Arc<Chain>>| -> Vec<String> {
+            chain
+                .iter()
+                .flat_map(|c| c.entries().iter().map(|e| e.label.clone()))
+                .collect()
+        };
+        let (light, heavy) = (labels(&self.light), labels(&self.heavy));
+        self.light = self.chain(&light)?;
+        self.heavy = self.chain(&heavy)?;
+        Ok(self)
+    }
+
     /// Chains assembled by hand (tests).
     pub fn new(light: Option<Chain>, heavy: Option<Chain>, threshold: f64) -> Self {
         Self {

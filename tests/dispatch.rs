@@ -648,3 +648,78 @@ async fn a_burst_of_sessions_runs_at_most_the_cap_at_once_and_all_are_answered()
     core.shutdown.cancel();
     core.running.task.await.unwrap();
 }
+
+/// A model that answers in-process, as an embedding program's own provider.
+struct StandIn;
+
+#[async_trait::async_trait]
+impl pincer::provider::Provider for StandIn {
+    async fn stream(
+        &self,
+        req: &pincer::provider::ChatRequest,
+        on_event: &mut (dyn for<'a> FnMut(pincer::provider::StreamEvent<'a>) + Send),
+    ) -> Result<pincer::provider::ChatResponse, pincer::provider::ProviderError> {
+        let text = format!("stand-in answers {}", req.model);
+        on_event(pincer::provider::StreamEvent::Text(&text));
+        Ok(pincer::provider::ChatResponse {
+            parts: vec![pincer::provider::Part::Text { text }],
+            stop: pincer::provider::StopReason::EndTurn,
+            usage: pincer::provider::Usage::default(),
+        })
+    }
+}
+
+fn wiring(name: &str) -> pincer::Wiring {
+    let mut wiring = pincer::Wiring::default();
+    let provider: std::sync::Arc<dyn pincer::provider::Provider> = std::sync::Arc::new(StandIn);
+    wiring.providers.insert(name.to_string(), provider);
+    wiring
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_handed_in_stands_in_for_the_configured_one_of_its_name() {
+    let fake = FakeModel::start().await;
+    let home = common::TestHome::new();
+    let text = common::openai_config(&fake, "");
+    let paths = pincer::Home::resolve(Some(home.path().to_path_buf()), None);
+    let config = pincer_config::load_str(&text, &paths.config_file, &paths.security_file, &[])
+        .expect("config");
+    let secrets = pincer_config::Secrets::default();
+    let shutdown = CancellationToken::new();
+    let mut running = pincer::start_wired(
+        &paths,
+        &config,
+        &secrets,
+        &[],
+        wiring("fake"),
+        shutdown.clone(),
+    )
+    .expect("start");
+    running
+        .inbound
+        .send(message("w", 1, "hello"))
+        .await
+        .unwrap();
+    let out = until_turns_end(&mut running.outbound, 1).await;
+    assert_eq!(texts(&out), ["stand-in answers m"]);
+    assert!(
+        fake.requests().is_empty(),
+        "the configured endpoint was not called"
+    );
+
+    // A name no `[providers.*]` has is refused: no chain could name it.
+    let refused = pincer::start_wired(
+        &paths,
+        &config,
+        &secrets,
+        &[],
+        wiring("nobody"),
+        CancellationToken::new(),
+    );
+    let Err(err) = refused else {
+        panic!("a stand-in for an unconfigured provider was taken")
+    };
+    assert!(err.to_string().contains("nobody"), "{err}");
+    shutdown.cancel();
+    running.task.await.unwrap();
+}

@@ -10,6 +10,7 @@ mod run;
 
 pub use run::{GatewayError, Stopped, run};
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,6 +29,7 @@ use crate::mcp::{McpManager, McpServerConfig};
 use crate::memory::tool as memory;
 use crate::models::{Models, ModelsError};
 use crate::prices::Prices;
+use crate::provider::Provider;
 use crate::scrub::Scrubber;
 use crate::store::{Store, StoreError};
 use crate::tools::approval::Approvers;
@@ -63,6 +65,16 @@ pub enum StartError {
     },
 }
 
+/// What a program embedding the core hands it besides configuration.
+#[derive(Default)]
+pub struct Wiring {
+    /// Who answers "ask" calls, by channel.
+    pub approvers: Approvers,
+    /// Providers that stand in for the configured `[providers.NAME]` of the same name
+    /// (the throughput bench's in-process model); the config must still name them.
+    pub providers: BTreeMap<String, Arc<dyn Provider>>,
+}
+
 /// A running core.
 pub struct Running {
     /// Where channels push what people say.
@@ -79,7 +91,8 @@ pub struct Running {
     pub wake: Arc<Notify>,
 }
 
-/// Build the agent from configuration, with the approvers that answer "ask" calls.
+/// Build the agent from configuration, with what `wiring` adds: the approvers that
+/// answer "ask" calls, providers that stand in for configured ones.
 pub fn build_agent(
     home: &Home,
     config: &Config,
@@ -87,8 +100,12 @@ pub fn build_agent(
     env: &[(String, String)],
     outbound: mpsc::Sender<OutboundMessage>,
     wake: Arc<Notify>,
-    approvers: Approvers,
+    wiring: Wiring,
 ) -> Result<Agent, StartError> {
+    let Wiring {
+        approvers,
+        providers,
+    } = wiring;
     let timezone = config
         .agent
         .timezone
@@ -188,7 +205,7 @@ pub fn build_agent(
         .iter()
         .filter_map(|a| Some((a.name.to_string(), a.ack_reaction?.to_string())))
         .collect();
-    let models = Models::from_config(config, secrets, env)?;
+    let models = Models::from_config(config, secrets, env)?.replacing(providers)?;
     Ok(
         AgentBuilder::new(store, models, outbound, workspace, timezone)
             .tools(tools)
@@ -226,6 +243,22 @@ pub fn start_with(
     approvers: Approvers,
     shutdown: CancellationToken,
 ) -> Result<Running, StartError> {
+    let wiring = Wiring {
+        approvers,
+        ..Wiring::default()
+    };
+    start_wired(home, config, secrets, env, wiring, shutdown)
+}
+
+/// Start the core with what `wiring` adds to the configuration.
+pub fn start_wired(
+    home: &Home,
+    config: &Config,
+    secrets: &Secrets,
+    env: &[(String, String)],
+    wiring: Wiring,
+    shutdown: CancellationToken,
+) -> Result<Running, StartError> {
     crate::metrics::install();
     let (outbound_tx, outbound) = mpsc::channel(OUTBOUND_CAPACITY);
     let wake = Arc::new(Notify::new());
@@ -236,7 +269,7 @@ pub fn start_with(
         env,
         outbound_tx.clone(),
         Arc::clone(&wake),
-        approvers,
+        wiring,
     )?);
     // The task tool runs child turns on this agent.
     agent.tasks().attach(&agent);
