@@ -1,7 +1,7 @@
 //! `cargo bench --bench store`: how many turns a second the store carries, without a
 //! model, a prompt or a channel: 1,000 sessions × 5 messages, each message making the
-//! store calls a turn makes (find the session, store the message, take it, read the
-//! session and its transcript, repair, append the reply, record usage, mark it done),
+//! store calls a turn makes (store the message in its session, take it, read the
+//! session and its repaired transcript, append the reply with its usage, mark it done),
 //! all sessions at once as the dispatcher runs them. Measures and prints; asserts
 //! nothing about speed.
 
@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use anyhow::Context as _;
 use pincer::provider::{Part, Usage};
-use pincer::store::{Role, Spender, Status, Store};
+use pincer::store::{Spender, Status, Store};
 
 const SESSIONS: usize = 1000;
 const PER_SESSION: usize = 5;
@@ -25,26 +25,29 @@ fn main() -> ExitCode {
 /// The store calls of one turn answering `n` in `session`.
 async fn turn(store: &Store, session: usize, n: usize) -> anyhow::Result<()> {
     let key = format!("terminal:dm:load-{session}");
-    let id = store.current_session(&key).await?;
     let text = format!("message {n} of session {session}");
-    let message = store
-        .insert_user(id, "terminal", &format!("{session}-{n}"), "load", &text)
-        .await?
-        .context("a message was taken for a redelivery")?;
+    let (id, message) = store
+        .receive(&key, "terminal", &format!("{session}-{n}"), "load", &text)
+        .await?;
+    let message = message.context("a message was taken for a redelivery")?;
     store.take(id, vec![message], Status::Active).await?;
-    let meta = store.session_meta(id).await?;
-    store.repair(id, meta.summary_upto).await?;
-    let history = store.history(id).await?;
+    let (_, history) = store.transcript(id).await?;
     anyhow::ensure!(history.len() == 2 * n + 1, "the transcript lost a message");
     let reply = vec![Part::Text { text: text.clone() }];
-    store.append(id, Role::Assistant, reply).await?;
     let usage = Usage {
         input_tokens: 100,
         output_tokens: 10,
         ..Usage::default()
     };
     store
-        .record_usage(id, "fake/m", usage, 0.0, &Spender::owner())
+        .record_call(
+            id,
+            "fake/m",
+            usage,
+            0.0,
+            &Spender::owner(),
+            Some((reply, None)),
+        )
         .await?;
     store.set_status(vec![message], Status::Done).await?;
     Ok(())

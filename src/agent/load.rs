@@ -19,20 +19,15 @@ impl Agent {
     /// Open user messages in the transcript count as answered by this turn. Messages
     /// stored after this turn's newest one are left out while unanswered: they are
     /// still on their way through the queue and join at a checkpoint or a later turn.
+    /// Also returns the session's `/model` pin, read in the same store call.
     pub(super) async fn load(
         &self,
         session_id: i64,
         first: &Queued,
         answered: &mut Vec<i64>,
-    ) -> Result<Vec<ChatMessage>, StoreError> {
-        let meta = self.store.session_meta(session_id).await?;
-        let upto = meta.summary.as_ref().and(meta.summary_upto);
-        self.store.repair(session_id, upto).await?;
+    ) -> Result<(Vec<ChatMessage>, Option<String>), StoreError> {
+        let (meta, mut stored) = self.store.transcript(session_id).await?;
         let newest = first.message_ids.iter().copied().max().unwrap_or(i64::MAX);
-        let mut stored = match upto {
-            Some(upto) => self.store.history_after(session_id, upto).await?,
-            None => self.store.history(session_id).await?,
-        };
         // Messages the turn already took in (steered in, say) stay whatever their id.
         stored.retain(|m| {
             m.status != store::Status::Ignored
@@ -104,6 +99,6 @@ impl Agent {
                 }
             }
         }
-        Ok(messages)
+        Ok((messages, meta.pin))
     }
 }

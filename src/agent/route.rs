@@ -77,19 +77,18 @@ pub enum RouteError {
     NoModel,
     #[error("the pinned model {0}; change it with /model")]
     Pin(#[from] crate::models::ModelsError),
-    #[error(transparent)]
-    Store(#[from] crate::store::StoreError),
 }
 
 impl Agent {
-    pub(super) async fn route(
+    /// `pin`: the session's `/model` pin, as `load` read it.
+    pub(super) fn route(
         &self,
-        session_id: i64,
+        pin: Option<&str>,
         messages: &[ChatMessage],
         attachment: bool,
         images: bool,
     ) -> Result<Route, RouteError> {
-        let mut route = self.route_text(session_id, messages, attachment).await?;
+        let mut route = self.route_text(pin, messages, attachment)?;
         route.images = images;
         if !images {
             return Ok(route);
@@ -122,18 +121,13 @@ impl Agent {
     }
 
     /// The route by pin or router score alone.
-    async fn route_text(
+    fn route_text(
         &self,
-        session_id: i64,
+        pin: Option<&str>,
         messages: &[ChatMessage],
         attachment: bool,
     ) -> Result<Route, RouteError> {
-        let pin = self
-            .store
-            .session_meta(session_id)
-            .await?
-            .pin
-            .map(|p| Pin::parse(&p));
+        let pin = pin.map(Pin::parse);
         match pin {
             Some(Pin::Model(label)) => {
                 let chain = self.models.pinned(&label)?;

@@ -265,19 +265,16 @@ impl Dispatcher {
         // Stored (and acked) at once, so the adapter goes on to the next message; its
         // files are fetched and read after, off this loop.
         let store = &self.store;
-        let stored = match store.current_session(&key).await {
-            Ok(session_id) => store
-                .insert_user(
-                    session_id,
-                    &message.channel,
-                    &message.message_id,
-                    &message.sender.canonical,
-                    &text,
-                )
-                .await
-                .map(|id| id.map(|id| (session_id, id))),
-            Err(err) => Err(err),
-        };
+        let stored = store
+            .receive(
+                &key,
+                &message.channel,
+                &message.message_id,
+                &message.sender.canonical,
+                &text,
+            )
+            .await
+            .map(|(session_id, id)| id.map(|id| (session_id, id)));
         let (session_id, id) = match stored {
             Ok(Some(ids)) => ids,
             Ok(None) => {

@@ -5,7 +5,9 @@
 
 use rusqlite::{Connection, params};
 
-use super::{Cached as _, Result, Role, Status, Store, StoreError, now_ms, parts, repair};
+use super::{
+    Cached as _, Result, Role, SessionMeta, Status, Store, StoreError, now_ms, parts, repair,
+};
 use crate::provider::Part;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -69,20 +71,34 @@ impl Store {
             text: text.to_string(),
         }];
         parts.extend(images);
+        self.run(move |conn| insert_user(conn, session_id, &channel, &platform_id, &sender, &parts))
+            .await
+    }
+
+    /// `insert_user` into the current session of `key` (`current_session`), in one
+    /// call: what the dispatcher does with every message it is given. Returns the
+    /// session and the message's id (`None`: a redelivery).
+    pub async fn receive(
+        &self,
+        key: &str,
+        channel: &str,
+        platform_id: &str,
+        sender: &str,
+        text: &str,
+    ) -> Result<(i64, Option<i64>)> {
+        let (key, channel, platform_id, sender) = (
+            key.to_string(),
+            channel.to_string(),
+            platform_id.to_string(),
+            sender.to_string(),
+        );
+        let parts = [Part::Text {
+            text: text.to_string(),
+        }];
         self.run(move |conn| {
-            let inserted = conn.exec(
-                "INSERT INTO messages (session_id, role, channel, platform_id, sender, status, position, created_at)
-                 VALUES (?1, 'user', ?2, ?3, ?4, 'pending', (SELECT COALESCE(MAX(position), 0) + 1 FROM messages WHERE session_id = ?1), ?5)
-                 ON CONFLICT DO NOTHING",
-                params![session_id, channel, platform_id, sender, now_ms()],
-            )?;
-            if inserted == 0 {
-                return Ok(None);
-            }
-            let id = conn.last_insert_rowid();
-            insert_parts(conn, id, &parts)?;
-            touch(conn, session_id)?;
-            Ok(Some(id))
+            let session_id = super::session::current_session(conn, &key)?;
+            let id = insert_user(conn, session_id, &channel, &platform_id, &sender, &parts)?;
+            Ok((session_id, id))
         })
         .await
     }
@@ -116,17 +132,8 @@ impl Store {
         parts: Vec<Part>,
         tier: Option<pincer_config::Tier>,
     ) -> Result<i64> {
-        self.run(move |conn| {
-            let id = append(conn, session_id, role, &parts)?;
-            if let Some(tier) = tier {
-                conn.exec(
-                    "UPDATE messages SET tier = ?2 WHERE id = ?1",
-                    params![id, tier.name()],
-                )?;
-            }
-            Ok(id)
-        })
-        .await
+        self.run(move |conn| append_tiered(conn, session_id, role, &parts, tier))
+            .await
     }
 
     pub async fn set_status(&self, message_ids: Vec<i64>, status: Status) -> Result<()> {
@@ -170,6 +177,23 @@ impl Store {
     /// conversation that was compacted is not read whole on every turn.
     pub async fn history_after(&self, session_id: i64, upto: i64) -> Result<Vec<StoredMessage>> {
         self.run(move |conn| history(conn, session_id, upto)).await
+    }
+
+    /// What a turn reads first, in one call: the session's settings and its
+    /// transcript after the summary's position (`history_after`), with the tool calls
+    /// a crash left without a result closed first (`repair`).
+    pub async fn transcript(&self, session_id: i64) -> Result<(SessionMeta, Vec<StoredMessage>)> {
+        self.run(move |conn| {
+            let meta = super::session::meta(conn, session_id)?;
+            let upto = meta.summary.as_ref().and(meta.summary_upto);
+            let upto = upto.unwrap_or(i64::MIN);
+            let mut stored = history(conn, session_id, upto)?;
+            if repair::close_open_calls(conn, session_id, &stored)? > 0 {
+                stored = history(conn, session_id, upto)?;
+            }
+            Ok((meta, stored))
+        })
+        .await
     }
 
     /// Close tool calls a crash left without a result (see `repair`), after position
@@ -299,4 +323,45 @@ fn tier(text: Option<String>) -> Result<Option<pincer_config::Tier>> {
             .map(Some)
             .ok_or_else(|| StoreError::corrupt("messages", "tier", &text)),
     }
+}
+
+fn insert_user(
+    conn: &Connection,
+    session_id: i64,
+    channel: &str,
+    platform_id: &str,
+    sender: &str,
+    parts: &[Part],
+) -> Result<Option<i64>> {
+    let inserted = conn.exec(
+        "INSERT INTO messages (session_id, role, channel, platform_id, sender, status, position, created_at)
+         VALUES (?1, 'user', ?2, ?3, ?4, 'pending', (SELECT COALESCE(MAX(position), 0) + 1 FROM messages WHERE session_id = ?1), ?5)
+         ON CONFLICT DO NOTHING",
+        params![session_id, channel, platform_id, sender, now_ms()],
+    )?;
+    if inserted == 0 {
+        return Ok(None);
+    }
+    let id = conn.last_insert_rowid();
+    insert_parts(conn, id, parts)?;
+    touch(conn, session_id)?;
+    Ok(Some(id))
+}
+
+/// `append`, with the tier of the turn that made the message.
+pub(super) fn append_tiered(
+    conn: &Connection,
+    session_id: i64,
+    role: Role,
+    parts: &[Part],
+    tier: Option<pincer_config::Tier>,
+) -> Result<i64> {
+    let id = append(conn, session_id, role, parts)?;
+    if let Some(tier) = tier {
+        conn.exec(
+            "UPDATE messages SET tier = ?2 WHERE id = ?1",
+            params![id, tier.name()],
+        )?;
+    }
+    Ok(id)
 }

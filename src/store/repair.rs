@@ -4,7 +4,7 @@
 
 use rusqlite::Connection;
 
-use super::messages::{append, history};
+use super::messages::{StoredMessage, append, history};
 use super::{Result, Role};
 use crate::provider::Part;
 
@@ -15,8 +15,18 @@ pub const INTERRUPTED: &str =
 /// there whose result came later is still seen answered).
 pub(super) fn close_unpaired(conn: &mut Connection, session_id: i64, upto: i64) -> Result<usize> {
     let messages = history(conn, session_id, upto)?;
+    close_open_calls(conn, session_id, &messages)
+}
+
+/// Close the calls of `messages` (a session's transcript, or its end) that no result
+/// in them answers. Returns how many.
+pub(super) fn close_open_calls(
+    conn: &mut Connection,
+    session_id: i64,
+    messages: &[StoredMessage],
+) -> Result<usize> {
     let mut answered = std::collections::HashSet::new();
-    for message in &messages {
+    for message in messages {
         for part in &message.parts {
             if let Part::ToolResult { call_id, .. } = part {
                 answered.insert(call_id.clone());

@@ -115,21 +115,7 @@ impl Store {
     }
 
     pub async fn session_meta(&self, session_id: i64) -> Result<SessionMeta> {
-        self.run(move |conn| {
-            Ok(conn.row(
-                "SELECT pin, summary, summary_upto, pruned_upto FROM sessions WHERE id = ?1",
-                [session_id],
-                |row| {
-                    Ok(SessionMeta {
-                        pin: row.get(0)?,
-                        summary: row.get(1)?,
-                        summary_upto: row.get(2)?,
-                        pruned_upto: row.get(3)?,
-                    })
-                },
-            )?)
-        })
-        .await
+        self.run(move |conn| meta(conn, session_id)).await
     }
 
     pub async fn set_pin(&self, session_id: i64, pin: Option<String>) -> Result<()> {
@@ -169,7 +155,7 @@ impl Store {
 /// The key's open session, or a new one.
 pub(super) fn current_session(conn: &Connection, key: &str) -> Result<i64> {
     let found: Option<i64> = conn
-        .query_row(
+        .row(
             "SELECT id FROM sessions WHERE key = ?1 AND closed_at IS NULL ORDER BY id DESC LIMIT 1",
             [key],
             |row| row.get(0),
@@ -183,4 +169,19 @@ pub(super) fn current_session(conn: &Connection, key: &str) -> Result<i64> {
         params![key, now_ms()],
     )?;
     Ok(conn.last_insert_rowid())
+}
+
+pub(super) fn meta(conn: &Connection, session_id: i64) -> Result<SessionMeta> {
+    Ok(conn.row(
+        "SELECT pin, summary, summary_upto, pruned_upto FROM sessions WHERE id = ?1",
+        [session_id],
+        |row| {
+            Ok(SessionMeta {
+                pin: row.get(0)?,
+                summary: row.get(1)?,
+                summary_upto: row.get(2)?,
+                pruned_upto: row.get(3)?,
+            })
+        },
+    )?)
 }

@@ -9,8 +9,11 @@ use std::sync::Arc;
 use pincer_config::Tier;
 use rusqlite::params;
 
-use super::{Cached, Result, Store, StoreError, now_ms};
-use crate::provider::Usage;
+use rusqlite::Connection;
+
+use super::messages::append_tiered;
+use super::{Cached, Result, Role, Store, StoreError, now_ms};
+use crate::provider::{Part, Usage};
 
 /// How long a cached day's spend is trusted before it is summed again, so that calls
 /// made by another process (`pincer chat` beside the gateway) count within a minute.
@@ -55,42 +58,38 @@ impl Store {
         cost_usd: f64,
         spender: &Spender,
     ) -> Result<()> {
+        self.record_call(session_id, model, usage, cost_usd, spender, None)
+            .await
+            .map(|_| ())
+    }
+
+    /// A model call's usage (`record_usage`) and, when it answered something, its
+    /// reply (`append_as`, as the assistant), in one store call. Returns the reply's
+    /// id. A usage row that cannot be written is logged and does not cost the reply.
+    pub async fn record_call(
+        &self,
+        session_id: i64,
+        model: &str,
+        usage: Usage,
+        cost_usd: f64,
+        spender: &Spender,
+        reply: Option<(Vec<Part>, Option<Tier>)>,
+    ) -> Result<Option<i64>> {
         // Counted whether or not the row is written: the tokens were spent.
         crate::metrics::usage(model, usage, cost_usd);
         let model = model.to_string();
         let (sender, tier) = (spender.sender.clone(), spender.tier);
         let spent = Arc::clone(&self.spent);
         self.run(move |conn| {
-            let now = now_ms();
-            conn.exec(
-                "INSERT INTO usage (session_id, model, input_tokens, output_tokens,
-                    cache_read_tokens, cache_write_tokens, cost_usd, created_at, sender, tier)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                params![
-                    session_id,
-                    model,
-                    usage.input_tokens as i64,
-                    usage.output_tokens as i64,
-                    usage.cache_read_tokens as i64,
-                    usage.cache_write_tokens as i64,
-                    cost_usd,
-                    now,
-                    sender,
-                    tier.name()
-                ],
-            )?;
-            // Under the connection's lock, like every read of the sums: no call is
-            // counted twice or missed.
-            if let Ok(mut cached) = spent.lock()
-                && let Some(cached) = cached.as_mut()
-                && now >= cached.since_ms
-            {
-                cached.total += cost_usd;
-                if tier == Tier::Owner {
-                    cached.owners += cost_usd;
-                }
+            let recorded = insert_usage(conn, session_id, &model, usage, cost_usd, &sender, tier);
+            match (recorded, &reply) {
+                (Ok(()), _) => add_spent(&spent, cost_usd, tier),
+                (Err(err), None) => return Err(err),
+                (Err(err), Some(_)) => tracing::warn!("usage not recorded: {err}"),
             }
-            Ok(())
+            reply
+                .map(|(parts, tier)| append_tiered(conn, session_id, Role::Assistant, &parts, tier))
+                .transpose()
         })
         .await
     }
@@ -122,16 +121,16 @@ impl Store {
     }
 
     async fn spent_since(&self, since_ms: i64) -> Result<Spent> {
+        // A fresh sum needs no trip to the writer (every turn asks, at every step):
+        // each call recorded since the sum was taken was added to it there.
+        if let Some(fresh) = fresh(&*lock_spent(&self.spent)?, since_ms) {
+            return Ok(fresh);
+        }
         let spent = Arc::clone(&self.spent);
         self.run(move |conn| {
-            let mut cached = spent
-                .lock()
-                .map_err(|_| StoreError::Worker("the spend cache was poisoned".into()))?;
-            if let Some(c) = *cached
-                && c.since_ms == since_ms
-                && c.at.elapsed() < SPENT_FRESH
-            {
-                return Ok(c);
+            let mut cached = lock_spent(&spent)?;
+            if let Some(fresh) = fresh(&cached, since_ms) {
+                return Ok(fresh);
             }
             let (total, owners) = conn.row(
                 &format!(
@@ -152,5 +151,61 @@ impl Store {
             Ok(fresh)
         })
         .await
+    }
+}
+
+fn lock_spent(
+    spent: &std::sync::Mutex<Option<Spent>>,
+) -> Result<std::sync::MutexGuard<'_, Option<Spent>>> {
+    spent
+        .lock()
+        .map_err(|_| StoreError::Worker("the spend cache was poisoned".into()))
+}
+
+/// The cached sum if it is of `since_ms` and young enough to trust.
+fn fresh(cached: &Option<Spent>, since_ms: i64) -> Option<Spent> {
+    cached.filter(|c| c.since_ms == since_ms && c.at.elapsed() < SPENT_FRESH)
+}
+
+fn insert_usage(
+    conn: &Connection,
+    session_id: i64,
+    model: &str,
+    usage: Usage,
+    cost_usd: f64,
+    sender: &str,
+    tier: Tier,
+) -> Result<()> {
+    conn.exec(
+        "INSERT INTO usage (session_id, model, input_tokens, output_tokens,
+            cache_read_tokens, cache_write_tokens, cost_usd, created_at, sender, tier)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        params![
+            session_id,
+            model,
+            usage.input_tokens as i64,
+            usage.output_tokens as i64,
+            usage.cache_read_tokens as i64,
+            usage.cache_write_tokens as i64,
+            cost_usd,
+            now_ms(),
+            sender,
+            tier.name()
+        ],
+    )?;
+    Ok(())
+}
+
+/// Add a call just recorded to the cached sums. On the writer, like every read of the
+/// sums: no call is counted twice or missed.
+fn add_spent(spent: &std::sync::Mutex<Option<Spent>>, cost_usd: f64, tier: Tier) {
+    if let Ok(mut cached) = spent.lock()
+        && let Some(cached) = cached.as_mut()
+        && now_ms() >= cached.since_ms
+    {
+        cached.total += cost_usd;
+        if tier == Tier::Owner {
+            cached.owners += cost_usd;
+        }
     }
 }

@@ -33,6 +33,136 @@ async fn user_message_is_stored_once_per_platform_id() {
 }
 
 #[tokio::test]
+async fn receive_stores_a_message_in_the_key_s_current_session_once() {
+    let (_dir, store) = open();
+    let (session, first) = store
+        .receive("telegram:dm:42", "telegram", "7", "telegram:42", "hi")
+        .await
+        .unwrap();
+    assert_eq!(
+        session,
+        store.current_session("telegram:dm:42").await.unwrap()
+    );
+    let (again_in, again) = store
+        .receive("telegram:dm:42", "telegram", "7", "telegram:42", "hi")
+        .await
+        .unwrap();
+    assert_eq!(
+        (again_in, again),
+        (session, None),
+        "a redelivery is not stored"
+    );
+    let history = store.history(session).await.unwrap();
+    assert_eq!(
+        history.iter().map(|m| Some(m.id)).collect::<Vec<_>>(),
+        [first]
+    );
+}
+
+#[tokio::test]
+async fn transcript_reads_the_session_after_its_summary_with_open_calls_closed() {
+    let (_dir, store) = open();
+    let session = store.current_session("k").await.unwrap();
+    let text = |t: &str| vec![Part::Text { text: t.into() }];
+    store
+        .append(session, Role::Assistant, text("summarised"))
+        .await
+        .unwrap();
+    let call = Part::ToolCall {
+        id: "a".into(),
+        name: "exec".into(),
+        arguments: serde_json::json!({}),
+    };
+    store
+        .append(session, Role::Assistant, vec![call])
+        .await
+        .unwrap();
+    let whole = store.history(session).await.unwrap();
+    store
+        .set_summary(session, "earlier".into(), whole[0].position)
+        .await
+        .unwrap();
+    store.set_pin(session, Some("heavy".into())).await.unwrap();
+
+    let (meta, stored) = store.transcript(session).await.unwrap();
+    assert_eq!(meta.pin.as_deref(), Some("heavy"));
+    assert_eq!(meta.summary.as_deref(), Some("earlier"));
+    assert_eq!(
+        stored.len(),
+        2,
+        "the call and the result that closes it: {stored:?}"
+    );
+    assert!(matches!(&stored[0].parts[0], Part::ToolCall { id, .. } if id == "a"));
+    assert!(
+        matches!(&stored[1].parts[0], Part::ToolResult { call_id, content, .. }
+        if call_id == "a" && content == INTERRUPTED)
+    );
+    let (_, again) = store.transcript(session).await.unwrap();
+    assert_eq!(again, stored, "closed once");
+}
+
+#[tokio::test]
+async fn record_call_keeps_the_reply_when_its_usage_row_cannot_be_written() {
+    let (_dir, store) = open();
+    let session = store.current_session("k").await.unwrap();
+    let usage = Usage {
+        input_tokens: 10,
+        ..Usage::default()
+    };
+    let reply = |t: &str| {
+        Some((
+            vec![Part::Text { text: t.into() }],
+            Some(pincer_config::Tier::Guest),
+        ))
+    };
+    let id = store
+        .record_call(
+            session,
+            "p/m",
+            usage,
+            0.5,
+            &spend::Spender::owner(),
+            reply("one"),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    let history = store.history(session).await.unwrap();
+    assert_eq!(
+        (history[0].id, history[0].tier),
+        (id, Some(pincer_config::Tier::Guest))
+    );
+    assert_eq!(
+        store.session_usage(session).await.unwrap().0.input_tokens,
+        10
+    );
+
+    store
+        .run(|conn| Ok(conn.execute_batch("DROP TABLE usage")?))
+        .await
+        .unwrap();
+    store
+        .record_call(
+            session,
+            "p/m",
+            usage,
+            0.5,
+            &spend::Spender::owner(),
+            reply("two"),
+        )
+        .await
+        .expect("the reply is stored all the same");
+    assert_eq!(store.history(session).await.unwrap().len(), 2);
+    let lone = store
+        .record_call(session, "p/m", usage, 0.5, &spend::Spender::owner(), None)
+        .await;
+    assert!(
+        lone.is_err(),
+        "a call with no reply says its usage was lost"
+    );
+}
+
+#[tokio::test]
 async fn new_session_replaces_the_current_one_for_a_key() {
     let (_dir, store) = open();
     let first = store.current_session("terminal:dm:local").await.unwrap();

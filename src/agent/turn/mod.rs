@@ -105,12 +105,9 @@ pub(super) async fn run(
     agent.tools.mcp_ready(agent.limits.mcp_wait).await;
     let mut answered = first.message_ids.clone();
     let prepared = match agent.load(session_id, &first, &mut answered).await {
-        Ok(mut messages) => {
+        Ok((mut messages, pin)) => {
             let images = shows_images(&messages);
-            match agent
-                .route(session_id, &messages, first.attachment, images)
-                .await
-            {
+            match agent.route(pin.as_deref(), &messages, first.attachment, images) {
                 Ok(route) => {
                     if images && !route.sees {
                         for message in &mut messages {
@@ -235,43 +232,34 @@ impl Turn<'_> {
                 cache_write: response.usage.cache_write_tokens,
             };
             self.usage.record(&label, tokens, cost);
-            if let Err(err) = self
+            // What the person sees and the transcript keeps, without reasoning blocks or
+            // tool-call markup the model leaked into its text; stored with the call's
+            // usage in one store call.
+            let parts = super::clean::clean_parts(response.parts);
+            let reply = (!parts.is_empty()).then(|| (parts.clone(), Some(self.origin.tier)));
+            let recorded = self
                 .agent
                 .store
-                .record_usage(
+                .record_call(
                     self.session_id,
                     &label,
                     response.usage,
                     cost,
                     &self.spender(),
+                    reply,
                 )
-                .await
-            {
-                tracing::warn!("usage not recorded: {err}");
+                .await;
+            match recorded {
+                Err(err) if !parts.is_empty() => return Ended::Failed(err.to_string()),
+                Err(err) => tracing::warn!("usage not recorded: {err}"),
+                Ok(_) => {}
             }
-            // What the person sees and the transcript keeps, without reasoning blocks or
-            // tool-call markup the model leaked into its text.
-            let parts = super::clean::clean_parts(response.parts);
             if parts.is_empty()
                 && self
                     .route
                     .escalate(self.agent, "the light model gave an empty answer")
             {
                 continue;
-            }
-            if !parts.is_empty()
-                && let Err(err) = self
-                    .agent
-                    .store
-                    .append_as(
-                        self.session_id,
-                        store::Role::Assistant,
-                        parts.clone(),
-                        Some(self.origin.tier),
-                    )
-                    .await
-            {
-                return Ended::Failed(err.to_string());
             }
             let calls: Vec<(String, String, serde_json::Value)> = parts
                 .iter()
@@ -490,7 +478,7 @@ impl Turn<'_> {
     /// the turn's own messages, pictures hidden where the model cannot see.
     async fn reload(&mut self) -> Result<(), Ended> {
         let mut answered = self.answered.clone();
-        self.messages = self
+        (self.messages, _) = self
             .agent
             .load(self.session_id, self.first, &mut answered)
             .await
