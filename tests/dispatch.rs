@@ -723,3 +723,43 @@ async fn a_provider_handed_in_stands_in_for_the_configured_one_of_its_name() {
     shutdown.cancel();
     running.task.await.unwrap();
 }
+
+/// On one thread the dispatcher runs only when the test waits: the three messages are
+/// on the bus together and taken off it together.
+#[tokio::test]
+async fn messages_taken_off_the_bus_together_keep_their_order_around_a_command() {
+    let fake = FakeModel::start().await;
+    let mut core = start(&fake, "followup");
+    for (n, text) in ["before the reset", "/new", "after the reset"]
+        .into_iter()
+        .enumerate()
+    {
+        core.running
+            .inbound
+            .send(message("together", n, text))
+            .await
+            .unwrap();
+    }
+    // `/new` drops what waits unanswered in the session it closes: two ends, its own
+    // reply's and the turn after it.
+    let out = until_turns_end(&mut core.running.outbound, 2).await;
+    let said = texts(&out);
+    assert!(
+        said.iter()
+            .any(|t| t.contains("Started a new conversation"))
+            && said.iter().any(|t| t.contains("echo: after the reset"))
+            && !said.iter().any(|t| t.contains("echo: before the reset")),
+        "{said:?}"
+    );
+    let requests = fake.requests();
+    let after = requests
+        .iter()
+        .find(|r| r.last_user_text().contains("after the reset"))
+        .expect("the message after /new reached the model");
+    assert!(
+        !after.body.to_string().contains("before the reset"),
+        "the message before /new was stored in the session /new closed"
+    );
+    core.shutdown.cancel();
+    core.running.task.await.unwrap();
+}

@@ -22,6 +22,20 @@ use crate::steering::{Pushed, Queued, SessionQueue, StopReason};
 use crate::store::{Status, Store};
 
 /// A stored message on its way to its session's queue.
+/// A message checked and for the model, waiting to be stored with the others taken
+/// off the bus with it.
+struct Held {
+    message: InboundMessage,
+    key: String,
+    target: Target,
+    /// The text as the model will read it (context and speaker added).
+    text: String,
+    origin: crate::access::Origin,
+    rated: Rated,
+    ack: Option<pincer_channels::Ack>,
+    arrived: Instant,
+}
+
 struct Admit {
     message: InboundMessage,
     key: String,
@@ -69,6 +83,9 @@ const RATE_NOTICE: &str = "You're sending messages faster than I can answer; I'l
 /// The most turns that run at the same time; the rest wait their turn, in order.
 pub const MAX_PARALLEL_TURNS: usize = 32;
 
+/// Messages taken off the bus together, and stored in one store call, at most.
+const INBOUND_BATCH: usize = 64;
+
 impl Dispatcher {
     pub fn new(
         agent: Arc<Agent>,
@@ -108,15 +125,22 @@ impl Dispatcher {
         shutdown: CancellationToken,
         grace: Duration,
     ) {
+        let mut messages = Vec::with_capacity(INBOUND_BATCH);
+        let mut held = Vec::with_capacity(INBOUND_BATCH);
         loop {
-            let message = tokio::select! {
+            // What waits on the bus is taken together: its messages are stored in one
+            // store call instead of one call (and one wait) each.
+            let taken = tokio::select! {
                 _ = shutdown.cancelled() => break,
-                message = inbound.recv() => message,
+                taken = inbound.recv_many(&mut messages, INBOUND_BATCH) => taken,
             };
-            match message {
-                Some(message) => self.handle(message).await,
-                None => break,
+            if taken == 0 {
+                break;
             }
+            for message in messages.drain(..) {
+                self.handle(message, &mut held).await;
+            }
+            self.store_held(&mut held).await;
         }
         self.closing.cancel();
         self.workers.close();
@@ -197,7 +221,11 @@ impl Dispatcher {
         }
     }
 
-    async fn handle(self: &Arc<Self>, mut message: InboundMessage) {
+    /// Check a message and answer what is not for the model (commands, strangers, a
+    /// question's answer); a message for the model is `held`, to be stored with the
+    /// others taken off the bus with it. What `held` has is stored first whenever
+    /// this message's handling could depend on it.
+    async fn handle(self: &Arc<Self>, mut message: InboundMessage, held: &mut Vec<Held>) {
         let arrived = Instant::now();
         crate::metrics::message_in(&message.channel);
         let ack = message.ack.take();
@@ -232,6 +260,8 @@ impl Dispatcher {
             self.gate.rate(&origin.sender)
         };
         if let Some(command) = commands::parse(&message.text) {
+            // `/new` after a message must find it stored in the session it closes.
+            self.store_held(held).await;
             fire(ack);
             if let Rated::Over { notify } = rated {
                 if notify {
@@ -251,52 +281,90 @@ impl Dispatcher {
         // The answer to a question the running turn asked them here: it goes to the
         // waiting call (as its result), not into the conversation as a new message.
         let typed = message.text.trim();
+        let questions = self.questions.get().filter(|q| !q.is_empty());
+        if questions.is_some() {
+            // Messages before the answer reach the conversation before it does.
+            self.store_held(held).await;
+        }
         if matches!(rated, Rated::Within)
             && message.media.is_empty()
             && !typed.is_empty()
-            && self
-                .questions
-                .get()
-                .is_some_and(|q| q.answer_typed(&target.key(), &origin.sender, typed))
+            && questions.is_some_and(|q| q.answer_typed(&target.key(), &origin.sender, typed))
         {
             fire(ack);
             return;
         }
-        // Stored (and acked) at once, so the adapter goes on to the next message; its
-        // files are fetched and read after, off this loop.
-        let store = &self.store;
-        let stored = store
-            .receive(
-                &key,
-                &message.channel,
-                &message.message_id,
-                &message.sender.canonical,
-                &text,
-            )
-            .await
-            .map(|(session_id, id)| id.map(|id| (session_id, id)));
-        let (session_id, id) = match stored {
-            Ok(Some(ids)) => ids,
-            Ok(None) => {
-                // A redelivery of a message we already have: confirm it, do nothing.
-                fire(ack);
-                return;
+        held.push(Held {
+            message,
+            key,
+            target,
+            text,
+            origin,
+            rated,
+            ack,
+            arrived,
+        });
+    }
+
+    /// Store the held messages in one call, then ack each and queue it for its session
+    /// (or say it could not be saved, unacked, so its platform delivers it again).
+    async fn store_held(self: &Arc<Self>, held: &mut Vec<Held>) {
+        if held.is_empty() {
+            return;
+        }
+        let rows = held
+            .iter()
+            .map(|h| crate::store::Received {
+                key: h.key.clone(),
+                channel: h.message.channel.clone(),
+                platform_id: h.message.message_id.clone(),
+                sender: h.message.sender.canonical.clone(),
+                text: h.text.clone(),
+            })
+            .collect();
+        let stored = self.store.receive_all(rows).await;
+        match stored {
+            Ok(ids) => {
+                for (held, (session_id, id)) in held.drain(..).zip(ids) {
+                    self.stored(held, session_id, id).await;
+                }
             }
             Err(err) => {
-                // Not acked: the platform will deliver it again.
+                // Not acked: the platform will deliver them again.
                 tracing::error!("cannot store a message: {err}");
-                self.say(
-                    &target,
-                    OutboundBody::Error(format!(
-                        "Your message could not be saved ({err}). Please send it again."
-                    )),
-                )
-                .await;
-                self.say(&target, OutboundBody::Done).await;
-                return;
+                for held in held.drain(..) {
+                    self.say(
+                        &held.target,
+                        OutboundBody::Error(format!(
+                            "Your message could not be saved ({err}). Please send it again."
+                        )),
+                    )
+                    .await;
+                    self.say(&held.target, OutboundBody::Done).await;
+                }
             }
+        }
+    }
+
+    /// A held message once stored (`id`: `None` when it was a redelivery).
+    async fn stored(self: &Arc<Self>, held: Held, session_id: i64, id: Option<i64>) {
+        let Held {
+            message,
+            key,
+            target,
+            text,
+            origin,
+            rated,
+            ack,
+            arrived,
+        } = held;
+        let Some(id) = id else {
+            // A redelivery of a message we already have: confirm it, do nothing.
+            fire(ack);
+            return;
         };
         fire(ack);
+        let store = &self.store;
         if let Rated::Over { notify } = rated {
             // Kept in the transcript, never answered (and not answered after a restart);
             // its files are never fetched.

@@ -36,6 +36,19 @@ pub struct Unanswered {
     pub sender: Option<String>,
 }
 
+/// A user message as the dispatcher stores it (`Store::receive_all`).
+#[derive(Debug, Clone)]
+pub struct Received {
+    /// The session key; the message goes to its current session.
+    pub key: String,
+    pub channel: String,
+    /// The platform's id of the message: a second one is a redelivery.
+    pub platform_id: String,
+    pub sender: String,
+    /// The text as the model will read it.
+    pub text: String,
+}
+
 impl Store {
     /// Store a user message before anything else happens to it. Returns `None` when
     /// the platform already delivered this message id (a redelivery).
@@ -76,8 +89,7 @@ impl Store {
     }
 
     /// `insert_user` into the current session of `key` (`current_session`), in one
-    /// call: what the dispatcher does with every message it is given. Returns the
-    /// session and the message's id (`None`: a redelivery).
+    /// call. Returns the session and the message's id (`None`: a redelivery).
     pub async fn receive(
         &self,
         key: &str,
@@ -86,19 +98,38 @@ impl Store {
         sender: &str,
         text: &str,
     ) -> Result<(i64, Option<i64>)> {
-        let (key, channel, platform_id, sender) = (
-            key.to_string(),
-            channel.to_string(),
-            platform_id.to_string(),
-            sender.to_string(),
-        );
-        let parts = [Part::Text {
+        let row = Received {
+            key: key.to_string(),
+            channel: channel.to_string(),
+            platform_id: platform_id.to_string(),
+            sender: sender.to_string(),
             text: text.to_string(),
-        }];
+        };
+        let mut stored = self.receive_all(vec![row]).await?;
+        stored
+            .pop()
+            .ok_or_else(|| StoreError::Worker("a received message went missing".into()))
+    }
+
+    /// `receive` for each of `rows`, in order, in one call: what the dispatcher does
+    /// with the messages it takes off the bus together. All are stored or none.
+    pub async fn receive_all(&self, rows: Vec<Received>) -> Result<Vec<(i64, Option<i64>)>> {
         self.run(move |conn| {
-            let session_id = super::session::current_session(conn, &key)?;
-            let id = insert_user(conn, session_id, &channel, &platform_id, &sender, &parts)?;
-            Ok((session_id, id))
+            rows.into_iter()
+                .map(|row| {
+                    let session_id = super::session::current_session(conn, &row.key)?;
+                    let parts = [Part::Text { text: row.text }];
+                    let id = insert_user(
+                        conn,
+                        session_id,
+                        &row.channel,
+                        &row.platform_id,
+                        &row.sender,
+                        &parts,
+                    )?;
+                    Ok((session_id, id))
+                })
+                .collect()
         })
         .await
     }

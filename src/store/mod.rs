@@ -55,7 +55,7 @@ use conn::{Cached, connect};
 pub use cron::{Job, NewJob};
 pub use error::{Result, StoreError};
 pub use kinds::{Role, Status};
-pub use messages::{StoredMessage, Unanswered};
+pub use messages::{Received, StoredMessage, Unanswered};
 pub use pairing::{Approved, PendingCode};
 pub use panel::UsageRow;
 pub use recent::Said;
