@@ -322,17 +322,19 @@ impl Dispatcher {
                 text: h.text.clone(),
             })
             .collect();
-        let stored = self.store.receive_all(rows).await;
-        match stored {
-            Ok(ids) => {
-                for (held, (session_id, id)) in held.drain(..).zip(ids) {
-                    self.stored(held, session_id, id).await;
-                }
-            }
-            Err(err) => {
-                // Not acked: the platform will deliver them again.
-                tracing::error!("cannot store a message: {err}");
-                for held in held.drain(..) {
+        let stored: Vec<Result<_, String>> = match self.store.receive_all(rows).await {
+            Ok(stored) => stored
+                .into_iter()
+                .map(|one| one.map_err(|err| err.to_string()))
+                .collect(),
+            Err(err) => held.iter().map(|_| Err(err.to_string())).collect(),
+        };
+        for (held, stored) in held.drain(..).zip(stored) {
+            match stored {
+                Ok((session_id, id)) => self.stored(held, session_id, id).await,
+                Err(err) => {
+                    // Not acked: the platform will deliver it again.
+                    tracing::error!("cannot store a message: {err}");
                     self.say(
                         &held.target,
                         OutboundBody::Error(format!(

@@ -60,6 +60,48 @@ async fn receive_stores_a_message_in_the_key_s_current_session_once() {
 }
 
 #[tokio::test]
+async fn a_row_receive_all_cannot_store_leaves_nothing_and_costs_the_others_nothing() {
+    // The poisoned row fails after its message row went in: none of it may stay.
+    let (_dir, store) = open();
+    store
+        .run(|conn| {
+            Ok(conn.execute_batch(
+                "CREATE TRIGGER poison BEFORE INSERT ON parts WHEN NEW.body LIKE '%poison%'
+                 BEGIN SELECT RAISE(ABORT, 'poisoned'); END",
+            )?)
+        })
+        .await
+        .unwrap();
+    let row = |key: &str, id: &str| Received {
+        key: key.into(),
+        channel: "telegram".into(),
+        platform_id: id.into(),
+        sender: "telegram:1".into(),
+        text: format!("text of {id}"),
+    };
+    let stored = store
+        .receive_all(vec![row("a", "1"), row("b", "poison"), row("b", "2")])
+        .await
+        .unwrap();
+    assert!(stored[0].as_ref().is_ok_and(|(_, id)| id.is_some()));
+    assert!(stored[1].is_err(), "{stored:?}");
+    let (b, _) = stored[2].as_ref().unwrap();
+    let texts: Vec<String> = store
+        .history(*b)
+        .await
+        .unwrap()
+        .iter()
+        .map(|m| format!("{:?}", m.parts))
+        .collect();
+    assert_eq!(
+        texts.len(),
+        1,
+        "only the row that could be stored: {texts:?}"
+    );
+    assert!(texts[0].contains("text of 2"));
+}
+
+#[tokio::test]
 async fn transcript_reads_the_session_after_its_summary_with_open_calls_closed() {
     let (_dir, store) = open();
     let session = store.current_session("k").await.unwrap();
