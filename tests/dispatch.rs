@@ -763,3 +763,44 @@ async fn messages_taken_off_the_bus_together_keep_their_order_around_a_command()
     core.shutdown.cancel();
     core.running.task.await.unwrap();
 }
+
+/// A message that cannot be stored among others taken off the bus with it: it is told
+/// to send again, they are answered.
+#[tokio::test]
+async fn a_message_that_cannot_be_stored_costs_the_others_taken_with_it_nothing() {
+    let fake = FakeModel::start().await;
+    let mut core = start(&fake, "followup");
+    let db = pincer::Home::resolve(Some(core._home.path().to_path_buf()), None).db_file;
+    rusqlite::Connection::open(db)
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER poison BEFORE INSERT ON parts WHEN NEW.body LIKE '%poison%'
+             BEGIN SELECT RAISE(ABORT, 'poisoned'); END",
+        )
+        .unwrap();
+    for (n, chat) in ["first", "poisoned", "last"].into_iter().enumerate() {
+        let text = format!(
+            "{chat} says {}",
+            if chat == "poisoned" { "poison" } else { "hi" }
+        );
+        core.running
+            .inbound
+            .send(message(chat, n, &text))
+            .await
+            .unwrap();
+    }
+    let out = until_turns_end(&mut core.running.outbound, 3).await;
+    let said = texts(&out);
+    assert!(
+        said.iter().any(|t| t.contains("echo: first says hi"))
+            && said.iter().any(|t| t.contains("echo: last says hi")),
+        "{said:?}"
+    );
+    let refused = out
+        .iter()
+        .find(|m| m.target.chat_id == "poisoned" && matches!(m.body, OutboundBody::Error(_)))
+        .expect("the poisoned message is told it was not saved");
+    assert!(format!("{:?}", refused.body).contains("could not be saved"));
+    core.shutdown.cancel();
+    core.running.task.await.unwrap();
+}

@@ -312,23 +312,31 @@ impl Dispatcher {
         if held.is_empty() {
             return;
         }
-        let rows = held
-            .iter()
-            .map(|h| crate::store::Received {
-                key: h.key.clone(),
-                channel: h.message.channel.clone(),
-                platform_id: h.message.message_id.clone(),
-                sender: h.message.sender.canonical.clone(),
-                text: h.text.clone(),
-            })
-            .collect();
-        let stored: Vec<Result<_, String>> = match self.store.receive_all(rows).await {
-            Ok(stored) => stored
-                .into_iter()
-                .map(|one| one.map_err(|err| err.to_string()))
-                .collect(),
-            Err(err) => held.iter().map(|_| Err(err.to_string())).collect(),
+        let row = |h: &Held| crate::store::Received {
+            key: h.key.clone(),
+            channel: h.message.channel.clone(),
+            platform_id: h.message.message_id.clone(),
+            sender: h.message.sender.canonical.clone(),
+            text: h.text.clone(),
         };
+        let stored: Vec<Result<_, String>> =
+            match self.store.receive_all(held.iter().map(row).collect()).await {
+                Ok(stored) => stored.into_iter().map(Ok).collect(),
+                Err(err) if held.len() == 1 => vec![Err(err.to_string())],
+                Err(_) => {
+                    // None was stored: each on its own, so one that cannot be stored costs
+                    // the others nothing.
+                    let mut each = Vec::with_capacity(held.len());
+                    for h in held.iter() {
+                        let one = self.store.receive_all(vec![row(h)]).await;
+                        each.push(match one {
+                            Ok(mut one) => one.pop().ok_or_else(|| "nothing stored".to_string()),
+                            Err(err) => Err(err.to_string()),
+                        });
+                    }
+                    each
+                }
+            };
         for (held, stored) in held.drain(..).zip(stored) {
             match stored {
                 Ok((session_id, id)) => self.stored(held, session_id, id).await,

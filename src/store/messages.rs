@@ -108,37 +108,30 @@ impl Store {
         let mut stored = self.receive_all(vec![row]).await?;
         stored
             .pop()
-            .unwrap_or_else(|| Err(StoreError::Worker("a received message went missing".into())))
+            .ok_or_else(|| StoreError::Worker("a received message went missing".into()))
     }
 
     /// `receive` for each of `rows`, in order, in one call: what the dispatcher does
-    /// with the messages it takes off the bus together. Each row is stored or not on
-    /// its own (one that fails costs the others nothing); the outer error is the
-    /// call's, when none could be (the commit failed).
-    pub async fn receive_all(
-        &self,
-        rows: Vec<Received>,
-    ) -> Result<Vec<Result<(i64, Option<i64>)>>> {
+    /// with the messages it takes off the bus together. All are stored or none (the
+    /// dispatcher then stores them one by one, so one that cannot be stored costs the
+    /// others nothing).
+    pub async fn receive_all(&self, rows: Vec<Received>) -> Result<Vec<(i64, Option<i64>)>> {
         self.run(move |conn| {
-            let stored = rows
-                .into_iter()
+            rows.into_iter()
                 .map(|row| {
-                    alone(conn, |conn| {
-                        let session_id = super::session::current_session(conn, &row.key)?;
-                        let parts = [Part::Text { text: row.text }];
-                        let id = insert_user(
-                            conn,
-                            session_id,
-                            &row.channel,
-                            &row.platform_id,
-                            &row.sender,
-                            &parts,
-                        )?;
-                        Ok((session_id, id))
-                    })
+                    let session_id = super::session::current_session(conn, &row.key)?;
+                    let parts = [Part::Text { text: row.text }];
+                    let id = insert_user(
+                        conn,
+                        session_id,
+                        &row.channel,
+                        &row.platform_id,
+                        &row.sender,
+                        &parts,
+                    )?;
+                    Ok((session_id, id))
                 })
-                .collect();
-            Ok(stored)
+                .collect()
         })
         .await
     }
@@ -404,15 +397,4 @@ pub(super) fn append_tiered(
         )?;
     }
     Ok(id)
-}
-
-/// `work` in a savepoint of its own: kept when it succeeds, undone when it fails.
-fn alone<T>(conn: &Connection, work: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-    conn.exec("SAVEPOINT pincer_row", [])?;
-    let result = work(conn);
-    if result.is_err() {
-        conn.exec("ROLLBACK TO pincer_row", [])?;
-    }
-    conn.exec("RELEASE pincer_row", [])?;
-    result
 }
