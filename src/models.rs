@@ -113,19 +113,10 @@ impl Models {
             return Ok(self);
         }
         for (name, provider) in providers {
-            let Some(slot) = self.providers.get_mut(&name) else {
-                return Err(ModelsError::UnknownProvider {
-                    label: format!("{name}/…"),
-                    provider: name,
-                    known: self
-                        .providers
-                        .keys()
-                        .cloned()
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                });
-            };
-            *slot = provider;
+            if !self.providers.contains_key(&name) {
+                return Err(self.unknown(&format!("{name}/…"), &name));
+            }
+            self.providers.insert(name, provider);
         }
         let labels = |chain: &Option<Arc<Chain>>| -> Vec<String> {
             chain
@@ -168,16 +159,7 @@ impl Models {
             });
         };
         let Some(provider) = self.providers.get(name) else {
-            return Err(ModelsError::UnknownProvider {
-                label: label.to_string(),
-                provider: name.to_string(),
-                known: self
-                    .providers
-                    .keys()
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            });
+            return Err(self.unknown(label, name));
         };
         Ok(ChainEntry {
             provider: Arc::clone(provider),
@@ -185,6 +167,20 @@ impl Models {
             model: model.to_string(),
             thinking_budget: self.caps.of(label).thinking_budget,
         })
+    }
+
+    /// `label` names `provider`, which no `[providers.*]` has.
+    fn unknown(&self, label: &str, provider: &str) -> ModelsError {
+        ModelsError::UnknownProvider {
+            label: label.to_string(),
+            provider: provider.to_string(),
+            known: self
+                .providers
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
     }
 
     fn chain(&self, labels: &[String]) -> Result<Option<Arc<Chain>>, ModelsError> {

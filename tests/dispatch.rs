@@ -21,6 +21,14 @@ struct Core {
 }
 
 fn start(fake: &FakeModel, queue_mode: &str) -> Core {
+    start_wired(fake, queue_mode, pincer::Wiring::default()).expect("start")
+}
+
+fn start_wired(
+    fake: &FakeModel,
+    queue_mode: &str,
+    wiring: pincer::Wiring,
+) -> Result<Core, pincer::StartError> {
     let home = common::TestHome::new();
     let text = common::openai_config(fake, &format!("[agent]\nqueue_mode = \"{queue_mode}\"\n"));
     let paths = pincer::Home::resolve(Some(home.path().to_path_buf()), None);
@@ -28,12 +36,12 @@ fn start(fake: &FakeModel, queue_mode: &str) -> Core {
         .expect("config");
     let secrets = pincer_config::Secrets::default();
     let shutdown = CancellationToken::new();
-    let running = pincer::start(&paths, &config, &secrets, &[], shutdown.clone()).expect("start");
-    Core {
+    let running = pincer::start_wired(&paths, &config, &secrets, &[], wiring, shutdown.clone())?;
+    Ok(Core {
         _home: home,
         running,
         shutdown,
-    }
+    })
 }
 
 /// Wait until `check` holds; fail, saying `what`, after `WAIT`.
@@ -679,49 +687,25 @@ fn wiring(name: &str) -> pincer::Wiring {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_provider_handed_in_stands_in_for_the_configured_one_of_its_name() {
     let fake = FakeModel::start().await;
-    let home = common::TestHome::new();
-    let text = common::openai_config(&fake, "");
-    let paths = pincer::Home::resolve(Some(home.path().to_path_buf()), None);
-    let config = pincer_config::load_str(&text, &paths.config_file, &paths.security_file, &[])
-        .expect("config");
-    let secrets = pincer_config::Secrets::default();
-    let shutdown = CancellationToken::new();
-    let mut running = pincer::start_wired(
-        &paths,
-        &config,
-        &secrets,
-        &[],
-        wiring("fake"),
-        shutdown.clone(),
-    )
-    .expect("start");
-    running
+    let mut core = start_wired(&fake, "followup", wiring("fake")).expect("start");
+    core.running
         .inbound
         .send(message("w", 1, "hello"))
         .await
         .unwrap();
-    let out = until_turns_end(&mut running.outbound, 1).await;
+    let out = until_turns_end(&mut core.running.outbound, 1).await;
     assert_eq!(texts(&out), ["stand-in answers m"]);
     assert!(
         fake.requests().is_empty(),
         "the configured endpoint was not called"
     );
-
     // A name no `[providers.*]` has is refused: no chain could name it.
-    let refused = pincer::start_wired(
-        &paths,
-        &config,
-        &secrets,
-        &[],
-        wiring("nobody"),
-        CancellationToken::new(),
-    );
-    let Err(err) = refused else {
+    let Err(err) = start_wired(&fake, "followup", wiring("nobody")) else {
         panic!("a stand-in for an unconfigured provider was taken")
     };
     assert!(err.to_string().contains("nobody"), "{err}");
-    shutdown.cancel();
-    running.task.await.unwrap();
+    core.shutdown.cancel();
+    core.running.task.await.unwrap();
 }
 
 /// On one thread the dispatcher runs only when the test waits: the three messages are

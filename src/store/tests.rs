@@ -151,18 +151,9 @@ async fn record_call_keeps_the_reply_when_its_usage_row_cannot_be_written() {
             Some(pincer_config::Tier::Guest),
         ))
     };
-    let id = store
-        .record_call(
-            session,
-            "p/m",
-            usage,
-            0.5,
-            &spend::Spender::owner(),
-            reply("one"),
-        )
-        .await
-        .unwrap()
-        .unwrap();
+    let owner = spend::Spender::owner();
+    let call = |reply| store.record_call(session, "p/m", usage, 0.5, &owner, reply);
+    let id = call(reply("one")).await.unwrap().unwrap();
     let history = store.history(session).await.unwrap();
     assert_eq!(
         (history[0].id, history[0].tier),
@@ -177,21 +168,11 @@ async fn record_call_keeps_the_reply_when_its_usage_row_cannot_be_written() {
         .run(|conn| Ok(conn.execute_batch("DROP TABLE usage")?))
         .await
         .unwrap();
-    store
-        .record_call(
-            session,
-            "p/m",
-            usage,
-            0.5,
-            &spend::Spender::owner(),
-            reply("two"),
-        )
+    call(reply("two"))
         .await
         .expect("the reply is stored all the same");
     assert_eq!(store.history(session).await.unwrap().len(), 2);
-    let lone = store
-        .record_call(session, "p/m", usage, 0.5, &spend::Spender::owner(), None)
-        .await;
+    let lone = call(None).await;
     assert!(
         lone.is_err(),
         "a call with no reply says its usage was lost"
