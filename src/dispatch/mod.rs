@@ -21,7 +21,6 @@ use crate::agent::{Agent, Ended};
 use crate::steering::{Pushed, Queued, SessionQueue, StopReason};
 use crate::store::{Status, Store};
 
-/// A stored message on its way to its session's queue.
 /// A message checked and for the model, waiting to be stored with the others taken
 /// off the bus with it.
 struct Held {
@@ -36,6 +35,7 @@ struct Held {
     arrived: Instant,
 }
 
+/// A stored message on its way to its session's queue.
 struct Admit {
     message: InboundMessage,
     key: String,
