@@ -81,15 +81,18 @@ impl Store {
         let (sender, tier) = (spender.sender.clone(), spender.tier);
         let spent = Arc::clone(&self.spent);
         self.run(move |conn| {
-            let recorded = insert_usage(conn, session_id, &model, usage, cost_usd, &sender, tier);
-            match (recorded, &reply) {
-                (Ok(()), _) => add_spent(&spent, cost_usd, tier),
-                (Err(err), None) => return Err(err),
-                (Err(err), Some(_)) => tracing::warn!("usage not recorded: {err}"),
+            // The reply first: if it cannot be stored, the call fails whole and the
+            // cached sums are not touched.
+            let id = reply
+                .as_ref()
+                .map(|(parts, tier)| append_tiered(conn, session_id, Role::Assistant, parts, *tier))
+                .transpose()?;
+            match insert_usage(conn, session_id, &model, usage, cost_usd, &sender, tier) {
+                Ok(()) => add_spent(&spent, cost_usd, tier),
+                Err(err) if id.is_none() => return Err(err),
+                Err(err) => tracing::warn!("usage not recorded: {err}"),
             }
-            reply
-                .map(|(parts, tier)| append_tiered(conn, session_id, Role::Assistant, &parts, tier))
-                .transpose()
+            Ok(id)
         })
         .await
     }
