@@ -669,3 +669,38 @@ async fn a_guests_compact_in_a_group_is_refused_and_reveals_no_owner_memory() {
         assert_eq!(holds_owner_memory(&body), None, "{body}");
     }
 }
+
+/// Strangers' messages taken off the bus in the same batch as the owner's (the
+/// dispatcher stores such a batch in one call) are neither stored with it nor answered
+/// by the model, and do not cost the owner's message its answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn strangers_sending_together_with_the_owner_never_reach_the_model() {
+    let s = setup("", &owners()).await;
+    let _gateway = s.start();
+    for n in 801..=806 {
+        s.platform
+            .inject(Incoming::dm(n, "STRANGERMARK hi").from(n, "Bot", None));
+    }
+    s.platform.inject(Incoming::dm(OWNER, "owner in the crowd"));
+    for n in 807..=812 {
+        s.platform
+            .inject(Incoming::dm(n, "STRANGERMARK hi").from(n, "Bot", None));
+    }
+    s.wait_for_text(OWNER, "echo: owner in the crowd").await;
+    for n in [801, 812] {
+        s.wait_for_text(n, "pairing code").await;
+    }
+    let leaked = s
+        .model
+        .requests()
+        .iter()
+        .filter(|r| r.body.to_string().contains("STRANGERMARK"))
+        .count();
+    assert_eq!(leaked, 0, "a stranger's message reached the model");
+    for n in 801..=812 {
+        assert!(
+            !s.texts_to(n).iter().any(|t| t.contains("echo:")),
+            "stranger {n} was answered by the model"
+        );
+    }
+}
