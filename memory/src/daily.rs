@@ -79,41 +79,57 @@ pub fn file(root: &Path, day: NaiveDate) -> PathBuf {
         .join(format!("{}.md", day.format("%Y-%m-%d")))
 }
 
-/// Append one turn to the day's log (created with a heading on first use).
-pub fn append(root: &Path, at: NaiveDateTime, said: &[Said]) -> Result<(), MemoryError> {
-    let day = at.date();
-    let path = file(root, day);
-    let failed = |source| MemoryError::Write {
-        path: path.clone(),
-        source,
-    };
-    real_dir(root).map_err(failed)?;
-    if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
-        tracing::warn!(path = %path.display(), "a day's log that is not a file (a planted link?); removed");
-        std::fs::remove_file(&path).map_err(failed)?;
-    }
-    let mut text = String::new();
-    if !path.exists() {
-        text.push_str(&format!("# {}\n\n", day.format("%Y-%m-%d (%A)")));
-    }
-    for part in said {
-        let brief = brief(&dates::absolute(&part.text, day).0);
-        if brief.is_empty() {
+/// Append turns to their days' logs (each created with a heading on first use), in
+/// order: one write to each day's file, so turns appended together cost one open.
+pub fn append(root: &Path, turns: &[(NaiveDateTime, &[Said])]) -> Result<(), MemoryError> {
+    let mut days: Vec<NaiveDate> = turns.iter().map(|(at, _)| at.date()).collect();
+    days.sort_unstable();
+    days.dedup();
+    let mut checked = false;
+    for day in days {
+        let path = file(root, day);
+        let failed = |source| MemoryError::Write {
+            path: path.clone(),
+            source,
+        };
+        if !checked {
+            real_dir(root).map_err(failed)?;
+            checked = true;
+        }
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
+            tracing::warn!(path = %path.display(), "a day's log that is not a file (a planted link?); removed");
+            std::fs::remove_file(&path).map_err(failed)?;
+        }
+        let mut text = String::new();
+        if !path.exists() {
+            text.push_str(&format!("# {}\n\n", day.format("%Y-%m-%d (%A)")));
+        }
+        let heading = text.len();
+        for (at, said) in turns.iter().filter(|(at, _)| at.date() == day) {
+            for part in *said {
+                let brief = brief(&dates::absolute(&part.text, day).0);
+                if brief.is_empty() {
+                    continue;
+                }
+                text.push_str(&format!(
+                    "- {} {}: {brief}\n",
+                    at.format("%Y-%m-%d %H:%M"),
+                    part.who
+                ));
+            }
+        }
+        if text.len() == heading {
             continue;
         }
-        text.push_str(&format!(
-            "- {} {}: {brief}\n",
-            at.format("%Y-%m-%d %H:%M"),
-            part.who
-        ));
+        // One write with O_APPEND: concurrent turns never interleave inside a line.
+        let mut handle = open_log(
+            &path,
+            rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::APPEND | rustix::fs::OFlags::CREATE,
+        )
+        .map_err(failed)?;
+        handle.write_all(text.as_bytes()).map_err(failed)?;
     }
-    // One write with O_APPEND: concurrent turns never interleave inside a line.
-    let mut handle = open_log(
-        &path,
-        rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::APPEND | rustix::fs::OFlags::CREATE,
-    )
-    .map_err(failed)?;
-    handle.write_all(text.as_bytes()).map_err(failed)
+    Ok(())
 }
 
 /// The log text after `cursor`, day by day, up to about `max_bytes` (whole lines;
@@ -217,7 +233,7 @@ mod tests {
                 text: "Noted.".into(),
             },
         ];
-        append(dir.path(), at("2026-11-22 09:30"), &said).unwrap();
+        append(dir.path(), &[(at("2026-11-22 09:30"), &said)]).unwrap();
         let text =
             std::fs::read_to_string(file(dir.path(), at("2026-11-22 00:00").date())).unwrap();
         assert_eq!(
@@ -230,10 +246,44 @@ mod tests {
             since(dir.path(), first.end.clone(), 100_000).unwrap().text,
             ""
         );
-        append(dir.path(), at("2026-11-23 08:00"), &said[1..]).unwrap();
+        append(dir.path(), &[(at("2026-11-23 08:00"), &said[1..])]).unwrap();
         let next = since(dir.path(), first.end, 100_000).unwrap();
         assert!(next.text.contains("2026-11-23 08:00 Pincer") && !next.text.contains("dentist"));
         let capped = since(dir.path(), LogCursor::default(), 40).unwrap();
         assert!(capped.text.len() <= 40 && capped.end.offset > 0);
+    }
+
+    #[test]
+    fn turns_appended_together_go_to_their_own_days_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let say = |who: &str, text: &str| Said {
+            who: who.into(),
+            text: text.into(),
+        };
+        let late = [say("owner", "late one"), say("Pincer", "")];
+        let next = [say("owner", "next day")];
+        let later = [say("owner", "later one")];
+        let silent = [say("owner", "  ")];
+        append(
+            dir.path(),
+            &[
+                (at("2026-11-22 23:59"), &late[..]),
+                (at("2026-11-23 00:01"), &next[..]),
+                (at("2026-11-22 23:59"), &later[..]),
+                (at("2026-11-24 10:00"), &silent[..]),
+            ],
+        )
+        .unwrap();
+        let day = |d: &str| std::fs::read_to_string(file(dir.path(), at(d).date()));
+        assert_eq!(
+            day("2026-11-22 00:00").unwrap(),
+            "# 2026-11-22 (Sunday)\n\n- 2026-11-22 23:59 owner: late one\n- 2026-11-22 23:59 owner: later one\n"
+        );
+        assert_eq!(
+            day("2026-11-23 00:00").unwrap(),
+            "# 2026-11-23 (Monday)\n\n- 2026-11-23 00:01 owner: next day\n"
+        );
+        // A day with nothing worth a line gets no file.
+        assert!(day("2026-11-24 00:00").is_err());
     }
 }

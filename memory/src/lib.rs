@@ -298,22 +298,64 @@ impl Memory {
     /// The typed memories that look relevant to `text`, rendered for the turn (at most
     /// 5 files, 8 KB), each older than a week with its age. `None` when nothing matched.
     pub fn recall(&self, text: &str, today: NaiveDate) -> Result<Option<String>, MemoryError> {
-        if search::query_of(text).is_none() {
-            return Ok(None);
+        self.recall_all(&[(text, today)]).remove(0)
+    }
+
+    /// `recall` for several messages at once: the index is brought up to date once for
+    /// them all (turns that start together share one look at the files). One answer per
+    /// message, in order.
+    pub fn recall_all(
+        &self,
+        asked: &[(&str, NaiveDate)],
+    ) -> Vec<Result<Option<String>, MemoryError>> {
+        if asked
+            .iter()
+            .all(|(text, _)| search::query_of(text).is_none())
+        {
+            return asked.iter().map(|_| Ok(None)).collect();
         }
-        let hits = self.with_index(|conn| {
+        let found = self.with_index(|conn| {
             if search::sync(conn, &self.root, false)? == 0 {
                 return Ok(Vec::new()); // no memory files yet: nothing to recall
             }
-            search::search(conn, text, false, RECALL_MAX_FILES)
-        })?;
+            Ok(asked
+                .iter()
+                .map(|(text, _)| match search::query_of(text) {
+                    Some(_) => search::search(conn, text, false, RECALL_MAX_FILES),
+                    None => Ok(Vec::new()),
+                })
+                .collect())
+        });
+        match found {
+            Ok(found) if found.is_empty() => asked.iter().map(|_| Ok(None)).collect(),
+            Ok(found) => found
+                .into_iter()
+                .zip(asked)
+                .map(|(hits, (_, today))| self.render_recalled(hits?, *today))
+                .collect(),
+            Err(err) => {
+                let err = err.to_string();
+                asked
+                    .iter()
+                    .map(|_| Err(MemoryError::Index(err.clone())))
+                    .collect()
+            }
+        }
+    }
+
+    /// Recalled files as the turn gets them, read from the real files (a stale index
+    /// row is skipped).
+    fn render_recalled(
+        &self,
+        hits: Vec<Hit>,
+        today: NaiveDate,
+    ) -> Result<Option<String>, MemoryError> {
         let mut out = String::new();
         for hit in hits {
             let slug = hit
                 .path
                 .trim_start_matches("memory/")
                 .trim_end_matches(".md");
-            // Checked against the real files: a stale index row is skipped.
             let Some(file) = atomic::read(&self.root.join(&hit.path))? else {
                 continue;
             };
@@ -353,7 +395,12 @@ impl Memory {
 
     /// Append one turn to today's daily log.
     pub fn log_turn(&self, at: chrono::NaiveDateTime, said: &[Said]) -> Result<(), MemoryError> {
-        daily::append(&self.root, at, said)
+        daily::append(&self.root, &[(at, said)])
+    }
+
+    /// Append several turns, in order: one write to each day's log.
+    pub fn log_turns(&self, turns: &[(chrono::NaiveDateTime, &[Said])]) -> Result<(), MemoryError> {
+        daily::append(&self.root, turns)
     }
 
     /// The workspace's memory repository, created on first use.

@@ -124,3 +124,35 @@ fn recall_brings_the_relevant_files_with_their_age() {
         None
     );
 }
+
+#[test]
+fn recall_for_several_messages_answers_each_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = Memory::new(dir.path());
+    let day: NaiveDate = "2026-11-22".parse().unwrap();
+    let asked = [("any snack ideas for my allergies?", day), ("hi", day)];
+    // No memory files yet: nothing to recall for anyone.
+    let none = memory.recall_all(&asked);
+    assert!(none.iter().all(|r| matches!(r, Ok(None))), "{none:?}");
+    memory
+        .write("peanuts", "user", "allergic to peanuts", "EpiPen.", day)
+        .unwrap();
+    memory
+        .write("bike", "project", "restoring a road bike", "Tyres.", day)
+        .unwrap();
+    let asked = [
+        ("the road bike needs what?", day),
+        ("hi", day),
+        ("any snack ideas for my allergies?", day),
+    ];
+    let answers: Vec<Option<String>> = memory
+        .recall_all(&asked)
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let bike = answers[0].as_deref().unwrap();
+    assert!(bike.contains("memory/bike.md") && !bike.contains("peanuts"), "{bike}");
+    assert_eq!(answers[1], None);
+    let snack = answers[2].as_deref().unwrap();
+    assert!(snack.contains("memory/peanuts.md") && !snack.contains("bike"), "{snack}");
+}
