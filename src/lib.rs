@@ -40,6 +40,7 @@
 
 pub mod access;
 pub mod agent;
+mod batch;
 pub mod capabilities;
 pub mod cli;
 pub mod clock;

@@ -37,13 +37,15 @@ impl AgentBuilder {
         workspace: PathBuf,
         timezone: Tz,
     ) -> AgentBuilder {
+        let memory = Memory::new(&workspace);
         AgentBuilder {
             agent: Agent {
                 store,
                 models,
                 tools: Registry::with(Vec::new()),
                 guard: Guard::default(),
-                memory: Memory::new(&workspace),
+                scribe: super::remember::scribe(memory.clone()),
+                memory,
                 prices: Prices::default(),
                 limits: Limits::default(),
                 media: Media {

@@ -103,6 +103,8 @@ pub struct Agent {
     /// Permission rules and the scrubber every tool call passes.
     guard: Guard,
     memory: Memory,
+    /// Recall before turns and the daily log after them, batched (`remember`).
+    scribe: crate::batch::Batcher<remember::Job>,
     prices: Prices,
     limits: Limits,
     workspace: PathBuf,

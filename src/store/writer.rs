@@ -1,8 +1,9 @@
 //! The writer: one task on the blocking pool runs every store call on the one
 //! connection, committing what is waiting together (group commit).
 //!
-//! A call is a job put in the queue; its caller waits for the answer as a task. When
-//! the queue was empty, the call starts the writer on the blocking pool; the writer
+//! A call is a job put in the queue (`crate::batch`); its caller waits for the answer
+//! as a task. When the queue was empty, the call starts the writer on the blocking
+//! pool; the writer
 //! takes everything queued (up to `BATCH`), runs it in one transaction, each job inside
 //! its own savepoint, and goes on until the queue is empty. (While the writer runs,
 //! tokio's paused test clock does not jump ahead, as with any blocking task.) Every call is
@@ -18,11 +19,12 @@
 //! messages and no call waits for a thread.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Mutex;
 
 use rusqlite::Connection;
 
 use super::{Result, StoreError};
+use crate::batch::{Batcher, lock};
 
 /// Jobs committed together at most: a batch holds the database's write lock, and
 /// another process (`pincer pair approve` beside the gateway) waits for it.
@@ -37,32 +39,20 @@ type Job = Box<
     dyn FnOnce(std::result::Result<&mut Connection, &rusqlite::Error>) -> (bool, Answer) + Send,
 >;
 
-/// The queue and the connection, shared by every `Store` clone; the connection closes
-/// when the last one is dropped.
+/// The queue and its worker, which owns the connection; shared by every `Store` clone.
+/// The connection closes when the last one is dropped.
 #[derive(Clone)]
 pub(super) struct Writer {
-    shared: Arc<Shared>,
-}
-
-struct Shared {
-    queue: Mutex<Queue>,
-    /// Held by the running writer only; a mutex so that `Writer` is `Sync`.
-    conn: Mutex<Connection>,
-}
-
-#[derive(Default)]
-struct Queue {
-    jobs: Vec<Job>,
-    /// A writer is on the blocking pool and will see what is queued.
-    running: bool,
+    jobs: Batcher<Job>,
 }
 
 impl Writer {
     pub(super) fn new(conn: Connection) -> Writer {
+        // A mutex so that the work is `Sync`; only the one running worker takes it.
+        let conn = Mutex::new(conn);
         Writer {
-            shared: Arc::new(Shared {
-                queue: Mutex::default(),
-                conn: Mutex::new(conn),
+            jobs: Batcher::new(BATCH, move |batch: &mut Vec<Job>| {
+                run_batch(&mut lock(&conn), batch)
             }),
         }
     }
@@ -90,70 +80,13 @@ impl Writer {
             });
             (ok, answer)
         });
-        let start = {
-            let mut queue = lock(&self.shared.queue);
-            queue.jobs.push(job);
-            !std::mem::replace(&mut queue.running, true)
-        };
-        if start {
-            let unrun = Unrun(Some(Arc::clone(&self.shared)));
-            // Dropped, not awaited: the writer answers every job through its channel.
-            drop(tokio::task::spawn_blocking(move || {
-                if let Some(shared) = unrun.disarm() {
-                    serve(&shared);
-                }
-            }));
-        }
+        self.jobs.push(job);
         async move { answer.await.map_err(|_| stopped())? }
     }
 }
 
 fn stopped() -> StoreError {
     StoreError::Worker("a store call did not finish (it panicked?)".into())
-}
-
-/// A lock whose holder panicked is still good: the queue and the connection are
-/// consistent between statements.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// A writer's task not run yet. If a runtime shutting down drops it unrun, the queue
-/// is marked as having no writer, so the next call starts one.
-struct Unrun(Option<Arc<Shared>>);
-
-impl Unrun {
-    fn disarm(mut self) -> Option<Arc<Shared>> {
-        self.0.take()
-    }
-}
-
-impl Drop for Unrun {
-    fn drop(&mut self) {
-        if let Some(shared) = &self.0 {
-            lock(&shared.queue).running = false;
-        }
-    }
-}
-
-/// The writer: take what is queued, run it, commit, answer; stop when nothing is left.
-fn serve(shared: &Shared) {
-    let mut conn = lock(&shared.conn);
-    let mut batch = Vec::with_capacity(BATCH);
-    loop {
-        {
-            let mut queue = lock(&shared.queue);
-            if queue.jobs.is_empty() {
-                queue.running = false;
-                return;
-            }
-            let take = queue.jobs.len().min(BATCH);
-            batch.extend(queue.jobs.drain(..take));
-        }
-        run_batch(&mut conn, &mut batch);
-    }
 }
 
 /// The jobs in one transaction, each in a savepoint when there are several; answers
