@@ -278,3 +278,75 @@ async fn slash_memory_shows_the_index_and_the_cli_searches() {
     );
     let _: Value = json!(null);
 }
+
+/// Where a request carries Anthropic's cache marks: (message, block) of each.
+fn cache_marks(body: &Value) -> Vec<(usize, usize)> {
+    let mut marks = Vec::new();
+    for (m, message) in body["messages"].as_array().unwrap().iter().enumerate() {
+        for (b, block) in message["content"].as_array().unwrap().iter().enumerate() {
+            if block.get("cache_control").is_some() {
+                marks.push((m, b));
+            }
+        }
+    }
+    marks
+}
+
+/// The messages through block `upto` of message `m`, without the marks.
+fn prefix(body: &Value, (m, upto): (usize, usize)) -> Vec<Value> {
+    let mut messages: Vec<Value> = body["messages"].as_array().unwrap()[..=m].to_vec();
+    let last = messages.last_mut().unwrap();
+    let content = last["content"].as_array_mut().unwrap();
+    content.truncate(upto + 1);
+    for message in &mut messages {
+        for block in message["content"].as_array_mut().unwrap() {
+            block.as_object_mut().unwrap().remove("cache_control");
+        }
+    }
+    messages
+}
+
+/// Recalled memory rides on the newest message and is not stored, so the next turn
+/// cannot repeat it: with Anthropic the request is marked for the prompt cache just
+/// before it, and the next turn repeats everything up to that mark byte for byte.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anthropic_requests_are_cached_up_to_the_recalled_memory() {
+    let fake = FakeModel::start().await;
+    let home = TestHome::new();
+    home.write_config(&format!(
+        "version = 1\n[router]\nlight = [\"claude/m\"]\n[providers.claude]\nkind = \"anthropic\"\nbase_url = \"{}\"\n",
+        fake.anthropic_base()
+    ));
+    home.write_secrets("providers:\n  claude:\n    api_keys: [\"sk-ant-test\"]\n");
+    std::fs::create_dir_all(home.workspace().join("memory")).unwrap();
+    std::fs::write(
+        home.workspace().join("memory/peanuts.md"),
+        "---\nname: peanuts\ndescription: allergic to peanuts\ntype: user\n---\nCarries an EpiPen.\n",
+    )
+    .unwrap();
+    fake.push(Step::text("Apple slices."));
+    assert!(
+        home.run(&["chat", "-m", "a snack idea? mind the peanuts"])
+            .ok()
+    );
+    fake.push(Step::text("Carrots."));
+    assert!(
+        home.run(&["chat", "-m", "another snack, still no peanuts"])
+            .ok()
+    );
+    let requests = fake.requests();
+    let (first, second) = (&requests[0].body, &requests[1].body);
+
+    // The first turn: one user message, the person's words then the recalled file;
+    // marked after the words and at the end.
+    let content = first["messages"][0]["content"].as_array().unwrap();
+    assert_eq!(content.len(), 2, "{content:?}");
+    assert!(content[1]["text"].as_str().unwrap().contains("EpiPen"));
+    assert_eq!(cache_marks(first), vec![(0, 0), (0, 1)]);
+
+    // The next turn repeats the first up to its first mark, without the recall.
+    let last = second["messages"].as_array().unwrap().len() - 1;
+    assert_eq!(cache_marks(second), vec![(last, 0), (last, 1)]);
+    assert_eq!(prefix(second, (0, 0)), prefix(first, (0, 0)));
+    assert!(!second["messages"][0].to_string().contains("EpiPen"));
+}

@@ -78,6 +78,7 @@ impl Agent {
             tools: Vec::new(),
             max_tokens: 1024,
             thinking_budget: 0,
+            recalled_at: None,
         };
         let (_, chain) = self
             .models

@@ -70,6 +70,16 @@ pub fn to_chat(history: &[StoredMessage], stamp: &dyn Fn(i64) -> String) -> Vec<
     out
 }
 
+/// Add `text` to the newest user message as a part of its own, not joined to its
+/// text: recalled memory, which the next turn does not repeat, so the provider can put
+/// a cache mark before it (`ChatRequest::recalled_at`).
+pub fn push_user_apart(out: &mut Vec<ChatMessage>, text: String) {
+    match out.last_mut() {
+        Some(message) if message.role == Role::User => message.parts.push(Part::Text { text }),
+        _ => push_user(out, Part::Text { text }),
+    }
+}
+
 /// Add a part to the conversation's trailing user message (or start one). Tool results
 /// stay ahead of text, and two texts are joined with a blank line.
 pub fn push_user(out: &mut Vec<ChatMessage>, part: Part) {

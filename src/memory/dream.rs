@@ -145,6 +145,7 @@ pub async fn dream(agent: &Agent, max_tokens: u64) -> Result<Dreamt, DreamError>
         tools: vec![tool_spec()],
         max_tokens: output_tokens,
         thinking_budget: 0,
+        recalled_at: None,
     };
     let (_, chain) = agent
         .models()

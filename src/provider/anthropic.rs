@@ -97,18 +97,34 @@ pub fn encode_request(req: &ChatRequest) -> Body<Vec<Tool<'_>>> {
     if !req.system_volatile.is_empty() {
         system.push(json!({"type": "text", "text": req.system_volatile}));
     }
-    let messages: Vec<Value> = req
-        .messages
-        .iter()
-        .filter_map(|message| {
-            let content = encode_parts(message.role, &message.parts, req.thinking_budget > 0);
-            let role = match message.role {
-                Role::User => "user",
-                Role::Assistant => "assistant",
-            };
-            (!content.is_empty()).then(|| json!({"role": role, "content": content}))
-        })
-        .collect();
+    let thinking = req.thinking_budget > 0;
+    let mut messages: Vec<Value> = Vec::with_capacity(req.messages.len());
+    for (i, message) in req.messages.iter().enumerate() {
+        let content = match req.recalled_at {
+            Some((at, part)) if at == i && splits_cleanly(&message.parts, part) => {
+                // What the next turn repeats ends before the recalled memory: cached
+                // for it there.
+                let mut content = encode_parts(message.role, &message.parts[..part], thinking);
+                mark_last(&mut content);
+                content.extend(encode_parts(message.role, &message.parts[part..], thinking));
+                content
+            }
+            _ => encode_parts(message.role, &message.parts, thinking),
+        };
+        let role = match message.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        };
+        if !content.is_empty() {
+            messages.push(json!({"role": role, "content": content}));
+        }
+    }
+    // The whole request, for the calls after it in this turn (they add the tool
+    // results to it) and for the next turn when nothing was recalled. With the tools'
+    // and the system's, four marks at most, as the API allows.
+    if let Some(Value::Array(content)) = messages.last_mut().and_then(|m| m.get_mut("content")) {
+        mark_last(content);
+    }
     let mut max_tokens = if req.max_tokens > 0 {
         req.max_tokens
     } else {
@@ -144,6 +160,29 @@ pub fn encode_request(req: &ChatRequest) -> Body<Vec<Tool<'_>>> {
     Body {
         fields: body,
         tools: (!req.tools.is_empty()).then(|| tools.collect()),
+    }
+}
+
+/// Whether a message can be sent in two halves at `part` with the order the API wants:
+/// the second half (the recalled memory) has no tool results, which go first.
+fn splits_cleanly(parts: &[Part], part: usize) -> bool {
+    part > 0
+        && part <= parts.len()
+        && !parts[part..]
+            .iter()
+            .any(|p| matches!(p, Part::ToolResult { .. }))
+}
+
+/// Put a cache mark on the last block, unless it is a thinking block (which cannot
+/// carry one).
+fn mark_last(content: &mut [Value]) {
+    if let Some(Value::Object(block)) = content.last_mut()
+        && !matches!(
+            block.get("type").and_then(Value::as_str),
+            Some("thinking" | "redacted_thinking")
+        )
+    {
+        block.insert("cache_control".into(), json!({"type": "ephemeral"}));
     }
 }
 

@@ -51,6 +51,7 @@ fn request_marks_the_cacheable_prefix() {
         tools: vec![tool("read"), tool("grep")],
         max_tokens: 2048,
         thinking_budget: 0,
+        recalled_at: None,
     };
     assert_eq!(
         serde_json::to_value(encode_request(&req)).unwrap(),
@@ -70,7 +71,7 @@ fn request_marks_the_cacheable_prefix() {
                 ]},
                 {"role": "user", "content": [
                     {"type": "tool_result", "tool_use_id": "toolu_1", "content": "no such file", "is_error": true},
-                    {"type": "text", "text": "quickly"},
+                    {"type": "text", "text": "quickly", "cache_control": {"type": "ephemeral"}},
                 ]},
             ],
             "tools": [
@@ -80,6 +81,59 @@ fn request_marks_the_cacheable_prefix() {
             ],
         })
     );
+}
+
+#[test]
+fn the_request_is_marked_before_the_recalled_memory_and_at_its_end() {
+    let recalled = "[Recalled from memory] memory/tea.md — likes green tea";
+    let mut req = ChatRequest {
+        model: "m".into(),
+        messages: vec![
+            ChatMessage::user_text("hi"),
+            ChatMessage {
+                role: Role::Assistant,
+                parts: vec![Part::Text {
+                    text: "hello".into(),
+                }],
+            },
+            ChatMessage {
+                role: Role::User,
+                parts: vec![
+                    Part::Text {
+                        text: "tea?".into(),
+                    },
+                    Part::Text {
+                        text: recalled.into(),
+                    },
+                ],
+            },
+        ],
+        recalled_at: Some((2, 1)),
+        ..ChatRequest::default()
+    };
+    let marks = |req: &ChatRequest| -> Vec<String> {
+        let body = serde_json::to_value(encode_request(req)).unwrap();
+        let mut marked = Vec::new();
+        for message in body["messages"].as_array().unwrap() {
+            for block in message["content"].as_array().unwrap() {
+                if block.get("cache_control").is_some() {
+                    marked.push(block["text"].as_str().unwrap_or("?").to_string());
+                }
+            }
+        }
+        marked
+    };
+    assert_eq!(marks(&req), vec!["tea?".to_string(), recalled.to_string()]);
+    // Nothing recalled: the end only.
+    req.recalled_at = None;
+    assert_eq!(marks(&req), vec![recalled.to_string()]);
+    // A place that is not a clean split (nothing before it) adds no mark.
+    req.recalled_at = Some((2, 0));
+    assert_eq!(marks(&req), vec![recalled.to_string()]);
+    // Thinking blocks cannot carry a mark.
+    let mut blocks = vec![json!({"type": "thinking", "thinking": "t", "signature": "s"})];
+    mark_last(&mut blocks);
+    assert!(blocks[0].get("cache_control").is_none());
 }
 
 #[test]
@@ -270,7 +324,8 @@ fn thinking_is_asked_for_and_its_signed_blocks_go_back_only_while_it_is_on() {
         json!([
             {"type": "thinking", "thinking": "check the file", "signature": "c2lnbmVk"},
             {"type": "redacted_thinking", "data": "ZW5jcnlwdGVk"},
-            {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a.rs"}},
+            {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a.rs"},
+             "cache_control": {"type": "ephemeral"}},
         ])
     );
     req.thinking_budget = 0;
@@ -278,7 +333,8 @@ fn thinking_is_asked_for_and_its_signed_blocks_go_back_only_while_it_is_on() {
     assert!(body.get("thinking").is_none());
     assert_eq!(
         body["messages"][1]["content"],
-        json!([{"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a.rs"}}])
+        json!([{"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a.rs"},
+                 "cache_control": {"type": "ephemeral"}}])
     );
 }
 

@@ -58,6 +58,7 @@ fn request() -> ChatRequest {
         }],
         max_tokens: 1024,
         thinking_budget: 0,
+        recalled_at: None,
     }
 }
 

@@ -130,6 +130,10 @@ pub struct ChatRequest {
     /// Anthropic extended thinking: tokens the model may think in (0 = off). Set per
     /// model by the chain (`[models."P/M"] thinking_budget`).
     pub thinking_budget: u32,
+    /// Where the memory recalled for this turn sits, as (message, part): at the end of
+    /// the newest user message, and not stored, so the next turn repeats everything
+    /// before it but not it. Anthropic gets a cache mark just before it.
+    pub recalled_at: Option<(usize, usize)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

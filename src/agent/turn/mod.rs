@@ -14,7 +14,7 @@ use super::stuck::{Verdict, Watch};
 use super::{Agent, CANCELLED, SKIPPED, TurnReport, history, prompt, window};
 use crate::access::{Origin, Place};
 use crate::provider::{
-    ChatMessage, ChatRequest, ErrorKind, Part, StopReason as ModelStop, StreamEvent,
+    ChatMessage, ChatRequest, ErrorKind, Part, Role, StopReason as ModelStop, StreamEvent,
 };
 use crate::steering::{Queued, SessionQueue, StopReason, TurnControl};
 use crate::store::{self, Spender, now_ms};
@@ -136,7 +136,7 @@ pub(super) async fn run(
             if agent.tool_policy.owner_memory(&first.origin)
                 && let Some(text) = agent.recall(&first.text).await
             {
-                history::push_user(&mut messages, Part::Text { text: text.clone() });
+                history::push_user_apart(&mut messages, text.clone());
                 recalled = Some(text);
             }
             let mut turn = Turn {
@@ -564,7 +564,25 @@ impl Turn<'_> {
             tools,
             max_tokens: agent.limits.max_tokens,
             thinking_budget: 0, // the chain sets it per model
+            recalled_at: self.recalled_at(),
         }
+    }
+
+    /// Where this turn's recalled memory sits in the request: the newest user message
+    /// holding it as a part of its own.
+    fn recalled_at(&self) -> Option<(usize, usize)> {
+        let recalled = self.recalled.as_deref()?;
+        self.messages
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(i, message)| {
+                let part = message
+                    .parts
+                    .iter()
+                    .position(|part| matches!(part, Part::Text { text } if text == recalled))?;
+                (message.role == Role::User).then_some((i, part))
+            })
     }
 
     /// Store the part of a reply the user saw before the turn was cut short.
