@@ -320,10 +320,7 @@ impl Memory {
             }
             Ok(asked
                 .iter()
-                .map(|(text, _)| match search::query_of(text) {
-                    Some(_) => search::search(conn, text, false, RECALL_MAX_FILES),
-                    None => Ok(Vec::new()),
-                })
+                .map(|(text, _)| search::search(conn, text, false, RECALL_MAX_FILES))
                 .collect())
         });
         match found {

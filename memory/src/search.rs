@@ -346,8 +346,9 @@ pub(crate) fn search(
         return Ok(Vec::new());
     };
     let failed = |e: rusqlite::Error| MemoryError::Index(e.to_string());
+    // Cached: recall runs this on every turn.
     let mut stmt = conn
-        .prepare(
+        .prepare_cached(
             "SELECT d.path, d.kind, d.name, d.description,
                     snippet(docs, 4, '', '', '…', 16), f.stamp
              FROM docs d LEFT JOIN files f ON f.path = d.path

@@ -151,8 +151,14 @@ fn recall_for_several_messages_answers_each_in_order() {
         .map(Result::unwrap)
         .collect();
     let bike = answers[0].as_deref().unwrap();
-    assert!(bike.contains("memory/bike.md") && !bike.contains("peanuts"), "{bike}");
+    assert!(
+        bike.contains("memory/bike.md") && !bike.contains("peanuts"),
+        "{bike}"
+    );
     assert_eq!(answers[1], None);
     let snack = answers[2].as_deref().unwrap();
-    assert!(snack.contains("memory/peanuts.md") && !snack.contains("bike"), "{snack}");
+    assert!(
+        snack.contains("memory/peanuts.md") && !snack.contains("bike"),
+        "{snack}"
+    );
 }
