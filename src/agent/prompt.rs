@@ -39,6 +39,9 @@ pub struct Context<'a> {
     pub owner_memory: bool,
     /// A subagent's turn (the `task` tool).
     pub task: bool,
+    /// The workspace's skills (`crate::tools::skills::list`), listed by the caller,
+    /// which also needs them to decide whether to offer the skill tool.
+    pub skills: &'a [crate::tools::skills::Skill],
 }
 
 pub fn build(
@@ -72,9 +75,9 @@ pub fn build(
             ),
         );
     }
-    let skills = crate::tools::skills::list(workspace);
-    if !skills.is_empty() {
-        let listed: Vec<String> = skills
+    if !context.skills.is_empty() {
+        let listed: Vec<String> = context
+            .skills
             .iter()
             .map(|s| format!("- {}: {}", s.name, s.description))
             .collect();
@@ -144,6 +147,7 @@ mod tests {
             origin: &owner,
             owner_memory: true,
             task: false,
+            skills: &[],
         };
         let a = build(&memory, dir.path(), true, &ctx);
         assert!(a.stable.contains("Dry wit.") && a.stable.contains("owner likes tea"));
@@ -176,6 +180,7 @@ mod tests {
             origin: &member,
             owner_memory: false,
             task: false,
+            skills: &[],
         };
         let prompt = build(&memory, dir.path(), true, &ctx).stable;
         assert!(prompt.contains("Dry wit."));

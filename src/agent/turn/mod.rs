@@ -530,9 +530,8 @@ impl Turn<'_> {
             _ => tools.retain(|t| t.name != crate::tools::mode::EXIT_PLAN_MODE),
         }
         // The skill tool is only worth its tokens when there are skills to load.
-        if tools.iter().any(|t| t.name == "skill")
-            && crate::tools::skills::list(&agent.workspace).is_empty()
-        {
+        let skills = crate::tools::skills::list(&agent.workspace);
+        if tools.iter().any(|t| t.name == "skill") && skills.is_empty() {
             tools.retain(|t| t.name != "skill");
         }
         if self.route.can_escalate(agent) {
@@ -554,6 +553,7 @@ impl Turn<'_> {
                 origin: &self.origin,
                 owner_memory: agent.tool_policy.owner_memory(&self.origin),
                 task: self.first.task.is_some(),
+                skills: &skills,
             },
         );
         ChatRequest {
