@@ -504,3 +504,35 @@ async fn the_tool_definitions_sent_with_hi_do_not_grow() {
         tools.as_array().map_or(0, Vec::len)
     );
 }
+
+/// The workspace's skills reach the model: the skill tool is offered and the system
+/// prompt lists each skill; with none, neither.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn skills_in_the_workspace_are_listed_in_the_prompt_and_offer_the_skill_tool() {
+    let fake = FakeModel::start().await;
+    let home = TestHome::openai(&fake);
+    std::fs::create_dir_all(home.workspace()).unwrap();
+    assert!(home.run(&["chat", "-m", "hi"]).ok());
+    let skill = home.workspace().join("skills/standup");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: standup\ndescription: Write the daily standup note\n---\nAsk.\n",
+    )
+    .unwrap();
+    assert!(home.run(&["chat", "-m", "hi again"]).ok());
+    let requests = fake.requests();
+    let seen = |n: usize| {
+        let body = &requests[n].body;
+        let system = body["messages"][0]["content"].to_string();
+        let offered = body["tools"]
+            .as_array()
+            .is_some_and(|tools| tools.iter().any(|t| t["function"]["name"] == "skill"));
+        (
+            system.contains("- standup: Write the daily standup note"),
+            offered,
+        )
+    };
+    assert_eq!(seen(0), (false, false), "no skills yet");
+    assert_eq!(seen(1), (true, true));
+}
