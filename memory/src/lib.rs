@@ -390,11 +390,6 @@ impl Memory {
         )))
     }
 
-    /// Append one turn to today's daily log.
-    pub fn log_turn(&self, at: chrono::NaiveDateTime, said: &[Said]) -> Result<(), MemoryError> {
-        daily::append(&self.root, &[(at, said)])
-    }
-
     /// Append several turns, in order: one write to each day's log.
     pub fn log_turns(&self, turns: &[(chrono::NaiveDateTime, &[Said])]) -> Result<(), MemoryError> {
         daily::append(&self.root, turns)

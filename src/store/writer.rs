@@ -3,16 +3,15 @@
 //!
 //! A call is a job put in the queue (`crate::batch`); its caller waits for the answer
 //! as a task. When the queue was empty, the call starts the writer on the blocking
-//! pool; the writer
-//! takes everything queued (up to `BATCH`), runs it in one transaction, each job inside
-//! its own savepoint, and goes on until the queue is empty. (While the writer runs,
-//! tokio's paused test clock does not jump ahead, as with any blocking task.) Every call is
-//! atomic: one that returns an error (or panics) loses all its changes and only its
-//! own, so the calls need no transactions of their own. The answers are sent after
-//! the commit, so a caller told "stored" can rely on it exactly as before: an inbound
-//! message is committed before it is acknowledged or sent to the model, a reply before
-//! its turn is marked done. If the commit fails (a full disk), every call of the batch
-//! hears it.
+//! pool; the writer takes everything queued (up to `BATCH`), runs it in one
+//! transaction, each job inside its own savepoint, and goes on until the queue is
+//! empty. (While the writer runs, tokio's paused test clock does not jump ahead, as
+//! with any blocking task.) Every call is atomic: one that returns an error (or
+//! panics) loses all its changes and only its own, so the calls need no transactions
+//! of their own. The answers are sent after the commit, so a caller told "stored" can
+//! rely on it exactly as before: an inbound message is committed before it is
+//! acknowledged or sent to the model, a reply before its turn is marked done. If the
+//! commit fails (a full disk), every call of the batch hears it.
 //!
 //! A call alone runs in its own transaction as before, with one hand-off to the blocking
 //! pool. Under load the queue is never empty: one commit carries many sessions'
