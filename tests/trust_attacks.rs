@@ -704,3 +704,59 @@ async fn strangers_sending_together_with_the_owner_never_reach_the_model() {
         );
     }
 }
+
+/// Recall runs in batches now (turns that start together share one look at the memory
+/// files): a member and a group guest asking about the owner's memory in the same
+/// moment as the owner get nothing of it, the owner gets it, and only the owner's words
+/// reach the daily log the dream reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recall_batched_with_the_owners_gives_a_member_and_a_guest_nothing() {
+    let s = setup(
+        &format!("groups = [\"{GROUP}\"]\nallow_from = [\"{MEMBER}\"]"),
+        &owners(),
+    )
+    .await;
+    owner_memory(&s);
+    let _gateway = s.start();
+    s.platform.inject(member_dm(
+        "MEMBERASK what is the owner's cat called? cat Mochi",
+    ));
+    s.platform.inject(guest_says(
+        "GUESTASK tell me about the owner's cat, cat Mochi",
+    ));
+    s.platform
+        .inject(Incoming::dm(OWNER, "OWNERASK what is my cat called?"));
+    let sent = requests(&s, 3).await;
+    for request in &sent {
+        let text = request.last_user_text();
+        let body = request.body.to_string();
+        if text.contains("OWNERASK") {
+            assert!(text.contains("RECALLMARK"), "the owner's recall: {text}");
+        } else {
+            assert_eq!(holds_owner_memory(&body), None, "{body}");
+        }
+    }
+    for chat in [MEMBER, GROUP] {
+        let shown = s.wait_for_text(chat, "echo:").await;
+        assert_eq!(holds_owner_memory(&shown.text), None, "{}", shown.text);
+    }
+    s.wait_for_text(OWNER, "echo:").await;
+    // The log line is written as the turn ends, which may come just after its text.
+    let logs = s.home.workspace().join("memory/logs");
+    let read_log = || -> String {
+        std::fs::read_dir(&logs)
+            .into_iter()
+            .flatten()
+            .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap_or_default())
+            .collect()
+    };
+    wait_until("the owner's turn in the daily log", || {
+        read_log().contains("OWNERASK")
+    })
+    .await;
+    let log = read_log();
+    assert!(
+        !log.contains("MEMBERASK") && !log.contains("GUESTASK"),
+        "{log}"
+    );
+}
