@@ -6,6 +6,7 @@ mod common;
 
 use std::time::{Duration, SystemTime};
 
+use pincer::store::Status;
 use pincer_channels::{ChatKind, InboundMessage, OutboundBody, OutboundMessage, Sender};
 use pincer_fakes::{FakeModel, Step};
 use serde_json::json;
@@ -415,51 +416,50 @@ async fn thirty_sessions_run_side_by_side_each_strictly_in_order() {
     core.running.task.await.unwrap();
 }
 
+/// Store `text` from the other side of `key` (`channel:dm:chat`) in its current
+/// session, unanswered, as the last run left it; its id.
+async fn left(store: &pincer::store::Store, key: &str, text: &str) -> i64 {
+    let session = store.current_session(key).await.unwrap();
+    let (channel, chat) = key.split_once(":dm:").unwrap();
+    let sender = format!("{channel}:{chat}");
+    let id = store.insert_user(session, channel, text, &sender, text);
+    id.await.unwrap().unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_gateway_answers_what_the_last_run_left_unanswered_exactly_once() {
     let fake = FakeModel::start().await;
     let mut core = start(&fake, "steer");
-    let store = &core.running.agent.store();
-    let session = store.current_session("terminal:dm:s1").await.unwrap();
-    let id = store
-        .insert_user(
-            session,
-            "terminal",
-            "s1-old",
-            "terminal:s1",
-            "are you there?",
-        )
-        .await
-        .unwrap()
-        .unwrap();
+    let (store, dispatcher) = (&core.running.agent.store(), &core.running.dispatcher);
+    let id = left(store, "terminal:dm:s1", "are you there?").await;
     // The last run had started answering it when it died.
-    store
-        .set_status(vec![id], pincer::store::Status::Active)
-        .await
-        .unwrap();
+    store.set_status(vec![id], Status::Active).await.unwrap();
 
-    core.running.dispatcher.recover(&["terminal"]).await;
+    let unanswered = dispatcher.left_unanswered().await;
+    // Stored by this run after the look: its own turn answers it, not recovery.
+    let now = left(store, "terminal:dm:s2", "new").await;
+    let live = dispatcher.live_sessions();
+    dispatcher.recover(unanswered, &["terminal"]).await;
+    assert_eq!(dispatcher.live_sessions(), live + 1, "s1 only");
     let out = until_turns_end(&mut core.running.outbound, 1).await;
     assert_eq!(texts(&out), ["echo: are you there?"]);
     assert_eq!(
         out[0].target.chat_id, "s1",
         "the reply goes back to the chat it came from"
     );
+    store.set_status(vec![now], Status::Done).await.unwrap();
     eventually("answered messages are settled", || async {
         store.unanswered().await.unwrap().is_empty()
     })
     .await;
 
     // Sessions of channels that are not running are left for later.
-    let other = store.current_session("telegram:dm:7").await.unwrap();
-    store
-        .insert_user(other, "telegram", "7-1", "telegram:7", "hello?")
-        .await
-        .unwrap();
-    let live = core.running.dispatcher.live_sessions();
-    core.running.dispatcher.recover(&["terminal"]).await;
+    left(store, "telegram:dm:7", "hello?").await;
+    let live = dispatcher.live_sessions();
+    let unanswered = dispatcher.left_unanswered().await;
+    dispatcher.recover(unanswered, &["terminal"]).await;
     // Recovery queues what it takes before it returns: nothing was.
-    assert!(core.running.dispatcher.live_sessions() <= live);
+    assert!(dispatcher.live_sessions() <= live);
     assert_eq!(store.unanswered().await.unwrap().len(), 1);
     assert_eq!(fake.requests().len(), 1);
     core.shutdown.cancel();
@@ -470,19 +470,14 @@ async fn the_web_chat_s_unanswered_message_is_answered_after_a_restart() {
     let fake = FakeModel::start().await;
     let mut core = start(&fake, "steer");
     let store = &core.running.agent.store();
-    let session = store.current_session("web:dm:owner").await.unwrap();
-    store
-        .insert_user(session, "web", "w-1", "web:owner", "still there?")
-        .await
-        .unwrap();
-    core.running.dispatcher.recover(&["web"]).await;
+    left(store, "web:dm:owner", "still there?").await;
+    let unanswered = core.running.dispatcher.left_unanswered().await;
+    core.running.dispatcher.recover(unanswered, &["web"]).await;
     let out = until_turns_end(&mut core.running.outbound, 1).await;
     assert_eq!(texts(&out), ["echo: still there?"]);
+    let target = &out[0].target;
     assert_eq!(
-        (
-            out[0].target.channel.as_str(),
-            out[0].target.chat_id.as_str()
-        ),
+        (target.channel.as_str(), target.chat_id.as_str()),
         ("web", "owner")
     );
     eventually("the message is settled", || async {

@@ -343,6 +343,35 @@ async fn a_photo_is_downloaded_to_the_inbox_and_mentioned_to_the_model() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_sent_while_the_bot_was_down_are_fetched_and_each_answered_once() {
+    let users = [7, 8, 9, 10];
+    let s = setup(
+        &format!("allow_from = {users:?}"),
+        "owners = [\"telegram:42\"]",
+    )
+    .await;
+    for user in users {
+        let text = format!("file from {user}");
+        s.platform
+            .inject(Incoming::dm(user, &text).with_document("a.txt", b"hi".to_vec()));
+    }
+    // Waiting at Telegram, the messages reach the gateway as it starts, while it looks
+    // for what its last run left unanswered: none of them is one of those.
+    let _gateway = s.start();
+    for user in users {
+        s.wait_for_text(user, &format!("file from {user}")).await;
+    }
+    s.round_trip(42, "settled?").await;
+    for request in s.model.requests() {
+        let seen = request.last_user_text();
+        assert!(seen.contains("[attached:") || seen == "settled?", "{seen}");
+    }
+    for user in users {
+        assert_eq!(s.texts_to(user).len(), 1, "{:?}", s.texts_to(user));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revoked_token_shows_as_down_in_status_and_the_gateway_keeps_running() {
     let s = setup("", "owners = [\"telegram:42\"]").await;
     s.platform.fail_next("getMe", Fault::Unauthorized);

@@ -19,7 +19,7 @@ use tokio_util::task::TaskTracker;
 use crate::access::{Decision, Gate, Rated};
 use crate::agent::{Agent, Ended};
 use crate::steering::{Pushed, Queued, SessionQueue, StopReason};
-use crate::store::{Status, Store};
+use crate::store::{Status, Store, Unanswered};
 
 /// A message checked and for the model, waiting to be stored with the others taken
 /// off the bus with it.
@@ -159,17 +159,20 @@ impl Dispatcher {
         }
     }
 
-    /// Queue the messages a previous run stored but never answered, on the sessions
-    /// of `channels`. Each gets one more try; one that already had it is given up.
-    pub async fn recover(self: &Arc<Self>, channels: &[&str]) {
-        let open = match self.store.unanswered().await {
-            Ok(open) => open,
-            Err(err) => {
-                tracing::error!("cannot look for unanswered messages: {err}");
-                return;
-            }
-        };
-        for message in open {
+    /// The messages a previous run stored but never answered. Look before this run
+    /// receives anything: a message stored since would be taken for one, and answered
+    /// before its files are fetched.
+    pub async fn left_unanswered(&self) -> Vec<Unanswered> {
+        self.store.unanswered().await.unwrap_or_else(|err| {
+            tracing::error!("cannot look for unanswered messages: {err}");
+            Vec::new()
+        })
+    }
+
+    /// Queue the messages `left_unanswered` found, on the sessions of `channels`. Each
+    /// gets one more try; one that already had it is given up.
+    pub async fn recover(self: &Arc<Self>, left: Vec<Unanswered>, channels: &[&str]) {
+        for message in left {
             let Ok(key) = message.key.parse::<SessionKey>() else {
                 continue;
             };

@@ -96,6 +96,7 @@ pub async fn run(
     let approvers = approvers(config, &registry, &approvals);
     let running = super::start_with(home, config, secrets, env, approvers, shutdown.clone())?;
     running.dispatcher.answer_questions(Arc::clone(&approvals));
+    let left = running.dispatcher.left_unanswered().await;
     let mut listeners = Vec::new();
     for handle in registry.handles() {
         let (channel, inbound, shutdown) = (
@@ -171,7 +172,7 @@ pub async fn run(
     if panel.is_some() {
         recovered.push(crate::web::CHANNEL);
     }
-    running.dispatcher.recover(&recovered).await;
+    running.dispatcher.recover(left, &recovered).await;
     // Tasks do not survive a restart: the background ones the last run left are
     // reported interrupted, once.
     running.agent.tasks().report_interrupted().await;
