@@ -9,7 +9,7 @@ use common::telegram::setup;
 use common::trust::{
     GROUP, GUEST, MEMBER, OWNER, holds_owner_memory, owner_memory, owners, requests, tool_results,
 };
-use common::wait_until;
+use common::{wait_for, wait_until};
 use pincer_fakes::Step;
 use pincer_fakes::telegram::Incoming;
 use serde_json::json;
@@ -108,7 +108,12 @@ async fn a_guest_cannot_overwrite_a_file_the_owner_sent_to_the_group() {
         .split("[attached: ")
         .nth(1)
         .and_then(|rest| rest.split(']').next())
-        .expect("the owner's file was saved")
+        .unwrap_or_else(|| {
+            panic!(
+                "the owner's file was not saved: {seen}\n{}",
+                s.home.gateway_log()
+            )
+        })
         .to_string();
     s.platform
         .inject(guest_says("mine too").with_document("plan.txt", b"EVILPLAN".to_vec()));
@@ -245,13 +250,18 @@ async fn an_owners_job_made_in_a_group_brings_no_owner_memory_to_the_group() {
         s.platform.press(GROUP, OWNER, "once").is_some()
     })
     .await;
-    s.wait_for_text(GROUP, "[Scheduled task").await;
-    let run = s
-        .model
-        .requests()
-        .into_iter()
-        .find(|r| r.last_user_text().contains("[Scheduled task \"digest\"]"))
-        .expect("the job ran");
+    // The job's turn and the rest of the owner's run side by side: either may take
+    // the scripted "Scheduled.", so the job is found by its request, not its reply.
+    let run = wait_for(
+        || {
+            s.model
+                .requests()
+                .into_iter()
+                .find(|r| r.last_user_text().contains("[Scheduled task \"digest\"]"))
+        },
+        || "the job never ran".to_string(),
+    )
+    .await;
     let body = run.body.to_string();
     assert_eq!(holds_owner_memory(&body), None, "{body}");
 }
