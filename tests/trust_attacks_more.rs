@@ -437,3 +437,53 @@ async fn a_strangers_name_cannot_put_a_link_in_the_owners_approval_reply() {
         reply.text
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_answers_neither_a_guests_messages_over_the_rate_nor_their_chatter() {
+    let s = setup(
+        &format!("groups = [\"{GROUP}\"]"),
+        &format!("{}\n[access]\nrate_per_minute = 1", owners()),
+    )
+    .await;
+    s.model.push(Step::Stall);
+    let gateway = s.start();
+    s.platform.inject(guest_says("first"));
+    requests(&s, 1).await;
+    for n in 1..=3 {
+        s.platform.inject(guest_says(&format!("OVERRATE {n}")));
+    }
+    s.platform
+        .inject(Incoming::group(GROUP, GUEST, "CHATTER").from(GUEST, "Mallory", None));
+    s.settled().await;
+    // Only the turn the crash cuts short is left to answer: the rest were set aside.
+    let store = pincer::store::Store::open(&s.home.path().join("pincer.db")).unwrap();
+    let mut left = 0;
+    for _ in 0..500 {
+        left = store.unanswered().await.unwrap().len();
+        if left == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(left, 1, "what the gateway left unanswered");
+    drop(gateway);
+    let _gateway = s.start();
+    s.wait_for_text(GROUP, "echo: Mallory").await;
+    s.platform
+        .inject(Incoming::dm(OWNER, "owner after restart"));
+    s.wait_for_text(OWNER, "echo: owner after restart").await;
+    for request in s.model.requests() {
+        let seen = request.last_user_text();
+        assert!(
+            !seen.contains("OVERRATE") && !seen.contains("CHATTER"),
+            "{seen}"
+        );
+    }
+    let echoes: Vec<String> = s
+        .texts_to(GROUP)
+        .into_iter()
+        .filter(|t| t.contains("echo:"))
+        .collect();
+    assert_eq!(echoes.len(), 1, "{echoes:?}");
+    assert!(echoes[0].ends_with("first"), "{echoes:?}");
+}
