@@ -1,6 +1,6 @@
 //! Where Pincer keeps its files: `$PINCER_HOME` (default `~/.pincer`) holds
-//! config.toml, .security.yml, pincer.db, workspace/ and the gateway lock. The home is
-//! created private (0700).
+//! config.toml, .security.yml, pincer.db, workspace/, state/ (what the gateway keeps
+//! out of commands' reach) and the gateway lock. The home is created private (0700).
 
 use std::fs::File;
 use std::io;
@@ -48,6 +48,13 @@ impl Home {
         config
             .agent
             .workspace_dir(&self.dir, user_home().as_deref())
+    }
+
+    /// The gateway's own state that no command may reach (the memory's index, history,
+    /// the dream's lock and journal): `$PINCER_HOME/state`, hidden from both sandboxes
+    /// like the rest of the home but the workspace.
+    pub fn state_dir(&self) -> PathBuf {
+        self.dir.join("state")
     }
 
     /// Take the one-gateway-per-home lock; held as long as the returned file lives.

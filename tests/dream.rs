@@ -44,20 +44,40 @@ fn home_with_a_conversation(fake: &FakeModel) -> TestHome {
     home
 }
 
-/// What `git status` would list (none when the tree matches the last commit).
+/// The memory files that differ from the last commit (none when the tree matches it),
+/// as `git status` would name them.
 fn dirty(home: &TestHome) -> Vec<String> {
     let repo = repo(home);
-    let mut options = git2::StatusOptions::new();
-    options.include_ignored(false).include_untracked(true);
-    let statuses = repo.statuses(Some(&mut options)).unwrap();
-    statuses
-        .iter()
-        .map(|s| format!("{:?} {}", s.status(), s.path().unwrap_or_default()))
+    let tree = repo.head().unwrap().peel_to_tree().unwrap();
+    let ws = home.workspace();
+    let mut paths: BTreeSet<String> = ["MEMORY.md", "SOUL.md", "USER.md"]
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    for entry in std::fs::read_dir(ws.join("memory")).into_iter().flatten() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if name.ends_with(".md") {
+            paths.insert(format!("memory/{name}"));
+        }
+    }
+    paths
+        .into_iter()
+        .filter(|path| {
+            let at_head = tree
+                .get_path(std::path::Path::new(path))
+                .ok()
+                .map(|e| e.id());
+            let now = std::fs::read(ws.join(path))
+                .ok()
+                .map(|bytes| git2::Oid::hash_object(git2::ObjectType::Blob, &bytes).unwrap());
+            at_head != now
+        })
         .collect()
 }
 
+/// The memory's history, in the gateway's state folder.
 fn repo(home: &TestHome) -> git2::Repository {
-    git2::Repository::open(home.workspace()).unwrap()
+    git2::Repository::open_bare(home.path().join("state/memory.git")).unwrap()
 }
 
 fn commits(home: &TestHome) -> Vec<(String, String)> {

@@ -3,13 +3,12 @@
 //! append-only and not tracked by the memory repository; the dream reads them from its
 //! cursor (a day and a byte offset into that day's file).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use chrono::{NaiveDate, NaiveDateTime};
 use serde::{Deserialize, Serialize};
 
-use crate::{MemoryError, dates};
+use crate::{MemoryError, dates, files};
 
 /// The log folder, relative to the workspace.
 pub const DIR: &str = "memory/logs";
@@ -41,42 +40,13 @@ pub struct LogsSince {
     pub end: LogCursor,
 }
 
-/// Make sure `memory/logs` is a real folder inside the workspace: a link (or anything
-/// else) planted in its place by a command is removed first, so the gateway never
-/// writes or reads through it.
-fn real_dir(root: &Path) -> std::io::Result<()> {
-    for rel in ["memory", DIR] {
-        let dir = root.join(rel);
-        match std::fs::symlink_metadata(&dir) {
-            Ok(meta) if meta.is_dir() => continue,
-            Ok(_) => {
-                tracing::warn!(path = %dir.display(), "not a folder (a planted link?); removed");
-                std::fs::remove_file(&dir)?;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e),
-        }
-        std::fs::create_dir_all(&dir)?;
-    }
-    Ok(())
-}
-
-/// Open a day's log without following a link, and only if it is a regular file
-/// (a FIFO would block, a link could lead out of the workspace).
-fn open_log(path: &Path, flags: rustix::fs::OFlags) -> std::io::Result<std::fs::File> {
-    use rustix::fs::{FileType, Mode, OFlags};
-    let flags = flags | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    let fd = rustix::fs::open(path, flags, Mode::from_raw_mode(0o600))?;
-    let stat = rustix::fs::fstat(&fd)?;
-    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    Ok(std::fs::File::from(fd))
+/// A day's log, relative to the workspace.
+pub fn rel(day: NaiveDate) -> String {
+    format!("{DIR}/{}.md", day.format("%Y-%m-%d"))
 }
 
 pub fn file(root: &Path, day: NaiveDate) -> PathBuf {
-    root.join(DIR)
-        .join(format!("{}.md", day.format("%Y-%m-%d")))
+    root.join(rel(day))
 }
 
 /// Append turns to their days' logs (each created with a heading on first use), in
@@ -85,24 +55,22 @@ pub fn append(root: &Path, turns: &[(NaiveDateTime, &[Said])]) -> Result<(), Mem
     let mut days: Vec<NaiveDate> = turns.iter().map(|(at, _)| at.date()).collect();
     days.sort_unstable();
     days.dedup();
-    let mut checked = false;
     for day in days {
-        let path = file(root, day);
-        let failed = |source| MemoryError::Write {
-            path: path.clone(),
-            source,
-        };
-        if !checked {
-            real_dir(root).map_err(failed)?;
-            checked = true;
-        }
-        if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
-            tracing::warn!(path = %path.display(), "a day's log that is not a file (a planted link?); removed");
-            std::fs::remove_file(&path).map_err(failed)?;
-        }
+        let rel = rel(day);
+        // A link or anything but a regular file in the log's place (or the folders'):
+        // removed, so the append below makes a real file. The append itself follows no
+        // link either, so one planted after this check is refused, not written through.
         let mut text = String::new();
-        if !path.exists() {
-            text.push_str(&format!("# {}\n\n", day.format("%Y-%m-%d (%A)")));
+        match files::probe(root, &rel) {
+            Ok(true) => {}
+            Ok(false) => text.push_str(&format!("# {}\n\n", day.format("%Y-%m-%d (%A)"))),
+            Err(err) => {
+                tracing::warn!(
+                    "a day's log that is not a regular file (a planted link?): {err}; removed"
+                );
+                clear_way(root, &rel)?;
+                text.push_str(&format!("# {}\n\n", day.format("%Y-%m-%d (%A)")));
+            }
         }
         let heading = text.len();
         for (at, said) in turns.iter().filter(|(at, _)| at.date() == day) {
@@ -122,37 +90,37 @@ pub fn append(root: &Path, turns: &[(NaiveDateTime, &[Said])]) -> Result<(), Mem
             continue;
         }
         // One write with O_APPEND: concurrent turns never interleave inside a line.
-        let mut handle = open_log(
-            &path,
-            rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::APPEND | rustix::fs::OFlags::CREATE,
-        )
-        .map_err(failed)?;
-        handle.write_all(text.as_bytes()).map_err(failed)?;
+        files::append(root, &rel, text.as_bytes())?;
     }
     Ok(())
+}
+
+/// Remove whatever stands in the way of the log `rel`: a link or non-folder at
+/// `memory` or `memory/logs`, a link or non-file at the log itself.
+fn clear_way(root: &Path, rel: &str) -> Result<(), MemoryError> {
+    for dir in ["memory", DIR] {
+        let Ok(meta) = std::fs::symlink_metadata(root.join(dir)) else {
+            return Ok(());
+        };
+        if !meta.is_dir() {
+            files::remove(root, dir)?;
+            return Ok(());
+        }
+    }
+    // A folder in its place is left for the owner: this fails and says so.
+    files::remove(root, rel)
 }
 
 /// The log text after `cursor`, day by day, up to about `max_bytes` (whole lines;
 /// the returned cursor says where it stopped).
 pub fn since(root: &Path, cursor: LogCursor, max_bytes: usize) -> Result<LogsSince, MemoryError> {
     // A `memory/logs` that is a link is not read through.
-    let real = std::fs::symlink_metadata(root.join("memory")).is_ok_and(|m| m.is_dir())
-        && std::fs::symlink_metadata(root.join(DIR)).is_ok_and(|m| m.is_dir());
-    let listed = if real {
-        std::fs::read_dir(root.join(DIR))
-    } else {
-        Err(std::io::ErrorKind::NotFound.into())
-    };
-    let mut days: Vec<NaiveDate> = match listed {
-        Ok(entries) => entries
-            .filter_map(Result::ok)
-            .filter_map(|e| {
-                let name = e.file_name().to_string_lossy().into_owned();
-                name.strip_suffix(".md")?.parse().ok()
-            })
-            .collect(),
-        Err(_) => Vec::new(),
-    };
+    let listed = files::folder(root, DIR).and_then(|folder| folder.entries().ok());
+    let mut days: Vec<NaiveDate> = listed
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|(name, _)| name.strip_suffix(".md")?.parse().ok())
+        .collect();
     days.sort();
     let from: Option<NaiveDate> = cursor.day.as_deref().and_then(|d| d.parse().ok());
     let mut out = LogsSince {
@@ -165,17 +133,15 @@ pub fn since(root: &Path, cursor: LogCursor, max_bytes: usize) -> Result<LogsSin
             Some(at) if day == at => cursor.offset,
             _ => 0,
         };
-        let path = file(root, day);
         // A log that is a link or not a regular file is skipped, never followed.
-        let Ok(mut log) = open_log(&path, rustix::fs::OFlags::RDONLY) else {
-            tracing::warn!(path = %path.display(), "a day's log that is not a regular file; skipped");
-            continue;
+        let bytes = match files::read_bytes(root, &rel(day), files::MAX_LOG_BYTES) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => continue,
+            Err(err) => {
+                tracing::warn!("a day's log was skipped: {err}");
+                continue;
+            }
         };
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut log, &mut bytes).map_err(|source| MemoryError::Read {
-            path: path.clone(),
-            source,
-        })?;
         // A log shortened by hand since: read it again from the start.
         let start = if start as usize > bytes.len() {
             0

@@ -11,7 +11,15 @@
 //! - `memory/<slug>.md`   — typed memories: frontmatter `name`, `description`, `type`, dates
 //! - `SOUL.md`, `USER.md` — the persona, and what the assistant knows about its owner
 //! - `memory/logs/*.md`   — daily logs, one line per speaker per turn (not in git)
-//! - `.pincer/`           — the search index, the dream's cursor, lock and journal (not in git)
+//!
+//! ## The state folder (`$PINCER_HOME/state`, out of every command's reach)
+//! - `memory.db`          — the search index, the dream's cursor and hand-edit marks
+//! - `dream.lock`, `dream-journal.json` — one dream at a time; crash recovery
+//! - `memory.git`         — the memory's history (a bare repository)
+//!
+//! Any sandboxed command may write the workspace, so nothing the gateway relies on
+//! lives there, and the memory files themselves are opened beneath it with no link
+//! followed (`files`); a path read back from state is checked before it is opened.
 //!
 //! ## Layout
 //! - `entry`   — the typed file format, names and slugs, size caps
@@ -21,17 +29,19 @@
 //! - `search`  — the FTS5 index over memory files and logs; recall
 //! - `repo`    — the git repository of the curated memory
 //! - `dream`   — checking, applying and committing the dream's operations; crash recovery
-//! - `atomic`  — whole-file writes (temp + rename)
+//! - `files`   — the memory files opened beneath the workspace, no links; whole-file writes
+//! - `migrate` — moving a workspace's old `.pincer/` and `.git` into the state folder, once
 
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-mod atomic;
 pub mod daily;
 pub mod dates;
 pub mod dream;
 pub mod entry;
+mod files;
 pub mod index;
+pub mod migrate;
 pub mod repo;
 pub mod search;
 
@@ -47,8 +57,8 @@ pub use index::Index;
 pub use repo::{Commit, Repo, Revision};
 pub use search::{Hit, HitKind};
 
-/// Pincer's own files inside the workspace (ignored by git).
-pub const STATE_DIR: &str = ".pincer";
+/// Where older versions kept their state inside the workspace (moved out by `migrate`).
+pub const OLD_STATE_DIR: &str = ".pincer";
 /// Recalled files added to one turn, at most.
 pub const RECALL_MAX_FILES: usize = 5;
 /// How much recalled text one turn gets, at most.
@@ -83,9 +93,14 @@ pub enum MemoryError {
 #[derive(Debug, Clone)]
 pub struct Memory {
     root: PathBuf,
+    /// The gateway's own folder for the index, the dream's lock and journal and the
+    /// history: never inside the workspace, where commands write.
+    state: PathBuf,
     /// The search index's connection, opened on first use and kept: recall runs on
     /// every turn, and opening SQLite each time cost more than the query.
     index_db: Arc<Mutex<Option<rusqlite::Connection>>>,
+    /// Set once an older workspace's `.pincer/` was looked for and moved (`migrate`).
+    migrated: Arc<std::sync::OnceLock<()>>,
 }
 
 /// What `write` did.
@@ -101,10 +116,13 @@ pub struct Written {
 }
 
 impl Memory {
-    pub fn new(workspace: impl Into<PathBuf>) -> Self {
+    /// The memory of `workspace`, with its index, lock, journal and history in `state`.
+    pub fn new(workspace: impl Into<PathBuf>, state: impl Into<PathBuf>) -> Self {
         Self {
             root: workspace.into(),
+            state: state.into(),
             index_db: Arc::default(),
+            migrated: Arc::default(),
         }
     }
 
@@ -118,18 +136,29 @@ impl Memory {
             .index_db
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if slot.is_some() && !search::db_path(&self.root).exists() {
+        if slot.is_some() && !search::db_path(self.state()).exists() {
             *slot = None;
         }
         let conn = match slot.as_mut() {
             Some(conn) => conn,
-            None => slot.insert(search::open(&self.root)?),
+            None => slot.insert(search::open(self.state())?),
         };
         work(conn)
     }
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The gateway's own folder for this memory's state. The first call moves what an
+    /// older version kept in the workspace's `.pincer/` there (`migrate::state`).
+    pub fn state(&self) -> &Path {
+        self.migrated.get_or_init(|| {
+            if let Err(err) = migrate::state(&self.root, &self.state) {
+                tracing::warn!("the memory's old state could not be moved: {err}");
+            }
+        });
+        &self.state
     }
 
     /// The persona from SOUL.md, if the owner wrote one.
@@ -152,28 +181,31 @@ impl Memory {
     }
 
     fn read_optional(&self, name: &str) -> Result<Option<String>, MemoryError> {
-        Ok(atomic::read(&self.root.join(name))?.filter(|t| !t.trim().is_empty()))
+        Ok(files::read(&self.root, name)?.filter(|t| !t.trim().is_empty()))
     }
 
-    /// Every typed memory, by slug.
+    /// Every typed memory, by slug. Only regular files with one name count: a link or
+    /// anything else in `memory/` is skipped (and logged), never followed.
     pub fn entries(&self) -> Result<Vec<Entry>, MemoryError> {
-        let dir = self.root.join(entry::DIR);
         let mut entries = Vec::new();
-        let listing = match std::fs::read_dir(&dir) {
-            Ok(listing) => listing,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(entries),
-            Err(source) => return Err(MemoryError::Read { path: dir, source }),
+        let Some(folder) = files::folder(&self.root, entry::DIR) else {
+            return Ok(entries);
         };
-        for item in listing.filter_map(Result::ok) {
-            let name = item.file_name().to_string_lossy().into_owned();
+        let listing = folder.entries().map_err(|source| MemoryError::Read {
+            path: self.root.join(entry::DIR),
+            source,
+        })?;
+        for (name, kind) in listing {
             let Some(slug) = name.strip_suffix(".md") else {
                 continue;
             };
-            if name.starts_with('.') || !item.path().is_file() {
+            if name.starts_with('.') || kind != pincer_confine::FileType::RegularFile {
                 continue;
             }
-            if let Some(text) = atomic::read(&item.path())? {
-                entries.push(Entry::parse(slug, &text));
+            match files::read(&self.root, &entry::path_of(slug)) {
+                Ok(Some(text)) => entries.push(Entry::parse(slug, &text)),
+                Ok(None) => {}
+                Err(err) => tracing::warn!("a memory file was skipped: {err}"),
             }
         }
         entries.sort_by(|a, b| a.slug.cmp(&b.slug));
@@ -183,7 +215,7 @@ impl Memory {
     /// One typed memory by name (or `memory/<slug>.md`).
     pub fn read(&self, name: &str) -> Result<Entry, MemoryError> {
         let slug = entry::slug(name)?;
-        match atomic::read(&self.root.join(entry::path_of(&slug)))? {
+        match files::read(&self.root, &entry::path_of(&slug))? {
             Some(text) => Ok(Entry::parse(&slug, &text)),
             None => Err(self.not_found(name)),
         }
@@ -236,7 +268,8 @@ impl Memory {
         }
         entry::check_body(&body)?;
         let path = entry::path_of(&slug);
-        let existing = atomic::read(&self.root.join(&path))?.map(|t| Entry::parse(&slug, &t));
+        // A link or other non-file in the memory's place is replaced, never read through.
+        let existing = self.read_replacing(&path).map(|t| Entry::parse(&slug, &t));
         let entry = Entry {
             slug: slug.clone(),
             name: name.trim().to_string(),
@@ -247,10 +280,10 @@ impl Memory {
             body,
         };
         let text = entry.render();
-        atomic::write(&self.root.join(&path), &text)?;
-        let old_index = atomic::read(&self.root.join(index::FILE))?.unwrap_or_default();
+        files::write(&self.root, &path, &text)?;
+        let old_index = self.read_replacing(index::FILE).unwrap_or_default();
         let new_index = index::upsert(&old_index, &entry);
-        atomic::write(&self.root.join(index::FILE), &new_index)?;
+        files::write(&self.root, index::FILE, &new_index)?;
         self.note_written(&[(&path, Some(&text)), (index::FILE, Some(&new_index))]);
         Ok(Written {
             entry,
@@ -260,15 +293,24 @@ impl Memory {
         })
     }
 
+    /// A file about to be replaced whole: its text, or `None` when it is missing or is
+    /// not a regular file (a planted link: logged, and the write replaces it).
+    fn read_replacing(&self, rel: &str) -> Option<String> {
+        files::read(&self.root, rel).unwrap_or_else(|err| {
+            tracing::warn!("replacing what is not a regular file: {err}");
+            None
+        })
+    }
+
     /// Delete a typed memory and its index line.
     pub fn forget(&self, name: &str) -> Result<Entry, MemoryError> {
         let entry = self.read(name)?;
         let path = entry.path();
-        atomic::remove(&self.root.join(&path))?;
-        let old_index = atomic::read(&self.root.join(index::FILE))?.unwrap_or_default();
+        files::remove(&self.root, &path)?;
+        let old_index = files::read(&self.root, index::FILE)?.unwrap_or_default();
         let new_index = index::remove(&old_index, &entry.slug);
         if new_index != old_index {
-            atomic::write(&self.root.join(index::FILE), &new_index)?;
+            files::write(&self.root, index::FILE, &new_index)?;
         }
         self.note_written(&[(&path, None), (index::FILE, Some(&new_index))]);
         Ok(entry)
@@ -341,7 +383,10 @@ impl Memory {
     }
 
     /// Recalled files as the turn gets them, read from the real files (a stale index
-    /// row is skipped).
+    /// row is skipped). The index lives out of commands' reach, but its rows are still
+    /// only trusted as far as they name a typed memory file (`memory/<slug>.md`),
+    /// opened beneath the workspace with no link followed: a row naming anything else
+    /// is skipped and logged.
     fn render_recalled(
         &self,
         hits: Vec<Hit>,
@@ -349,12 +394,26 @@ impl Memory {
     ) -> Result<Option<String>, MemoryError> {
         let mut out = String::new();
         for hit in hits {
-            let slug = hit
+            let slug = match hit
                 .path
-                .trim_start_matches("memory/")
-                .trim_end_matches(".md");
-            let Some(file) = atomic::read(&self.root.join(&hit.path))? else {
-                continue;
+                .strip_prefix("memory/")
+                .and_then(|p| p.strip_suffix(".md"))
+            {
+                Some(slug) if !slug.is_empty() && !slug.contains('/') && !slug.starts_with('.') => {
+                    slug
+                }
+                _ => {
+                    tracing::warn!(path = %hit.path, "a recall index row that names no memory file; skipped");
+                    continue;
+                }
+            };
+            let file = match files::read(&self.root, &hit.path) {
+                Ok(Some(file)) => file,
+                Ok(None) => continue,
+                Err(err) => {
+                    tracing::warn!("a recalled memory file was skipped: {err}");
+                    continue;
+                }
             };
             let entry = Entry::parse(slug, &file);
             let age = entry
@@ -395,14 +454,21 @@ impl Memory {
         daily::append(&self.root, turns)
     }
 
-    /// The workspace's memory repository, created on first use.
+    /// Whether the memory's history exists yet (opening it with `repo` would create it):
+    /// in the state folder, or still in an older workspace's `.git`.
+    pub fn has_history(&self) -> bool {
+        self.state().join(repo::GIT_DIR).exists()
+            || std::fs::symlink_metadata(self.root.join(".git")).is_ok_and(|m| m.is_dir())
+    }
+
+    /// The memory's history, created on first use.
     pub fn repo(&self) -> Result<Repo, MemoryError> {
-        Repo::open(&self.root)
+        Repo::open(&self.root, self.state())
     }
 
     /// The whole of MEMORY.md as the owner wrote it (for `pincer memory show`).
     pub fn index_text(&self) -> Result<Option<String>, MemoryError> {
-        atomic::read(&self.root.join(index::FILE))
+        files::read(&self.root, index::FILE)
     }
 }
 
@@ -413,5 +479,7 @@ pub(crate) fn blob_hash(text: &str) -> String {
         .unwrap_or_default()
 }
 
+#[cfg(test)]
+mod hostile;
 #[cfg(test)]
 mod tests;

@@ -1,19 +1,25 @@
-//! The workspace's git repository, which tracks only the curated memory: MEMORY.md,
-//! SOUL.md, USER.md and `memory/*.md` (its `.gitignore` excludes everything else —
-//! daily logs, the inbox, tool output, scratch files). Created with its `.gitignore`
-//! on first use. Commits are signed with a fixed identity (machines often have no git
-//! identity configured) and their messages are written from the real diff. git2 is
-//! blocking: callers in async code run this on a blocking thread.
+//! The memory's history: a git repository that tracks only the curated memory —
+//! MEMORY.md, SOUL.md, USER.md and `memory/*.md`. It is a bare repository in the
+//! gateway's state folder (`$PINCER_HOME/state/memory.git`), not a `.git` in the
+//! workspace, where any sandboxed command could rewrite its config, refs or objects
+//! (a `core.worktree`, a link in `objects/`) for the gateway to follow. libgit2 never
+//! touches the workspace: commits are built from the files as read beneath it (no
+//! links, regular files only), and a restore writes them back the same way.
+//!
+//! Commits are signed with a fixed identity (machines often have no git identity
+//! configured) and their messages are written from the real diff. git2 is blocking:
+//! callers in async code run this on a blocking thread. Read the history with
+//! `pincer memory log`, or `git --git-dir $PINCER_HOME/state/memory.git log`.
 
 use std::path::{Path, PathBuf};
 
 use git2::{DiffFormat, DiffOptions, ErrorCode, Oid, Patch, Repository, Signature, Tree};
 
-use crate::entry::Entry;
-use crate::{MemoryError, atomic};
+use crate::entry::{self, Entry};
+use crate::{MemoryError, files, migrate};
 
-/// Everything but the curated memory stays out of the repository.
-pub const GITIGNORE: &str = "# Pincer's memory repository tracks only the curated memory files.\n/*\n!/.gitignore\n!/MEMORY.md\n!/SOUL.md\n!/USER.md\n!/memory/\n/memory/*\n!/memory/*.md\n";
+/// The repository's folder in the state folder.
+pub const GIT_DIR: &str = "memory.git";
 
 /// A commit made by Pincer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,8 +43,12 @@ pub struct Revision {
 
 pub struct Repo {
     repo: Repository,
+    /// The workspace, whose memory files are read and restored beneath it.
     root: PathBuf,
 }
+
+/// Tracked files at the workspace root.
+const TOP: [&str; 3] = ["MEMORY.md", "SOUL.md", "USER.md"];
 
 fn git(err: git2::Error) -> MemoryError {
     MemoryError::Git(err.message().to_string())
@@ -57,54 +67,84 @@ fn signature() -> Result<Signature<'static>, MemoryError> {
 }
 
 impl Repo {
-    /// Open the workspace's repository, creating it (with `.gitignore` and a first
-    /// commit of the memory as it is) on first use.
-    pub fn open(root: &Path) -> Result<Repo, MemoryError> {
-        match Repository::open(root) {
-            Ok(repo) => {
-                let repo = Repo {
-                    repo,
-                    root: root.to_path_buf(),
-                };
-                if !root.join(".gitignore").exists() {
-                    atomic::write(&root.join(".gitignore"), GITIGNORE)?;
-                }
-                Ok(repo)
-            }
+    /// Open the memory's repository in `state`, creating it on first use: with the
+    /// history of the workspace's old `.git` when there is one (`migrate`), else with a
+    /// first commit of the memory as it is.
+    pub fn open(root: &Path, state: &Path) -> Result<Repo, MemoryError> {
+        let dir = state.join(GIT_DIR);
+        match Repository::open_bare(&dir) {
+            Ok(repo) => Ok(Repo {
+                repo,
+                root: root.to_path_buf(),
+            }),
             Err(err) if err.code() == ErrorCode::NotFound => {
-                std::fs::create_dir_all(root).map_err(|source| MemoryError::Write {
-                    path: root.to_path_buf(),
+                std::fs::create_dir_all(state).map_err(|source| MemoryError::Write {
+                    path: state.to_path_buf(),
                     source,
                 })?;
                 let repo = Repo {
-                    repo: Repository::init(root).map_err(git)?,
+                    repo: Repository::init_bare(&dir).map_err(git)?,
                     root: root.to_path_buf(),
                 };
-                atomic::write(&root.join(".gitignore"), GITIGNORE)?;
-                repo.commit("Start the memory repository")?;
+                if !migrate::history(root, &repo.repo)? {
+                    repo.commit("Start the memory repository")?;
+                }
                 Ok(repo)
             }
             Err(err) => Err(git(err)),
         }
     }
 
-    /// The tracked files that exist on disk.
-    fn on_disk(&self) -> Vec<String> {
-        let mut paths: Vec<String> = [".gitignore", "MEMORY.md", "SOUL.md", "USER.md"]
-            .into_iter()
-            .filter(|p| self.root.join(p).is_file())
-            .map(str::to_string)
-            .collect();
-        if let Ok(entries) = std::fs::read_dir(self.root.join("memory")) {
-            for entry in entries.filter_map(Result::ok) {
-                let path = format!("memory/{}", entry.file_name().to_string_lossy());
-                if is_tracked(&path) && entry.path().is_file() {
-                    paths.push(path);
-                }
+    /// The tracked files on disk, with their text: regular files with one name, read
+    /// beneath the workspace with no link followed (anything else is left out).
+    fn on_disk(&self) -> Vec<(String, String)> {
+        let mut found = Vec::new();
+        for path in TOP {
+            if let Ok(Some(text)) = files::read(&self.root, path) {
+                found.push((path.to_string(), text));
             }
         }
-        paths.sort();
-        paths
+        let listed = files::folder(&self.root, entry::DIR).and_then(|f| f.entries().ok());
+        for (name, kind) in listed.unwrap_or_default() {
+            let path = format!("{}/{name}", entry::DIR);
+            if kind != pincer_confine::FileType::RegularFile || !is_tracked(&path) {
+                continue;
+            }
+            match files::read(&self.root, &path) {
+                Ok(Some(text)) => found.push((path, text)),
+                Ok(None) => {}
+                Err(err) => tracing::warn!("left out of the memory's history: {err}"),
+            }
+        }
+        found.sort();
+        found
+    }
+
+    /// A tree of `files`, keeping an old `.gitignore` of `parent` (older versions kept
+    /// one in the workspace) so history shows no change that did not happen.
+    fn tree(
+        &self,
+        files: &[(String, String)],
+        parent: Option<&Tree<'_>>,
+    ) -> Result<Oid, MemoryError> {
+        let mut top = self.repo.treebuilder(None).map_err(git)?;
+        let mut memory = self.repo.treebuilder(None).map_err(git)?;
+        for (path, text) in files {
+            let blob = self.repo.blob(text.as_bytes()).map_err(git)?;
+            match path.strip_prefix("memory/") {
+                Some(name) => memory.insert(name, blob, 0o100644),
+                None => top.insert(path.as_str(), blob, 0o100644),
+            }
+            .map_err(git)?;
+        }
+        if !memory.is_empty() {
+            let id = memory.write().map_err(git)?;
+            top.insert(entry::DIR, id, 0o040000).map_err(git)?;
+        }
+        if let Some(old) = parent.and_then(|t| t.get_name(".gitignore")) {
+            top.insert(".gitignore", old.id(), 0o100644).map_err(git)?;
+        }
+        top.write().map_err(git)
     }
 
     fn head_tree(&self) -> Result<Option<Tree<'_>>, MemoryError> {
@@ -140,10 +180,11 @@ impl Repo {
     /// Tracked files whose content on disk differs from HEAD (added, changed, removed).
     pub fn changed(&self) -> Result<Vec<String>, MemoryError> {
         let tree = self.head_tree()?;
-        let mut paths = self.on_disk();
+        let on_disk = self.on_disk();
+        let mut paths: Vec<String> = on_disk.iter().map(|(p, _)| p.clone()).collect();
         if let Some(tree) = &tree {
             for path in tracked_in(tree) {
-                if !paths.contains(&path) {
+                if !paths.contains(&path) && path != ".gitignore" {
                     paths.push(path);
                 }
             }
@@ -154,11 +195,13 @@ impl Repo {
                 .as_ref()
                 .and_then(|t| t.get_path(Path::new(&path)).ok())
                 .map(|e| e.id());
-            let on_disk = match std::fs::read(self.root.join(&path)) {
-                Ok(bytes) => Some(Oid::hash_object(git2::ObjectType::Blob, &bytes).map_err(git)?),
-                Err(_) => None,
+            let now = match on_disk.iter().find(|(p, _)| *p == path) {
+                Some((_, text)) => {
+                    Some(Oid::hash_object(git2::ObjectType::Blob, text.as_bytes()).map_err(git)?)
+                }
+                None => None,
             };
-            if at_head != on_disk {
+            if at_head != now {
                 changed.push(path);
             }
         }
@@ -169,27 +212,13 @@ impl Repo {
     /// Commit the tracked files as they are on disk. `None` when nothing changed. The
     /// message is `title`, a count of what changed, and one line per file.
     pub fn commit(&self, title: &str) -> Result<Option<Commit>, MemoryError> {
-        let mut index = self.repo.index().map_err(git)?;
-        let on_disk = self.on_disk();
-        let staged: Vec<String> = index
-            .iter()
-            .map(|e| String::from_utf8_lossy(&e.path).into_owned())
-            .filter(|p| is_tracked(p) && !on_disk.contains(p))
-            .collect();
-        for path in staged {
-            index.remove_path(Path::new(&path)).map_err(git)?;
-        }
-        for path in &on_disk {
-            index.add_path(Path::new(path)).map_err(git)?;
-        }
-        index.write().map_err(git)?;
-        let tree_id = index.write_tree().map_err(git)?;
-        let tree = self.repo.find_tree(tree_id).map_err(git)?;
         let parent = match self.repo.head() {
             Ok(head) => Some(head.peel_to_commit().map_err(git)?),
             Err(_) => None,
         };
         let parent_tree = parent.as_ref().map(|p| p.tree()).transpose().map_err(git)?;
+        let tree_id = self.tree(&self.on_disk(), parent_tree.as_ref())?;
+        let tree = self.repo.find_tree(tree_id).map_err(git)?;
         if parent_tree.as_ref().map(|t| t.id()) == Some(tree_id) {
             return Ok(None);
         }
@@ -335,23 +364,38 @@ impl Repo {
         self.commit("Save edits made since the last commit, before a restore")?;
         let tree = target.tree().map_err(git)?;
         let mut paths = tracked_in(&tree);
-        for path in self.on_disk() {
+        for (path, _) in self.on_disk() {
             if !paths.contains(&path) {
                 paths.push(path);
             }
         }
         for path in paths.iter().filter(|p| p.as_str() != ".gitignore") {
-            let file = self.root.join(path);
             match tree.get_path(Path::new(path)) {
                 Ok(entry) => {
                     let blob = self.repo.find_blob(entry.id()).map_err(git)?;
-                    atomic::write(&file, &String::from_utf8_lossy(blob.content()))?;
+                    files::write(&self.root, path, &String::from_utf8_lossy(blob.content()))?;
                 }
-                Err(_) => atomic::remove(&file)?,
+                Err(_) => files::remove(&self.root, path)?,
             }
         }
         self.commit(&format!("Restore memory as of {short}"))
     }
+}
+
+/// Whether `tree` holds nothing but tracked memory files (a repository Pincer made).
+pub(crate) fn tracks_only_memory(tree: &Tree<'_>) -> bool {
+    let mut only = true;
+    let _ = tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+        if entry.kind() == Some(git2::ObjectType::Blob) {
+            let path = format!("{dir}{}", entry.name().unwrap_or_default());
+            if !is_tracked(&path) {
+                only = false;
+                return git2::TreeWalkResult::Abort;
+            }
+        }
+        git2::TreeWalkResult::Ok
+    });
+    only
 }
 
 /// The tracked paths in a tree.
@@ -402,7 +446,7 @@ mod tests {
         std::fs::write(root.join("USER.md"), "Ana\n").unwrap();
         std::fs::write(root.join("notes.txt"), "scratch").unwrap();
         std::fs::write(root.join("memory/logs/2026-11-22.md"), "- log").unwrap();
-        let repo = Repo::open(root).unwrap();
+        let repo = Repo::open(root, &root.join(".state")).unwrap();
         let first = repo.log(10).unwrap();
         assert_eq!(first.len(), 1);
         assert!(first[0].message.contains("created USER.md"));
@@ -449,7 +493,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         std::fs::write(root.join("USER.md"), "Ana\nPorto\n").unwrap();
-        let repo = Repo::open(root).unwrap();
+        let repo = Repo::open(root, &root.join(".state")).unwrap();
         let first = repo.head().unwrap().unwrap();
         let whole = repo.diff(&first).unwrap();
         assert!(whole.contains("+Ana\n+Porto\n"), "{whole}");

@@ -1,16 +1,17 @@
 //! Finding memories: an SQLite FTS5 index over the typed files and the daily logs,
-//! kept in `.pincer/memory.db` in the workspace and brought up to date (by each file's
+//! kept in `memory.db` in the gateway's state folder and brought up to date (by each file's
 //! size and modification time) before every search, so hand edits are found at once.
 //! The index is a cache: deleting it loses nothing but the dream's cursor.
 
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
 use chrono::NaiveDate;
+use pincer_confine::FileType;
 use rusqlite::{Connection, OptionalExtension, params};
+use rustix::fs::AtFlags;
 
 use crate::entry::{self, Entry};
-use crate::{MemoryError, daily};
+use crate::{MemoryError, daily, files};
 
 /// What the memory database holds, applied in order (`PRAGMA user_version`).
 const SCHEMA: &[&str] = &["CREATE TABLE files (
@@ -126,15 +127,16 @@ pub struct Hit {
     pub updated: Option<NaiveDate>,
 }
 
-pub(crate) fn db_path(root: &Path) -> PathBuf {
-    root.join(crate::STATE_DIR).join("memory.db")
+/// The index's file in the state folder `state`.
+pub(crate) fn db_path(state: &Path) -> PathBuf {
+    state.join("memory.db")
 }
 
-/// Open (creating and migrating) the memory database.
-pub(crate) fn open(root: &Path) -> Result<Connection, MemoryError> {
-    let path = db_path(root);
+/// Open (creating and migrating) the memory database in the state folder `state`.
+pub(crate) fn open(state: &Path) -> Result<Connection, MemoryError> {
+    let path = db_path(state);
     let failed = |e: rusqlite::Error| MemoryError::Index(format!("{}: {e}", path.display()));
-    std::fs::create_dir_all(root.join(crate::STATE_DIR)).map_err(|source| MemoryError::Write {
+    std::fs::create_dir_all(state).map_err(|source| MemoryError::Write {
         path: path.clone(),
         source,
     })?;
@@ -176,25 +178,29 @@ fn on_disk(root: &Path, include_logs: bool) -> Vec<OnDisk> {
         &[(entry::DIR, HitKind::Memory)]
     };
     for &(dir, kind) in dirs {
-        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+        // A link or file where the folder should be is not listed through.
+        let Some(folder) = files::folder(root, dir) else {
             continue;
         };
-        for item in entries.filter_map(Result::ok) {
-            let name = item.file_name().to_string_lossy().into_owned();
-            let Ok(meta) = item.metadata() else { continue };
-            if !meta.is_file() || !name.ends_with(".md") || name.starts_with('.') {
+        let Ok(entries) = folder.entries() else {
+            continue;
+        };
+        for (name, file_type) in entries {
+            if file_type != FileType::RegularFile || !name.ends_with(".md") || name.starts_with('.')
+            {
                 continue;
             }
-            let modified = meta
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                .map(|d| d.as_nanos())
-                .unwrap_or_default();
+            let Ok(stat) =
+                rustix::fs::statat(folder.fd(), name.as_str(), AtFlags::SYMLINK_NOFOLLOW)
+            else {
+                continue;
+            };
+            let modified =
+                i128::from(stat.st_mtime) * 1_000_000_000 + i128::from(stat.st_mtime_nsec);
             found.push(OnDisk {
                 path: format!("{dir}/{name}"),
                 kind,
-                stamp: format!("{modified}:{}", meta.len()),
+                stamp: format!("{modified}:{}", stat.st_size),
             });
         }
     }
@@ -251,8 +257,13 @@ pub(crate) fn sync(
             .map_err(failed)?;
     }
     for file in changed {
-        // A file that vanished or cannot be read since the listing is left out.
-        let Ok(text) = std::fs::read_to_string(root.join(&file.path)) else {
+        // A file that vanished, or cannot be read (a link or a FIFO swapped in since
+        // the listing), is left out.
+        let max = match file.kind {
+            HitKind::Memory => files::MAX_FILE_BYTES,
+            HitKind::Log => files::MAX_LOG_BYTES,
+        };
+        let Ok(Some(text)) = files::read_capped(root, &file.path, max) else {
             continue;
         };
         let (kind, name, description, body) = match file.kind {

@@ -9,7 +9,7 @@ fn today() -> NaiveDate {
 #[test]
 fn missing_and_blank_files_are_none() {
     let dir = tempfile::tempdir().unwrap();
-    let memory = Memory::new(dir.path());
+    let memory = Memory::new(dir.path(), dir.path().join(".state"));
     assert_eq!(memory.index().unwrap(), None);
     std::fs::write(dir.path().join("SOUL.md"), "  \n").unwrap();
     assert_eq!(memory.persona().unwrap(), None);
@@ -20,7 +20,7 @@ fn missing_and_blank_files_are_none() {
 #[test]
 fn a_memory_is_written_with_its_index_line_read_and_forgotten() {
     let dir = tempfile::tempdir().unwrap();
-    let memory = Memory::new(dir.path());
+    let memory = Memory::new(dir.path(), dir.path().join(".state"));
     let written = memory
         .write(
             "Dentist",
@@ -70,7 +70,7 @@ fn a_memory_is_written_with_its_index_line_read_and_forgotten() {
 #[test]
 fn bad_input_is_refused_with_the_fix() {
     let dir = tempfile::tempdir().unwrap();
-    let memory = Memory::new(dir.path());
+    let memory = Memory::new(dir.path(), dir.path().join(".state"));
     let err = memory
         .write("../../etc/x", "user", "d", "c", today())
         .unwrap_err();
@@ -91,7 +91,7 @@ fn bad_input_is_refused_with_the_fix() {
 #[test]
 fn recall_brings_the_relevant_files_with_their_age() {
     let dir = tempfile::tempdir().unwrap();
-    let memory = Memory::new(dir.path());
+    let memory = Memory::new(dir.path(), dir.path().join(".state"));
     let old: NaiveDate = "2026-10-06".parse().unwrap();
     memory
         .write(
@@ -128,7 +128,7 @@ fn recall_brings_the_relevant_files_with_their_age() {
 #[test]
 fn recall_for_several_messages_answers_each_in_order() {
     let dir = tempfile::tempdir().unwrap();
-    let memory = Memory::new(dir.path());
+    let memory = Memory::new(dir.path(), dir.path().join(".state"));
     let day: NaiveDate = "2026-11-22".parse().unwrap();
     let asked = [("any snack ideas for my allergies?", day), ("hi", day)];
     // No memory files yet: nothing to recall for anyone.

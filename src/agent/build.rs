@@ -4,7 +4,7 @@
 //! changes them afterwards. Everything else reads through the methods below.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use chrono_tz::Tz;
@@ -34,10 +34,10 @@ impl AgentBuilder {
         store: Store,
         models: Models,
         outbound: mpsc::Sender<OutboundMessage>,
-        workspace: PathBuf,
+        memory: Memory,
         timezone: Tz,
     ) -> AgentBuilder {
-        let memory = Memory::new(&workspace);
+        let workspace = memory.root().to_path_buf();
         AgentBuilder {
             agent: Agent {
                 store,

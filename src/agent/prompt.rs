@@ -138,7 +138,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("SOUL.md"), "Dry wit.").unwrap();
         std::fs::write(dir.path().join("MEMORY.md"), "- owner likes tea\n").unwrap();
-        let memory = Memory::new(dir.path());
+        let memory = Memory::new(dir.path(), dir.path().join(".state"));
         let owner = Origin::terminal();
         let ctx = Context {
             channel: "terminal",
@@ -166,7 +166,7 @@ mod tests {
         std::fs::write(dir.path().join("SOUL.md"), "Dry wit.").unwrap();
         std::fs::write(dir.path().join("USER.md"), "Owner lives in Lyon.").unwrap();
         std::fs::write(dir.path().join("MEMORY.md"), "- owner likes tea\n").unwrap();
-        let memory = Memory::new(dir.path());
+        let memory = Memory::new(dir.path(), dir.path().join(".state"));
         let member = Origin {
             sender: "telegram:7".into(),
             name: "Ana".into(),

@@ -40,7 +40,7 @@ pub enum Command {
 pub async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
     let (config, secrets) = load(home)?;
     ensure_home(home)?;
-    let memory = Memory::new(home.workspace(&config));
+    let memory = Memory::new(home.workspace(&config), home.state_dir());
     match command {
         Command::Show => match memory.index_text()? {
             Some(text) if !text.trim().is_empty() => {

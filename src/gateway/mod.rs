@@ -117,6 +117,7 @@ pub fn build_agent(
         source,
     })?;
     let store = Store::open(&home.db_file)?;
+    let owner_memory = pincer_memory::Memory::new(&workspace, home.state_dir());
     if let pincer_config::DenyGroups::Some(names) = &config.tools.exec.deny_groups {
         let known: Vec<&str> = crate::tools::exec::GROUPS
             .iter()
@@ -176,10 +177,10 @@ pub fn build_agent(
             api_key: secrets.tools.web_search.as_ref().map(|s| s.api_key.clone()),
             base_url_override: None,
         })),
-        memory::tool(memory::Action::Write, timezone),
-        memory::tool(memory::Action::Search, timezone),
-        memory::tool(memory::Action::Read, timezone),
-        memory::tool(memory::Action::Forget, timezone),
+        memory::tool(memory::Action::Write, &owner_memory, timezone),
+        memory::tool(memory::Action::Search, &owner_memory, timezone),
+        memory::tool(memory::Action::Read, &owner_memory, timezone),
+        memory::tool(memory::Action::Forget, &owner_memory, timezone),
     ])
     .with_mcp(Arc::clone(&mcp));
     let guard = Guard {
@@ -207,7 +208,7 @@ pub fn build_agent(
         .collect();
     let models = Models::from_config(config, secrets, env)?.replacing(providers)?;
     Ok(
-        AgentBuilder::new(store, models, outbound, workspace, timezone)
+        AgentBuilder::new(store, models, outbound, owner_memory, timezone)
             .tools(tools)
             .guard(guard)
             .prices(Prices::new(config.prices.clone()))

@@ -51,6 +51,23 @@ pub struct Stopped {
     pub channels: Vec<String>,
 }
 
+/// Put back what a dream that died part-way left in the memory files, before any turn
+/// reads them (the next dream would too, but turns until then would see half a dream).
+async fn recover_memory(agent: &Arc<crate::agent::Agent>) {
+    let memory = agent.memory().clone();
+    match tokio::task::spawn_blocking(move || memory.recover()).await {
+        Ok(Ok(undone)) if undone.is_empty() => {}
+        Ok(Ok(undone)) => tracing::warn!(
+            files = ?undone,
+            "an unfinished dream was rolled back"
+        ),
+        Ok(Err(err)) => {
+            tracing::warn!("the memory could not be checked for an unfinished dream: {err}")
+        }
+        Err(err) => tracing::warn!("the memory check stopped: {err}"),
+    }
+}
+
 /// Run the gateway for `home` until `stop` resolves, then shut it down cleanly. The
 /// caller holds the home's lock (`Home::lock_gateway`).
 pub async fn run(
@@ -96,6 +113,7 @@ pub async fn run(
     let approvers = approvers(config, &registry, &approvals);
     let running = super::start_with(home, config, secrets, env, approvers, shutdown.clone())?;
     running.dispatcher.answer_questions(Arc::clone(&approvals));
+    recover_memory(&running.agent).await;
     let left = running.dispatcher.left_unanswered().await;
     let mut listeners = Vec::new();
     for handle in registry.handles() {

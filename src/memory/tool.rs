@@ -14,13 +14,17 @@ use serde_json::Value;
 
 use crate::tools::{Tool, ToolContext, ToolError, TypedTool};
 
-/// One of the four memory tools, dating what it stores in `timezone`.
-pub fn tool(action: Action, timezone: Tz) -> Arc<dyn Tool> {
+/// One of the four memory tools on `memory`, dating what it stores in `timezone`.
+pub fn tool(action: Action, memory: &Memory, timezone: Tz) -> Arc<dyn Tool> {
+    let on = On {
+        memory: memory.clone(),
+        timezone,
+    };
     match action {
-        Action::Write => Arc::new(MemoryWrite(timezone)),
-        Action::Search => Arc::new(MemorySearch(timezone)),
-        Action::Read => Arc::new(MemoryRead(timezone)),
-        Action::Forget => Arc::new(MemoryForget(timezone)),
+        Action::Write => Arc::new(MemoryWrite(on)),
+        Action::Search => Arc::new(MemorySearch(on)),
+        Action::Read => Arc::new(MemoryRead(on)),
+        Action::Forget => Arc::new(MemoryForget(on)),
     }
 }
 
@@ -33,11 +37,17 @@ pub enum Action {
     Forget,
 }
 
-/// Each tool holds the timezone today's date is read in.
-struct MemoryWrite(Tz);
-struct MemorySearch(Tz);
-struct MemoryRead(Tz);
-struct MemoryForget(Tz);
+/// What each tool works on: the gateway's memory (its state folder out of commands'
+/// reach), and the timezone today's date is read in.
+struct On {
+    memory: Memory,
+    timezone: Tz,
+}
+
+struct MemoryWrite(On);
+struct MemorySearch(On);
+struct MemoryRead(On);
+struct MemoryForget(On);
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -83,11 +93,8 @@ impl TypedTool for MemoryWrite {
         }
     }
 
-    async fn run(&self, args: WriteArgs, ctx: &ToolContext) -> Result<String, ToolError> {
-        blocking(ctx, self.0, move |memory, today| {
-            write(memory, &args, today)
-        })
-        .await
+    async fn run(&self, args: WriteArgs, _ctx: &ToolContext) -> Result<String, ToolError> {
+        blocking(&self.0, move |memory, today| write(memory, &args, today)).await
     }
 }
 
@@ -104,8 +111,8 @@ impl TypedTool for MemorySearch {
         true
     }
 
-    async fn run(&self, args: SearchArgs, ctx: &ToolContext) -> Result<String, ToolError> {
-        blocking(ctx, self.0, move |memory, today| {
+    async fn run(&self, args: SearchArgs, _ctx: &ToolContext) -> Result<String, ToolError> {
+        blocking(&self.0, move |memory, today| {
             search(memory, &args.query, today)
         })
         .await
@@ -125,8 +132,8 @@ impl TypedTool for MemoryRead {
         true
     }
 
-    async fn run(&self, args: NameArgs, ctx: &ToolContext) -> Result<String, ToolError> {
-        blocking(ctx, self.0, move |memory, today| {
+    async fn run(&self, args: NameArgs, _ctx: &ToolContext) -> Result<String, ToolError> {
+        blocking(&self.0, move |memory, today| {
             read(memory, &args.name, today)
         })
         .await
@@ -142,8 +149,8 @@ impl TypedTool for MemoryForget {
         "Delete a memory that is wrong or no longer true.".into()
     }
 
-    async fn run(&self, args: NameArgs, ctx: &ToolContext) -> Result<String, ToolError> {
-        blocking(ctx, self.0, move |memory, _| {
+    async fn run(&self, args: NameArgs, _ctx: &ToolContext) -> Result<String, ToolError> {
+        blocking(&self.0, move |memory, _| {
             let entry = memory.forget(&args.name)?;
             Ok(format!(
                 "Forgot {} and removed its MEMORY.md line.",
@@ -154,15 +161,13 @@ impl TypedTool for MemoryForget {
     }
 }
 
-/// Run `work` on the workspace's memory off the async threads, with today's date in
-/// `timezone`.
+/// Run `work` on the memory off the async threads, with today's date in its timezone.
 async fn blocking(
-    ctx: &ToolContext,
-    timezone: Tz,
+    on: &On,
     work: impl FnOnce(&Memory, chrono::NaiveDate) -> Result<String, MemoryError> + Send + 'static,
 ) -> Result<String, ToolError> {
-    let memory = Memory::new(&ctx.workspace);
-    let today = crate::clock::utc().with_timezone(&timezone).date_naive();
+    let memory = on.memory.clone();
+    let today = crate::clock::utc().with_timezone(&on.timezone).date_naive();
     tokio::task::spawn_blocking(move || work(&memory, today))
         .await
         .map_err(|e| ToolError::new(format!("the memory tool failed: {e}")))?

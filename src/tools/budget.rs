@@ -2,7 +2,8 @@
 //! tool says otherwise) is saved whole to a file
 //! in the workspace (`tool-output/`, not tracked by the memory repository), and the
 //! model gets its head and tail with the path to read the rest. The file is made
-//! beneath the workspace like write_file's, so a `tool-output` symlink cannot send it out.
+//! beneath the workspace with no link followed at all (the gateway writes it: a
+//! `tool-output` symlink cannot send it anywhere, not even elsewhere inside).
 
 use std::io::Write;
 use std::path::Path;
@@ -36,19 +37,18 @@ pub async fn fit(tool: &str, content: String, cap: usize, ctx: &ToolContext) -> 
     format!("{head}\n[…]\n{tail}\n{note}")
 }
 
-/// Save `content` as the new file `path` of the workspace (made beneath it: no link
-/// leads it out).
+/// Save `content` as the new file `path` of the workspace (made beneath it, through
+/// no link).
 pub(crate) fn save(workspace: &Path, path: &str, content: &str) -> Result<(), String> {
     let root = Root::open(workspace).map_err(|err| err.to_string())?;
     let rel = Rel::parse(path).map_err(|err| err.to_string())?;
-    let mut file = root.create_new(&rel).map_err(|err| match err {
-        rustix::io::Errno::XDEV => {
-            "tool-output/ in the workspace leads outside it (a symlink); remove it".to_string()
-        }
-        err => std::io::Error::from(err).to_string(),
-    })?;
-    file.write_all(content.as_bytes())
-        .map_err(|err| err.to_string())
+    let refused = |err: std::io::Error| {
+        let why = pincer_confine::explain(&err);
+        tracing::warn!(path, "a tool result was not saved in the workspace: {why}");
+        format!("{path}: {why}; remove what stands there")
+    };
+    let mut file = pincer_confine::gateway::create_new(&root, &rel).map_err(refused)?;
+    file.write_all(content.as_bytes()).map_err(refused)
 }
 
 /// The first (or last) `n` bytes, on a character boundary.
@@ -125,7 +125,8 @@ mod tests {
         };
         let shown = fit("grep", "z".repeat(50_000), MAX_RESULT_BYTES, &ctx).await;
         assert!(
-            shown.contains("could not be saved: tool-output/ in the workspace leads outside it"),
+            shown.contains("could not be saved: tool-output/")
+                && shown.contains("a symlink stands in the way"),
             "{shown}"
         );
         assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);

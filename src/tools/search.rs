@@ -31,7 +31,7 @@ pub fn all() -> Vec<Arc<dyn Tool>> {
 
 /// The folder (or file) to search: the `path` argument, else the workspace.
 fn start(path: Option<&str>) -> Result<Rel, ToolError> {
-    Rel::parse(path.unwrap_or("."))
+    Ok(Rel::parse(path.unwrap_or("."))?)
 }
 
 /// Walk `rel` in the workspace on the blocking pool.
@@ -42,7 +42,7 @@ async fn walk<T: Send + 'static>(
     work: impl FnOnce(&Root, &Rel) -> Result<T, ToolError> + Send + 'static,
 ) -> Result<T, ToolError> {
     let workspace = workspace.to_path_buf();
-    tokio::task::spawn_blocking(move || work(&Root::open(&workspace)?, &rel))
+    tokio::task::spawn_blocking(move || work(&super::confine::root(&workspace)?, &rel))
         .await
         .map_err(|e| ToolError::new(format!("{tool} failed: {e}")))?
 }

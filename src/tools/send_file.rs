@@ -18,7 +18,7 @@ use pincer_channels::{OutboundBody, OutboundMedia, OutboundMessage, Receipt};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::confine::{Access, Rel, Root, io_error, open_file};
+use super::confine::{Access, Rel, io_error, open_file};
 use super::{ToolContext, ToolError, TypedTool};
 use crate::media::document::human_size;
 
@@ -80,7 +80,7 @@ impl TypedTool for SendFile {
         let read = rel.clone();
         let caller = ctx.caller.clone();
         let bytes = tokio::task::spawn_blocking(move || {
-            let root = Root::open(&workspace)?;
+            let root = crate::tools::confine::root(&workspace)?;
             let opened = open_file(&root, &read, Access::Read)?;
             super::fs::check_reached(
                 &caller,

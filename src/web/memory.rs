@@ -126,9 +126,9 @@ async fn blocking<T: Send + 'static>(
         .unwrap_or_else(|err| Err(MemoryError::Git(format!("the memory task failed: {err}"))))
 }
 
-/// Whether the workspace has its memory repository yet (opening it would create it).
+/// Whether the memory's history exists yet (opening it would create it).
 fn has_repo(memory: &Memory) -> bool {
-    memory.root().join(".git").exists()
+    memory.has_history()
 }
 
 /// The confirmation page for restoring `rev`.
@@ -177,9 +177,9 @@ fn read(memory: &Memory) -> Result<Shown, MemoryError> {
                 }
                 diff.truncate(cut);
                 diff.push_str(&format!(
-                    "\n… (cut at {} KB; `git -C {} show {}` shows it all)\n",
+                    "\n… (cut at {} KB; `git --git-dir {} show {}` shows it all)\n",
                     MAX_DIFF_BYTES / 1024,
-                    memory.root().display(),
+                    memory.state().join(pincer_memory::repo::GIT_DIR).display(),
                     short(&revision.id)
                 ));
             }

@@ -52,7 +52,7 @@ async fn the_page_shows_memory_files_and_each_revision_as_a_colored_diff() {
     assert!(page.text.contains("No memories yet"), "{}", page.text);
     assert!(page.text.contains("No revisions yet"), "{}", page.text);
     assert!(
-        !panel.state.agent.memory().root().join(".git").exists(),
+        !panel.state.agent.memory().has_history(),
         "looking does not create the repository"
     );
 

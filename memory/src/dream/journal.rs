@@ -4,12 +4,19 @@
 //! back to how they were (unless the owner changed them since, or the commit had
 //! already been made) and starts again. Each file is written whole (temp + rename),
 //! so a file is always either before or after, never half.
+//!
+//! The journal lives in the gateway's state folder, out of every command's reach;
+//! still, recovery writes only what a dream may write: each path must be a memory
+//! file the repository tracks (`MEMORY.md`, `SOUL.md`, `USER.md`, `memory/<name>.md`),
+//! plain (no `..`, not absolute), and is opened beneath the workspace with no link
+//! followed. Anything else in a journal is refused and logged, never written.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::{MemoryError, atomic};
+use crate::files::{self, state};
+use crate::{MemoryError, repo};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Journal {
@@ -25,44 +32,59 @@ pub struct Touched {
     pub after: Option<String>,
 }
 
-pub fn path(root: &Path) -> PathBuf {
-    root.join(crate::STATE_DIR).join("dream-journal.json")
+/// The journal's file in the state folder `state`.
+pub fn path(state: &Path) -> PathBuf {
+    state.join("dream-journal.json")
 }
 
-pub fn write(root: &Path, journal: &Journal) -> Result<(), MemoryError> {
+pub fn write(state: &Path, journal: &Journal) -> Result<(), MemoryError> {
     let text = serde_json::to_string(journal)
         .map_err(|e| MemoryError::Invalid(format!("cannot record the dream's journal: {e}")))?;
-    atomic::write(&path(root), &text)
+    state::write(&path(state), &text)
 }
 
-pub fn clear(root: &Path) -> Result<(), MemoryError> {
-    atomic::remove(&path(root))
+pub fn clear(state: &Path) -> Result<(), MemoryError> {
+    state::remove(&path(state))
 }
 
-/// Undo what an unfinished dream left, if anything. Returns what was rolled back.
-pub fn recover(root: &Path, head: Option<&str>) -> Result<Vec<String>, MemoryError> {
-    let Some(text) = atomic::read(&path(root))? else {
+/// Whether an unfinished dream left a journal.
+pub fn pending(state: &Path) -> bool {
+    path(state).exists()
+}
+
+/// Undo what an unfinished dream left in the workspace `root`, if anything. Returns
+/// what was rolled back.
+pub fn recover(root: &Path, state: &Path, head: Option<&str>) -> Result<Vec<String>, MemoryError> {
+    let Some(text) = state::read(&path(state))? else {
         return Ok(Vec::new());
     };
     let Ok(journal) = serde_json::from_str::<Journal>(&text) else {
         tracing::warn!("the dream journal is unreadable; removing it");
-        clear(root)?;
+        clear(state)?;
         return Ok(Vec::new());
     };
     let mut undone = Vec::new();
     if journal.head.as_deref() == head {
         for file in &journal.files {
-            let full = root.join(&file.path);
-            // What cannot be read (a folder in its place) is not the dream's to undo.
-            let Ok(now) = atomic::read(&full) else {
+            if !repo::is_tracked(&file.path) || file.path == ".gitignore" {
+                tracing::warn!(path = %file.path, "the dream journal names a file no dream writes; refused");
                 continue;
+            }
+            // What cannot be read (a folder or a link in its place) is not the dream's
+            // to undo.
+            let now = match files::read(root, &file.path) {
+                Ok(now) => now,
+                Err(err) => {
+                    tracing::warn!("not rolled back: {err}");
+                    continue;
+                }
             };
             // Only a file still exactly as the dream left it is rolled back: anything
             // else was changed since by someone else, and their version wins.
             if now == file.after && now != file.before {
                 match &file.before {
-                    Some(text) => atomic::write(&full, text)?,
-                    None => atomic::remove(&full)?,
+                    Some(text) => files::write(root, &file.path, text)?,
+                    None => files::remove(root, &file.path)?,
                 }
                 undone.push(file.path.clone());
             }
@@ -71,6 +93,6 @@ pub fn recover(root: &Path, head: Option<&str>) -> Result<Vec<String>, MemoryErr
             tracing::warn!(files = ?undone, "an unfinished dream was rolled back");
         }
     }
-    clear(root)?;
+    clear(state)?;
     Ok(undone)
 }

@@ -20,9 +20,14 @@ pub use ops::{Change, MAX_OPS, Op};
 use crate::daily::{self, LogCursor, LogsSince};
 use crate::entry::Entry;
 use crate::repo::{Commit, Repo};
-use crate::{Memory, MemoryError, atomic, blob_hash, index, search};
+use crate::{Memory, MemoryError, blob_hash, files, index, search};
 
-const CURSOR_KEY: &str = "dream.cursor";
+pub(crate) const CURSOR_KEY: &str = "dream.cursor";
+
+/// Where an unfinished dream's journal is kept in the state folder `state`.
+pub(crate) fn journal_path(state: &std::path::Path) -> std::path::PathBuf {
+    journal::path(state)
+}
 
 /// How far the dream has read.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -87,7 +92,7 @@ pub(crate) enum Stop {
 impl Memory {
     /// The dream's cursor (the default before the first dream).
     pub fn dream_cursor(&self) -> Result<Cursor, MemoryError> {
-        let conn = search::open(self.root())?;
+        let conn = search::open(self.state())?;
         Ok(search::get_state(&conn, CURSOR_KEY)?
             .and_then(|text| serde_json::from_str(&text).ok())
             .unwrap_or_default())
@@ -98,20 +103,31 @@ impl Memory {
     pub fn restore(&self, rev: &str) -> Result<Option<Commit>, MemoryError> {
         let _lock = self.lock()?;
         let repo = self.repo()?;
-        journal::recover(self.root(), repo.head()?.as_deref())?;
+        journal::recover(self.root(), self.state(), repo.head()?.as_deref())?;
         repo.restore(rev)
+    }
+
+    /// Roll back what a dream that died part-way left, if anything (the gateway does it
+    /// as it starts, so the memory is whole before any turn reads it). Returns the files
+    /// put back; `Busy` while a dream runs.
+    pub fn recover(&self) -> Result<Vec<String>, MemoryError> {
+        let _lock = self.lock()?;
+        let head = match journal::pending(self.state()) {
+            true => self.repo()?.head()?,
+            false => return Ok(Vec::new()),
+        };
+        journal::recover(self.root(), self.state(), head.as_deref())
     }
 
     /// The dream lock: one dream (or restore) at a time per workspace, released when
     /// the file is dropped or the process dies.
     fn lock(&self) -> Result<File, MemoryError> {
-        let root = self.root();
-        let lock_path = root.join(crate::STATE_DIR).join("dream.lock");
+        let lock_path = self.state().join("dream.lock");
         let failed = |source| MemoryError::Write {
             path: lock_path.clone(),
             source,
         };
-        std::fs::create_dir_all(root.join(crate::STATE_DIR)).map_err(failed)?;
+        std::fs::create_dir_all(self.state()).map_err(failed)?;
         let lock = File::options()
             .create(true)
             .truncate(false)
@@ -132,13 +148,13 @@ impl Memory {
         let root = self.root();
         let lock = self.lock()?;
         let repo = self.repo()?;
-        let rolled_back = journal::recover(root, repo.head()?.as_deref())?;
+        let rolled_back = journal::recover(root, self.state(), repo.head()?.as_deref())?;
         let entries = self.entries()?;
-        let current_index = atomic::read(&root.join(index::FILE))?.unwrap_or_default();
+        let current_index = files::read(root, index::FILE)?.unwrap_or_default();
         let repaired_index = match index::reconcile(&current_index, &entries) {
             Some(fixed) => {
                 tracing::info!("MEMORY.md disagreed with the memory files; repaired it");
-                atomic::write(&root.join(index::FILE), &fixed)?;
+                files::write(root, index::FILE, &fixed)?;
                 true
             }
             None => false,
@@ -159,12 +175,12 @@ impl Memory {
     /// The memory files with their hand-edit marks.
     fn views(&self, repo: &Repo, entries: &[Entry]) -> Result<Vec<FileView>, MemoryError> {
         let changed = repo.changed()?;
-        let conn = search::open(self.root())?;
+        let conn = search::open(self.state())?;
         let mut paths: Vec<String> = vec![index::FILE.into(), "SOUL.md".into(), "USER.md".into()];
         paths.extend(entries.iter().map(Entry::path));
         let mut views = Vec::new();
         for path in paths {
-            let Some(text) = atomic::read(&self.root().join(&path))? else {
+            let Some(text) = files::read(self.root(), &path)? else {
                 continue;
             };
             let written = search::get_state(&conn, &format!("written:{path}"))?;
@@ -206,7 +222,7 @@ impl Memory {
             .iter()
             .map(|f| (f.path.as_str(), f))
             .collect();
-        let read = |path: &str| atomic::read(&root.join(path)).ok().flatten();
+        let read = |path: &str| files::read(root, path).ok().flatten();
         let hand_edited = |path: &str| seen.get(path).is_some_and(|f| f.hand_edited);
         // The planned text of each touched file (None: deleted).
         let mut plan: BTreeMap<String, Option<String>> = BTreeMap::new();
@@ -303,7 +319,7 @@ impl Memory {
             let repo = self.repo()?;
             let head = repo.head()?;
             journal::write(
-                root,
+                self.state(),
                 &journal::Journal {
                     head: head.clone(),
                     files: files.clone(),
@@ -314,14 +330,14 @@ impl Memory {
                     return Ok(outcome);
                 }
                 let written = match &file.after {
-                    Some(text) => atomic::write(&root.join(&file.path), text),
-                    None => atomic::remove(&root.join(&file.path)),
+                    Some(text) => files::write(root, &file.path, text),
+                    None => files::remove(root, &file.path),
                 };
                 if let Err(err) = written {
                     // Disk full, permissions: put back what was written, so the error's
                     // "nothing was changed" holds. What cannot be put back now is put
                     // back by the next dream, from the journal.
-                    if let Err(undo) = journal::recover(root, head.as_deref()) {
+                    if let Err(undo) = journal::recover(root, self.state(), head.as_deref()) {
                         tracing::error!("cannot roll the dream back yet: {undo}");
                     }
                     return Err(err);
@@ -337,9 +353,9 @@ impl Memory {
                 ));
             }
             outcome.commit = repo.commit("Dream")?;
-            journal::clear(root)?;
+            journal::clear(self.state())?;
         }
-        let conn = search::open(root)?;
+        let conn = search::open(self.state())?;
         let text = serde_json::to_string(&next)
             .map_err(|e| MemoryError::Invalid(format!("cannot save the dream's cursor: {e}")))?;
         search::set_state(&conn, CURSOR_KEY, Some(&text))?;

@@ -14,7 +14,7 @@ fn setup() -> (tempfile::TempDir, Memory) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("USER.md"), "Ana, lives in Lisbon.\n").unwrap();
     std::fs::write(dir.path().join("SOUL.md"), "Dry wit.\n").unwrap();
-    let memory = Memory::new(dir.path());
+    let memory = Memory::new(dir.path(), dir.path().join(".state"));
     memory.repo().unwrap();
     (dir, memory)
 }

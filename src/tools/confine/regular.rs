@@ -10,8 +10,8 @@ use std::os::fd::OwnedFd;
 use rustix::fs::{FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
-use super::open::DIR_FLAGS;
 use super::{Rel, Root, ToolError, outside};
+use pincer_confine::DIR_FLAGS;
 
 /// What a file is opened for. Files are never truncated or created by opening:
 /// the caller checks what it opened first.

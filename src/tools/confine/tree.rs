@@ -11,8 +11,8 @@ use std::os::fd::{AsFd, BorrowedFd};
 
 use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
 
-use super::open::DIR_FLAGS;
 use super::{Rel, Root, ToolError, open_dir};
+use pincer_confine::DIR_FLAGS;
 
 /// Deepest folder nesting walked; deeper folders are not searched.
 const MAX_DEPTH: usize = 64;

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::tools::confine::testing::Swapper;
 use crate::tools::{Caller, Guard, Outcome, Registry, ToolContext};
+use pincer_confine::testing::Swapper;
 
 struct Setup {
     ws: tempfile::TempDir,

@@ -86,7 +86,7 @@ impl TypedTool for ListDir {
         let workspace = ctx.workspace.clone();
         let caller = ctx.caller.clone();
         let names = blocking("list_dir", move || {
-            let root = Root::open(&workspace)?;
+            let root = crate::tools::confine::root(&workspace)?;
             let dir = crate::tools::confine::open_dir(&root, &rel)?;
             check_reached(
                 &caller,

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Rel, Root, ToolContext, ToolError, TypedTool, blocking};
+use super::{Rel, ToolContext, ToolError, TypedTool, blocking};
 use crate::tools::confine::{Access, Opened, io_error, open_file};
 
 /// Lines read_file returns when the model gives no limit.
@@ -48,7 +48,7 @@ impl TypedTool for ReadFile {
         let workspace = ctx.workspace.clone();
         let caller = ctx.caller.clone();
         blocking("read_file", move || {
-            let root = Root::open(&workspace)?;
+            let root = crate::tools::confine::root(&workspace)?;
             let opened = open_file(&root, &rel, Access::Read)?;
             super::check_reached(
                 &caller,

@@ -56,7 +56,7 @@ impl TypedTool for WriteFile {
 }
 
 fn write(workspace: &Path, rel: &Rel, content: &[u8]) -> Result<(), ToolError> {
-    let root = Root::open(workspace)?;
+    let root = crate::tools::confine::root(workspace)?;
     let Some((parent, name)) = rel.split_last() else {
         return Err(ToolError::new(format!(
             "`{}` is a folder, not a file",
@@ -64,7 +64,7 @@ fn write(workspace: &Path, rel: &Rel, content: &[u8]) -> Result<(), ToolError> {
         )));
     };
     refuse_growth(&root, rel)?;
-    root.make_parents(rel)
+    root.make_parents(rel, pincer_confine::Follow::Inside)
         .map_err(|err| refuse(rel, "create the folder for", err))?;
     let mut file = match root.open_at(rel, Access::Write.flags(), Mode::empty()) {
         Ok(fd) => existing(&root, rel, fd)?,
@@ -175,7 +175,7 @@ impl TypedTool for EditFile {
 
 fn edit(workspace: &Path, rel: &Rel, old: &str, new: &str) -> Result<String, ToolError> {
     let given = rel.given();
-    let root = Root::open(workspace)?;
+    let root = crate::tools::confine::root(workspace)?;
     let opened = open_file(&root, rel, Access::Update)?;
     prompt::refuse_reached(&root, rel, &Target::File(&opened))?;
     let too_big = |size: u64| {

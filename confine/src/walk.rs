@@ -2,8 +2,9 @@
 //! component at a time with `O_NOFOLLOW`, each from the descriptor of the folder
 //! before it. A symlink met on the way is read and its target walked the same way:
 //! an absolute target, or `..` above the starting folder, is refused with `EXDEV`
-//! (what `openat2` answers). Folders are held open while walking, so renaming or
-//! swapping one for a symlink meanwhile cannot redirect the walk outside.
+//! (what `openat2` answers); under [`Follow::Never`] any symlink is refused with
+//! `ELOOP`. Folders are held open while walking, so renaming or swapping one for a
+//! symlink meanwhile cannot redirect the walk outside.
 
 use std::collections::VecDeque;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -11,17 +12,18 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 
-use super::open::DIR_FLAGS;
+use crate::open::{DIR_FLAGS, Follow};
 
 /// The most symlinks followed in one open, as Linux allows.
 const MAX_LINKS: usize = 40;
 
 /// Open `path` beneath `root` like `openat2(…, RESOLVE_BENEATH)` would.
-pub(super) fn open(
+pub(crate) fn open(
     root: BorrowedFd<'_>,
     path: &str,
     flags: OFlags,
     mode: Mode,
+    follow: Follow,
 ) -> rustix::io::Result<OwnedFd> {
     let mut pending: VecDeque<String> = components(path);
     // The folders walked into below `root`; the last is where the walk is.
@@ -43,6 +45,9 @@ pub(super) fn open(
                 let Ok(target) = rustix::fs::readlinkat(here, name.as_str(), Vec::new()) else {
                     return Err(err);
                 };
+                if follow == Follow::Never {
+                    return Err(Errno::LOOP);
+                }
                 links += 1;
                 if links > MAX_LINKS {
                     return Err(Errno::LOOP);
@@ -90,7 +95,15 @@ mod tests {
         symlink("../../..", ws.path().join("a/b/climb")).unwrap();
         symlink("loop", ws.path().join("loop")).unwrap();
         let root = rustix::fs::open(ws.path(), DIR_FLAGS, Mode::empty()).unwrap();
-        let at = |path: &str, flags| open(root.as_fd(), path, flags, Mode::from_raw_mode(0o644));
+        let at = |path: &str, flags| {
+            open(
+                root.as_fd(),
+                path,
+                flags,
+                Mode::from_raw_mode(0o644),
+                Follow::Inside,
+            )
+        };
         assert!(at("a/up/f", READ).is_ok());
         assert!(at("a/b/../b/f", READ).is_ok());
         assert!(at(".", READ | OFlags::DIRECTORY).is_ok());
@@ -107,13 +120,17 @@ mod tests {
         symlink(out.path().join("planted"), ws.path().join("to-out")).unwrap();
         assert_eq!(at("to-out", create).unwrap_err(), Errno::XDEV);
         assert!(!out.path().join("planted").exists());
+        let strict = |path: &str| open(root.as_fd(), path, READ, Mode::empty(), Follow::Never);
+        assert!(strict("a/b/f").is_ok());
+        assert_eq!(strict("a/up/f").unwrap_err(), Errno::LOOP);
+        assert_eq!(strict("to-made").unwrap_err(), Errno::LOOP);
     }
 }
 
 #[cfg(test)]
 mod race {
     use super::*;
-    use crate::tools::confine::testing::Swapper;
+    use crate::testing::Swapper;
     use std::io::Read;
 
     /// The fallback walk under the attack `openat2` stops: a folder swapped for a
@@ -135,7 +152,13 @@ mod race {
         // At least 400 tries, and on until both states of the folder were met.
         while inside + refused < 400 || inside == 0 || refused == 0 {
             assert!(inside + refused < 1_000_000, "the race never ran");
-            let Ok(fd) = open(root.as_fd(), "d/f", OFlags::RDONLY, Mode::empty()) else {
+            let Ok(fd) = open(
+                root.as_fd(),
+                "d/f",
+                OFlags::RDONLY,
+                Mode::empty(),
+                Follow::Inside,
+            ) else {
                 refused += 1;
                 continue;
             };
