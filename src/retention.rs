@@ -5,11 +5,16 @@
 //!
 //! Nothing else in the workspace is touched (memory files, logs, the agent's own
 //! files), symlinks are never followed (a link is not a regular file: it stays, and so
-//! does what it points to), and 0 days keeps everything.
+//! does what it points to), and 0 days keeps everything. The sweep works by folder
+//! descriptors opened beneath the workspace (`pincer-confine`): a folder a command swaps
+//! for a link while the sweep runs is never walked into, so nothing outside is removed.
 
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
+
+use pincer_confine::gateway::Folder;
+use pincer_confine::{FileType, Rel, Root};
 
 use tokio_util::sync::CancellationToken;
 
@@ -30,66 +35,71 @@ pub fn sweep(workspace: &Path, retention_days: u64, now: SystemTime) -> io::Resu
     let Some(cutoff) = now.checked_sub(age) else {
         return Ok(0); // before the clock's epoch: nothing is that old
     };
+    let root = Root::open(workspace)?;
     let mut removed = 0;
     for name in SWEPT {
-        let root = workspace.join(name);
-        match std::fs::symlink_metadata(&root) {
-            Ok(meta) if meta.is_dir() => {
-                let entries = std::fs::read_dir(&root)?;
-                sweep_entries(entries, cutoff, &mut removed);
-            }
+        let rel = Rel::plain(name).map_err(io::Error::other)?;
+        match Folder::open(&root, &rel) {
+            Ok(Some(folder)) => sweep_folder(&folder, name, cutoff, &mut removed),
+            Ok(None) => {}
             // A file or a link where the folder should be: not ours to follow.
-            Ok(_) => {}
-            Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+            Err(err)
+                if err
+                    .raw_os_error()
+                    .is_some_and(|e| e == libc::ELOOP || e == libc::ENOTDIR) =>
+            {
+                tracing::warn!(
+                    "retention: {name} is not a folder ({}); left alone",
+                    pincer_confine::explain(&err)
+                );
+            }
             Err(err) => return Err(err),
         }
     }
     Ok(removed)
 }
 
-fn sweep_entries(entries: std::fs::ReadDir, cutoff: SystemTime, removed: &mut usize) {
-    for entry in entries {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(err) => {
-                tracing::warn!("retention: cannot read a folder entry: {err}");
-                continue;
-            }
-        };
-        let path = entry.path();
-        // Neither `file_type` nor `metadata` of a DirEntry follows a symlink.
-        let kind = match entry.file_type() {
-            Ok(kind) => kind,
-            Err(err) => {
-                tracing::warn!("retention: cannot inspect {}: {err}", path.display());
-                continue;
-            }
-        };
-        if kind.is_dir() {
-            match std::fs::read_dir(&path) {
-                Ok(inner) => sweep_entries(inner, cutoff, removed),
-                Err(err) => {
-                    tracing::warn!("retention: cannot read {}: {err}", path.display());
+/// Remove the old regular files under `folder` (named `shown` in logs), and the folders
+/// below it that this leaves empty. Everything is named by the descriptor of the
+/// folder holding it, so a folder swapped for a link mid-sweep is never followed.
+fn sweep_folder(folder: &Folder, shown: &str, cutoff: SystemTime, removed: &mut usize) {
+    let entries = match folder.entries() {
+        Ok(entries) => entries,
+        Err(err) => {
+            tracing::warn!("retention: cannot read {shown}: {err}");
+            return;
+        }
+    };
+    for (name, kind) in entries {
+        let path = format!("{shown}/{name}");
+        match kind {
+            FileType::Directory => {
+                // Gone, or swapped for a link since it was listed: skipped.
+                let Ok(inner) = folder.folder(&name) else {
                     continue;
+                };
+                sweep_folder(&inner, &path, cutoff, removed);
+                drop(inner);
+                match folder.remove_dir(&name) {
+                    Ok(()) => {}
+                    Err(err) if err.kind() == io::ErrorKind::DirectoryNotEmpty => {}
+                    Err(err) => tracing::warn!("retention: cannot remove {path}: {err}"),
                 }
             }
-            match std::fs::remove_dir(&path) {
-                Ok(()) => {}
-                Err(err) if err.kind() == io::ErrorKind::DirectoryNotEmpty => {}
-                Err(err) => tracing::warn!("retention: cannot remove {}: {err}", path.display()),
+            FileType::RegularFile => {
+                let old = folder
+                    .modified(&name)
+                    .is_ok_and(|modified| modified < cutoff);
+                if !old {
+                    continue;
+                }
+                match folder.remove_file(&name) {
+                    Ok(()) => *removed += 1,
+                    Err(err) => tracing::warn!("retention: cannot remove {path}: {err}"),
+                }
             }
-        } else if kind.is_file() {
-            let old = entry
-                .metadata()
-                .and_then(|meta| meta.modified())
-                .is_ok_and(|modified| modified < cutoff);
-            if !old {
-                continue;
-            }
-            match std::fs::remove_file(&path) {
-                Ok(()) => *removed += 1,
-                Err(err) => tracing::warn!("retention: cannot remove {}: {err}", path.display()),
-            }
+            // Links, FIFOs and the rest: not what retention keeps for a while.
+            _ => {}
         }
     }
 }
@@ -227,6 +237,37 @@ mod tests {
         assert!(elsewhere.join("precious.txt").exists());
         assert!(fs::symlink_metadata(ws.join("inbox/folder-link")).is_ok());
         assert!(fs::symlink_metadata(ws.join("inbox/file-link")).is_ok());
+    }
+
+    /// A command swaps an inbox folder for a link to the owner's files over and over
+    /// while sweeps run: no sweep ever removes a file outside.
+    #[test]
+    fn a_folder_swapped_for_a_link_mid_sweep_never_leads_it_outside() {
+        use pincer_confine::testing::Swapper;
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        let ws = dir.path().join("ws");
+        // A new file keeps the folder from being removed as empty.
+        file(&ws.join("inbox/telegram/new.jpg"), 0);
+        fs::create_dir_all(&elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, ws.join("inbox/link")).unwrap();
+        let swapper = Swapper::start(ws.join("inbox/telegram"), ws.join("inbox/link"));
+        let mut sweeps = 0;
+        while sweeps < 200 || swapper.swaps() < 200 {
+            assert!(sweeps < 1_000_000, "the race never ran");
+            // Old files on both sides, put back whichever name they are under now.
+            for name in ["a.jpg", "b.jpg"] {
+                file(&elsewhere.join(name), 400);
+            }
+            sweep(&ws, 30, SystemTime::now()).unwrap();
+            for name in ["a.jpg", "b.jpg"] {
+                assert!(
+                    elsewhere.join(name).exists(),
+                    "a sweep removed a file outside"
+                );
+            }
+            sweeps += 1;
+        }
     }
 
     /// Waits (paused clock: an hour at a time) until `path` is gone; false after 10 real

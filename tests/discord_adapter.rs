@@ -482,7 +482,15 @@ async fn attachments_come_in_to_the_inbox_and_go_out_with_captions() {
     assert_eq!(got.media.len(), 1);
     assert_eq!(got.media[0].kind, MediaKind::Photo);
     let mut allowance = 1024;
-    assert_eq!(fetch_all(&mut got, &mut allowance).await, 4);
+    assert_eq!(
+        fetch_all(
+            &mut got,
+            &mut allowance,
+            &std::env::temp_dir().join("pincer-kept")
+        )
+        .await,
+        4
+    );
     let path = got.media[0].path.clone().expect("downloaded");
     assert_eq!(std::fs::read(&path).unwrap(), vec![0x89, b'P', b'N', b'G']);
     assert!(got.text.contains("[attached:"), "{}", got.text);
@@ -540,7 +548,15 @@ async fn an_attachment_is_not_fetched_from_the_cdn_until_the_core_asks() {
     assert_eq!(got.text, "from a stranger");
 
     let mut allowance = 1024;
-    assert_eq!(fetch_all(&mut got, &mut allowance).await, 10);
+    assert_eq!(
+        fetch_all(
+            &mut got,
+            &mut allowance,
+            &std::env::temp_dir().join("pincer-kept")
+        )
+        .await,
+        10
+    );
     assert_eq!(r.fake.calls_of("download").len(), 1);
     let path = got.media[0].path.clone().expect("saved");
     assert_eq!(

@@ -408,7 +408,15 @@ async fn files_are_fetched_only_when_the_core_asks_and_the_token_stays_on_slack(
     assert_eq!(got.text, "from a stranger");
 
     let mut allowance = 1 << 20;
-    assert_eq!(fetch_all(&mut got, &mut allowance).await, 10);
+    assert_eq!(
+        fetch_all(
+            &mut got,
+            &mut allowance,
+            &std::env::temp_dir().join("pincer-kept")
+        )
+        .await,
+        10
+    );
     assert_eq!(fake.calls_of("download").len(), 1);
     assert!(elsewhere.calls().is_empty(), "nothing went outside Slack");
     let path = got.media[0].path.clone().expect("saved");
@@ -448,12 +456,28 @@ async fn files_come_in_within_the_cap_and_go_out_by_upload_url() {
     ));
     let mut small = run.next().await;
     let mut allowance = 1 << 20;
-    assert_eq!(fetch_all(&mut small, &mut allowance).await, 10);
+    assert_eq!(
+        fetch_all(
+            &mut small,
+            &mut allowance,
+            &std::env::temp_dir().join("pincer-kept")
+        )
+        .await,
+        10
+    );
     let path = small.media[0].path.clone().expect("downloaded");
     assert_eq!(std::fs::read(&path).unwrap(), b"hello file");
     assert!(small.text.contains("[attached:"), "{}", small.text);
     let mut big = run.next().await;
-    assert_eq!(fetch_all(&mut big, &mut allowance).await, 0);
+    assert_eq!(
+        fetch_all(
+            &mut big,
+            &mut allowance,
+            &std::env::temp_dir().join("pincer-kept")
+        )
+        .await,
+        0
+    );
     assert!(big.media[0].path.is_none());
     assert!(
         big.text.contains("larger than channels.slack.media_max_mb"),

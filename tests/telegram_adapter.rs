@@ -63,7 +63,15 @@ async fn attachments_are_fetched_only_when_the_core_asks_within_the_allowance() 
 
     // A sender with too little left today: still nothing asked of Telegram.
     let mut allowance = 3;
-    assert_eq!(fetch_all(&mut first, &mut allowance).await, 0);
+    assert_eq!(
+        fetch_all(
+            &mut first,
+            &mut allowance,
+            &std::env::temp_dir().join("pincer-kept")
+        )
+        .await,
+        0
+    );
     assert!(fake.calls_of("getFile").is_empty());
     assert!(
         first.text.ends_with(&format!(
@@ -74,7 +82,15 @@ async fn attachments_are_fetched_only_when_the_core_asks_within_the_allowance() 
     );
 
     let mut allowance = 1024;
-    assert_eq!(fetch_all(&mut second, &mut allowance).await, 7);
+    assert_eq!(
+        fetch_all(
+            &mut second,
+            &mut allowance,
+            &std::env::temp_dir().join("pincer-kept")
+        )
+        .await,
+        7
+    );
     assert_eq!(allowance, 1024 - 7);
     assert_eq!(fake.calls_of("getFile").len(), 1);
     assert_eq!(fake.calls_of("downloadFile").len(), 1);

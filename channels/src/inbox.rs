@@ -6,6 +6,13 @@
 //! allowance (`access.inbox_max_mb_per_day`), saves it in the workspace inbox, and tells
 //! the model in the message text where it is or why it is not there.
 //!
+//! The inbox is in the workspace, which any sandboxed command may have written: a file
+//! is saved beneath the workspace with no link followed at any component
+//! (`pincer-confine`), so `ln -s /anywhere inbox/telegram` cannot send a guest's file
+//! anywhere. When a link or a file stands in the way, the file is kept in the gateway's
+//! own folder instead (`kept`, out of commands' reach) and the reason logged: nothing
+//! is lost, and nothing is written where the link points.
+//!
 //! This module must not decide who is admitted (the core does), and adapters must not
 //! download outside `fetch_all`: a stranger's files are never fetched.
 
@@ -102,10 +109,27 @@ impl fmt::Debug for Remote {
     }
 }
 
+/// Where a file was saved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Saved {
+    /// In the workspace inbox.
+    Inbox(PathBuf),
+    /// In the gateway's own folder, because the inbox could not take it safely.
+    Kept(PathBuf),
+}
+
+impl Saved {
+    pub fn path(&self) -> &Path {
+        match self {
+            Saved::Inbox(path) | Saved::Kept(path) => path,
+        }
+    }
+}
+
 /// What became of one attachment.
 enum Outcome {
     /// Saved there, this many bytes.
-    Saved(PathBuf, u64),
+    Saved(Saved, u64),
     /// Over the channel's `media_max_mb`.
     TooBig,
     /// Over what is left of the sender's `access.inbox_max_mb_per_day` today.
@@ -118,11 +142,12 @@ enum Outcome {
 /// is set), in order: each within its channel's `media_max_mb` and within `allowance`,
 /// the sender's bytes left for today, which shrinks by what is saved. Sets each
 /// `MediaRef::path` it saved, clears every `remote` (a second call fetches nothing),
-/// appends one note per attachment to the text, and returns the bytes saved.
+/// appends one note per attachment to the text, and returns the bytes saved. A file the
+/// workspace inbox cannot take safely is saved under `kept` (the gateway's own folder).
 ///
 /// A download that turns out larger than its cap is abandoned and not counted: sizes
 /// the platform reported are checked before anything is fetched.
-pub async fn fetch_all(message: &mut InboundMessage, allowance: &mut u64) -> u64 {
+pub async fn fetch_all(message: &mut InboundMessage, allowance: &mut u64, kept: &Path) -> u64 {
     let mut saved = 0;
     let channel = message.channel.clone();
     for media in &mut message.media {
@@ -135,12 +160,18 @@ pub async fn fetch_all(message: &mut InboundMessage, allowance: &mut u64) -> u64
             .as_deref()
             .map(note_name)
             .unwrap_or_else(|| "attachment".to_string());
-        let note = match fetch_one(&channel, &name, media.size_bytes, &remote, *allowance).await {
-            Outcome::Saved(path, bytes) => {
+        let fetched = fetch_one(&channel, &name, media.size_bytes, &remote, *allowance, kept).await;
+        let note = match fetched {
+            Outcome::Saved(place, bytes) => {
                 *allowance = allowance.saturating_sub(bytes);
                 saved += bytes;
-                let note = format!("[attached: {}]", path.display());
-                media.path = Some(path);
+                let note = match &place {
+                    Saved::Inbox(path) => format!("[attached: {}]", path.display()),
+                    Saved::Kept(_) => format!(
+                        "[attached: {name}, kept by the gateway: the workspace inbox has a link or file in its way, so it is not among the workspace's files]"
+                    ),
+                };
+                media.path = Some(place.path().to_path_buf());
                 note
             }
             Outcome::TooBig => {
@@ -167,6 +198,7 @@ async fn fetch_one(
     size: Option<u64>,
     remote: &Remote,
     allowance: u64,
+    kept: &Path,
 ) -> Outcome {
     let max = remote.fetcher.max_bytes();
     if size.is_some_and(|size| size > max) {
@@ -187,16 +219,18 @@ async fn fetch_one(
         Err(FetchError::Refused(why)) => return Outcome::Refused(why),
         Err(FetchError::Failed(err)) => return Outcome::Failed(err),
     };
+    let len = bytes.len() as u64;
     match save(
         remote.fetcher.inbox(),
+        kept,
         channel,
         &remote.prefix,
         name,
-        &bytes,
+        bytes,
     )
     .await
     {
-        Ok(path) => Outcome::Saved(path, bytes.len() as u64),
+        Ok(place) => Outcome::Saved(place, len),
         Err(err) => Outcome::Failed(err),
     }
 }
@@ -224,25 +258,15 @@ fn note_name(name: &str) -> String {
 /// land on one path.
 static SAVED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// Make `<inbox>/<channel>/` and return where `file_name` goes in it:
-/// `<prefix>-<n>-<name>` (`n` unique to this file), the name reduced to letters, digits,
-/// `.`, `-` and `_`.
-pub async fn prepare(
-    inbox: &Path,
-    channel: &str,
-    prefix: &str,
-    file_name: &str,
-) -> Result<PathBuf, String> {
-    let dir = inbox.join(channel);
-    tokio::fs::create_dir_all(&dir)
-        .await
-        .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+/// The name a saved file gets: `<prefix>-<n>-<name>` (`n` unique to this file), reduced
+/// to letters, digits, `.`, `-` and `_` (so never `..` or a folder).
+fn file_name_for(prefix: &str, file_name: &str) -> String {
     let nanos = crate::clock::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
         .unwrap_or_default();
     let n = SAVED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let safe: String = format!("{prefix}-{nanos:08x}{n}-{file_name}")
+    format!("{prefix}-{nanos:08x}{n}-{file_name}")
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
@@ -251,45 +275,87 @@ pub async fn prepare(
                 '_'
             }
         })
-        .collect();
-    Ok(dir.join(safe))
+        .collect()
 }
 
-/// Save `bytes` as `prepare` names it.
+/// Save `bytes` as a new file in `<inbox>/<channel>/`, named by `file_name_for`. The
+/// inbox is opened beneath the folder that holds it (the workspace) with no link
+/// followed at any component, and the file is made new (never over someone else's).
+/// When that is refused — a link or a file where a folder should be — the reason is
+/// logged and the file is saved in `<kept>/<channel>/` instead.
 pub async fn save(
     inbox: &Path,
+    kept: &Path,
     channel: &str,
     prefix: &str,
     file_name: &str,
-    bytes: &[u8],
-) -> Result<PathBuf, String> {
-    let path = prepare(inbox, channel, prefix, file_name).await?;
-    let mut written = write_new(&path, bytes).await;
-    if written
-        .as_ref()
-        .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
-    {
-        // The retention sweep removed the channel's folder, emptied, just now: once more.
-        let dir = inbox.join(channel);
-        tokio::fs::create_dir_all(&dir)
-            .await
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        written = write_new(&path, bytes).await;
-    }
-    written.map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    Ok(path)
+    bytes: Vec<u8>,
+) -> Result<Saved, String> {
+    let name = file_name_for(prefix, file_name);
+    let (inbox, kept, channel) = (inbox.to_path_buf(), kept.to_path_buf(), channel.to_string());
+    tokio::task::spawn_blocking(move || save_blocking(&inbox, &kept, &channel, &name, &bytes))
+        .await
+        .map_err(|e| format!("saving the file stopped: {e}"))?
 }
 
-/// Write a file that must not exist yet (never over someone else's).
-async fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use tokio::io::AsyncWriteExt;
-    let mut file = tokio::fs::OpenOptions::new()
+fn save_blocking(
+    inbox: &Path,
+    kept: &Path,
+    channel: &str,
+    name: &str,
+    bytes: &[u8],
+) -> Result<Saved, String> {
+    use std::io::Write;
+    let path = inbox.join(channel).join(name);
+    let refused = match beneath(inbox, channel, name) {
+        Ok((root, rel)) => match pincer_confine::gateway::create_new(&root, &rel) {
+            Ok(mut file) => {
+                return file
+                    .write_all(bytes)
+                    .map(|()| Saved::Inbox(path.clone()))
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()));
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
+                return Err(format!(
+                    "cannot write {}: it already exists",
+                    path.display()
+                ));
+            }
+            Err(err) => pincer_confine::explain(&err),
+        },
+        Err(why) => why,
+    };
+    tracing::warn!(
+        path = %path.display(),
+        "an attachment was not saved in the workspace inbox: {refused}; kept in {} instead",
+        kept.display()
+    );
+    let dir = kept.join(channel);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let kept_path = dir.join(name);
+    let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .open(path)
-        .await?;
-    file.write_all(bytes).await?;
-    file.flush().await
+        .open(&kept_path)
+        .map_err(|e| format!("cannot write {}: {e}", kept_path.display()))?;
+    file.write_all(bytes)
+        .map_err(|e| format!("cannot write {}: {e}", kept_path.display()))?;
+    Ok(Saved::Kept(kept_path))
+}
+
+/// The folder holding `inbox` (the workspace), opened, and the file's path below it.
+fn beneath(
+    inbox: &Path,
+    channel: &str,
+    name: &str,
+) -> Result<(pincer_confine::Root, pincer_confine::Rel), String> {
+    let (Some(root), Some(folder)) = (inbox.parent(), inbox.file_name()) else {
+        return Err(format!("{} has no folder above it", inbox.display()));
+    };
+    let rel = format!("{}/{channel}/{name}", folder.to_string_lossy());
+    let rel = pincer_confine::Rel::plain(&rel).map_err(|e| e.to_string())?;
+    let root = pincer_confine::Root::open(root).map_err(|e| format!("{}: {e}", root.display()))?;
+    Ok((root, rel))
 }
 
 #[cfg(test)]
@@ -399,7 +465,7 @@ mod tests {
         assert_eq!(msg.text, "look");
 
         let mut allowance = 1000;
-        assert_eq!(fetch_all(&mut msg, &mut allowance).await, 5);
+        assert_eq!(fetch_all(&mut msg, &mut allowance, &kept(&dir)).await, 5);
         assert_eq!(allowance, 995);
         let path = msg.media[0].path.clone().expect("saved");
         assert_eq!(path.parent(), Some(dir.path().join("telegram").as_path()));
@@ -413,7 +479,7 @@ mod tests {
         assert_eq!(msg.text, format!("look\n[attached: {}]", path.display()));
 
         // A second call finds nothing pending.
-        assert_eq!(fetch_all(&mut msg, &mut allowance).await, 0);
+        assert_eq!(fetch_all(&mut msg, &mut allowance, &kept(&dir)).await, 0);
         assert_eq!(asked(&platform), ["a"]);
     }
 
@@ -423,7 +489,7 @@ mod tests {
         let platform = platform(dir.path(), vec![("big", Ok(vec![0; 200]))]);
         let mut msg = message(vec![pending(&platform, "big", Some(200))]);
         let mut allowance = 1000;
-        assert_eq!(fetch_all(&mut msg, &mut allowance).await, 0);
+        assert_eq!(fetch_all(&mut msg, &mut allowance, &kept(&dir)).await, 0);
         assert!(asked(&platform).is_empty());
         assert!(msg.media[0].path.is_none());
         assert!(
@@ -434,7 +500,7 @@ mod tests {
         );
         // Unknown size: the fetcher's cap finds out.
         let mut msg = message(vec![pending(&platform, "big", None)]);
-        fetch_all(&mut msg, &mut allowance).await;
+        fetch_all(&mut msg, &mut allowance, &kept(&dir)).await;
         assert!(
             msg.text
                 .contains("larger than channels.telegram.media_max_mb")
@@ -461,7 +527,7 @@ mod tests {
             pending(&platform, "d", None),
         ]);
         let mut allowance = 100;
-        assert_eq!(fetch_all(&mut msg, &mut allowance).await, 90);
+        assert_eq!(fetch_all(&mut msg, &mut allowance, &kept(&dir)).await, 90);
         assert_eq!(allowance, 10);
         // b is over what is left and never asked for; c fits; d's size was unknown, so
         // it was asked for with the allowance as its cap and refused.
@@ -476,7 +542,7 @@ mod tests {
         // Nothing left: nothing is asked for at all.
         let mut msg = message(vec![pending(&platform, "c", None)]);
         let mut allowance = 0;
-        assert_eq!(fetch_all(&mut msg, &mut allowance).await, 0);
+        assert_eq!(fetch_all(&mut msg, &mut allowance, &kept(&dir)).await, 0);
         assert_eq!(asked(&platform).len(), 3);
         assert!(msg.text.contains(over));
     }
@@ -501,7 +567,7 @@ mod tests {
             pending(&platform, "gone", None),
         ]);
         let mut allowance = 1000;
-        assert_eq!(fetch_all(&mut msg, &mut allowance).await, 0);
+        assert_eq!(fetch_all(&mut msg, &mut allowance, &kept(&dir)).await, 0);
         assert_eq!(
             msg.text,
             "look\n[ext.bin is stored outside Slack; not downloaded]\n[gone.bin could not be downloaded]"
@@ -509,12 +575,33 @@ mod tests {
         assert_eq!(allowance, 1000);
     }
 
+    /// The gateway's own folder beside the test's inbox.
+    fn kept(dir: &tempfile::TempDir) -> PathBuf {
+        dir.path().with_extension("kept")
+    }
+
     #[tokio::test]
     async fn names_are_made_safe_inside_the_channels_folder() {
         let dir = tempfile::tempdir().unwrap();
-        let path = save(dir.path(), "slack", "C1", "../../etc/pass wd", b"x")
-            .await
-            .unwrap();
+        let save = |bytes: &'static [u8]| {
+            let (inbox, kept) = (dir.path().to_path_buf(), kept(&dir));
+            async move {
+                match save(
+                    &inbox,
+                    &kept,
+                    "slack",
+                    "C1",
+                    "../../etc/pass wd",
+                    bytes.to_vec(),
+                )
+                .await
+                {
+                    Ok(Saved::Inbox(path)) => path,
+                    other => panic!("{other:?}"),
+                }
+            }
+        };
+        let path = save(b"x").await;
         assert_eq!(path.parent(), Some(dir.path().join("slack").as_path()));
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         assert!(
@@ -523,11 +610,52 @@ mod tests {
         );
         assert!(path.exists());
         // The same name again, from someone else: a file of its own, the first untouched.
-        let again = save(dir.path(), "slack", "C1", "../../etc/pass wd", b"y")
-            .await
-            .unwrap();
+        let again = save(b"y").await;
         assert_ne!(again, path);
         assert_eq!(std::fs::read(&path).unwrap(), b"x");
+    }
+
+    #[tokio::test]
+    async fn a_link_planted_in_the_inbox_sends_the_file_to_the_gateways_own_folder() {
+        let home = tempfile::tempdir().unwrap();
+        let (ws, elsewhere, kept) = (
+            home.path().join("workspace"),
+            home.path().join("elsewhere"),
+            home.path().join("state/inbox"),
+        );
+        std::fs::create_dir_all(ws.join("inbox")).unwrap();
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, ws.join("inbox/telegram")).unwrap();
+        let inbox = ws.join("inbox");
+        let saved = save(
+            &inbox,
+            &kept,
+            "telegram",
+            "42",
+            "evil.sh",
+            b"guest's".to_vec(),
+        )
+        .await
+        .unwrap();
+        let Saved::Kept(path) = &saved else {
+            panic!("{saved:?}");
+        };
+        assert!(path.starts_with(kept.join("telegram")), "{path:?}");
+        assert_eq!(std::fs::read(path).unwrap(), b"guest's");
+        assert_eq!(
+            std::fs::read_dir(&elsewhere).unwrap().count(),
+            0,
+            "nothing went through the link"
+        );
+        // The inbox itself a link (to anywhere): the same.
+        std::fs::remove_file(ws.join("inbox/telegram")).unwrap();
+        std::fs::remove_dir(ws.join("inbox")).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, ws.join("inbox")).unwrap();
+        let saved = save(&inbox, &kept, "telegram", "42", "b.txt", b"x".to_vec())
+            .await
+            .unwrap();
+        assert!(matches!(saved, Saved::Kept(_)), "{saved:?}");
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
     }
 
     #[test]

@@ -130,10 +130,6 @@ pub fn beneath(
     mode: Mode,
     follow: Follow,
 ) -> rustix::io::Result<OwnedFd> {
-    let flags = match follow {
-        Follow::Inside => flags,
-        Follow::Never => flags | OFlags::NOFOLLOW,
-    };
     #[cfg(any(target_os = "linux", target_os = "android"))]
     if !NO_OPENAT2.load(Ordering::Relaxed) {
         use rustix::fs::ResolveFlags;

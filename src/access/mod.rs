@@ -65,10 +65,13 @@ pub struct Gate {
     rate: RateLimiter,
     /// `access.inbox_max_mb_per_day` for non-owners.
     inbox: InboxAllowance,
+    /// The gateway's own folder, where an attachment goes when the workspace inbox has
+    /// a link or file in its way (`$PINCER_HOME/state/inbox`).
+    kept: std::path::PathBuf,
 }
 
 impl Gate {
-    pub fn new(config: &Config, store: Store) -> Self {
+    pub fn new(config: &Config, store: Store, kept: std::path::PathBuf) -> Self {
         let policies = config
             .channels
             .all()
@@ -91,6 +94,7 @@ impl Gate {
             pairing_notes: pairing::NoteLimit::default(),
             rate: RateLimiter::new(config.access.rate_per_minute),
             inbox: InboxAllowance::new(config.access.inbox_max_mb_per_day.saturating_mul(1 << 20)),
+            kept,
         }
     }
 
@@ -112,7 +116,7 @@ impl Gate {
         } else {
             self.inbox.left(&origin.sender, day_ms)
         };
-        let used = pincer_channels::inbox::fetch_all(message, &mut allowance).await;
+        let used = pincer_channels::inbox::fetch_all(message, &mut allowance, &self.kept).await;
         if !origin.is_owner() {
             self.inbox.spend(&origin.sender, day_ms, used);
         }

@@ -38,6 +38,7 @@ impl AgentBuilder {
         timezone: Tz,
     ) -> AgentBuilder {
         let workspace = memory.root().to_path_buf();
+        let kept = memory.state().join("inbox");
         AgentBuilder {
             agent: Agent {
                 store,
@@ -50,6 +51,7 @@ impl AgentBuilder {
                 limits: Limits::default(),
                 media: Media {
                     workspace: workspace.clone(),
+                    kept,
                     transcriber: None,
                 },
                 workspace,

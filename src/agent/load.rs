@@ -84,7 +84,7 @@ impl Agent {
             .iter_mut()
             .filter(|m| m.role == store::Role::User && m.status != store::Status::Done)
         {
-            crate::media::show(&self.workspace, &mut message.parts, &mut shown).await;
+            self.media.show(&mut message.parts, &mut shown).await;
         }
         let stamp = |ms: i64| self.stamp(ms);
         for message in history::to_chat(&stored, &stamp) {

@@ -193,6 +193,7 @@ pub fn build_agent(
     };
     let media = crate::media::Media {
         workspace: workspace.clone(),
+        kept: home.state_dir().join("inbox"),
         transcriber: crate::media::voice::Transcriber::from_config(
             config,
             secrets,
@@ -277,7 +278,11 @@ pub fn start_wired(
     let (inbound, inbound_rx) = mpsc::channel(INBOUND_CAPACITY);
     let dispatcher = Dispatcher::new(
         Arc::clone(&agent),
-        Gate::new(config, agent.store().clone()),
+        Gate::new(
+            config,
+            agent.store().clone(),
+            home.state_dir().join("inbox"),
+        ),
         outbound_tx.clone(),
         config.agent.queue_mode,
         Duration::from_secs(config.agent.idle_session_secs),

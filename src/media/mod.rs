@@ -31,6 +31,9 @@ use voice::Transcriber;
 /// The attachment side of the core: where the inbox is and how voice is heard.
 pub struct Media {
     pub workspace: PathBuf,
+    /// The gateway's own folder for attachments the workspace inbox could not take
+    /// safely (`pincer_channels::inbox::save`).
+    pub kept: PathBuf,
     /// `None` while `[transcription]` is off.
     pub transcriber: Option<Transcriber>,
 }
@@ -130,7 +133,7 @@ impl Media {
                 label(known)
             );
         };
-        let bytes = match tokio::fs::read(path).await {
+        let bytes = match self.load(path, MAX_LOAD).await {
             Ok(bytes) => bytes,
             Err(err) => return format!("[{} could not be read: {err}]", label(known)),
         };
@@ -184,7 +187,7 @@ impl Media {
     /// A document's text, inlined, or `None` to leave it a file.
     async fn read(&self, item: &MediaRef, path: &Path, name: &str) -> Option<String> {
         let mime = item.mime.as_deref();
-        let size = tokio::fs::metadata(path).await.ok()?.len();
+        let size = self.size(path).await.ok()?;
         let is_text = document::is_text(mime, name);
         if is_text && size > document::MAX_INLINE as u64 {
             return Some(format!(
@@ -194,11 +197,11 @@ impl Media {
             ));
         }
         if is_text {
-            let bytes = tokio::fs::read(path).await.ok()?;
+            let bytes = self.load(path, document::MAX_INLINE as u64).await.ok()?;
             let text = document::text_of(&bytes)?;
             return Some(document::inline(name, size, None, text));
         }
-        let bytes = tokio::fs::read(path).await.ok()?;
+        let bytes = self.load(path, MAX_LOAD).await.ok()?;
         if !document::is_pdf(mime, name, &bytes) {
             return None;
         }
@@ -248,47 +251,137 @@ fn clean_name(name: &str) -> String {
     }
 }
 
-/// Fill in the pictures of a message the turn answers so a vision model sees them:
-/// at most `image::MAX_IMAGES` a turn (`shown` counts them across its messages), each
-/// scaled down; further ones, and any that cannot be read, become a line naming the
-/// file.
-pub async fn show(workspace: &Path, parts: &mut [Part], shown: &mut usize) {
-    for part in parts.iter_mut() {
-        let Part::Image { path, data } = part else {
-            continue;
-        };
-        if data.is_some() {
-            *shown += 1;
-            continue;
-        }
-        let file = workspace.join(&*path);
-        if *shown >= image::MAX_IMAGES {
-            let note = format!(
-                "[image {} not shown: at most {} images a turn; file: {path}]",
-                file_label(path),
-                image::MAX_IMAGES
-            );
-            *part = Part::Text { text: note };
-            continue;
-        }
-        let loaded = match tokio::fs::read(&file).await {
-            Ok(bytes) => image::scaled(&bytes).await,
-            Err(err) => Err(format!("cannot read it: {err}")),
-        };
-        match loaded {
-            Ok(loaded) => {
-                *data = Some(loaded);
+impl Media {
+    /// Fill in the pictures of a message the turn answers so a vision model sees them:
+    /// at most `image::MAX_IMAGES` a turn (`shown` counts them across its messages), each
+    /// scaled down; further ones, and any that cannot be read, become a line naming the
+    /// file.
+    pub async fn show(&self, parts: &mut [Part], shown: &mut usize) {
+        let workspace = &self.workspace;
+        for part in parts.iter_mut() {
+            let Part::Image { path, data } = part else {
+                continue;
+            };
+            if data.is_some() {
                 *shown += 1;
+                continue;
             }
-            Err(err) => {
+            let file = workspace.join(&*path);
+            if *shown >= image::MAX_IMAGES {
                 let note = format!(
-                    "[image {} could not be shown: {err}; file: {path}]",
-                    file_label(path)
+                    "[image {} not shown: at most {} images a turn; file: {path}]",
+                    file_label(path),
+                    image::MAX_IMAGES
                 );
                 *part = Part::Text { text: note };
+                continue;
+            }
+            let loaded = match self.load(&file, MAX_LOAD).await {
+                Ok(bytes) => image::scaled(&bytes).await,
+                Err(err) => Err(format!("cannot read it: {err}")),
+            };
+            match loaded {
+                Ok(loaded) => {
+                    *data = Some(loaded);
+                    *shown += 1;
+                }
+                Err(err) => {
+                    let note = format!(
+                        "[image {} could not be shown: {err}; file: {path}]",
+                        file_label(path)
+                    );
+                    *part = Part::Text { text: note };
+                }
             }
         }
     }
+
+    /// The bytes of a saved attachment, at most `max`: under the workspace it is opened
+    /// beneath it with no link followed (a command may have swapped the file for a link
+    /// to the secrets since it was saved), under the gateway's own folder without
+    /// following a link at its name; anywhere else it is refused.
+    async fn load(&self, path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+        let (workspace, kept, path) = (
+            self.workspace.clone(),
+            self.kept.clone(),
+            path.to_path_buf(),
+        );
+        tokio::task::spawn_blocking(move || saved(&workspace, &kept, &path)?.read(max))
+            .await
+            .map_err(std::io::Error::other)?
+    }
+
+    /// The size of a saved attachment, opened as `load` opens it.
+    async fn size(&self, path: &Path) -> std::io::Result<u64> {
+        let (workspace, kept, path) = (
+            self.workspace.clone(),
+            self.kept.clone(),
+            path.to_path_buf(),
+        );
+        tokio::task::spawn_blocking(move || Ok(saved(&workspace, &kept, &path)?.size))
+            .await
+            .map_err(std::io::Error::other)?
+    }
+}
+
+/// The most of one attachment read into memory (the channels cap what they download
+/// far lower; a file swapped in since could be anything).
+const MAX_LOAD: u64 = 256 << 20;
+
+/// A saved attachment, opened.
+struct Opened {
+    file: std::fs::File,
+    size: u64,
+}
+
+impl Opened {
+    fn read(self, max: u64) -> std::io::Result<Vec<u8>> {
+        use std::io::Read;
+        if self.size > max {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::FileTooLarge,
+                format!("it is larger than {max} bytes"),
+            ));
+        }
+        let mut bytes = Vec::new();
+        self.file.take(max).read_to_end(&mut bytes)?;
+        Ok(bytes)
+    }
+}
+
+/// Open the attachment saved at `path`: beneath `workspace` with no link at any
+/// component, or in `kept` (the gateway's own) without following one.
+fn saved(workspace: &Path, kept: &Path, path: &Path) -> std::io::Result<Opened> {
+    let refused = |why: String| std::io::Error::new(std::io::ErrorKind::PermissionDenied, why);
+    if let Ok(below) = path.strip_prefix(workspace) {
+        let rel = pincer_confine::Rel::plain(&below.to_string_lossy())
+            .map_err(|e| refused(e.to_string()))?;
+        let root = pincer_confine::Root::open(workspace)?;
+        return match pincer_confine::gateway::open(&root, &rel) {
+            Ok(Some((file, size))) => Ok(Opened { file, size }),
+            Ok(None) => Err(std::io::ErrorKind::NotFound.into()),
+            Err(err) => Err(refused(pincer_confine::explain(&err))),
+        };
+    }
+    if path.starts_with(kept) {
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(path)?;
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(refused("not a regular file".into()));
+        }
+        return Ok(Opened {
+            file,
+            size: meta.len(),
+        });
+    }
+    Err(refused(format!(
+        "{} is not where the gateway saves attachments",
+        path.display()
+    )))
 }
 
 /// Take the pictures back out of messages for a model that cannot see: each becomes

@@ -208,7 +208,8 @@ fn message_view(
     })
 }
 
-/// `GET /media/inbox/…`: a picture people sent, from the workspace inbox only.
+/// `GET /media/inbox/…`: a picture people sent, from the workspace inbox only, and
+/// only a regular file reached without a link.
 pub async fn media(State(state): State<Arc<WebState>>, UrlPath(path): UrlPath<String>) -> Response {
     let Some(mime) = picture_type(&path) else {
         return (
@@ -226,15 +227,14 @@ pub async fn media(State(state): State<Arc<WebState>>, UrlPath(path): UrlPath<St
         )
             .into_response();
     }
-    let inbox = state.agent.workspace().join("inbox");
-    let file = state.agent.workspace().join(rel);
+    let workspace = state.agent.workspace().to_path_buf();
     let read = tokio::task::spawn_blocking(move || -> std::io::Result<Vec<u8>> {
-        // No link may lead out of the inbox.
-        let (inbox, real) = (inbox.canonicalize()?, file.canonicalize()?);
-        if !real.starts_with(&inbox) || std::fs::metadata(&real)?.len() > MAX_PICTURE {
-            return Err(std::io::ErrorKind::NotFound.into());
-        }
-        std::fs::read(real)
+        // Opened beneath the workspace with no link followed at any component: a
+        // command may have planted a link in the inbox to anything the gateway can read.
+        let rel = pincer_confine::Rel::plain(&path).map_err(std::io::Error::other)?;
+        let root = pincer_confine::Root::open(&workspace)?;
+        let found = pincer_confine::gateway::read(&root, &rel, MAX_PICTURE)?;
+        found.ok_or_else(|| std::io::ErrorKind::NotFound.into())
     })
     .await;
     match read {
