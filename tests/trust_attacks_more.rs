@@ -487,3 +487,59 @@ async fn a_restart_answers_neither_a_guests_messages_over_the_rate_nor_their_cha
     assert_eq!(echoes.len(), 1, "{echoes:?}");
     assert!(echoes[0].ends_with("first"), "{echoes:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_question_shows_a_right_to_left_override_in_the_command_escaped() {
+    let s = setup(
+        "[tools.permissions]\nask = [\"exec\"]\napproval_timeout_secs = 10",
+        &owners(),
+    )
+    .await;
+    // Shown raw, the override turns the end of the line around: the owner would read
+    // `…#txt.sh` and approve what looks like a harmless file name.
+    let command = "cat notes.txt #\u{202E}hs.txt ;rm -rf work";
+    s.model.push_all([
+        Step::tool_call("exec", json!({ "command": command })),
+        Step::text("Not run."),
+    ]);
+    let _gateway = s.start();
+    s.platform.inject(Incoming::dm(OWNER, "tidy up"));
+    let question = s.wait_for_text(OWNER, "Allow exec").await.text;
+    assert!(
+        question.contains("#\\u{202e}hs.txt ;rm -rf work") && !question.contains('\u{202E}'),
+        "{question:?}"
+    );
+    s.platform.press(OWNER, OWNER, ":deny").expect("buttons");
+    s.wait_for_text(OWNER, "Not run.").await;
+    let settled = s.wait_for_text(OWNER, "Denied").await.text;
+    assert!(
+        settled.contains("\\u{202e}") && !settled.contains('\u{202E}'),
+        "{settled:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_guests_name_shows_its_hidden_characters_escaped_to_the_model() {
+    let s = setup(&format!("groups = [\"{GROUP}\"]"), &owners()).await;
+    let _gateway = s.start();
+    s.platform
+        .inject(Incoming::group(GROUP, GUEST, "earlier chatter").from(
+            GUEST,
+            "Bo\u{200B}ss\u{202E}",
+            None,
+        ));
+    s.platform.inject(
+        Incoming::group(GROUP, GUEST, "hello")
+            .from(GUEST, "Bo\u{200B}ss\u{202E}", None)
+            .mentioning_bot(),
+    );
+    let seen = requests(&s, 1).await[0].last_user_text();
+    for line in ["earlier chatter", "@pincer_test_bot hello"] {
+        let escaped = format!("Bo\\u{{200b}}ss\\u{{202e}} (telegram:9): {line}");
+        assert!(seen.contains(&escaped), "{seen:?}");
+    }
+    assert!(
+        !seen.contains('\u{200B}') && !seen.contains('\u{202E}'),
+        "{seen:?}"
+    );
+}
