@@ -136,11 +136,10 @@ async fn a_deny_rule_for_git_push_refuses_it_behind_git_options_and_through_xarg
     let run = home.run(&["chat", "-m", "push it"]);
     assert!(run.ok(), "{run:?}");
     let results = tool_results(&fake, 1);
-    for at in 0..3 {
+    for (at, result) in results[..3].iter().enumerate() {
         assert!(
-            results[at].contains("refused by the owner's rule `exec(git push*)`"),
-            "{at}: {}",
-            results[at]
+            result.contains("refused by the owner's rule `exec(git push*)`"),
+            "{at}: {result}"
         );
     }
     assert!(!results[3].contains("refused"), "{}", results[3]);
