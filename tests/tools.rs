@@ -116,6 +116,36 @@ async fn permission_rules_match_what_really_runs_and_the_path_really_opened() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deny_rule_for_git_push_refuses_it_behind_git_options_and_through_xargs() {
+    let fake = FakeModel::start().await;
+    let home = TestHome::new();
+    home.write_config(&common::openai_config(
+        &fake,
+        "[tools.permissions]\ndeny = [\"exec(git push*)\"]\n",
+    ));
+    fake.push(Step::tool_calls([
+        ("exec", json!({"command": "git -C . push"})),
+        ("exec", json!({"command": "printf x | xargs git push"})),
+        (
+            "exec",
+            json!({"command": "git --no-pager -c a.b=c --git-dir .git push origin"}),
+        ),
+        ("exec", json!({"command": "git -C . --version"})),
+    ]));
+    fake.push(Step::text("done"));
+    let run = home.run(&["chat", "-m", "push it"]);
+    assert!(run.ok(), "{run:?}");
+    let results = tool_results(&fake, 1);
+    for (at, result) in results[..3].iter().enumerate() {
+        assert!(
+            result.contains("refused by the owner's rule `exec(git push*)`"),
+            "{at}: {result}"
+        );
+    }
+    assert!(!results[3].contains("refused"), "{}", results[3]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_secret_in_a_tool_result_or_a_reply_never_reaches_the_model_the_chat_or_the_log() {
     let fake = FakeModel::start().await;
     let home = TestHome::openai(&fake);

@@ -487,3 +487,140 @@ async fn a_restart_answers_neither_a_guests_messages_over_the_rate_nor_their_cha
     assert_eq!(echoes.len(), 1, "{echoes:?}");
     assert!(echoes[0].ends_with("first"), "{echoes:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_question_shows_a_right_to_left_override_in_the_command_escaped() {
+    let s = setup(
+        "[tools.permissions]\nask = [\"exec\"]\napproval_timeout_secs = 10",
+        &owners(),
+    )
+    .await;
+    // Shown raw, the override turns the end of the line around: the owner would read
+    // `…#txt.sh` and approve what looks like a harmless file name.
+    let command = "cat notes.txt #\u{202E}hs.txt ;rm -rf work";
+    s.model.push_all([
+        Step::tool_call("exec", json!({ "command": command })),
+        Step::text("Not run."),
+    ]);
+    let _gateway = s.start();
+    s.platform.inject(Incoming::dm(OWNER, "tidy up"));
+    let question = s.wait_for_text(OWNER, "Allow exec").await.text;
+    assert!(
+        question.contains("#\\u{202e}hs.txt ;rm -rf work") && !question.contains('\u{202E}'),
+        "{question:?}"
+    );
+    s.platform.press(OWNER, OWNER, ":deny").expect("buttons");
+    s.wait_for_text(OWNER, "Not run.").await;
+    let settled = s.wait_for_text(OWNER, "Denied").await.text;
+    assert!(
+        settled.contains("\\u{202e}") && !settled.contains('\u{202E}'),
+        "{settled:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_guests_name_shows_its_hidden_characters_escaped_to_the_model() {
+    let s = setup(&format!("groups = [\"{GROUP}\"]"), &owners()).await;
+    let _gateway = s.start();
+    s.platform
+        .inject(Incoming::group(GROUP, GUEST, "earlier chatter").from(
+            GUEST,
+            "Bo\u{200B}ss\u{202E}",
+            None,
+        ));
+    s.platform.inject(
+        Incoming::group(GROUP, GUEST, "hello")
+            .from(GUEST, "Bo\u{200B}ss\u{202E}", None)
+            .mentioning_bot(),
+    );
+    let seen = requests(&s, 1).await[0].last_user_text();
+    for line in ["earlier chatter", "@pincer_test_bot hello"] {
+        let escaped = format!("Bo\\u{{200b}}ss\\u{{202e}} (telegram:9): {line}");
+        assert!(seen.contains(&escaped), "{seen:?}");
+    }
+    assert!(
+        !seen.contains('\u{200B}') && !seen.contains('\u{202E}'),
+        "{seen:?}"
+    );
+}
+
+/// What the bot answers in the group to `message`: the first message it shows there
+/// after it arrives.
+async fn group_reply(s: &common::telegram::Setup, message: Incoming) -> String {
+    let before = s.texts_to(GROUP).len();
+    s.platform.inject(message);
+    wait_for(
+        || s.texts_to(GROUP).get(before).cloned(),
+        || format!("no answer in the group: {:#?}", s.texts_to(GROUP)),
+    )
+    .await
+}
+
+fn command_from(user: i64, name: &str, text: &str) -> Incoming {
+    Incoming::group(GROUP, user, text)
+        .from(user, name, None)
+        .command()
+        .mentioning_bot()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_group_a_guest_and_a_member_see_and_stop_only_the_tasks_they_started() {
+    let s = setup(
+        &format!("groups = [\"{GROUP}\"]\nallow_from = [\"{MEMBER}\"]"),
+        &owners(),
+    )
+    .await;
+    // The owner's task runs (its model call hangs) while the others look.
+    s.model.push_all([
+        Step::tool_call(
+            "task",
+            json!({"description": "OWNERPLAN for the merger", "prompt": "draft it"}),
+        ),
+        Step::Stall,
+    ]);
+    let _gateway = s.start();
+    s.platform.inject(owner_says("plan the merger"));
+    requests(&s, 2).await;
+
+    let seen = group_reply(&s, command_from(GUEST, "Mallory", "/tasks")).await;
+    assert!(
+        !seen.contains("OWNERPLAN") && seen.contains("no tasks"),
+        "a guest was shown the owner's task: {seen}"
+    );
+    let stop = group_reply(&s, command_from(GUEST, "Mallory", "/tasks stop 1")).await;
+    assert!(stop.contains("not one of yours"), "{stop}");
+    let owners_view = group_reply(&s, command_from(OWNER, "Boss", "/tasks")).await;
+    assert!(
+        owners_view.contains("1. running") && owners_view.contains("OWNERPLAN"),
+        "the guest's /tasks stop 1 stopped the owner's task: {owners_view}"
+    );
+    let stopped = group_reply(&s, command_from(OWNER, "Boss", "/tasks stop 1")).await;
+    assert!(stopped.contains("Stopping task 1"), "{stopped}");
+    s.wait_for_text(GROUP, "echo:").await;
+
+    // A member's own task is theirs to see; the owner's stays out of it.
+    s.model.push_all([
+        Step::tool_call(
+            "task",
+            json!({"description": "MEMBERNOTE summary", "prompt": "sum up"}),
+        ),
+        Step::text("summed up"),
+        Step::text("MEMBER TURN DONE"),
+    ]);
+    s.platform.inject(
+        Incoming::group(GROUP, MEMBER, "sum it up")
+            .from(MEMBER, "Ana", None)
+            .mentioning_bot(),
+    );
+    s.wait_for_text(GROUP, "MEMBER TURN DONE").await;
+    let members_view = group_reply(&s, command_from(MEMBER, "Ana", "/tasks")).await;
+    assert!(
+        members_view.contains("MEMBERNOTE") && !members_view.contains("OWNERPLAN"),
+        "{members_view}"
+    );
+    let owners_view = group_reply(&s, command_from(OWNER, "Boss", "/tasks")).await;
+    assert!(
+        owners_view.contains("MEMBERNOTE") && owners_view.contains("OWNERPLAN"),
+        "{owners_view}"
+    );
+}

@@ -5,6 +5,8 @@
 //!
 //! ## Layout
 //! - `approval` — questions asked with buttons, and who may answer them
+//! - `escape`   — control, bidi and zero-width characters shown as `\u{…}` where a
+//!   person judges text (approval questions, speaker names)
 //! - `inbox`    — incoming attachments: fetched only for admitted messages (`fetch_all`),
 //!   within the size cap and the sender's daily allowance; where they are saved, the note
 //!   the model gets
@@ -33,6 +35,7 @@ pub mod clock;
 pub mod direct;
 #[cfg(feature = "discord")]
 pub mod discord;
+pub mod escape;
 pub mod inbox;
 pub mod key;
 pub mod manager;

@@ -112,14 +112,18 @@ impl Origin {
     }
 }
 
+/// The longest name shown, in characters (an escaped character counts whole).
+const NAME_CHARS: usize = 48;
+
 /// A display name made safe to show the model as a speaker's name: one line, no
 /// brackets or markup a member could use to pose as another speaker or as the system,
-/// at most 48 characters. Empty names become "someone".
+/// control, bidi and zero-width characters shown escaped (`\u{202e}`, so two names
+/// that look alike read apart), at most 48 characters. Empty names become "someone".
 pub fn sanitize_name(name: &str) -> String {
     let cleaned: String = name
         .chars()
         .map(|c| {
-            if c.is_control()
+            if c.is_whitespace()
                 || matches!(
                     c,
                     '[' | ']'
@@ -137,8 +141,6 @@ pub fn sanitize_name(name: &str) -> String {
                         | '~'
                         | ':'
                         | '\\'
-                        | '\u{2028}'
-                        | '\u{2029}'
                 )
             {
                 ' '
@@ -148,8 +150,18 @@ pub fn sanitize_name(name: &str) -> String {
         })
         .collect();
     let words: Vec<&str> = cleaned.split_whitespace().collect();
-    let joined: String = words.join(" ").chars().take(48).collect();
-    let trimmed = joined.trim();
+    // Escaped after the brackets and backslashes went: a name cannot spell an escape.
+    let mut shown = String::new();
+    let mut count = 0;
+    for c in words.join(" ").chars() {
+        let one = pincer_channels::escape::escape_hidden(c.encode_utf8(&mut [0; 4])).into_owned();
+        count += one.chars().count();
+        if count > NAME_CHARS {
+            break;
+        }
+        shown.push_str(&one);
+    }
+    let trimmed = shown.trim();
     if trimmed.is_empty() {
         "someone".into()
     } else {
@@ -225,6 +237,27 @@ mod tests {
             )
             .owner_memory(false)
         );
+    }
+
+    #[test]
+    fn hidden_characters_in_names_are_shown_escaped() {
+        assert_eq!(sanitize_name("Ann\u{202E}nimda"), "Ann\\u{202e}nimda");
+        assert_eq!(sanitize_name("Ow\u{200B}ner"), "Ow\\u{200b}ner");
+        assert_eq!(
+            sanitize_name("\u{2067}Bob\u{2069}"),
+            "\\u{2067}Bob\\u{2069}"
+        );
+        assert_eq!(sanitize_name("Eve\u{1b}[31m"), "Eve\\u{1b} 31m");
+        assert_eq!(sanitize_name("\u{FEFF}"), "\\u{feff}");
+        assert_eq!(
+            sanitize_name("Ann\\u{202e}"),
+            "Ann u 202e",
+            "a name cannot spell an escape"
+        );
+        let long = sanitize_name(&format!("{}\u{202E}", "x".repeat(45)));
+        assert_eq!(long, "x".repeat(45), "an escape is never cut in half");
+        let line = speaker_line("Ann\u{202E}", "telegram:9", "hi");
+        assert_eq!(line, "Ann\\u{202e} (telegram:9): hi");
     }
 
     #[test]

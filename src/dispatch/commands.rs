@@ -11,6 +11,7 @@ use super::Dispatcher;
 use crate::access::{Origin, Place};
 use crate::steering::StopReason;
 use crate::store::Status;
+use crate::tasks::Whose;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
@@ -29,12 +30,13 @@ pub enum Command {
     Memory,
     /// `/dream`: tidy the memory now and say what changed (the owner).
     Dream,
-    /// `/tasks`: this conversation's subagent tasks; `/tasks stop N` stops one.
+    /// `/tasks`: this conversation's subagent tasks (a non-owner's: their own);
+    /// `/tasks stop N` stops one.
     Tasks(Option<i64>),
     Help,
 }
 
-pub const HELP: &str = "Commands:\n/new — start a new conversation (the old one stays in `pincer sessions`)\n/stop — stop the reply in progress\n/status — session, model, queue and today's usage\n/model [light|heavy|auto|provider/model] — show or pin the model for this conversation\n/usage — tokens and cost of this conversation and of today\n/compact — summarise the older part of this conversation to keep it small\n/tasks — the tasks I run for this conversation; /tasks stop N stops one\n/memory — what I remember (the MEMORY.md index)\n/dream — tidy my memory now and say what changed\n/approve CODE — (owner) let in the sender holding this pairing code\n/help — this list";
+pub const HELP: &str = "Commands:\n/new — start a new conversation (the old one stays in `pincer sessions`)\n/stop — stop the reply in progress\n/status — session, model, queue and today's usage\n/model [light|heavy|auto|provider/model] — show or pin the model for this conversation\n/usage — tokens and cost of this conversation and of today\n/compact — summarise the older part of this conversation to keep it small\n/tasks — the tasks I run for this conversation (yours, unless you are my owner); /tasks stop N stops one\n/memory — what I remember (the MEMORY.md index)\n/dream — tidy my memory now and say what changed\n/approve CODE — (owner) let in the sender holding this pairing code\n/help — this list";
 
 /// A message that is one of our commands ("/new", "/new@my_bot", " /STOP ").
 pub fn parse(text: &str) -> Option<Command> {
@@ -97,7 +99,7 @@ impl Dispatcher {
                 let reply = self
                     .queue(key)
                     .is_some_and(|q| q.stop_turn(StopReason::User));
-                let tasks = self.agent.tasks().stop_all(key);
+                let tasks = self.agent.tasks().stop_all(key, Whose::of(origin));
                 match (reply, tasks) {
                     (false, 0) => "Nothing is running.".into(),
                     (true, 0) => "Stopping the current reply.".into(),
@@ -105,18 +107,20 @@ impl Dispatcher {
                     (true, n) => format!("Stopping the current reply and {n} running task(s)."),
                 }
             }
-            Command::Tasks(None) => self.agent.tasks().list(key).await,
+            Command::Tasks(None) => self.agent.tasks().list(key, Whose::of(origin)).await,
             Command::Tasks(Some(number)) => {
-                if self.agent.tasks().stop(key, number) {
+                if self.agent.tasks().stop(key, number, Whose::of(origin)) {
                     format!("Stopping task {number}.")
-                } else {
+                } else if origin.is_owner() {
                     format!(
                         "Task {number} is not running here; /tasks lists this conversation's tasks."
                     )
+                } else {
+                    format!("Task {number} is not one of yours running here; /tasks lists yours.")
                 }
             }
             Command::New => {
-                self.agent.tasks().stop_all(key);
+                self.agent.tasks().stop_all(key, Whose::of(origin));
                 if let Some(queue) = self.queue(key) {
                     queue.stop_turn(StopReason::User);
                     let dropped: Vec<i64> = queue
@@ -407,7 +411,8 @@ impl Dispatcher {
 
 /// Why `origin` may not use `command`, if they may not: /model and /compact spend and
 /// change the conversation for everyone, so they are the owner's; in a group so are
-/// /stop and /new (a guest must not stop or reset the owner's conversation).
+/// /stop and /new (a guest must not stop or reset the owner's conversation). `/tasks
+/// stop N` is anyone's, for their own tasks (`Whose`).
 fn not_for(command: &Command, origin: &Origin) -> Option<&'static str> {
     if origin.is_owner() {
         return None;
@@ -415,7 +420,7 @@ fn not_for(command: &Command, origin: &Origin) -> Option<&'static str> {
     match command {
         Command::Model(_) => Some("Only the owner can change the model."),
         Command::Compact => Some("Only the owner can compact the conversation."),
-        Command::Stop | Command::New | Command::Tasks(Some(_)) if origin.place == Place::Group => {
+        Command::Stop | Command::New if origin.place == Place::Group => {
             Some("Only the owner can stop or restart the conversation in a group.")
         }
         _ => None,

@@ -590,7 +590,7 @@ impl Dispatcher {
         let turn = self
             .queue(key)
             .is_some_and(|q| q.stop_turn(StopReason::User));
-        let tasks = self.agent.tasks().stop_all(key);
+        let tasks = self.agent.tasks().stop_all(key, crate::tasks::Whose::All);
         turn || tasks > 0
     }
 

@@ -163,6 +163,14 @@ const MIGRATIONS: &[&str] = &[
         UNIQUE (parent_key, number)
     );
     CREATE INDEX tasks_by_status ON tasks(status);",
+    // 8: who started a task (the canonical id of the turn's sender): a member or guest
+    // lists and stops only their own. Older tasks get theirs from the task's prompt,
+    // which was stored with it (`channel = 'task'`, `platform_id = 'task-<id>'`).
+    "ALTER TABLE tasks ADD COLUMN started_by TEXT;
+    UPDATE tasks SET started_by = (
+        SELECT sender FROM messages
+        WHERE channel = 'task' AND platform_id = 'task-' || tasks.id
+    );",
 ];
 
 /// Why the database could not be brought up to date.

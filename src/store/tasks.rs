@@ -1,6 +1,6 @@
 //! Subagent tasks in the store: one row per `task` call, numbered per conversation
-//! (the parent's session key), with the child's own session, whether it runs in the
-//! background, the chat a background task reports to, and how it ended. A task still
+//! (the parent's session key), with the child's own session, who started it, whether
+//! it runs in the background, the chat a background task reports to, and how it ended. A task still
 //! `running` when the process starts was cut short by a restart (`interrupted`).
 
 use pincer_channels::Target;
@@ -18,6 +18,9 @@ pub struct TaskRow {
     pub number: i64,
     pub session_id: Option<i64>,
     pub description: String,
+    /// The canonical id of the sender whose turn started it (`None`: unknown, from a
+    /// database older than the column whose prompt was gone).
+    pub started_by: Option<String>,
     pub background: bool,
     /// `running` | `done` | `failed` | `stopped` | `interrupted`.
     pub status: String,
@@ -36,7 +39,7 @@ impl TaskRow {
     }
 }
 
-const COLUMNS: &str = "id, parent_key, parent_session_id, number, session_id, description, background, status, target_channel, target_chat, target_thread, result, created_at, ended_at";
+const COLUMNS: &str = "id, parent_key, parent_session_id, number, session_id, description, background, status, target_channel, target_chat, target_thread, result, created_at, ended_at, started_by";
 
 fn task_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<TaskRow> {
     let channel: Option<String> = row.get(8)?;
@@ -57,22 +60,26 @@ fn task_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<TaskRow> {
         result: row.get(11)?,
         created_at: row.get(12)?,
         ended_at: row.get(13)?,
+        started_by: row.get(14)?,
     })
 }
 
 impl Store {
-    /// Record a new running task of the conversation `parent_key` and give it the next
-    /// number there; its own session is made for `task:<parent key>:<number>`.
+    /// Record a new running task of the conversation `parent_key`, started by the turn
+    /// of `started_by` (a canonical id), and give it the next number there; its own
+    /// session is made for `task:<parent key>:<number>`.
     pub async fn new_task(
         &self,
         parent_key: &str,
         parent_session_id: i64,
+        started_by: &str,
         description: &str,
         background: bool,
         target: &Target,
     ) -> Result<TaskRow> {
-        let (parent_key, description, target) = (
+        let (parent_key, started_by, description, target) = (
             parent_key.to_string(),
+            started_by.to_string(),
             description.to_string(),
             target.clone(),
         );
@@ -85,8 +92,8 @@ impl Store {
             let key = pincer_channels::SessionKey::task_key(&parent_key, number as u64);
             let session_id = super::session::current_session(conn, &key)?;
             conn.execute(
-                "INSERT INTO tasks (parent_key, parent_session_id, number, session_id, description, background, status, target_channel, target_chat, target_thread, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7, ?8, ?9, ?10)",
+                "INSERT INTO tasks (parent_key, parent_session_id, number, session_id, description, background, status, target_channel, target_chat, target_thread, created_at, started_by)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7, ?8, ?9, ?10, ?11)",
                 params![
                     parent_key,
                     parent_session_id,
@@ -97,7 +104,8 @@ impl Store {
                     target.channel,
                     target.chat_id,
                     target.thread_id,
-                    now_ms()
+                    now_ms(),
+                    started_by
                 ],
             )?;
             let id = conn.last_insert_rowid();
@@ -124,14 +132,21 @@ impl Store {
         .await
     }
 
-    /// The newest `limit` tasks of a conversation, newest first.
-    pub async fn tasks_of(&self, parent_key: &str, limit: usize) -> Result<Vec<TaskRow>> {
-        let parent_key = parent_key.to_string();
+    /// The newest `limit` tasks of a conversation, newest first; with `started_by`,
+    /// only the ones that sender's turns started.
+    pub async fn tasks_of(
+        &self,
+        parent_key: &str,
+        started_by: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<TaskRow>> {
+        let (parent_key, started_by) = (parent_key.to_string(), started_by.map(str::to_string));
         self.run(move |conn| {
             let mut stmt = conn.prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM tasks WHERE parent_key = ?1 ORDER BY number DESC LIMIT ?2"
+                "SELECT {COLUMNS} FROM tasks WHERE parent_key = ?1
+                 AND (?2 IS NULL OR started_by = ?2) ORDER BY number DESC LIMIT ?3"
             ))?;
-            let rows = stmt.query_map(params![parent_key, limit as i64], task_row)?;
+            let rows = stmt.query_map(params![parent_key, started_by, limit as i64], task_row)?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
         .await
@@ -180,5 +195,64 @@ impl Store {
             Ok(running.into_iter().filter(|t| t.background).collect())
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::migrations;
+    use super::*;
+
+    const GROUP: &str = "telegram:group:-1001";
+
+    #[tokio::test]
+    async fn a_conversations_tasks_are_listed_for_whoever_started_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("pincer.db")).unwrap();
+        let parent = store.current_session(GROUP).await.unwrap();
+        let target = Target::chat("telegram", "-1001", None);
+        for (by, what) in [("telegram:42", "owner's"), ("telegram:9", "guest's")] {
+            store
+                .new_task(GROUP, parent, by, what, false, &target)
+                .await
+                .unwrap();
+        }
+        let described = |rows: Vec<TaskRow>| -> Vec<String> {
+            rows.into_iter().map(|r| r.description).collect()
+        };
+        let all = store.tasks_of(GROUP, None, 10).await.unwrap();
+        assert_eq!(all[0].started_by.as_deref(), Some("telegram:9"));
+        assert_eq!(described(all), ["guest's", "owner's"]);
+        let guests = store.tasks_of(GROUP, Some("telegram:9"), 10).await;
+        assert_eq!(described(guests.unwrap()), ["guest's"]);
+        let nobodys = store.tasks_of(GROUP, Some("telegram:7"), 10).await;
+        assert!(nobodys.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn tasks_from_before_schema_8_get_their_starter_from_their_prompt() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pincer.db");
+        {
+            let conn = rusqlite::Connection::open(&path).unwrap();
+            migrations::apply_first(&conn, 7).unwrap();
+            conn.execute_batch(
+                "INSERT INTO sessions (id, key, created_at, updated_at) VALUES
+                   (1, 'telegram:group:-1001', 1, 1),
+                   (2, 'task:telegram:group:-1001:1', 1, 1);
+                 INSERT INTO tasks (id, parent_key, parent_session_id, number, session_id, description, background, status, created_at)
+                 VALUES (1, 'telegram:group:-1001', 1, 1, 2, 'with its prompt', 0, 'done', 1),
+                        (2, 'telegram:group:-1001', 1, 2, NULL, 'prompt gone', 0, 'done', 1);
+                 INSERT INTO messages (session_id, role, channel, platform_id, sender, status, position, created_at)
+                 VALUES (2, 'user', 'task', 'task-1', 'telegram:9', 'done', 1, 1);",
+            )
+            .unwrap();
+        }
+        let store = Store::open(&path).unwrap();
+        let rows = store.tasks_of(GROUP, None, 10).await.unwrap();
+        let starters: Vec<Option<&str>> = rows.iter().map(|r| r.started_by.as_deref()).collect();
+        assert_eq!(starters, [None, Some("telegram:9")]);
+        let guests = store.tasks_of(GROUP, Some("telegram:9"), 10).await.unwrap();
+        assert_eq!(guests.len(), 1);
     }
 }

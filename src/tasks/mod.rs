@@ -11,7 +11,9 @@
 //!
 //! Tasks survive nothing: a restart marks the ones still running `interrupted`, and the
 //! background ones are reported so, once (`report_interrupted`). `/tasks` lists a
-//! conversation's tasks, `/tasks stop N` and `/stop` stop them.
+//! conversation's tasks, `/tasks stop N` and `/stop` stop them. Each task records who
+//! started it (the sender of the turn that called `task`): the owner sees and stops
+//! every task of a conversation, anyone else only their own (`Whose`).
 //!
 //! - `tool` — the `task` tool the model calls
 
@@ -47,7 +49,43 @@ pub struct Tasks {
 
 struct Running {
     number: i64,
+    /// The canonical id of the sender whose turn started it.
+    started_by: String,
     control: Arc<TurnControl>,
+}
+
+/// Whose tasks a command sees: the owner every task of the conversation, anyone else
+/// only the ones their own turns started (a guest in the owner's group must not see
+/// what the owner's tasks are about, nor stop them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Whose<'a> {
+    All,
+    StartedBy(&'a str),
+}
+
+impl<'a> Whose<'a> {
+    /// What `origin` may see: all for the owner, else their own.
+    pub fn of(origin: &'a Origin) -> Self {
+        if origin.is_owner() {
+            Whose::All
+        } else {
+            Whose::StartedBy(&origin.sender)
+        }
+    }
+
+    fn covers(self, started_by: &str) -> bool {
+        match self {
+            Whose::All => true,
+            Whose::StartedBy(sender) => sender == started_by,
+        }
+    }
+
+    fn sender(self) -> Option<&'a str> {
+        match self {
+            Whose::All => None,
+            Whose::StartedBy(sender) => Some(sender),
+        }
+    }
 }
 
 /// What the parent's tool call asks for.
@@ -102,30 +140,33 @@ impl Tasks {
         self.lock().get(parent_key).map_or(0, Vec::len)
     }
 
-    /// Stop task `number` of `parent_key`; false if it is not running.
-    pub fn stop(&self, parent_key: &str, number: i64) -> bool {
+    /// Stop task `number` of `parent_key` if it is `whose`; false if no such task runs.
+    pub fn stop(&self, parent_key: &str, number: i64, whose: Whose) -> bool {
         let running = self.lock();
-        let Some(task) = running
-            .get(parent_key)
-            .and_then(|tasks| tasks.iter().find(|t| t.number == number))
-        else {
+        let Some(task) = running.get(parent_key).and_then(|tasks| {
+            tasks
+                .iter()
+                .find(|t| t.number == number && whose.covers(&t.started_by))
+        }) else {
             return false;
         };
         task.control.stop(StopReason::User);
         true
     }
 
-    /// Stop every running task of `parent_key` (`/stop`); how many.
-    pub fn stop_all(&self, parent_key: &str) -> usize {
+    /// Stop every running task of `parent_key` that is `whose` (`/stop`); how many.
+    pub fn stop_all(&self, parent_key: &str, whose: Whose) -> usize {
         let running = self.lock();
         let tasks = running
             .get(parent_key)
             .map(Vec::as_slice)
             .unwrap_or_default();
-        for task in tasks {
+        let mut stopped = 0;
+        for task in tasks.iter().filter(|t| whose.covers(&t.started_by)) {
             task.control.stop(StopReason::User);
+            stopped += 1;
         }
-        tasks.len()
+        stopped
     }
 
     fn forget(&self, parent_key: &str, number: i64) {
@@ -161,6 +202,7 @@ impl Tasks {
             .new_task(
                 &parent_key,
                 start.parent_session,
+                &start.origin.sender,
                 &start.description,
                 start.background,
                 &start.target,
@@ -187,6 +229,7 @@ impl Tasks {
             .or_default()
             .push(Running {
                 number: row.number,
+                started_by: start.origin.sender.clone(),
                 control: Arc::clone(&control),
             });
         tracing::info!(task = %row.key(), background = start.background, "task started");
@@ -350,20 +393,30 @@ impl Tasks {
         }
     }
 
-    /// `/tasks`: the conversation's running and recent tasks.
-    pub async fn list(&self, parent_key: &str) -> String {
+    /// `/tasks`: the conversation's running and recent tasks that are `whose`.
+    pub async fn list(&self, parent_key: &str, whose: Whose<'_>) -> String {
         let Ok(agent) = self.agent() else {
             return "Tasks are not available here.".into();
         };
-        let rows = match agent.store().tasks_of(parent_key, 10).await {
+        let rows = match agent.store().tasks_of(parent_key, whose.sender(), 10).await {
             Ok(rows) => rows,
             Err(err) => return format!("Could not read the tasks: {err}"),
         };
+        let (none, heading) = match whose {
+            Whose::All => (
+                "No tasks in this conversation yet.",
+                "Tasks of this conversation (newest first):",
+            ),
+            Whose::StartedBy(_) => (
+                "You have started no tasks in this conversation yet.",
+                "Your tasks in this conversation (newest first):",
+            ),
+        };
         if rows.is_empty() {
-            return "No tasks in this conversation yet.".into();
+            return none.into();
         }
         let now = store::now_ms();
-        let mut lines = vec!["Tasks of this conversation (newest first):".to_string()];
+        let mut lines = vec![heading.to_string()];
         for row in rows {
             let how = if row.background {
                 "background"

@@ -5,12 +5,17 @@
 //! buttons (`ChatApprover`) posts the question in the turn's chat, and only the
 //! channel's owner may press. No answer in time is a no. Where nobody can be asked
 //! (piped input, `chat -m`, scheduled runs), "ask" is a no with the reason.
+//!
+//! What the call would do is shown with its control, bidi and zero-width characters
+//! escaped (`\u{202e}`), so the owner approves what runs, not what it was made to look
+//! like.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use pincer_channels::approval::{Choice, PendingApprovals, Reply};
+use pincer_channels::escape::escape_hidden;
 use pincer_channels::{ApprovalPrompter, Target};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,6 +54,11 @@ pub struct Request {
 }
 
 impl Request {
+    /// The subject as shown to the owner: hidden characters escaped.
+    fn shown_subject(&self) -> String {
+        escape_hidden(&self.subject).into_owned()
+    }
+
     /// "\nIt runs:\n• git push origin main\n• true", when the command is more than one
     /// program (or one that reads differently from the command as written).
     fn runs_list(&self) -> String {
@@ -56,7 +66,10 @@ impl Request {
             [] => String::new(),
             [only] if only == self.subject.trim() => String::new(),
             runs => {
-                let lines: Vec<String> = runs.iter().map(|r| format!("• {r}")).collect();
+                let lines: Vec<String> = runs
+                    .iter()
+                    .map(|r| format!("• {}", escape_hidden(r)))
+                    .collect();
                 format!("\nIt runs:\n{}", lines.join("\n"))
             }
         }
@@ -112,7 +125,7 @@ impl Approver for TerminalApprover {
         let question = format!(
             "\nAllow {} `{}`{why}?{} [y] once, [a] always, [N] no: ",
             request.tool,
-            request.subject,
+            request.shown_subject(),
             request.runs_list()
         );
         match self
@@ -171,7 +184,7 @@ impl ChatApprover {
     /// The subject as the question shows it: whole, or — when long — its start and
     /// where the whole of it was just sent.
     async fn shown(&self, request: &Request) -> String {
-        let subject = &request.subject;
+        let subject = &request.shown_subject();
         let chars = subject.chars().count();
         if chars <= INLINE_CHARS {
             return format!("`{subject}`");
@@ -248,17 +261,18 @@ impl Approver for ChatApprover {
             _ => None,
         };
         self.pending.close(&id);
+        let subject = request.shown_subject();
         let outcome = match choice {
             Some(choice) => format!(
                 "{} — {} `{}`",
                 choice.outcome(),
                 request.tool,
-                brief(&request.subject)
+                brief(&subject)
             ),
             None => format!(
                 "⌛ No answer — {} `{}` was not run",
                 request.tool,
-                brief(&request.subject)
+                brief(&subject)
             ),
         };
         if let Err(err) = self
@@ -350,5 +364,45 @@ fn minutes(wait: std::time::Duration) -> String {
     match wait.as_secs() {
         s if s < 120 => format!("{s} seconds"),
         s => format!("{} minutes", s / 60),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exec_request(command: &str, runs: &[&str]) -> Request {
+        Request {
+            tool: "exec".into(),
+            subject: command.into(),
+            origin: Target::chat("telegram", "42", None),
+            why: None,
+            runs: runs.iter().map(|r| r.to_string()).collect(),
+            input: serde_json::json!({ "command": command }),
+            call_id: "c1".into(),
+            asker: "telegram:42".into(),
+        }
+    }
+
+    #[test]
+    fn the_command_and_what_it_runs_are_shown_with_hidden_characters_escaped() {
+        let command = "echo ok #\u{202E}hs.txt && rm\u{200B} -rf x";
+        let request = exec_request(command, &["echo ok #\u{202E}hs.txt", "rm\u{200B} -rf x"]);
+        assert_eq!(
+            request.shown_subject(),
+            "echo ok #\\u{202e}hs.txt && rm\\u{200b} -rf x"
+        );
+        let runs = request.runs_list();
+        assert!(
+            runs.contains("• echo ok #\\u{202e}hs.txt") && runs.contains("• rm\\u{200b} -rf x"),
+            "{runs}"
+        );
+        assert!(
+            !runs.contains('\u{202E}') && !runs.contains('\u{200B}'),
+            "{runs}"
+        );
+        let plain = exec_request("git push", &["git push"]);
+        assert_eq!(plain.shown_subject(), "git push");
+        assert_eq!(plain.runs_list(), "");
     }
 }

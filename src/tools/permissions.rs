@@ -6,8 +6,12 @@
 //!
 //! Rules match what really runs. An exec pattern is matched against the whole command
 //! and against every program it runs (`true && git push`, `sh -c 'git push'`,
-//! `$(git push)` all run `git push`); deny or ask when any of them matches, and when
-//! part of the command cannot be followed while such a rule exists. A file pattern is
+//! `$(git push)`, `xargs git push` all run `git push`); deny or ask when any of them
+//! matches — git also as it will run, past its global options (`git -C x push`) — and
+//! when part of the command cannot be followed while such a rule exists. An allow
+//! rule must cover every program as written. None of this is a boundary: a script the
+//! model writes, an alias or a variable spells a command past any pattern; the sandbox
+//! is the wall. A file pattern is
 //! matched against the normalised workspace path (`./secrets/a.txt` is
 //! `secrets/a.txt`). Writing under skills/ asks the owner even with no rule (skills
 //! change what the assistant does later), unless a deny or an explicit allow rule
@@ -17,7 +21,7 @@ use globset::{Glob, GlobMatcher};
 use serde_json::Value;
 
 use super::confine::{Rel, prompt};
-use super::exec::ExecTool;
+use super::exec::{ExecTool, Run};
 
 /// What the watchdog says about a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,8 +51,8 @@ pub struct Permissions {
 struct Subjects {
     /// The main argument: the command, the normalised path, the URL, or the JSON.
     whole: String,
-    /// exec: every program the command runs, each the ways to write it.
-    runs: Vec<Vec<String>>,
+    /// exec: every program the command runs, as written and as it will run.
+    runs: Vec<Run>,
     /// exec: why part of the command could not be followed.
     unfollowed: Option<String>,
 }
@@ -63,7 +67,7 @@ impl Subjects {
                 unfollowed: None,
             };
         }
-        let (runs, followed) = ExecTool::runs(&whole);
+        let (runs, followed) = ExecTool::programs(&whole);
         let unfollowed = followed.err().map(|denied| match denied {
             super::exec::Denied::Unparsable { reason } => reason,
             other => other.to_string(),
@@ -76,11 +80,17 @@ impl Subjects {
     }
 
     /// Whether `rule` names this call: its tool, and its pattern matches the whole
-    /// argument or any program run.
+    /// argument or any program run, as written or as it will run.
     fn hit(&self, rule: &Rule, tool: &str) -> bool {
         rule.names(tool)
             && rule.pattern.as_ref().is_none_or(|p| {
-                p.is_match(&self.whole) || self.runs.iter().flatten().any(|run| p.is_match(run))
+                p.is_match(&self.whole)
+                    || self.runs.iter().any(|run| {
+                        run.written
+                            .iter()
+                            .chain(&run.runs_as)
+                            .any(|form| p.is_match(form))
+                    })
             })
     }
 
@@ -153,7 +163,7 @@ impl Permissions {
             && subjects
                 .runs
                 .iter()
-                .all(|forms| forms.iter().any(|form| covered(form)))
+                .all(|run| run.written.iter().any(|form| covered(form)))
     }
 }
 
@@ -305,6 +315,124 @@ mod tests {
             assert_eq!(exec(&ask, command), Decision::Allow, "{command}");
             assert_eq!(exec(&deny, command), Decision::Allow, "{command}");
         }
+    }
+
+    /// `git push` behind git's global options, and fed arguments by `xargs`.
+    const RUNS_GIT_PUSH_SPELLED_OTHERWISE: &[&str] = &[
+        "git -C /x push",
+        "git -C. push origin",
+        "git -c a=b push",
+        "git -ca=b push",
+        "git --no-pager push",
+        "git -p push",
+        "git --paginate push",
+        "git -P push",
+        "git --git-dir=.git push",
+        "git --git-dir .git --work-tree . push",
+        "git --work-tree=. push",
+        "git --namespace=x push",
+        "git --namespace x push",
+        "git --bare push",
+        "git --no-replace-objects push",
+        "git --literal-pathspecs push",
+        "git --glob-pathspecs --noglob-pathspecs --icase-pathspecs push",
+        "git --exec-path=/usr/lib/git-core push",
+        "git --config-env=a.b=VAR push",
+        "git --config-env a.b=VAR push",
+        "git --no-optional-locks --no-advice push",
+        "git --super-prefix=x/ push",
+        "git -C /x -c a=b --no-pager --git-dir .git push --force",
+        "/usr/bin/git -C x push",
+        "sudo git -C x push",
+        "sh -c 'git -C /repo push'",
+        "echo origin | xargs git push",
+        "printf x | xargs git push",
+        "xargs git push < remotes.txt",
+        "xargs -I{} git push {}",
+        "xargs -I {} git push {}",
+        "xargs -i git push {}",
+        "xargs --replace git push {}",
+        "xargs --replace={} git push {}",
+        "xargs -0 -r -t git push",
+        "xargs --null --no-run-if-empty --verbose git push",
+        "xargs -n1 git push",
+        "xargs -n 1 -P 4 git push",
+        "xargs --max-args 1 git push",
+        "xargs --max-args=1 git push",
+        "xargs -L 1 git push",
+        "xargs -l git push",
+        "xargs -s 100 git push",
+        "xargs --max-chars 100 git push",
+        "xargs -d '\\n' git push",
+        "xargs -E END git push",
+        "xargs -e git push",
+        "xargs --eof=END git push",
+        "xargs --process-slot-var SLOT git push",
+        "xargs -a list.txt git push",
+        "xargs -- git push",
+        "xargs git -C repo push",
+        "xargs sudo git push",
+    ];
+
+    #[test]
+    fn exec_rules_see_git_behind_its_global_options_and_commands_run_by_xargs() {
+        let ask = rules(&[], &["exec(git push*)"], &[]);
+        let deny = rules(&[], &[], &["exec(git push*)"]);
+        let mut missed = Vec::new();
+        for command in RUNS_GIT_PUSH_SPELLED_OTHERWISE {
+            if exec(&ask, command) != Decision::Ask
+                || !matches!(exec(&deny, command), Decision::Deny(r) if r.contains("`exec(git push*)`"))
+            {
+                missed.push(*command);
+            }
+        }
+        assert!(missed.is_empty(), "not seen as `git push`: {missed:#?}");
+        for command in [
+            "git -C push status",
+            "git -c push=1 status",
+            "git --git-dir push log",
+            "git --namespace push fetch",
+            "git --config-env push=X pull",
+            "xargs -I git echo git",
+            "xargs -E push git status",
+            "echo git push | xargs echo",
+        ] {
+            assert_eq!(exec(&ask, command), Decision::Allow, "{command}");
+            assert_eq!(exec(&deny, command), Decision::Allow, "{command}");
+        }
+    }
+
+    #[test]
+    fn git_given_its_command_by_xargs_meets_the_rules_that_might_apply() {
+        let ask = rules(&[], &["exec(git push*)"], &[]);
+        let deny = rules(&[], &[], &["exec(git push*)"]);
+        for command in [
+            "echo push | xargs git",
+            "echo push | xargs git -C repo",
+            "echo push | xargs -I{} git {}",
+            "echo push | xargs -I % git -C . % origin",
+            "echo push | xargs -i git {}",
+            "echo push | xargs --replace=@ git @",
+        ] {
+            assert_eq!(exec(&ask, command), Decision::Ask, "{command}");
+            assert!(
+                matches!(exec(&deny, command), Decision::Deny(r) if r.contains("cannot be checked") && r.contains("xargs")),
+                "{command}"
+            );
+        }
+        assert_eq!(
+            exec(&deny, "echo a | xargs -I{} git add {}"),
+            Decision::Allow
+        );
+    }
+
+    #[test]
+    fn allow_rules_are_not_widened_by_git_global_options() {
+        let p = rules(&["exec(git status*)"], &[], &[]);
+        let allows = |command: &str| p.allows("exec", &json!({ "command": command }));
+        assert!(allows("git status"));
+        assert!(!allows("git -c core.fsmonitor=./evil status"));
+        assert!(!allows("git --exec-path=/tmp status"));
     }
 
     #[test]

@@ -148,29 +148,59 @@ pub fn check(command: &str, denies: &dyn Fn(&str) -> bool) -> Result<(), Denied>
     })
 }
 
+/// One program a command runs, for the owner's permission rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Run {
+    /// The ways it is written (`/usr/bin/git push` and `git push`): an allow rule must
+    /// cover one of these.
+    pub written: Vec<String>,
+    /// How it will run, when that reads otherwise (`git -C x push` runs `git push`):
+    /// deny and ask rules match this too, allow rules do not (`git -c core.pager=… log`
+    /// is not the `git log` an allow rule had in mind).
+    pub runs_as: Option<String>,
+}
+
 /// Every program `command` runs, for the owner's permission rules: one entry per
-/// invocation, each the ways to write it (`/usr/bin/git push` and `git push`), wrappers
-/// (`sudo`, `env`), `sh -c` strings, substitutions and piped scripts included. The
-/// result says why the rest could not be followed; what was found before is kept.
-pub fn runs(command: &str) -> (Vec<Vec<String>>, Result<(), Denied>) {
+/// invocation, wrappers (`sudo`, `env`, `xargs`), `sh -c` strings, substitutions and
+/// piped scripts included. The result says why the rest could not be followed (also
+/// when `xargs` supplies git's command from its input); what was found is kept.
+pub fn programs(command: &str) -> (Vec<Run>, Result<(), Denied>) {
     let mut found = Vec::new();
+    let mut fed = None;
     let followed = walk(command, 0, &mut |ctx| {
-        for invocation in &ctx.stage().invocations {
+        let stage = ctx.stage();
+        for invocation in &stage.invocations {
             let line = |program: &str| {
                 std::iter::once(program)
                     .chain(invocation.args.iter().map(|w| w.text.as_str()))
                     .collect::<Vec<_>>()
                     .join(" ")
             };
-            let mut forms = vec![line(invocation.path)];
+            let mut written = vec![line(invocation.path)];
             if invocation.program != invocation.path {
-                forms.push(line(invocation.program));
+                written.push(line(invocation.program));
             }
-            found.push(forms);
+            found.push(Run {
+                written,
+                runs_as: invocation.as_run(),
+            });
+            if fed.is_none() {
+                fed = invocation.fed_by(stage);
+            }
         }
         Ok(())
     });
+    let followed = followed.and(match fed {
+        Some(reason) => Err(Denied::Unparsable { reason }),
+        None => Ok(()),
+    });
     (found, followed)
+}
+
+/// [`programs`] as the ways each is written.
+pub fn runs(command: &str) -> (Vec<Vec<String>>, Result<(), Denied>) {
+    let (found, followed) = programs(command);
+    (found.into_iter().map(|run| run.written).collect(), followed)
 }
 
 impl super::ExecTool {
@@ -178,6 +208,12 @@ impl super::ExecTool {
     /// match what really runs, not only the text as a whole.
     pub fn runs(command: &str) -> (Vec<Vec<String>>, Result<(), Denied>) {
         runs(command)
+    }
+
+    /// Every program an exec call of `command` runs, as written and as it will run
+    /// (see [`programs`]).
+    pub fn programs(command: &str) -> (Vec<Run>, Result<(), Denied>) {
+        programs(command)
     }
 }
 

@@ -34,7 +34,7 @@ use serde_json::Value;
 use super::{ToolContext, ToolError, TypedTool};
 use crate::sandbox::Jail;
 
-pub use deny::{Denied, GROUPS, check};
+pub use deny::{Denied, GROUPS, Run, check};
 
 /// How long a command may run when the model names no timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);

@@ -6,8 +6,13 @@
 //!
 //! What would hide the program (a variable or substitution in its place, a glob,
 //! `eval`, `case`, function definitions, aliases) is `Unparsable`.
+//!
+//! - `wrappers` — what each wrapper hands on
+//! - `git`      — where git's command starts, past its global options
+//! - `code`     — string literals in interpreter code
 
 mod code;
+mod git;
 mod wrappers;
 
 use super::parse::{Segment, Unparsable, Word};
@@ -21,6 +26,8 @@ pub struct Invocation<'a> {
     /// The program as written (`.venv/bin/pip`).
     pub path: &'a str,
     pub args: &'a [Word],
+    /// The wrapper that runs it (`sudo`, `xargs` …): its index in the stage's invocations.
+    pub via: Option<usize>,
 }
 
 /// A segment with the programs it runs.
@@ -106,6 +113,37 @@ impl<'a> Invocation<'a> {
         found
     }
 
+    /// The program as it will run, when that reads differently from how it is written:
+    /// git past its global options (`git -C x --no-pager push -f` → `git push -f`).
+    pub fn as_run(&self) -> Option<String> {
+        if self.program != "git" {
+            return None;
+        }
+        let at = git::command_at(self.args)?;
+        (at > 0).then(|| {
+            std::iter::once(self.program)
+                .chain(self.args[at..].iter().map(|w| w.text.as_str()))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+    }
+
+    /// What this program is told to do comes from its input, not from the command: git
+    /// run by `xargs` with its command left to the input (`xargs git`, `xargs -I{} git
+    /// {}`). The reason, worded to follow "cannot be checked (…)".
+    pub fn fed_by<'s>(&self, stage: &Stage<'s>) -> Option<String> {
+        let via = &stage.invocations[self.via?];
+        if via.program != "xargs" || self.program != "git" {
+            return None;
+        }
+        let command = git::command_at(self.args).map(|at| self.args[at].text.as_str());
+        let fed = match command {
+            None => true,
+            Some(word) => wrappers::xargs_replaces(via.args).is_some_and(|r| word.contains(r)),
+        };
+        fed.then(|| "`xargs` gives git its command from its input".to_string())
+    }
+
     /// The first operand: the sub-command of `apt`, `systemctl`, `npm` ….
     pub fn verb(&self) -> &'a str {
         self.operands().first().map_or("", |w| w.text.as_str())
@@ -145,7 +183,7 @@ pub fn stage(seg: &Segment) -> Result<Stage<'_>, Unparsable> {
         nested: Vec::new(),
         embedded: Vec::new(),
     };
-    collect(&seg.words, &mut stage, 0)?;
+    collect(&seg.words, &mut stage, None, 0)?;
     stage.embedded = stage
         .invocations
         .iter()
@@ -155,7 +193,12 @@ pub fn stage(seg: &Segment) -> Result<Stage<'_>, Unparsable> {
     Ok(stage)
 }
 
-fn collect<'a>(words: &'a [Word], stage: &mut Stage<'a>, depth: usize) -> Result<(), Unparsable> {
+fn collect<'a>(
+    words: &'a [Word],
+    stage: &mut Stage<'a>,
+    via: Option<usize>,
+    depth: usize,
+) -> Result<(), Unparsable> {
     if depth > super::parse::MAX_DEPTH {
         return Err(Unparsable("it wraps commands too deeply".into()));
     }
@@ -189,14 +232,16 @@ fn collect<'a>(words: &'a [Word], stage: &mut Stage<'a>, depth: usize) -> Result
         }
         _ => {}
     }
+    let this = stage.invocations.len();
     stage.invocations.push(Invocation {
         program,
         path: &first.text,
         args,
+        via,
     });
     for inner in wrapped(program, args) {
         match inner {
-            Inner::Argv(start, end) => collect(&args[start..end], stage, depth + 1)?,
+            Inner::Argv(start, end) => collect(&args[start..end], stage, Some(this), depth + 1)?,
             Inner::Script(words) => {
                 let text: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
                 let text = text.join(" ");

@@ -76,27 +76,7 @@ pub fn wrapped<'a>(program: &str, args: &'a [Word]) -> Vec<Inner<'a>> {
             args,
             after_options(args, &["-c", "-n", "--class", "--classdata"], false),
         ),
-        "xargs" => rest(
-            args,
-            after_options(
-                args,
-                &[
-                    "-I",
-                    "-L",
-                    "-n",
-                    "-P",
-                    "-s",
-                    "-d",
-                    "-E",
-                    "-a",
-                    "--delimiter",
-                    "--arg-file",
-                    "--max-args",
-                    "--max-procs",
-                ],
-                false,
-            ),
-        ),
+        "xargs" => rest(args, after_options(args, XARGS_VALUED, false)),
         "command" if has(args, "-v") || has(args, "-V") => Vec::new(),
         "command" => rest(args, after_options(args, &[], false)),
         "timeout" => rest(
@@ -133,6 +113,52 @@ pub fn wrapped<'a>(program: &str, args: &'a [Word]) -> Vec<Inner<'a>> {
         },
         _ => Vec::new(),
     }
+}
+
+/// `xargs` options whose value is the next word (GNU and BSD); `-i`, `-e`, `-l` and
+/// `--replace`, `--eof`, `--max-lines` take theirs only attached (`-i{}`, `--eof=END`).
+const XARGS_VALUED: &[&str] = &[
+    "-I",
+    "-J",
+    "-L",
+    "-n",
+    "-P",
+    "-R",
+    "-S",
+    "-s",
+    "-d",
+    "-E",
+    "-a",
+    "--delimiter",
+    "--arg-file",
+    "--max-args",
+    "--max-chars",
+    "--max-procs",
+    "--process-slot-var",
+];
+
+/// The text `xargs` replaces with each input item in the command it runs (`-I {}`,
+/// `-i`, `--replace`, BSD `-J %`), if it replaces any.
+pub fn xargs_replaces(args: &[Word]) -> Option<&str> {
+    let end = after_options(args, XARGS_VALUED, false);
+    let options = &args[..end.min(args.len())];
+    let mut found = None;
+    for (i, arg) in options.iter().enumerate() {
+        let text = arg.text.as_str();
+        let next = || options.get(i + 1).map(|w| w.text.as_str());
+        let replace = match text {
+            "-I" | "-J" => next(),
+            "-i" | "--replace" => Some("{}"),
+            _ => text
+                .strip_prefix("--replace=")
+                .or_else(|| text.strip_prefix("-I"))
+                .or_else(|| text.strip_prefix("-J"))
+                .or_else(|| text.strip_prefix("-i"))
+                .filter(|r| !r.is_empty()),
+        };
+        found = replace.or(found);
+    }
+    found
 }
 
 fn script(word: Option<&Word>) -> Vec<Inner<'_>> {
