@@ -77,31 +77,10 @@ pub fn read_text(root: &Root, rel: &Rel, max: u64) -> io::Result<Option<String>>
 /// old file or the new one, never half.
 pub fn write(root: &Root, rel: &Rel, bytes: &[u8]) -> io::Result<()> {
     let (parent, name) = rel.split_last().ok_or(Errno::ISDIR)?;
-    let dir = root.make_dir(&parent, Follow::Never)?;
-    let temp = format!(
-        ".{name}.tmp-{}-{}",
-        std::process::id(),
-        TEMP.fetch_add(1, Ordering::Relaxed)
-    );
-    let flags = OFlags::WRONLY
-        | OFlags::CREATE
-        | OFlags::EXCL
-        | OFlags::NOFOLLOW
-        | OFlags::NONBLOCK
-        | OFlags::CLOEXEC;
-    let fd = rustix::fs::openat(&dir, temp.as_str(), flags, Mode::from_raw_mode(0o666))?;
-    let written = (|| {
-        let mut file = File::from(fd);
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        rustix::fs::renameat(&dir, temp.as_str(), &dir, name)?;
-        Ok(())
-    })();
-    if written.is_err() {
-        // The temporary file is ours; the target is untouched either way.
-        let _ = rustix::fs::unlinkat(&dir, temp.as_str(), AtFlags::empty());
-    }
-    written
+    let dir = Folder {
+        fd: root.make_dir(&parent, Follow::Never)?,
+    };
+    dir.write(name, bytes)
 }
 
 /// Append `bytes` to the regular file `rel`, making it (and its folders) when missing.
@@ -166,6 +145,12 @@ pub struct Folder {
 }
 
 impl Folder {
+    /// The workspace folder itself.
+    pub fn root(root: &Root) -> io::Result<Folder> {
+        let fd = rustix::fs::openat(root.fd(), ".", DIR_FLAGS, Mode::empty())?;
+        Ok(Folder { fd })
+    }
+
     /// The folder `rel`; `None` when it does not exist. A link or file there is an error.
     pub fn open(root: &Root, rel: &Rel) -> io::Result<Option<Folder>> {
         match root.open_strict(rel, DIR_FLAGS, Mode::empty()) {
@@ -221,6 +206,85 @@ impl Folder {
     /// Remove the empty folder `name`.
     pub fn remove_dir(&self, name: &str) -> io::Result<()> {
         Ok(rustix::fs::unlinkat(&self.fd, name, AtFlags::REMOVEDIR)?)
+    }
+
+    /// What `name` is, itself (a link is not followed).
+    pub fn stat(&self, name: &str) -> io::Result<rustix::fs::Stat> {
+        Ok(rustix::fs::statat(
+            &self.fd,
+            name,
+            AtFlags::SYMLINK_NOFOLLOW,
+        )?)
+    }
+
+    /// The target of the link `name`.
+    pub fn read_link(&self, name: &str) -> io::Result<std::path::PathBuf> {
+        let target = rustix::fs::readlinkat(&self.fd, name, Vec::new())?;
+        let bytes = target.into_bytes();
+        Ok(std::path::PathBuf::from(
+            <std::ffi::OsString as std::os::unix::ffi::OsStringExt>::from_vec(bytes),
+        ))
+    }
+
+    /// Make the link `name` pointing at `target` (the link's text; nothing is followed).
+    pub fn symlink(&self, target: &std::path::Path, name: &str) -> io::Result<()> {
+        Ok(rustix::fs::symlinkat(target, &self.fd, name)?)
+    }
+
+    /// Make the folder `name` here (not through a link) and open it.
+    pub fn make_folder(&self, name: &str) -> io::Result<Folder> {
+        match rustix::fs::mkdirat(&self.fd, name, Mode::from_raw_mode(0o777)) {
+            Ok(()) | Err(Errno::EXIST) => {}
+            Err(err) => return Err(err.into()),
+        }
+        self.folder(name)
+    }
+
+    /// Remove `name` whatever it is: a folder with everything in it (walked by
+    /// descriptor, links removed as themselves), or a file, link or anything else.
+    pub fn remove_tree(&self, name: &str) -> io::Result<()> {
+        match rustix::fs::unlinkat(&self.fd, name, AtFlags::empty()) {
+            Ok(()) => return Ok(()),
+            Err(Errno::ISDIR) | Err(Errno::PERM) => {}
+            Err(Errno::NOENT) => return Ok(()),
+            Err(err) => return Err(err.into()),
+        }
+        let inner = self.folder(name)?;
+        for (child, _) in inner.entries()? {
+            inner.remove_tree(&child)?;
+        }
+        drop(inner);
+        match rustix::fs::unlinkat(&self.fd, name, AtFlags::REMOVEDIR) {
+            Ok(()) | Err(Errno::NOENT) => Ok(()),
+            Err(err) => Err(err.into()),
+        }
+    }
+
+    /// Replace `name` with `bytes` whole (temp file beside it, then rename).
+    pub fn write(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        let temp = format!(
+            ".{name}.tmp-{}-{}",
+            std::process::id(),
+            TEMP.fetch_add(1, Ordering::Relaxed)
+        );
+        let flags = OFlags::WRONLY
+            | OFlags::CREATE
+            | OFlags::EXCL
+            | OFlags::NOFOLLOW
+            | OFlags::NONBLOCK
+            | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(&self.fd, temp.as_str(), flags, Mode::from_raw_mode(0o666))?;
+        let written = (|| {
+            let mut file = File::from(fd);
+            file.write_all(bytes)?;
+            file.sync_all()?;
+            rustix::fs::renameat(&self.fd, temp.as_str(), &self.fd, name)?;
+            Ok(())
+        })();
+        if written.is_err() {
+            let _ = rustix::fs::unlinkat(&self.fd, temp.as_str(), AtFlags::empty());
+        }
+        written
     }
 
     /// Open the regular file `name` in this folder for reading (no link, one name).

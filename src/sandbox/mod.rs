@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use pincer_config::SandboxMode as Mode;
 use serde::{Deserialize, Serialize};
 
-pub use protect::Protected;
+pub use protect::{Protected, bracket, note as put_back_note};
 
 /// What a sandboxed command may touch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -150,7 +150,19 @@ impl Hooks {
     }
 }
 
+/// Run `hook` with `input`; in the jail, protected files it changed are put back.
 async fn run(hook: &Hook, input: &Value, workspace: &Path, jail: Option<&Jail>) -> Ran {
+    match jail {
+        Some(_) => {
+            crate::sandbox::bracket(workspace, run_once(hook, input, workspace, jail))
+                .await
+                .0
+        }
+        None => run_once(hook, input, workspace, jail).await,
+    }
+}
+
+async fn run_once(hook: &Hook, input: &Value, workspace: &Path, jail: Option<&Jail>) -> Ran {
     let args = [OsString::from("-c"), OsString::from(&hook.command)];
     let mut cmd = match jail {
         Some(jail) => match jail.command("/bin/sh", &args) {

@@ -13,9 +13,9 @@
 //! model writes, an alias or a variable spells a command past any pattern; the sandbox
 //! is the wall. A file pattern is
 //! matched against the normalised workspace path (`./secrets/a.txt` is
-//! `secrets/a.txt`). Writing under skills/ asks the owner even with no rule (skills
-//! change what the assistant does later), unless a deny or an explicit allow rule
-//! covers the call.
+//! `secrets/a.txt`). Writing under skills/ or to HEARTBEAT.md asks the owner even with
+//! no rule (skills and the heartbeat's orders change what the assistant does later,
+//! unasked), unless a deny or an explicit allow rule covers the call.
 
 use globset::{Glob, GlobMatcher};
 use serde_json::Value;
@@ -140,7 +140,7 @@ impl Permissions {
         {
             return Decision::Ask;
         }
-        if writes_skills(tool, &subjects.whole) && !self.allows(tool, args) {
+        if writes_standing_orders(tool, &subjects.whole) && !self.allows(tool, args) {
             return Decision::Ask;
         }
         Decision::Allow
@@ -167,9 +167,14 @@ impl Permissions {
     }
 }
 
-/// A write under skills/: what the assistant will do later, so the owner says yes.
-fn writes_skills(tool: &str, path: &str) -> bool {
-    matches!(tool, "write_file" | "edit_file") && path.split('/').next() == Some(prompt::SKILLS)
+/// A write to skills/ or HEARTBEAT.md: what the assistant will do later without asking
+/// (skills enter every system prompt, the heartbeat runs as the owner), so the owner
+/// says yes.
+fn writes_standing_orders(tool: &str, path: &str) -> bool {
+    let first = path.split('/').next().unwrap_or_default();
+    matches!(tool, "write_file" | "edit_file")
+        && (first.eq_ignore_ascii_case(prompt::SKILLS)
+            || path.eq_ignore_ascii_case(prompt::HEARTBEAT))
 }
 
 impl Rule {
@@ -481,9 +486,13 @@ mod tests {
     }
 
     #[test]
-    fn writing_skills_asks_the_owner_unless_a_rule_says_otherwise() {
+    fn writing_skills_or_the_heartbeat_asks_the_owner_unless_a_rule_says_otherwise() {
         let none = rules(&[], &[], &[]);
         for (tool, path) in [
+            ("write_file", "HEARTBEAT.md"),
+            ("edit_file", "./HEARTBEAT.md"),
+            ("write_file", "notes/../heartbeat.md"),
+            ("write_file", "Skills/x/SKILL.md"),
             ("write_file", "skills/x/SKILL.md"),
             ("write_file", "./skills/new.md"),
             ("write_file", "notes/../skills/x/run.sh"),
@@ -499,6 +508,8 @@ mod tests {
             ("read_file", "skills/x/SKILL.md"),
             ("write_file", "skillset/a.md"),
             ("write_file", "notes/skills/a.md"),
+            ("write_file", "notes/HEARTBEAT.md"),
+            ("read_file", "HEARTBEAT.md"),
         ] {
             assert_eq!(
                 none.decide(tool, &json!({ "path": path })),

@@ -29,22 +29,25 @@ pub struct Skill {
 /// The skills in a workspace, by name. A SKILL.md without a description is skipped
 /// with a warning (the model could not know when to use it).
 pub fn list(workspace: &Path) -> Vec<Skill> {
-    // A `skills` that is a link (a command could plant one) is not followed.
-    let folder = workspace.join("skills");
-    if !std::fs::symlink_metadata(&folder).is_ok_and(|m| m.is_dir()) {
-        return Vec::new();
-    }
-    let Ok(entries) = std::fs::read_dir(&folder) else {
-        return Vec::new();
-    };
+    // Listed and read beneath the workspace with no link followed: a `skills` (or a
+    // skill's folder) that is a link, which a command could plant, is not followed.
+    let entries = pincer_confine::Root::open(workspace)
+        .ok()
+        .and_then(|root| {
+            let rel = pincer_confine::Rel::plain("skills").ok()?;
+            pincer_confine::gateway::Folder::open(&root, &rel).ok()?
+        })
+        .and_then(|folder| folder.entries().ok())
+        .unwrap_or_default();
     let mut skills: Vec<Skill> = entries
-        .filter_map(Result::ok)
-        .filter_map(|entry| {
-            let path = entry.path().join("SKILL.md");
-            let rel = format!("skills/{}/SKILL.md", entry.file_name().to_string_lossy());
+        .into_iter()
+        .filter(|(_, kind)| *kind == pincer_confine::FileType::Directory)
+        .filter_map(|(dir, _)| {
+            let path = workspace.join("skills").join(&dir).join("SKILL.md");
+            let rel = format!("skills/{dir}/SKILL.md");
             let text = super::confine::read_beneath(workspace, &rel, MAX_SKILL_BYTES).ok()?;
             let (name, description) = frontmatter(&text);
-            let name = name.unwrap_or_else(|| entry.file_name().to_string_lossy().into_owned());
+            let name = name.unwrap_or(dir);
             match description {
                 Some(description) => Some(Skill {
                     name,

@@ -3,8 +3,8 @@
 //! only through the memory tools and the dream, which keep the index and its history
 //! right. Refused by name before opening, and again by what the open really reached
 //! (a symlink, or another spelling on a case-insensitive disk). A write that reaches
-//! skills/ only through a symlink is refused too, so the owner's approval for skills/
-//! (`permissions`) cannot be side-stepped.
+//! skills/ or HEARTBEAT.md only through a symlink or another name is refused too, so the
+//! owner's approval for them (`permissions`) cannot be side-stepped.
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 
@@ -18,6 +18,8 @@ pub const FILES: [&str; 3] = ["SOUL.md", "USER.md", pincer_memory::index::FILE];
 pub const DIR: &str = pincer_memory::entry::DIR;
 /// The skills folder; writing there needs the owner's approval.
 pub const SKILLS: &str = "skills";
+/// The heartbeat's orders, run as the owner; writing them needs the owner's approval.
+pub const HEARTBEAT: &str = "HEARTBEAT.md";
 
 /// What a write is about to change.
 pub enum Target<'a> {
@@ -74,6 +76,18 @@ pub fn refuse_reached(root: &Root, rel: &Rel, target: &Target) -> Result<(), Too
     if into_skills && rel.parts().first().map(String::as_str) != Some(SKILLS) {
         return Err(ToolError::new(format!(
             "`{}` leads into {SKILLS}/ through a symlink; write to `{SKILLS}/…` by its own path so the owner is asked first",
+            rel.given()
+        )));
+    }
+    let heartbeat = match target {
+        Target::File(opened) => identity(root.fd(), HEARTBEAT) == Some(opened.id),
+        Target::New { .. } => {
+            real.len() == 1 && (first == HEARTBEAT || same_entry(root.fd(), first, HEARTBEAT))
+        }
+    };
+    if heartbeat && rel.path() != HEARTBEAT {
+        return Err(ToolError::new(format!(
+            "`{}` is {HEARTBEAT} by another name; write `{HEARTBEAT}` by its own path so the owner is asked first",
             rel.given()
         )));
     }

@@ -155,27 +155,19 @@ impl TypedTool for ExecTool {
         self.deny
             .check(command)
             .map_err(|denied| ToolError::new(denied.to_string()))?;
-        let before = self
-            .jail
-            .as_ref()
-            .map(|_| crate::sandbox::Protected::snapshot(&ctx.workspace));
-        let mut result = run::run(
+        let call = run::run(
             self.jail.as_ref(),
             command,
             &ctx.workspace,
             timeout,
             self.max_output,
-        )
-        .await;
-        let put_back = before
-            .map(|b| b.restore(&ctx.workspace))
-            .unwrap_or_default();
+        );
+        let (mut result, put_back) = match self.jail {
+            Some(_) => crate::sandbox::bracket(&ctx.workspace, call).await,
+            None => (call.await, Vec::new()),
+        };
         if !put_back.is_empty() {
-            tracing::warn!(files = ?put_back, "an exec call changed the prompt's files; put back");
-            let note = format!(
-                "\n[the command changed {}; put back as it was: these files change only through the memory tools]",
-                put_back.join(", ")
-            );
+            let note = crate::sandbox::put_back_note(&put_back);
             match &mut result {
                 Ok(text) => text.push_str(&note),
                 Err(err) => err.0.push_str(&note),
