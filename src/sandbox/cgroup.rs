@@ -114,34 +114,39 @@ fn prepare_in(own: &Path, me: u32) -> Result<Plan, String> {
     let enabled = std::fs::read_to_string(&control).unwrap_or_default();
     let on = |name: &str| enabled.split_whitespace().any(|c| c == name);
     let mut home = own.to_path_buf();
-    if !(on("memory") && on("pids")) {
-        if let Err(err) = std::fs::write(&control, "+memory +pids") {
-            if err.raw_os_error() != Some(libc::EBUSY) {
-                return Err(format!(
-                    "cannot enable the memory and pids controllers in {} ({err}; run pincer as a systemd service with Delegate=yes, or as root)",
-                    group.display()
-                ));
+    let enabled_now = on("memory") && on("pids")
+        || {
+            match std::fs::write(&control, "+memory +pids") {
+                Ok(()) => true,
+                Err(err) if err.raw_os_error() == Some(libc::EBUSY) => false,
+                Err(err) => {
+                    return Err(format!(
+                        "cannot enable the memory and pids controllers in {} ({err}; run pincer as a systemd service with Delegate=yes, or as root)",
+                        group.display()
+                    ));
+                }
             }
-            // The cgroup holds processes: only ours may be moved out of the way.
-            let procs = std::fs::read_to_string(group.join("cgroup.procs")).unwrap_or_default();
-            if procs.split_whitespace().any(|p| p != me.to_string()) {
-                return Err(format!(
-                    "{} holds other processes besides pincer, so it cannot have child cgroups (give pincer a cgroup of its own: a systemd service with Delegate=yes)",
-                    group.display()
-                ));
-            }
-            let leaf = group.join(LEAF);
-            let moved = std::fs::create_dir_all(&leaf)
-                .and_then(|()| std::fs::write(leaf.join("cgroup.procs"), me.to_string()))
-                .and_then(|()| std::fs::write(&control, "+memory +pids"));
-            moved.map_err(|e| {
-                format!(
-                    "cannot move pincer into {} to give calls cgroups of their own ({e})",
-                    leaf.display()
-                )
-            })?;
-            home = leaf;
+        };
+    if !enabled_now {
+        // The cgroup holds processes: only ours may be moved out of the way.
+        let procs = std::fs::read_to_string(group.join("cgroup.procs")).unwrap_or_default();
+        if procs.split_whitespace().any(|p| p != me.to_string()) {
+            return Err(format!(
+                "{} holds other processes besides pincer, so it cannot have child cgroups (give pincer a cgroup of its own: a systemd service with Delegate=yes)",
+                group.display()
+            ));
         }
+        let leaf = group.join(LEAF);
+        let moved = std::fs::create_dir_all(&leaf)
+            .and_then(|()| std::fs::write(leaf.join("cgroup.procs"), me.to_string()))
+            .and_then(|()| std::fs::write(&control, "+memory +pids"));
+        moved.map_err(|e| {
+            format!(
+                "cannot move pincer into {} to give calls cgroups of their own ({e})",
+                leaf.display()
+            )
+        })?;
+        home = leaf;
     }
     // Calls a killed launcher left behind: empty ones go (rmdir refuses the others).
     if let Ok(entries) = std::fs::read_dir(&group) {
