@@ -9,6 +9,8 @@
 //! - `rig`     — a home with the fake model and a chosen sandbox; a scripted turn; the
 //!   gateway
 //! - `limits`  — memory, disk, CPU, open files, processes: `[tools.exec.limits]`
+//! - `sockets` — the system's UNIX sockets with the network off; the web panel, which
+//!   refuses the sandbox's connections and is not locked by a flood of idle ones
 
 mod common;
 
@@ -18,3 +20,5 @@ mod common;
 mod limits;
 #[path = "workspace_attacks/rig.rs"]
 mod rig;
+#[path = "workspace_attacks/sockets.rs"]
+mod sockets;

@@ -28,6 +28,10 @@ fn attack(
     );
     assert_eq!(turn.code, Some(0), "the chat failed: {turn:#?}");
     assert!(
+        !turn.stderr.contains("panicked"),
+        "pincer panicked: {turn:#?}"
+    );
+    assert!(
         turn.stdout.contains("ATTACK OVER"),
         "no answer after the attack: {turn:#?}"
     );

@@ -96,7 +96,7 @@ impl Rig {
         self.model.push(Step::text(reply));
     }
 
-    /// The tool results of the model's last request.
+    /// The tool results of this turn, from the model's last request.
     pub fn results(&self) -> Vec<String> {
         self.model
             .requests()
@@ -137,11 +137,16 @@ impl Rig {
     }
 }
 
+/// The tool results since the last user message: this turn's (the conversation goes on
+/// from one turn to the next).
 fn tool_results(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let start = messages
+        .iter()
+        .rposition(|m| m["role"] == "user")
+        .map_or(0, |i| i + 1);
+    messages[start..]
+        .iter()
         .filter(|m| m["role"] == "tool")
         .map(|m| m["content"].as_str().unwrap_or_default().to_string())
         .collect()
