@@ -60,7 +60,13 @@ fn own_dir() -> Result<PathBuf, String> {
         })
         .ok_or("no cgroup v2 hierarchy is mounted")?;
     let inside = path.strip_prefix(root.as_str()).unwrap_or(path);
-    Ok(Path::new(&point).join(inside.trim_start_matches('/')))
+    let inside = inside.trim_start_matches('/');
+    let point = PathBuf::from(point);
+    Ok(if inside.is_empty() {
+        point
+    } else {
+        point.join(inside)
+    })
 }
 
 /// The cgroup whose children calls would be, and the problem if there is one, without
