@@ -170,3 +170,31 @@ fn a_file_descriptor_hoard_is_stopped_at_the_open_files_limit_under_bwrap() {
 fn a_file_descriptor_hoard_is_stopped_at_the_open_files_limit_under_landlock() {
     fd_hoard("landlock");
 }
+
+#[test]
+fn doctor_and_status_say_which_limits_hold_and_whether_a_cgroup_does() {
+    let rig = Rig::new("landlock", LIMITS);
+    let doctor = rig.home.run(&["doctor"]);
+    let line = doctor
+        .stdout
+        .lines()
+        .find(|l| l.contains("sandbox limits"))
+        .unwrap_or_else(|| panic!("no `sandbox limits` line: {doctor:?}"));
+    for part in [
+        "address space 256 MB",
+        "files up to 8 MB",
+        "64 open files",
+        "64 processes",
+    ] {
+        assert!(line.contains(part), "{part:?} missing: {line}");
+    }
+    assert!(
+        line.contains("cgroup v2 of its own") || line.contains("rlimits only, no cgroup:"),
+        "doctor does not say whether a cgroup holds: {line}"
+    );
+    let status = rig.home.run(&["status"]);
+    assert!(
+        status.stdout.contains("Limits: address space 256 MB"),
+        "{status:?}"
+    );
+}
