@@ -17,7 +17,7 @@
 //! - `router`   — the cheap-first score that picks light or heavy per turn
 //! - `provider` — OpenAI-compatible and Anthropic streaming clients, retry/fallback
 //! - `tools`    — the tools the model may call, confined to the workspace
-//! - `sandbox`  — bubblewrap or Landlock around every command run for the model
+//! - `sandbox`  — bubblewrap or Landlock around every command run for the model, and its limits
 //! - `mcp`      — MCP servers' tools, connected in the background
 //! - `store`    — SQLite sessions, messages, parts, usage; crash repair
 //! - `prices`   — what each call costs

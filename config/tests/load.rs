@@ -276,3 +276,20 @@ fn load_reads_the_file() {
     std::fs::write(&path, "[agent]\nmax_iterations = 7\n").unwrap();
     assert_eq!(load(&path, &sec(), &[]).unwrap().agent.max_iterations, 7);
 }
+
+#[test]
+fn exec_limits_default_to_room_for_compilers_and_can_be_changed_or_switched_off() {
+    let c = ok("");
+    let limits = c.tools.exec.limits;
+    assert_eq!(limits, pincer_config::ExecLimits::default());
+    assert!(limits.memory_mb >= 4096, "V8 and the JVM reserve gigabytes");
+    let c = ok(
+        "[tools.exec.limits]\nmemory_mb = 256\ncpu_secs = 0\nfile_size_mb = 8\nopen_files = 64\nprocesses = 64\n",
+    );
+    let limits = c.tools.exec.limits;
+    assert_eq!(
+        (limits.memory_mb, limits.cpu_secs, limits.file_size_mb),
+        (256, 0, 8)
+    );
+    assert_eq!((limits.open_files, limits.processes), (64, 64));
+}

@@ -482,3 +482,16 @@ fn meaning_errors_from_overrides_name_the_variable() {
         ],
     );
 }
+
+#[test]
+fn an_exec_limit_too_small_for_a_shell_names_the_key_and_the_least_value() {
+    has(
+        &err("[tools.exec.limits]\nprocesses = 2\n"),
+        &["tools.exec.limits.processes", "at least 8", "0 (no limit)"],
+    );
+    has(
+        &err("[tools.exec.limits]\nmemory_mb = 10\n"),
+        &["tools.exec.limits.memory_mb", "at least 64"],
+    );
+    has(&err("[tools.exec.limits]\nmemory = 10\n"), &["memory_mb"]);
+}

@@ -423,13 +423,24 @@ fn check_sandbox(config: &Config, report: &mut Report) {
     match (&sandbox, config.tools.exec.network) {
         (Sandbox::Bwrap { .. }, false) => report.ok(
             "sandbox",
-            "commands have no network ([tools.exec] network = false)",
+            "commands have no network ([tools.exec] network = false), and /run, /var/run and $XDG_RUNTIME_DIR, where the system's UNIX sockets are, are hidden",
         ),
         (Sandbox::Landlock { .. }, false) => report.ok(
             "sandbox",
-            "commands have no network ([tools.exec] network = false): TCP refused by Landlock, other internet sockets by seccomp",
+            "commands have no network ([tools.exec] network = false): TCP refused by Landlock, other internet sockets by seccomp, UNIX sockets outside the workspace by Landlock (Linux 7.1+) or else any new UNIX socket by seccomp",
         ),
         _ => {}
+    }
+    if sandbox.confines() {
+        let limits = &config.tools.exec.limits;
+        report.ok(
+            "sandbox limits",
+            format!(
+                "{}; {}",
+                crate::sandbox::limits::summary(limits),
+                crate::sandbox::cgroup_line()
+            ),
+        );
     }
     for (name, server) in &config.mcp.servers {
         if server.command.is_some() && !server.sandbox {

@@ -1,5 +1,5 @@
 //! `pincer status`: whether the gateway runs, each channel's health as it last
-//! reported it, the sandbox commands run in, and today's usage and cost.
+//! reported it, the sandbox commands run in and their limits, and today's usage and cost.
 
 use std::process::ExitCode;
 
@@ -16,6 +16,13 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
     if let Ok((config, _)) = super::load(home) {
         let sandbox = crate::sandbox::Sandbox::detect(config.tools.exec.sandbox);
         println!("Sandbox: {}", sandbox.describe());
+        if sandbox.confines() {
+            println!(
+                "Limits: {}; {}",
+                crate::sandbox::limits::summary(&config.tools.exec.limits),
+                crate::sandbox::cgroup_line()
+            );
+        }
     }
     if !home.db_file.exists() {
         println!("No data yet (run `pincer chat` or `pincer run`).");

@@ -137,7 +137,12 @@ pub fn build_agent(
         crate::tools::ToolPolicy::new(&config.access).map_err(StartError::Permissions)?;
     let jail = crate::sandbox::Jail::new(
         config.tools.exec.sandbox,
-        crate::sandbox::confinement(&home.dir, &workspace, config.tools.exec.network),
+        crate::sandbox::confinement(
+            &home.dir,
+            &workspace,
+            config.tools.exec.network,
+            config.tools.exec.limits,
+        ),
     );
     let scrubber = Arc::new(Scrubber::new(secret_values(config, secrets, env)));
     crate::scrub::install(Arc::clone(&scrubber));

@@ -8,7 +8,10 @@
 //! `/proc/<pid>/environ`, `mem` or `fd` needs — for root too. With `network = false`,
 //! TCP bind and connect are refused (ABI 4+; with the network on, bind alone), and since Landlock cannot filter UDP, a
 //! seccomp filter refuses every other internet and packet socket (and io_uring, which
-//! could open one behind seccomp's back).
+//! could open one behind seccomp's back). Pathname UNIX sockets outside the workspace
+//! and the temp dir are refused too: by Landlock where the kernel can tell them apart
+//! (ABI 9, Linux 7.1: `LANDLOCK_ACCESS_FS_RESOLVE_UNIX`), else by the seccomp filter
+//! refusing every new UNIX socket (`socketpair` still works).
 
 use std::path::{Path, PathBuf};
 
@@ -19,8 +22,8 @@ use landlock::{
 
 use super::{Confinement, SandboxError};
 
-/// The newest Landlock ABI this code was written and tested against.
-const ABI_USED: ABI = ABI::V6;
+/// The newest Landlock ABI this code was written for (older kernels get what they have).
+const ABI_USED: ABI = ABI::V9;
 
 /// Devices a command may read and write; the rest of `/dev` (disks above all: root could
 /// read the raw blocks of the secrets file) stays closed.
@@ -95,7 +98,13 @@ fn drop_capabilities() {
 pub fn restrict(confinement: &Confinement, tmp: &Path) -> Result<(), SandboxError> {
     let fail = |e: &dyn std::fmt::Display| SandboxError(format!("cannot set up Landlock: {e}"));
     let all = AccessFs::from_all(ABI_USED);
-    let read = AccessFs::from_read(ABI_USED);
+    // Connecting to a pathname socket needs its own right (ABI 9): with the network on,
+    // the rest of the system's sockets stay reachable, as under bubblewrap.
+    let read = if confinement.network {
+        AccessFs::from_read(ABI_USED) | AccessFs::ResolveUnix
+    } else {
+        AccessFs::from_read(ABI_USED)
+    };
     let mut ruleset = Ruleset::default()
         .handle_access(all)
         .map_err(|e| fail(&e))?;
@@ -152,20 +161,47 @@ pub fn restrict(confinement: &Confinement, tmp: &Path) -> Result<(), SandboxErro
         ));
     }
     if !confinement.network {
-        // Before ABI 4 Landlock cannot refuse TCP either: the filter then takes it too.
-        let tcp_refused = ABI::from(status.landlock) >= ABI::V4;
-        no_internet(!tcp_refused)?;
+        // Before ABI 4 Landlock cannot refuse TCP either, before ABI 9 the system's UNIX
+        // sockets: the filter then takes them too.
+        let abi = ABI::from(status.landlock);
+        no_internet(abi < ABI::V4, abi < ABI::V9)?;
     }
     Ok(())
 }
 
-/// Refuse every TCP bind from now on (Landlock ABI 4+; on an older kernel nothing is
-/// refused): the step bubblewrap runs before a command when the network is on.
+/// Refuse connecting to any pathname UNIX socket but those under `allowed` from now on
+/// (Landlock ABI 9+; on an older kernel nothing is refused): the step bubblewrap runs
+/// before a command when the network is off.
+pub fn unix_sockets_only_in(allowed: &[&Path]) -> Result<(), SandboxError> {
+    let fail = |e: &dyn std::fmt::Display| {
+        SandboxError(format!("cannot refuse the system's UNIX sockets: {e}"))
+    };
+    let mut created = Ruleset::default()
+        .handle_access(AccessFs::ResolveUnix)
+        .map_err(|e| fail(&e))?
+        .create()
+        .map_err(|e| fail(&e))?;
+    for path in allowed {
+        if let Ok(fd) = PathFd::new(path) {
+            created = created
+                .add_rule(PathBeneath::new(fd, AccessFs::ResolveUnix))
+                .map_err(|e| fail(&e))?;
+        }
+    }
+    created.restrict_self().map_err(|e| fail(&e))?;
+    Ok(())
+}
+
+/// Refuse every TCP bind (Landlock ABI 4+) and connecting to abstract UNIX sockets made
+/// outside (ABI 6+) from now on; on an older kernel what it lacks is not refused: the
+/// step bubblewrap runs before a command when the network is on.
 pub fn no_tcp_bind() -> Result<(), SandboxError> {
     let fail =
         |e: &dyn std::fmt::Display| SandboxError(format!("cannot refuse listening ports: {e}"));
     Ruleset::default()
         .handle_access(AccessNet::BindTcp)
+        .map_err(|e| fail(&e))?
+        .scope(Scope::AbstractUnixSocket)
         .map_err(|e| fail(&e))?
         .create()
         .map_err(|e| fail(&e))?
@@ -177,9 +213,11 @@ pub fn no_tcp_bind() -> Result<(), SandboxError> {
 /// The seccomp filter for `network = false`: `socket()` fails (EPERM) for an internet
 /// socket that is not plain TCP (UDP, raw, SCTP, MPTCP), for packet sockets, and
 /// `io_uring_setup` fails too. TCP is Landlock's, unless `tcp_too` (a kernel whose
-/// Landlock cannot filter it): then every internet socket fails. Unix sockets stay
-/// (they reach nothing off this machine that the sandbox cannot reach otherwise).
-fn no_internet(tcp_too: bool) -> Result<(), SandboxError> {
+/// Landlock cannot filter it): then every internet socket fails. UNIX sockets are
+/// Landlock's too, unless `unix_too` (a kernel whose Landlock cannot tell the
+/// workspace's sockets from the system's): then `socket(AF_UNIX)` fails, and only
+/// `socketpair` makes one.
+fn no_internet(tcp_too: bool, unix_too: bool) -> Result<(), SandboxError> {
     use seccompiler::{
         BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
         SeccompRule,
@@ -222,12 +260,18 @@ fn no_internet(tcp_too: bool) -> Result<(), SandboxError> {
         .map_err(|e| fail(&e))?;
         socket_rules.push(rule);
     }
-    socket_rules.push(
-        SeccompRule::new(vec![
-            cond(0, SeccompCmpOp::Eq, libc::AF_PACKET).map_err(|e| fail(&e))?,
-        ])
-        .map_err(|e| fail(&e))?,
-    );
+    let mut whole_families = vec![libc::AF_PACKET];
+    if unix_too {
+        whole_families.push(libc::AF_UNIX);
+    }
+    for family in whole_families {
+        socket_rules.push(
+            SeccompRule::new(vec![
+                cond(0, SeccompCmpOp::Eq, family).map_err(|e| fail(&e))?,
+            ])
+            .map_err(|e| fail(&e))?,
+        );
+    }
     let rules = std::collections::BTreeMap::from([
         (libc::SYS_socket, socket_rules),
         (libc::SYS_io_uring_setup, Vec::new()),

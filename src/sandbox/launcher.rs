@@ -1,33 +1,49 @@
-//! `pincer __sandbox …`: the two steps of a landlock-sandboxed call, run as the pincer
-//! binary itself so no unsafe code is needed.
+//! `pincer __sandbox …`: the steps of a sandboxed call, run as the pincer binary itself
+//! so no unsafe code is needed.
 //!
-//! 1. `launch` (outside the sandbox): becomes a child subreaper and gets SIGTERM if the
-//!    gateway dies, makes the call's private temp dir, starts step 2, waits for it —
-//!    or for SIGTERM, which the gateway sends on a timeout or a stopped turn — and then
-//!    kills every process left under it (also those that called `setsid`: as orphans
-//!    they come back to the subreaper), removes the temp dir and exits with the
-//!    command's status.
-//! 2. `inner` (becomes the sandbox): restricts itself with Landlock and execs the
-//!    command. The sandbox cannot signal the launcher (Landlock's signal scope), so it
-//!    cannot kill its way out of the cleanup.
+//! 1. `launch` (outside the sandbox, Landlock) or `watch` (outside, around bubblewrap):
+//!    becomes a child subreaper and gets SIGTERM if the gateway dies, moves into the
+//!    call's cgroup where there is one (`cgroup`), starts the sandbox — for Landlock a
+//!    private temp dir and step 2, for bubblewrap the `bwrap` command line it was given —
+//!    and waits for it, counting its processes and threads as it runs (`tree`): a call
+//!    that reaches `[tools.exec.limits] processes` is ended. On SIGTERM too (the
+//!    gateway's timeout or a stopped turn) it kills every process left under it (also
+//!    those that called `setsid`: as orphans they come back to the subreaper), removes
+//!    the temp dir and the cgroup, says on stderr which limit the call ran into, if it
+//!    can tell, and exits with the command's status.
+//! 2. `inner` (Landlock: becomes the sandbox) restricts itself with Landlock, or
+//!    `inside` (run by bubblewrap inside its namespaces) refuses listening ports with the
+//!    network on and pathname sockets outside the workspace with it off (Landlock, where
+//!    the kernel can); both then set the rlimits (`limits`) and exec the command. The
+//!    sandbox cannot signal the launcher (Landlock's signal scope; bubblewrap's PID
+//!    namespace), so it cannot kill its way out of the cleanup.
 
 use std::ffi::OsString;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
-use rustix::process::{Pid, Signal, WaitOptions};
+use rustix::process::Signal;
 
-use super::{Confinement, SandboxError};
+use super::cgroup::CallGroup;
+use super::limits::Hit;
+use super::{Confinement, SandboxError, tree};
 
 /// The first argument that makes `pincer` a sandbox step.
 pub const ARG: &str = "__sandbox";
-/// Step 1.
+/// Step 1 for Landlock.
 pub const LAUNCH: &str = "launch";
-/// Step 2.
+/// Step 1 for bubblewrap.
+pub const WATCH: &str = "watch";
+/// Step 2 for Landlock.
 const INNER: &str = "inner";
-/// Inside bubblewrap with the network on: refuse TCP binds, then exec the command.
-pub const NO_LISTEN: &str = "no-listen";
+/// Step 2 inside bubblewrap.
+pub const INSIDE: &str = "inside";
+
+/// How often the launcher counts the call's processes: a fork bomb grows by a few
+/// hundred in this time on a small machine, well within what the machine can take.
+const COUNT_EVERY: Duration = Duration::from_millis(20);
 
 /// This program, to run the steps: the pincer binary.
 pub fn program() -> Result<PathBuf, SandboxError> {
@@ -49,8 +65,9 @@ pub fn entry() -> Option<ExitCode> {
     let rest: Vec<OsString> = args.collect();
     let result = match step.to_str() {
         Some(LAUNCH) => launch(&rest),
+        Some(WATCH) => watch(&rest),
         Some(INNER) => inner(&rest),
-        Some(NO_LISTEN) => no_listen(&rest),
+        Some(INSIDE) => inside(&rest),
         _ => Err(SandboxError("unknown sandbox step".into())),
     };
     Some(result.unwrap_or_else(|err| {
@@ -84,48 +101,94 @@ fn parse(
 }
 
 fn launch(args: &[OsString]) -> Result<ExitCode, SandboxError> {
-    let (_, _, command) = parse(args, false)?;
+    let (confinement, _, command) = parse(args, false)?;
+    let fail = |what: &str, e: std::io::Error| SandboxError(format!("{what}: {e}"));
+    let mut inner = tokio::process::Command::new(program()?.as_path());
+    let tmp = private_tmp().map_err(|e| fail("cannot make the private temp dir", e))?;
+    inner
+        .arg(ARG)
+        .arg(INNER)
+        .args(&args[..1])
+        .arg(&tmp)
+        .arg("--")
+        .args(command)
+        // Caches go to the private temp dir (see bwrap's CACHES for why).
+        .env("TMPDIR", &tmp)
+        .env("XDG_CACHE_HOME", tmp.join(".cache"))
+        .env("npm_config_cache", tmp.join(".npm"));
+    let status = supervise(&confinement, inner);
+    // Best effort: a leftover temp dir holds only the call's own scratch files.
+    let _ = std::fs::remove_dir_all(&tmp);
+    status
+}
+
+/// `<spec json> -- bwrap <its arguments…>`: step 1 around bubblewrap.
+fn watch(args: &[OsString]) -> Result<ExitCode, SandboxError> {
+    let (confinement, _, command) = parse(args, false)?;
+    let mut bwrap = tokio::process::Command::new(&command[0]);
+    bwrap.args(&command[1..]);
+    supervise(&confinement, bwrap)
+}
+
+/// Run `sandbox` (which starts the command) under this process, as step 1 describes.
+fn supervise(
+    confinement: &Confinement,
+    mut sandbox: tokio::process::Command,
+) -> Result<ExitCode, SandboxError> {
     let fail = |what: &str, e: std::io::Error| SandboxError(format!("{what}: {e}"));
     rustix::process::set_parent_process_death_signal(Some(Signal::TERM))
         .map_err(|e| fail("cannot follow the gateway", e.into()))?;
-    rustix::process::set_child_subreaper(Some(rustix::process::getpid()))
+    let me = rustix::process::getpid();
+    rustix::process::set_child_subreaper(Some(me))
         .map_err(|e| fail("cannot become a subreaper", e.into()))?;
-    let tmp = private_tmp().map_err(|e| fail("cannot make the private temp dir", e))?;
+    let limits = confinement.limits;
+    // No cgroup (none can be made here, or this one failed): rlimits alone hold.
+    let group = confinement
+        .cgroup
+        .as_ref()
+        .and_then(|plan| CallGroup::enter(plan, &limits, &random_hex().ok()?).ok());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| fail("cannot start", e))?;
+    let mut hit = None;
     let status = runtime.block_on(async {
         use tokio::signal::unix::{SignalKind, signal};
         let mut term = signal(SignalKind::terminate())?;
-        let mut child = tokio::process::Command::new(program()?.as_path())
-            .arg(ARG)
-            .arg(INNER)
-            .args(&args[..1])
-            .arg(&tmp)
-            .arg("--")
-            .args(command)
-            // Caches go to the private temp dir (see bwrap's CACHES for why).
-            .env("TMPDIR", &tmp)
-            .env("XDG_CACHE_HOME", tmp.join(".cache"))
-            .env("npm_config_cache", tmp.join(".npm"))
-            .spawn()?;
-        tokio::select! {
-            status = child.wait() => status.map(Some),
-            _ = term.recv() => Ok(None),
+        let mut child = sandbox.spawn()?;
+        let mut count = tokio::time::interval(COUNT_EVERY);
+        loop {
+            tokio::select! {
+                status = child.wait() => return status.map(Some),
+                _ = term.recv() => return Ok(None),
+                _ = count.tick(), if limits.processes > 0 => {
+                    tree::reap_orphans(child.id());
+                    if tree::count_tasks(me) as u64 >= limits.processes {
+                        hit = Some(Hit::Processes);
+                        return Ok(None);
+                    }
+                }
+            }
         }
     });
-    kill_tree();
-    // Best effort: a leftover temp dir holds only the call's own scratch files.
-    let _ = std::fs::remove_dir_all(&tmp);
+    tree::kill_tree();
+    if let Some(group) = group {
+        hit = hit.or_else(|| group.hit());
+        group.leave();
+    }
     let code = match status {
         Ok(Some(status)) => status
             .code()
             .or_else(|| status.signal().map(|s| 128 + s))
             .unwrap_or(1),
+        Ok(None) if hit.is_some() => 128 + 9,
         Ok(None) => 128 + 15,
         Err(err) => return Err(fail("cannot run the command", err)),
     };
+    if let Some(hit) = hit.or_else(|| Hit::from_exit(&limits, code)) {
+        // The command's stderr: the model (or the server's log) reads it.
+        eprintln!("pincer sandbox: {}", hit.describe(&limits));
+    }
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
 }
 
@@ -139,6 +202,7 @@ fn inner(args: &[OsString]) -> Result<ExitCode, SandboxError> {
     let (confinement, tmp, command) = parse(args, true)?;
     let tmp = tmp.ok_or_else(|| SandboxError("malformed sandbox arguments".into()))?;
     super::landlock::restrict(&confinement, &tmp)?;
+    super::limits::apply(&confinement.limits, false)?;
     Err(exec(command))
 }
 
@@ -153,104 +217,35 @@ fn exec(command: &[OsString]) -> SandboxError {
     ))
 }
 
-/// `-- <program> <args…>`: no listening TCP port from here on, then the command.
-fn no_listen(args: &[OsString]) -> Result<ExitCode, SandboxError> {
-    let command = match args.split_first() {
-        Some((dashes, command)) if dashes == "--" && !command.is_empty() => command,
-        _ => return Err(SandboxError("malformed sandbox arguments".into())),
+/// `<spec json> -- <program> <args…>`, inside bubblewrap: with the network on no
+/// listening TCP port and no abstract socket outside, with it off no pathname socket
+/// outside the workspace and `/tmp` (both through Landlock, as far as the kernel has
+/// it), then the limits, then the command.
+fn inside(args: &[OsString]) -> Result<ExitCode, SandboxError> {
+    let (confinement, _, command) = parse(args, false)?;
+    // A kernel without these Landlock features cannot refuse them; the command still
+    // runs confined by bubblewrap (docs/tools.md: what the sandbox does not cover).
+    let _ = if confinement.network {
+        super::landlock::no_tcp_bind()
+    } else {
+        super::landlock::unix_sockets_only_in(&[&confinement.workspace, Path::new("/tmp")])
     };
-    // A kernel without Landlock's network rules (before 6.7) cannot refuse binds; the
-    // command still runs confined by bubblewrap (README: what the sandbox does not cover).
-    let _ = super::landlock::no_tcp_bind();
+    super::limits::apply(&confinement.limits, super::limits::in_child_userns())?;
     Err(exec(command))
+}
+
+/// A random name: 16 hex digits.
+fn random_hex() -> std::io::Result<String> {
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes).map_err(|e| std::io::Error::other(e.to_string()))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// A fresh 0700 directory for the call's temporary files.
 fn private_tmp() -> std::io::Result<PathBuf> {
     use std::os::unix::fs::DirBuilderExt;
-    let mut bytes = [0u8; 8];
-    getrandom::fill(&mut bytes).map_err(|e| std::io::Error::other(e.to_string()))?;
-    let name: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let name = random_hex()?;
     let dir = std::env::temp_dir().join(format!("pincer-sandbox-{name}"));
     std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
     Ok(dir)
-}
-
-/// Kill every process under this one, until none is left; reap them all.
-fn kill_tree() {
-    let me = rustix::process::getpid();
-    for _ in 0..100 {
-        let below = descendants(me);
-        if below.is_empty() {
-            break;
-        }
-        for pid in below {
-            // Gone already is fine.
-            let _ = rustix::process::kill_process(pid, Signal::KILL);
-        }
-        while let Ok(Some(_)) = rustix::process::wait(WaitOptions::NOHANG) {}
-        #[expect(
-            clippy::disallowed_methods,
-            reason = "the launcher is a process of its own with no runtime left"
-        )]
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    }
-    while let Ok(Some(_)) = rustix::process::wait(WaitOptions::NOHANG) {}
-}
-
-/// Every process whose chain of parents leads to `root`, from `/proc`.
-fn descendants(root: Pid) -> Vec<Pid> {
-    let mut parents: Vec<(i32, i32)> = Vec::new();
-    if let Ok(entries) = std::fs::read_dir("/proc") {
-        for entry in entries.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<i32>().ok())
-            else {
-                continue;
-            };
-            if let Ok(stat) = std::fs::read_to_string(entry.path().join("stat"))
-                && let Some(ppid) = parent_of(&stat)
-            {
-                parents.push((pid, ppid));
-            }
-        }
-    }
-    let mut found = vec![root.as_raw_nonzero().get()];
-    let mut i = 0;
-    while i < found.len() {
-        let parent = found[i];
-        found.extend(
-            parents
-                .iter()
-                .filter(|(_, p)| *p == parent)
-                .map(|(c, _)| *c),
-        );
-        i += 1;
-    }
-    found
-        .into_iter()
-        .skip(1)
-        .filter_map(Pid::from_raw)
-        .collect()
-}
-
-/// The parent pid in a `/proc/<pid>/stat` line: the second field after the command
-/// name, which is in parentheses and may itself hold spaces and parentheses.
-fn parent_of(stat: &str) -> Option<i32> {
-    let after = &stat[stat.rfind(')')? + 1..];
-    after.split_whitespace().nth(1)?.parse().ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_parent_is_read_past_a_tricky_command_name() {
-        assert_eq!(parent_of("42 (a) b) (c) S 7 42 42 0"), Some(7));
-        assert_eq!(parent_of("1 (init) S 0 1 1"), Some(0));
-        assert_eq!(parent_of("garbage"), None);
-    }
 }

@@ -5,24 +5,35 @@
 //! read (secrets, database, config, lock), the gateway can be neither seen in `/proc`
 //! nor signalled, and every process a call started ends with it.
 //!
+//! Every call also gets resource limits (`[tools.exec.limits]`): rlimits on each process,
+//! a count of its processes and threads, and a cgroup for its memory in total where one
+//! can be made.
+//!
 //! - `bwrap`    — bubblewrap: `/` read-only, the home under a tmpfs, new PID/IPC/UTS
-//!   (and, with `network = false`, network) namespaces
+//!   (and, with `network = false`, network) namespaces, the system's sockets hidden
 //! - `landlock` — Landlock (Linux 5.13+), built in: the read set, the ruleset
-//! - `launcher` — `pincer __sandbox …`: the landlock launcher (a child subreaper that
-//!   kills the whole tree) and the inner step that restricts itself and execs
+//! - `launcher` — `pincer __sandbox …`: the launcher around either sandbox (a child
+//!   subreaper that counts the call's processes and kills the whole tree) and the steps
+//!   that restrict themselves, set the limits and exec
+//! - `limits`   — the rlimits, and which limit a call ran into
+//! - `tree`     — the processes under the launcher, from `/proc`
+//! - `cgroup`   — a cgroup v2 per call, where the gateway's user can make one
 //! - `protect`  — the prompt's own files, put back if a call changed them
 //!
 //! `auto` picks bwrap, else landlock, else refuses to run commands, naming both fixes.
 
 mod bwrap;
+pub mod cgroup;
 mod landlock;
 pub mod launcher;
+pub mod limits;
 mod protect;
+pub(crate) mod tree;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use pincer_config::SandboxMode as Mode;
+use pincer_config::{ExecLimits, SandboxMode as Mode};
 use serde::{Deserialize, Serialize};
 
 pub use protect::{Protected, bracket, note as put_back_note};
@@ -39,6 +50,12 @@ pub struct Confinement {
     /// Files and folders in the workspace the command may read but not change (the
     /// prompt's own files); bwrap mounts them read-only, landlock restores them after.
     pub read_only: Vec<PathBuf>,
+    /// `[tools.exec.limits]`.
+    #[serde(default)]
+    pub limits: ExecLimits,
+    /// Where each call gets a cgroup of its own; `None`: rlimits alone.
+    #[serde(default)]
+    pub cgroup: Option<cgroup::Plan>,
 }
 
 /// The sandbox in use, chosen once at start.
@@ -46,6 +63,8 @@ pub struct Confinement {
 pub enum Sandbox {
     Bwrap {
         program: PathBuf,
+        /// Whether this bubblewrap can size a tmpfs (0.6+).
+        sized: bool,
     },
     Landlock {
         launcher: PathBuf,
@@ -76,7 +95,7 @@ impl Sandbox {
         match mode {
             Mode::Off => Sandbox::Off,
             Mode::Bwrap => match bwrap::find() {
-                Ok(program) => Sandbox::Bwrap { program },
+                Ok((program, sized)) => Sandbox::Bwrap { program, sized },
                 Err(why) => Sandbox::Missing(format!(
                     "[tools.exec] sandbox = \"bwrap\", but {why}; install bubblewrap, or set sandbox = \"auto\" to use Landlock"
                 )),
@@ -87,7 +106,7 @@ impl Sandbox {
                 ))
             }),
             Mode::Auto => match bwrap::find() {
-                Ok(program) => Sandbox::Bwrap { program },
+                Ok((program, sized)) => Sandbox::Bwrap { program, sized },
                 Err(no_bwrap) => landlock().unwrap_or_else(|no_landlock| {
                     Sandbox::Missing(format!(
                         "no sandbox is available ({no_bwrap}; {no_landlock}), so commands are not run: {BOTH_FIXES}"
@@ -110,7 +129,7 @@ impl Sandbox {
     /// What the sandbox hides, in a line for `pincer doctor` and `pincer status`.
     pub fn describe(&self) -> String {
         match self {
-            Sandbox::Bwrap { program } => format!(
+            Sandbox::Bwrap { program, .. } => format!(
                 "bwrap ({}): $PINCER_HOME hidden but for the workspace, / read-only, private /tmp, own PID/IPC/UTS namespaces (the gateway is invisible), every process ends with its call",
                 program.display()
             ),
@@ -135,30 +154,36 @@ impl Sandbox {
                 Ok(cmd)
             }
             Sandbox::Missing(why) => Err(SandboxError(why.clone())),
-            Sandbox::Bwrap { program: bwrap } => {
-                let mut cmd = tokio::process::Command::new(bwrap);
-                cmd.args(bwrap::args(confinement));
-                if confinement.network {
-                    // The network is shared with the host: the pincer binary, mounted in,
-                    // refuses listening ports before it runs the command.
-                    let pincer = launcher::program()?;
-                    cmd.arg("--ro-bind")
-                        .arg(&pincer)
-                        .arg(bwrap::PINCER_INSIDE)
-                        .arg("--")
-                        .arg(bwrap::PINCER_INSIDE)
-                        .arg(launcher::ARG)
-                        .arg(launcher::NO_LISTEN)
-                        .arg("--");
-                } else {
-                    cmd.arg("--");
-                }
-                cmd.arg(program).args(args);
+            Sandbox::Bwrap {
+                program: bwrap,
+                sized,
+            } => {
+                // The launcher watches bwrap from outside; inside, the pincer binary,
+                // mounted in, sets the Landlock rules and limits and runs the command.
+                let pincer = launcher::program()?;
+                let spec = spec(confinement)?;
+                let mut cmd = tokio::process::Command::new(&pincer);
+                cmd.arg(launcher::ARG)
+                    .arg(launcher::WATCH)
+                    .arg(&spec)
+                    .arg("--")
+                    .arg(bwrap)
+                    .args(bwrap::args(confinement, *sized))
+                    .arg("--ro-bind")
+                    .arg(&pincer)
+                    .arg(bwrap::PINCER_INSIDE)
+                    .arg("--")
+                    .arg(bwrap::PINCER_INSIDE)
+                    .arg(launcher::ARG)
+                    .arg(launcher::INSIDE)
+                    .arg(&spec)
+                    .arg("--")
+                    .arg(program)
+                    .args(args);
                 Ok(cmd)
             }
             Sandbox::Landlock { launcher } => {
-                let spec = serde_json::to_string(confinement)
-                    .map_err(|e| SandboxError(format!("cannot describe the sandbox: {e}")))?;
+                let spec = spec(confinement)?;
                 let mut cmd = tokio::process::Command::new(launcher);
                 cmd.arg(launcher::ARG)
                     .arg(launcher::LAUNCH)
@@ -177,6 +202,26 @@ impl Sandbox {
     }
 }
 
+/// `confinement` as the launcher's steps read it.
+fn spec(confinement: &Confinement) -> Result<String, SandboxError> {
+    serde_json::to_string(confinement)
+        .map_err(|e| SandboxError(format!("cannot describe the sandbox: {e}")))
+}
+
+/// Where calls get a cgroup, in a line for `pincer doctor` and `pincer status` (as this
+/// process finds it: the gateway decides for itself at its first call, and logs it).
+pub fn cgroup_line() -> String {
+    match cgroup::probe() {
+        Ok(dir) => format!(
+            "each command also gets a cgroup v2 of its own under {} (memory.max = memory_mb for the whole command, pids.max = processes)",
+            dir.display()
+        ),
+        Err(why) => format!(
+            "rlimits only, no cgroup: {why}; memory_mb then caps each process, not the command as a whole"
+        ),
+    }
+}
+
 /// A sandbox and what it confines commands to: what exec, hooks and MCP servers hold.
 /// The sandbox is chosen on first use (finding bubblewrap runs it once), so commands
 /// that never run a tool pay nothing for it.
@@ -184,6 +229,8 @@ impl Sandbox {
 pub struct Jail {
     mode: Mode,
     chosen: std::sync::Arc<std::sync::OnceLock<Sandbox>>,
+    /// Where calls get their cgroups, found (and set up) at the first call.
+    cgroup: std::sync::Arc<std::sync::OnceLock<Option<cgroup::Plan>>>,
     confinement: Confinement,
 }
 
@@ -192,6 +239,7 @@ impl Jail {
         Jail {
             mode,
             chosen: std::sync::Arc::default(),
+            cgroup: std::sync::Arc::default(),
             confinement,
         }
     }
@@ -218,12 +266,33 @@ impl Jail {
         program: &str,
         args: &[OsString],
     ) -> Result<tokio::process::Command, SandboxError> {
-        self.sandbox().command(&self.confinement, program, args)
+        let sandbox = self.sandbox();
+        if !sandbox.confines() {
+            return sandbox.command(&self.confinement, program, args);
+        }
+        let plan = self.cgroup.get_or_init(|| match cgroup::prepare() {
+            Ok(plan) => {
+                tracing::info!(cgroup = %plan.base.display(), "each sandboxed command gets a cgroup v2 of its own (memory.max, pids.max)");
+                Some(plan)
+            }
+            Err(why) => {
+                tracing::info!("sandboxed commands get rlimits only, no cgroup: {why}");
+                None
+            }
+        });
+        let mut confinement = self.confinement.clone();
+        confinement.cgroup = plan.clone();
+        sandbox.command(&confinement, program, args)
     }
 }
 
 /// The confinement for commands in `workspace`, with `$PINCER_HOME` = `home`.
-pub fn confinement(home: &Path, workspace: &Path, network: bool) -> Confinement {
+pub fn confinement(
+    home: &Path,
+    workspace: &Path,
+    network: bool,
+    limits: ExecLimits,
+) -> Confinement {
     let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
     let workspace = canonical(workspace);
     Confinement {
@@ -234,6 +303,8 @@ pub fn confinement(home: &Path, workspace: &Path, network: bool) -> Confinement 
         hidden: canonical(home),
         workspace,
         network,
+        limits,
+        cgroup: None,
     }
 }
 

@@ -39,8 +39,8 @@ fn bwrap_hides_the_home_binds_the_workspace_and_cuts_the_network_on_request() {
     let ws = dir.path().join("workspace");
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::write(ws.join("MEMORY.md"), "x").unwrap();
-    let mut c = confinement(dir.path(), &ws, true);
-    let args: Vec<String> = bwrap::args(&c)
+    let mut c = confinement(dir.path(), &ws, true, pincer_config::ExecLimits::default());
+    let args: Vec<String> = bwrap::args(&c, true)
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
@@ -68,5 +68,5 @@ fn bwrap_hides_the_home_binds_the_workspace_and_cuts_the_network_on_request() {
     let bind = args.iter().position(|a| *a == "--bind").unwrap();
     assert!(hide < bind);
     c.network = false;
-    assert!(bwrap::args(&c).iter().any(|a| a == "--unshare-net"));
+    assert!(bwrap::args(&c, true).iter().any(|a| a == "--unshare-net"));
 }

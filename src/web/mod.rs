@@ -20,6 +20,10 @@
 //! - `chat`     — `/chat` and `/api/chat` (AI SDK v6 UI message stream over SSE)
 //! - `metrics`  — `/metrics`
 //! - `token`    — making and storing `web.token`
+//! - `pool`     — the open connections: per-address and total limits that close idle
+//!   ones to make room rather than refuse the owner
+//! - `peer`     — whether a connection comes from a sandboxed command (refused: the
+//!   panel is the owner's, never the model's)
 
 mod access;
 mod auth;
@@ -30,6 +34,8 @@ mod layout;
 mod memory;
 mod metrics;
 mod overview;
+mod peer;
+mod pool;
 pub mod token;
 mod usage;
 
@@ -140,15 +146,14 @@ pub fn check_listen(
 
 /// How long requests in flight may finish after a shutdown before they are cut.
 const DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
-/// Connections served at once; more are closed at once, so a flood of them cannot take
-/// the gateway's file descriptors from its channels.
-const MAX_CONNECTIONS: usize = 128;
 /// How long a request's head may take to arrive.
 const HEAD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Serve the panel on `listener` until `shutdown`. Each connection is a task of ours,
 /// so at shutdown the ones still open (a chat stream, a request that never finishes
 /// sending) are ended after `DRAIN`, and with them the last references to the core.
+/// How many stay open, and which are closed to make room, is `pool`'s; a connection
+/// from a sandboxed command (`peer`) is closed unanswered.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: Arc<WebState>,
@@ -156,13 +161,14 @@ pub async fn serve(
 ) {
     let app = app(state);
     let mut connections = tokio::task::JoinSet::new();
+    let mut pool = pool::Pool::default();
     let mut warned: Option<std::time::Instant> = None;
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => break,
             accepted = listener.accept() => {
-                let stream = match accepted {
-                    Ok((stream, _)) => stream,
+                let (stream, peer) = match accepted {
+                    Ok(accepted) => accepted,
                     Err(err) => {
                         // Out of file descriptors and the like: try again shortly, and
                         // say so once a minute, not a hundred times.
@@ -174,23 +180,22 @@ pub async fn serve(
                         continue;
                     }
                 };
-                if connections.len() >= MAX_CONNECTIONS {
-                    // Closed unanswered: the panel is one person's, this is a flood.
+                if !pool.make_room(peer.ip()) {
+                    // Closed unanswered: every open one is being answered.
                     drop(stream);
                     continue;
                 }
-                let service = hyper_util::service::TowerToHyperService::new(app.clone());
-                connections.spawn(async move {
-                    let io = hyper_util::rt::TokioIo::new(stream);
-                    // A connection that breaks off is the browser's business.
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .timer(hyper_util::rt::TokioTimer::new())
-                        .header_read_timeout(HEAD_TIMEOUT)
-                        .serve_connection(io, service)
-                        .await;
-                });
+                let activity = pool::Activity::default();
+                let abort = connections.spawn(connection(stream, peer, app.clone(), activity.clone()));
+                pool.insert(peer.ip(), activity, abort);
             }
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            Some(ended) = connections.join_next_with_id(), if !connections.is_empty() => {
+                let id = match ended {
+                    Ok((id, ())) => id,
+                    Err(err) => err.id(),
+                };
+                pool.remove(id);
+            }
         }
     }
     drop(listener);
@@ -198,6 +203,43 @@ pub async fn serve(
     if tokio::time::timeout(DRAIN, drain).await.is_err() {
         connections.shutdown().await;
     }
+}
+
+/// Serve one connection, unless a sandboxed command opened it.
+async fn connection(
+    stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+    app: Router,
+    activity: pool::Activity,
+) {
+    if let Ok(local) = stream.local_addr() {
+        let holder = tokio::task::spawn_blocking(move || peer::sandboxed_holder(peer, local));
+        if let Ok(Some(pid)) = holder.await {
+            tracing::warn!(
+                pid,
+                "web panel: refused a connection from a sandboxed command (exec, a hook or an MCP server)"
+            );
+            return;
+        }
+    }
+    let service = hyper::service::service_fn(
+        move |request: axum::extract::Request<hyper::body::Incoming>| {
+            let mut app = app.clone();
+            let activity = activity.clone();
+            let request = request.map(|body| activity.receive(axum::body::Body::new(body)));
+            async move {
+                let response = tower_service::Service::call(&mut app, request).await?;
+                Ok::<_, std::convert::Infallible>(response.map(|body| activity.answer(body)))
+            }
+        },
+    );
+    let io = hyper_util::rt::TokioIo::new(stream);
+    // A connection that breaks off is the browser's business.
+    let _ = hyper::server::conn::http1::Builder::new()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(HEAD_TIMEOUT)
+        .serve_connection(io, service)
+        .await;
 }
 
 /// Hand the web chat's outbound messages to the panel and everything else to the

@@ -117,7 +117,21 @@ pub(crate) const ROOT: Node = Table(&[
         Table(&[
             (
                 "exec",
-                Table(&[("deny_groups", Leaf), ("sandbox", Leaf), ("network", Leaf)]),
+                Table(&[
+                    ("deny_groups", Leaf),
+                    ("sandbox", Leaf),
+                    ("network", Leaf),
+                    (
+                        "limits",
+                        Table(&[
+                            ("memory_mb", Leaf),
+                            ("cpu_secs", Leaf),
+                            ("file_size_mb", Leaf),
+                            ("open_files", Leaf),
+                            ("processes", Leaf),
+                        ]),
+                    ),
+                ]),
             ),
             (
                 "permissions",

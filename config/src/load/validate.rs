@@ -31,6 +31,7 @@ pub(crate) fn check(config: &Config, locator: &Locator<'_>) -> Result<(), Config
         .or_else(|| channels(config))
         .or_else(|| tools(&config.tools.web_search))
         .or_else(|| hooks(config))
+        .or_else(|| limits(config))
         .or_else(|| mcp(config))
         .or_else(|| access(config));
     match found {
@@ -391,6 +392,28 @@ fn hooks(c: &Config) -> Option<Problem> {
             return Some(problem(
                 &["tools", "hooks", name, "timeout_secs"],
                 "must be at least 1",
+            ));
+        }
+    }
+    None
+}
+
+fn limits(c: &Config) -> Option<Problem> {
+    let set = c.tools.exec.limits;
+    let min = crate::schema::ExecLimits::MIN;
+    for (key, value, least) in [
+        ("memory_mb", set.memory_mb, min.memory_mb),
+        ("cpu_secs", set.cpu_secs, min.cpu_secs),
+        ("file_size_mb", set.file_size_mb, min.file_size_mb),
+        ("open_files", set.open_files, min.open_files),
+        ("processes", set.processes, min.processes),
+    ] {
+        if value != 0 && value < least {
+            return Some(problem(
+                &["tools", "exec", "limits", key],
+                format!(
+                    "must be 0 (no limit) or at least {least} (found {value}); below that not even a shell starts"
+                ),
             ));
         }
     }

@@ -112,6 +112,8 @@ pub struct ExecConfig {
     pub sandbox: SandboxMode,
     /// Whether sandboxed commands may use the network (`false`: none, loopback included).
     pub network: bool,
+    /// `[tools.exec.limits]`: what one sandboxed command may use.
+    pub limits: ExecLimits,
 }
 
 impl Default for ExecConfig {
@@ -120,6 +122,50 @@ impl Default for ExecConfig {
             deny_groups: DenyGroups::default(),
             sandbox: SandboxMode::default(),
             network: true,
+            limits: ExecLimits::default(),
+        }
+    }
+}
+
+/// `[tools.exec.limits]`: resource limits on every sandboxed command (exec, hooks, stdio
+/// MCP servers). `0` switches one off. The defaults leave room for compilers, Node and
+/// the JVM (which reserve large address ranges up front) and stop a runaway.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExecLimits {
+    /// Address space of each process (RLIMIT_AS), and the call's memory in total where a
+    /// cgroup can be made (memory.max), in MiB.
+    pub memory_mb: u64,
+    /// CPU time of each process (RLIMIT_CPU), in seconds.
+    pub cpu_secs: u64,
+    /// The largest file a process may write (RLIMIT_FSIZE), in MiB; under bubblewrap also
+    /// the size of the private `/tmp`, which lives in memory.
+    pub file_size_mb: u64,
+    /// Open files of each process (RLIMIT_NOFILE).
+    pub open_files: u64,
+    /// Processes and threads of one call, all together.
+    pub processes: u64,
+}
+
+impl ExecLimits {
+    /// The smallest useful values (below them not even `sh` starts): checked at load.
+    pub const MIN: ExecLimits = ExecLimits {
+        memory_mb: 64,
+        cpu_secs: 1,
+        file_size_mb: 1,
+        open_files: 16,
+        processes: 8,
+    };
+}
+
+impl Default for ExecLimits {
+    fn default() -> Self {
+        Self {
+            memory_mb: 4096,
+            cpu_secs: 3600,
+            file_size_mb: 4096,
+            open_files: 8192,
+            processes: 1024,
         }
     }
 }
