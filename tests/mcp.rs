@@ -98,11 +98,13 @@ async fn lists_and_calls_the_tools_of_a_server() {
         err,
         "MCP server fake reported an error: it failed on purpose"
     );
+    // The server starts in a folder of its own under the folder given for them (the
+    // gateway's is $PINCER_HOME/mcp), never in the workspace.
     let cwd = find(&manager, "mcp__fake__cwd");
     let got = call(&cwd, json!({}), d).await.unwrap();
     assert_eq!(
         Path::new(&got).canonicalize().unwrap(),
-        d.canonicalize().unwrap()
+        d.join("fake").canonicalize().unwrap()
     );
 }
 

@@ -11,6 +11,11 @@
 //! - `limits`  — memory, disk, CPU, open files, processes: `[tools.exec.limits]`
 //! - `sockets` — the system's UNIX sockets with the network off; the web panel, which
 //!   refuses the sandbox's connections and is not locked by a flood of idle ones
+//! - `state`   — a dream journal, a lock link, a recall index row and a git worktree
+//!   planted where the gateway's state used to live
+//! - `writes`  — links planted where the gateway writes: the inbox, tool-output/
+//! - `standing` — a planted HEARTBEAT.md and skill; the owner's skill changed
+//! - `mcp`     — `node_modules/.bin` planted for `npx`; a server the sandbox cannot see
 
 mod common;
 
@@ -18,7 +23,15 @@ mod common;
 // `workspace_attacks/`; a new attack module is one more pair of lines here.
 #[path = "workspace_attacks/limits.rs"]
 mod limits;
+#[path = "workspace_attacks/mcp.rs"]
+mod mcp;
 #[path = "workspace_attacks/rig.rs"]
 mod rig;
 #[path = "workspace_attacks/sockets.rs"]
 mod sockets;
+#[path = "workspace_attacks/standing.rs"]
+mod standing;
+#[path = "workspace_attacks/state.rs"]
+mod state;
+#[path = "workspace_attacks/writes.rs"]
+mod writes;

@@ -109,7 +109,7 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
         .build()?;
     check_providers(&config, &secrets, &env, &http, &mut report).await;
     check_channels(home, &config, &secrets, &env, &http, &mut report).await;
-    check_mcp(&config, &http, &mut report).await;
+    check_mcp(home, &config, &secrets, &mut report).await;
     check_tools(&config, &secrets, &mut report);
     check_media(&config, &mut report);
     check_sandbox(&config, &mut report);
@@ -335,51 +335,49 @@ async fn probe(request: reqwest::RequestBuilder) -> Probe {
     }
 }
 
-async fn check_mcp(config: &Config, http: &reqwest::Client, report: &mut Report) {
-    for (name, server) in &config.mcp.servers {
+/// Start every MCP server as the gateway does — its secrets, its sandbox, its own
+/// folder — and say whether it answered with its tools, or why not (with the likely
+/// cause when the sandbox is what stops it).
+async fn check_mcp(home: &Home, config: &Config, secrets: &Secrets, report: &mut Report) {
+    if config.mcp.servers.is_empty() {
+        return;
+    }
+    let workspace = home.workspace(config);
+    let jail = crate::gateway::jail(home, config, &workspace);
+    let servers = match crate::gateway::mcp_servers(config, secrets, &jail, &workspace) {
+        Ok(servers) => servers,
+        Err(err) => {
+            report.fail("mcp", err.to_string(), "");
+            return;
+        }
+    };
+    let manager = crate::mcp::McpManager::start(servers, crate::gateway::mcp_folders(home));
+    manager.ready_for_turn(MCP_WAIT).await;
+    for (name, words) in manager.status() {
         let what = format!("mcp {name}");
-        match (&server.command, &server.url) {
-            (Some(command), _) => match find_program(command) {
-                Some(path) => report.ok(&what, format!("{} found", path.display())),
-                None => report.fail(
-                    &what,
-                    format!("`{command}` is not an executable file or on PATH"),
-                    format!("install it, or fix mcp.servers.{name}.command"),
-                ),
-            },
-            (None, Some(url)) => match http.get(url).send().await {
-                Ok(response) => report.ok(&what, format!("{url} answers ({})", response.status())),
-                Err(err) => report.fail(
-                    &what,
-                    format!("cannot reach {url}: {}", err.without_url()),
-                    format!("start the server, or fix mcp.servers.{name}.url"),
-                ),
-            },
-            (None, None) => {}
+        if words.starts_with("ready") {
+            report.ok(&what, words);
+        } else if let Some(failed) = words.strip_prefix("failed: ") {
+            let reason = failed
+                .rsplit_once(", retrying in")
+                .map_or(failed, |(r, _)| r);
+            report.fail(
+                &what,
+                reason.to_string(),
+                format!("fix [mcp.servers.{name}] in config.toml (its command, args or url), or its secrets in .security.yml"),
+            );
+        } else {
+            report.warn(
+                &what,
+                format!("no answer within {}s", MCP_WAIT.as_secs()),
+                "check that the server speaks MCP over stdio (or at its url)",
+            );
         }
     }
 }
 
-/// `command` as a path, or looked up on PATH like the shell would.
-fn find_program(command: &str) -> Option<std::path::PathBuf> {
-    let is_program = |path: &Path| {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            path.metadata()
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        }
-        #[cfg(not(unix))]
-        path.is_file()
-    };
-    if command.contains('/') {
-        let path = Path::new(command).to_path_buf();
-        return is_program(&path).then_some(path);
-    }
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|dir| dir.join(command))
-        .find(|path| is_program(path))
-}
+/// How long doctor waits for each MCP server's first answer.
+const MCP_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The web panel: off, or where it listens and whether it has its login token.
 fn check_web(config: &Config, secrets: &pincer_config::Secrets, report: &mut Report) {

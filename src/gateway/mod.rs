@@ -58,6 +58,10 @@ pub enum StartError {
     Timezone(String),
     #[error("{0}")]
     Permissions(String),
+    #[error(
+        "[mcp.servers.{server}] cwd = \"{cwd}\" is inside the workspace, where any command may plant a program for the server to run; remove the key (the server then gets $PINCER_HOME/mcp/{server}) or name a folder outside the workspace"
+    )]
+    McpInWorkspace { server: String, cwd: String },
     #[error("cannot create the workspace {path}: {source}")]
     Workspace {
         path: std::path::PathBuf,
@@ -135,21 +139,16 @@ pub fn build_agent(
         .map_err(StartError::Permissions)?;
     let tool_policy =
         crate::tools::ToolPolicy::new(&config.access).map_err(StartError::Permissions)?;
-    let jail = crate::sandbox::Jail::new(
-        config.tools.exec.sandbox,
-        crate::sandbox::confinement(
-            &home.dir,
-            &workspace,
-            config.tools.exec.network,
-            config.tools.exec.limits,
-        ),
-    );
+    let jail = jail(home, config, &workspace);
     let scrubber = Arc::new(Scrubber::new(secret_values(config, secrets, env)));
     crate::scrub::install(Arc::clone(&scrubber));
     let tasks = crate::tasks::Tasks::new(config.agent.task_max_iterations);
     let modes = Arc::new(crate::tools::mode::Modes::default());
     let loaded = Arc::new(crate::tools::deferred::Loaded::default());
-    let mcp = McpManager::start(mcp_servers(config, secrets, &jail), workspace.clone());
+    let mcp = McpManager::start(
+        mcp_servers(config, secrets, &jail, &workspace)?,
+        mcp_folders(home),
+    );
     // What tools send to chats passes the scrubber like every reply.
     let outbox = crate::scrub::Outbox::new(outbound.clone(), Arc::clone(&scrubber));
     let tools = Registry::with(vec![
@@ -361,17 +360,58 @@ pub(crate) fn secret_values(
 }
 
 /// `[mcp.servers.*]` with their secrets from `.security.yml`.
-fn mcp_servers(
+/// The sandbox every command, hook and stdio MCP server of this home runs in.
+pub(crate) fn jail(
+    home: &Home,
+    config: &Config,
+    workspace: &std::path::Path,
+) -> crate::sandbox::Jail {
+    crate::sandbox::Jail::new(
+        config.tools.exec.sandbox,
+        crate::sandbox::confinement(
+            &home.dir,
+            workspace,
+            config.tools.exec.network,
+            config.tools.exec.limits,
+        ),
+    )
+}
+
+/// Where each stdio MCP server gets a folder of its own to start in.
+pub(crate) fn mcp_folders(home: &Home) -> std::path::PathBuf {
+    home.dir.join("mcp")
+}
+
+/// The MCP servers as configured, with their secrets and sandbox, as the gateway
+/// starts them.
+pub(crate) fn mcp_servers(
     config: &Config,
     secrets: &Secrets,
     jail: &crate::sandbox::Jail,
-) -> Vec<McpServerConfig> {
+    workspace: &std::path::Path,
+) -> Result<Vec<McpServerConfig>, StartError> {
     use secrecy::ExposeSecret;
+    let canonical = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let workspace = canonical(workspace);
     config
         .mcp
         .servers
         .iter()
         .map(|(name, server)| {
+            let cwd = server.cwd.as_deref().map(|dir| {
+                pincer_config::expand_tilde(
+                    std::path::Path::new(dir),
+                    crate::home::user_home().as_deref(),
+                )
+            });
+            if let Some(dir) = &cwd
+                && canonical(dir).starts_with(&workspace)
+            {
+                return Err(StartError::McpInWorkspace {
+                    server: name.clone(),
+                    cwd: dir.display().to_string(),
+                });
+            }
             let secret = secrets.mcp.get(name);
             let pairs = |map: Option<
                 &std::collections::BTreeMap<String, secrecy::SecretString>,
@@ -384,7 +424,7 @@ fn mcp_servers(
                 })
                 .unwrap_or_default()
             };
-            McpServerConfig {
+            Ok(McpServerConfig {
                 name: name.clone(),
                 command: server.command.clone(),
                 args: server.args.clone(),
@@ -393,7 +433,8 @@ fn mcp_servers(
                 headers: pairs(secret.map(|s| &s.headers)),
                 // MCP servers need the network whatever [tools.exec] network says.
                 jail: server.sandbox.then(|| jail.with_network(true)),
-            }
+                cwd,
+            })
         })
         .collect()
 }

@@ -2,9 +2,13 @@
 //! the MCP handshake with the rmcp client and list its tools.
 //!
 //! A child process gets a clean environment — PATH, HOME and LANG from Pincer's, plus
-//! the server's configured `env` — so Pincer's own secrets never reach it; it runs in
-//! the workspace and is killed when its connection is dropped. This file must not
-//! retry: the manager decides when to try again.
+//! the server's configured `env` — so Pincer's own secrets never reach it; it starts in
+//! a folder of its own (never the workspace, where any command may have planted a
+//! `node_modules/.bin/<pkg>` for `npx` to prefer, or a `pyproject.toml` for `uvx`), and
+//! is killed when its connection is dropped. A server that fails inside the sandbox is
+//! told the likely cause (a program under the sandbox's private `/tmp`, or inside the
+//! hidden `$PINCER_HOME`). This file must not retry: the manager decides when to try
+//! again.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -74,24 +78,51 @@ pub(super) enum ConnectError {
     },
     #[error("header `{header}` of MCP server {server} is not valid")]
     Header { header: String, server: String },
+    #[error("cannot make {path} for MCP server {server} to start in: {source}")]
+    Folder {
+        server: String,
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
     #[error("MCP handshake failed: {0}")]
     Handshake(String),
+    #[error("{error}; likely cause: {hint}")]
+    Hinted {
+        error: Box<ConnectError>,
+        hint: String,
+    },
     #[error("{0} gave no answer in {CONNECT_TIMEOUT:?}")]
     NoAnswer(&'static str),
     #[error("tools/list failed: {0}")]
     ListTools(String),
 }
 
-/// Connect to `config` and list its tools.
+/// Connect to `config` and list its tools; a stdio server starts in its `cwd`, else
+/// in `<folders>/<name>`.
 pub(super) async fn connect(
     config: &McpServerConfig,
-    workspace: &Path,
+    folders: &Path,
     stderr: &StderrTail,
 ) -> Result<Connection, ConnectError> {
     let client = match (&config.command, &config.url) {
         (Some(command), None) => {
-            let transport = spawn(config, command, workspace, stderr)?;
-            handshake(serve_client((), transport)).await?
+            let cwd = config
+                .cwd
+                .clone()
+                .unwrap_or_else(|| folders.join(&config.name));
+            own_folder(&cwd).map_err(|source| ConnectError::Folder {
+                server: config.name.clone(),
+                path: cwd.clone(),
+                source,
+            })?;
+            let started = async {
+                let transport = spawn(config, command, &cwd, stderr)?;
+                handshake(serve_client((), transport)).await
+            };
+            match started.await {
+                Ok(client) => client,
+                Err(err) => return Err(with_hint(config, command, err)),
+            }
         }
         (None, Some(url)) => {
             // rmcp builds its HTTP client with rustls and no crypto provider of its
@@ -121,16 +152,56 @@ async fn handshake<E: std::fmt::Display>(
     }
 }
 
-/// Start the server's process with a clean environment, in the workspace.
+/// Make the server's own folder (private to the user) if it is missing.
+fn own_folder(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+/// `err`, for a server that failed inside the sandbox, with what most likely made it
+/// fail and the fix: its program (or a path it was given) where the sandbox does not
+/// show it.
+fn with_hint(config: &McpServerConfig, command: &str, err: ConnectError) -> ConnectError {
+    let Some(jail) = &config.jail else {
+        return err;
+    };
+    let program = crate::sandbox::find_program(command);
+    let paths = program.iter().cloned().chain(
+        config
+            .args
+            .iter()
+            .filter(|a| a.starts_with('/'))
+            .map(Into::into),
+    );
+    for path in paths {
+        if let Some(why) = jail.unseen(&path) {
+            let name = &config.name;
+            return ConnectError::Hinted {
+                error: Box::new(err),
+                hint: format!(
+                    "{} {why}; install the server elsewhere (e.g. under ~/.local or /opt), or set [mcp.servers.{name}] sandbox = false knowingly",
+                    path.display()
+                ),
+            };
+        }
+    }
+    err
+}
+
+/// Start the server's process with a clean environment, in `cwd`.
 fn spawn(
     config: &McpServerConfig,
     command: &str,
-    workspace: &Path,
+    cwd: &Path,
     stderr: &StderrTail,
 ) -> Result<TokioChildProcess, ConnectError> {
     let args: Vec<std::ffi::OsString> = config.args.iter().map(Into::into).collect();
     let mut cmd = match &config.jail {
         Some(jail) => jail
+            .with_own_folder(cwd)
             .command(command, &args)
             .map_err(|e| ConnectError::Sandbox {
                 server: config.name.clone(),
@@ -142,7 +213,7 @@ fn spawn(
             cmd
         }
     };
-    cmd.current_dir(workspace).env_clear().kill_on_drop(true);
+    cmd.current_dir(cwd).env_clear().kill_on_drop(true);
     for key in INHERITED_ENV {
         if let Some(value) = std::env::var_os(key) {
             cmd.env(key, value);

@@ -55,16 +55,17 @@ enum State {
 
 impl McpManager {
     /// Start connecting every server in the background, retrying failures after
-    /// 1 s, 2 s, 4 s … up to 5 minutes. Returns at once; must be called inside a
-    /// tokio runtime.
-    pub fn start(servers: Vec<McpServerConfig>, workspace: PathBuf) -> Arc<Self> {
-        Self::start_with(servers, workspace, Backoff::default())
+    /// 1 s, 2 s, 4 s … up to 5 minutes. A stdio server starts in its `cwd`, else in a
+    /// folder of its own, `<folders>/<name>` (made when it starts) — never in the
+    /// workspace. Returns at once; must be called inside a tokio runtime.
+    pub fn start(servers: Vec<McpServerConfig>, folders: PathBuf) -> Arc<Self> {
+        Self::start_with(servers, folders, Backoff::default())
     }
 
     /// [`McpManager::start`] with a chosen backoff (tests use short ones).
     pub fn start_with(
         servers: Vec<McpServerConfig>,
-        workspace: PathBuf,
+        folders: PathBuf,
         backoff: Backoff,
     ) -> Arc<Self> {
         let mut manager = Self {
@@ -76,12 +77,7 @@ impl McpManager {
                 name: config.name.clone(),
                 state: Mutex::new(State::Connecting),
             });
-            let task = tokio::spawn(supervise(
-                server.clone(),
-                config,
-                workspace.clone(),
-                backoff,
-            ));
+            let task = tokio::spawn(supervise(server.clone(), config, folders.clone(), backoff));
             manager.servers.push(server);
             manager.tasks.push(task.abort_handle());
         }
@@ -212,14 +208,14 @@ impl Server {
 async fn supervise(
     server: Arc<Server>,
     config: McpServerConfig,
-    workspace: PathBuf,
+    folders: PathBuf,
     backoff: Backoff,
 ) {
     let mut failures = 0u32;
     loop {
         server.set(State::Connecting);
         let stderr = StderrTail::default();
-        let reason = match connect(&config, &workspace, &stderr).await {
+        let reason = match connect(&config, &folders, &stderr).await {
             Ok(connection) => {
                 let connected_at = Instant::now();
                 tracing::info!(mcp_server = %config.name, tools = connection.tools.len(), "MCP server ready");

@@ -49,6 +49,9 @@ pub struct McpServerConfig {
     /// The sandbox a stdio server runs in (workspace writable, network on); `None`
     /// when `[mcp.servers.NAME] sandbox = false` (or in library use without one).
     pub jail: Option<crate::sandbox::Jail>,
+    /// The folder a stdio server starts in (`[mcp.servers.NAME] cwd`); `None`: a folder
+    /// of its own, `<folders>/<name>` (see `McpManager::start`).
+    pub cwd: Option<std::path::PathBuf>,
 }
 
 /// How long to wait before reconnecting a failed server: `first`, doubling on each

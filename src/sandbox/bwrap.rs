@@ -116,6 +116,9 @@ pub fn args(confinement: &Confinement, sized: bool) -> Vec<OsString> {
     }
     args.tmpfs(confinement.hidden.as_os_str(), Some(HIDING));
     args.push_os(&["--bind".as_ref(), ws, ws]);
+    if let Some(own) = &confinement.own {
+        args.push_os(&["--bind".as_ref(), own.as_os_str(), own.as_os_str()]);
+    }
     for path in &confinement.read_only {
         if path.exists() {
             args.push_os(&["--ro-bind".as_ref(), path.as_os_str(), path.as_os_str()]);
@@ -128,7 +131,8 @@ pub fn args(confinement: &Confinement, sized: bool) -> Vec<OsString> {
     // Root inside would keep its capabilities (and could unmount the tmpfs over the home).
     args.push(&["--cap-drop", "ALL"]);
     args.push(&["--die-with-parent", "--new-session"]);
-    args.push_os(&["--chdir".as_ref(), ws]);
+    let start = confinement.own.as_deref().map_or(ws, |own| own.as_os_str());
+    args.push_os(&["--chdir".as_ref(), start]);
     // Caches go to the private /tmp: the user's own (~/.npm, ~/.cache) stay read-only,
     // so nothing a command does there can poison what the user later runs unconfined.
     for (var, value) in CACHES {

@@ -148,7 +148,11 @@ pub fn restrict(confinement: &Confinement, tmp: &Path) -> Result<(), SandboxErro
         }
     }
     drop_capabilities();
-    for writable in [confinement.workspace.as_path(), tmp] {
+    let own = confinement.own.as_deref();
+    for writable in [Some(confinement.workspace.as_path()), Some(tmp), own]
+        .into_iter()
+        .flatten()
+    {
         let fd = PathFd::new(writable).map_err(|e| fail(&e))?;
         created = created
             .add_rule(PathBeneath::new(fd, all))

@@ -56,6 +56,10 @@ pub struct Confinement {
     /// Where each call gets a cgroup of its own; `None`: rlimits alone.
     #[serde(default)]
     pub cgroup: Option<cgroup::Plan>,
+    /// A folder of the process's own, read and written, where it starts (an MCP
+    /// server's working folder under `$PINCER_HOME`); `None`: it starts in the workspace.
+    #[serde(default)]
+    pub own: Option<PathBuf>,
 }
 
 /// The sandbox in use, chosen once at start.
@@ -244,6 +248,14 @@ impl Jail {
         }
     }
 
+    /// The same jail (sharing its choice of sandbox) for a process that starts in, and
+    /// may write, a folder of its own (`dir`, made beforehand) besides the workspace.
+    pub fn with_own_folder(&self, dir: &Path) -> Jail {
+        let mut jail = self.clone();
+        jail.confinement.own = Some(dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()));
+        jail
+    }
+
     /// The same jail (sharing its choice of sandbox) with the network on or off.
     pub fn with_network(&self, network: bool) -> Jail {
         let mut jail = self.clone();
@@ -258,6 +270,30 @@ impl Jail {
             tracing::info!(sandbox = sandbox.name(), "{}", sandbox.describe());
             sandbox
         })
+    }
+
+    /// Why `path` (a program or a file a command is given) is not there inside this
+    /// jail, if it is not: under bwrap's private `/tmp`, inside the hidden
+    /// `$PINCER_HOME`, or in a place hidden with the network off.
+    pub fn unseen(&self, path: &Path) -> Option<String> {
+        let c = &self.confinement;
+        let shown = |dir: &Path| path.starts_with(dir);
+        let bwrap = matches!(self.sandbox(), Sandbox::Bwrap { .. });
+        if !self.sandbox().confines() {
+            return None;
+        }
+        if shown(&c.hidden) && !shown(&c.workspace) && !c.own.as_deref().is_some_and(shown) {
+            return Some("is inside $PINCER_HOME, which the sandbox hides".into());
+        }
+        if bwrap && path.starts_with("/tmp") {
+            return Some("is under /tmp, which is private (and empty) inside the sandbox".into());
+        }
+        if bwrap && !c.network && (path.starts_with("/run") || path.starts_with("/var/run")) {
+            return Some(
+                "is under /run, which the sandbox hides with [tools.exec] network = false".into(),
+            );
+        }
+        None
     }
 
     /// `program args` inside the jail.
@@ -286,6 +322,22 @@ impl Jail {
     }
 }
 
+/// `command` as a path, or looked up on PATH like the shell would.
+pub fn find_program(command: &str) -> Option<PathBuf> {
+    let is_program = |path: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        path.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if command.contains('/') {
+        let path = Path::new(command).to_path_buf();
+        return is_program(&path).then_some(path);
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(command))
+        .find(|path| is_program(path))
+}
+
 /// The confinement for commands in `workspace`, with `$PINCER_HOME` = `home`.
 pub fn confinement(
     home: &Path,
@@ -305,6 +357,7 @@ pub fn confinement(
         network,
         limits,
         cgroup: None,
+        own: None,
     }
 }
 

@@ -152,6 +152,16 @@ fn tool_results(body: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The sandboxes to try: both where bubblewrap is installed (CI installs it).
+pub fn sandboxes() -> Vec<&'static str> {
+    if std::path::Path::new("/usr/bin/bwrap").exists() || std::env::var_os("CI").is_some() {
+        vec!["bwrap", "landlock"]
+    } else {
+        eprintln!("bubblewrap is not installed: only landlock is tried");
+        vec!["landlock"]
+    }
+}
+
 /// The call `write_file {path, content}`.
 pub fn write_file(path: &str, content: &str) -> (&'static str, Value) {
     ("write_file", json!({ "path": path, "content": content }))

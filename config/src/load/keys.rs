@@ -71,6 +71,7 @@ const MCP_SERVER: Node = Table(&[
     ("args", Leaf),
     ("url", Leaf),
     ("sandbox", Leaf),
+    ("cwd", Leaf),
 ]);
 
 /// The whole of `config.toml`.

@@ -41,6 +41,11 @@ pub struct McpServer {
     /// Run a stdio server inside the sandbox (workspace writable, network on); `false`
     /// opts this one out (`pincer doctor` warns).
     pub sandbox: bool,
+    /// The folder a stdio server starts in and may write: by default a folder of its
+    /// own, `$PINCER_HOME/mcp/<name>`. Never the workspace, where any command may have
+    /// planted a program for `npx` or `uvx` to find.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
 }
 
 impl Default for McpServer {
@@ -50,6 +55,7 @@ impl Default for McpServer {
             args: Vec::new(),
             url: None,
             sandbox: true,
+            cwd: None,
         }
     }
 }
