@@ -87,6 +87,24 @@ impl Scrubber {
         Cow::Owned(redact(text, &spans))
     }
 
+    /// Whether `text` holds anything the scrubber would take out.
+    pub fn finds(&self, text: &str) -> bool {
+        !self.spans(text).is_empty()
+    }
+
+    /// Tool-call arguments with every secret taken out, the same transforms as for
+    /// text; `None` when there was none. Arguments that no longer parse once scrubbed
+    /// (a secret across a JSON escape) become the scrubbed text as a string.
+    pub fn scrub_arguments(&self, args: &serde_json::Value) -> Option<serde_json::Value> {
+        let text = args.to_string();
+        match self.scrub(&text) {
+            Cow::Borrowed(_) => None,
+            Cow::Owned(clean) => {
+                Some(serde_json::from_str(&clean).unwrap_or(serde_json::Value::String(clean)))
+            }
+        }
+    }
+
     /// `scrub` for a text already owned: no copy when nothing is found.
     pub fn scrub_owned(&self, text: String) -> String {
         let spans = self.spans(&text);
@@ -131,19 +149,11 @@ impl Scrubber {
                 tool_call_id,
                 tool_name,
                 input,
-            } => {
-                let text = input.to_string();
-                let scrubbed = self.scrub(&text);
-                let input = match scrubbed {
-                    std::borrow::Cow::Borrowed(_) => input,
-                    std::borrow::Cow::Owned(clean) => serde_json::Value::String(clean),
-                };
-                Chunk::ToolInputAvailable {
-                    tool_call_id,
-                    tool_name,
-                    input,
-                }
-            }
+            } => Chunk::ToolInputAvailable {
+                tool_call_id,
+                tool_name,
+                input: self.scrub_arguments(&input).unwrap_or(input),
+            },
             Chunk::ToolOutputAvailable {
                 tool_call_id,
                 output,

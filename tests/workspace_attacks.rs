@@ -6,6 +6,7 @@
 //! user would notice: the attack ends, or reaches nothing, and the same Pincer process
 //! goes on answering.
 //!
+//! - `arguments` — a secret in a call's arguments: refused, scrubbed, reported
 //! - `rig`     — a home with the fake model and a chosen sandbox; a scripted turn; the
 //!   gateway
 //! - `limits`  — memory, disk, CPU, open files, processes: `[tools.exec.limits]`
@@ -21,6 +22,8 @@ mod common;
 
 // A crate root's modules are found beside it, so each names its file under
 // `workspace_attacks/`; a new attack module is one more pair of lines here.
+#[path = "workspace_attacks/arguments.rs"]
+mod arguments;
 #[path = "workspace_attacks/limits.rs"]
 mod limits;
 #[path = "workspace_attacks/mcp.rs"]

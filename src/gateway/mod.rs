@@ -359,7 +359,6 @@ pub(crate) fn secret_values(
     values
 }
 
-/// `[mcp.servers.*]` with their secrets from `.security.yml`.
 /// The sandbox every command, hook and stdio MCP server of this home runs in.
 pub(crate) fn jail(
     home: &Home,
@@ -382,8 +381,8 @@ pub(crate) fn mcp_folders(home: &Home) -> std::path::PathBuf {
     home.dir.join("mcp")
 }
 
-/// The MCP servers as configured, with their secrets and sandbox, as the gateway
-/// starts them.
+/// `[mcp.servers.*]` with their secrets from `.security.yml` and their sandbox, as the
+/// gateway starts them.
 pub(crate) fn mcp_servers(
     config: &Config,
     secrets: &Secrets,

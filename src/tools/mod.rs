@@ -509,6 +509,15 @@ impl Registry {
             },
             other => other,
         };
+        // A secret in the arguments never leaves: not to a command, a server, a hook or
+        // an approval question. (The turn stores and shows the arguments scrubbed.)
+        if guard.scrubber.finds(&args.to_string()) {
+            tracing::warn!(tool = %spec.name, "a tool call was refused: its arguments carried a secret");
+            return failed(format!(
+                "{}: refused — its arguments carried one of the owner's secrets (a key or token), and secrets never leave in tool arguments; the owner has been told. Do not retry it, and do not copy secrets into calls.",
+                spec.name
+            ));
+        }
         let mut parsed = match tool.parse(&args) {
             Ok(parsed) => parsed,
             Err(ArgsError::Malformed(problem)) => {

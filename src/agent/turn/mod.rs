@@ -2,8 +2,10 @@
 //! call, tools — until the model answers without tools or something ends the turn.
 //!
 //! - `calls` — one reply's tool calls: batches, checkpoints, results stored in order
+//! - `secrets` — tool-call arguments with secrets taken out; the owner told
 
 mod calls;
+mod secrets;
 
 use std::time::Instant;
 
@@ -236,6 +238,21 @@ impl Turn<'_> {
             // tool-call markup the model leaked into its text; stored with the call's
             // usage in one store call.
             let parts = super::clean::clean_parts(response.parts);
+            // The calls as the model made them: the pipeline refuses one whose
+            // arguments carry a secret. What is stored, shown and kept in the
+            // conversation has its secrets taken out.
+            let calls: Vec<(String, String, serde_json::Value)> = parts
+                .iter()
+                .filter_map(|p| match p {
+                    Part::ToolCall {
+                        id,
+                        name,
+                        arguments,
+                    } => Some((id.clone(), name.clone(), arguments.clone())),
+                    _ => None,
+                })
+                .collect();
+            let (parts, carried) = self.scrub_calls(parts);
             let reply = (!parts.is_empty()).then(|| (parts.clone(), Some(self.origin.tier)));
             let recorded = self
                 .agent
@@ -261,17 +278,6 @@ impl Turn<'_> {
             {
                 continue;
             }
-            let calls: Vec<(String, String, serde_json::Value)> = parts
-                .iter()
-                .filter_map(|p| match p {
-                    Part::ToolCall {
-                        id,
-                        name,
-                        arguments,
-                    } => Some((id.clone(), name.clone(), arguments.clone())),
-                    _ => None,
-                })
-                .collect();
             let mut said = String::new();
             for part in &parts {
                 if let Part::Text { text } = part {
@@ -311,6 +317,9 @@ impl Turn<'_> {
                 self.reply.tool_input(id, name, args, started).await;
             }
             self.started_tools.clear();
+            if !carried.is_empty() {
+                self.tell_owners_of_secrets(&carried).await;
+            }
             let ended = self.run_tools(calls).await;
             self.reply.step_finish().await;
             if let Some(ended) = ended {
