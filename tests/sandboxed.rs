@@ -111,7 +111,7 @@ async fn an_mcp_server_runs_in(sandbox: &str) {
     let s = setup(
         "",
         &format!(
-            "owners = [\"telegram:{OWNER}\"]\n[tools.exec]\nsandbox = \"{sandbox}\"\n[mcp.servers.fake]\ncommand = \"{}\"",
+            "owners = [\"telegram:{OWNER}\"]\n[tools]\nafter_untrusted = \"allow\"\n[tools.exec]\nsandbox = \"{sandbox}\"\n[mcp.servers.fake]\ncommand = \"{}\"\ntrusted = true",
             common::fake_mcp()
         ),
     )

@@ -259,8 +259,12 @@ impl Tool for Slow {
             input_schema: json!({"type": "object"}).into(),
         }
     }
-    fn read_only(&self, _args: &Value) -> bool {
-        self.read_only
+    fn effects(&self) -> pincer::tools::Effects {
+        use pincer::tools::Effects;
+        match self.read_only {
+            true => Effects::READS_WORKSPACE,
+            false => Effects::WRITES_WORKSPACE,
+        }
     }
     async fn run(&self, _args: Parsed, _ctx: &ToolContext) -> Result<String, ToolError> {
         let start = Instant::now();
@@ -348,7 +352,7 @@ async fn an_mcp_servers_tools_are_offered_and_called_through_the_pipeline() {
     let server = common::fake_mcp();
     home.write_config(&common::openai_config(
         &fake,
-        &format!("[mcp.servers.calc]\ncommand = \"{server}\"\n"),
+        &format!("[mcp.servers.calc]\ncommand = \"{server}\"\ntrusted = true\n"),
     ));
     // Give the server a moment to connect in the background before the model answers.
     fake.push(Step::tool_call("mcp__calc__add", json!({"a": 2, "b": 3})).after_ms(1500));
@@ -565,4 +569,88 @@ async fn skills_in_the_workspace_are_listed_in_the_prompt_and_offer_the_skill_to
     };
     assert_eq!(seen(0), (false, false), "no skills yet");
     assert_eq!(seen(1), (true, true));
+}
+
+/// A tool that declares nothing: it only records that it ran.
+struct Undeclared {
+    ran: Arc<Mutex<u32>>,
+}
+
+#[async_trait]
+impl Tool for Undeclared {
+    fn spec(&self) -> pincer::provider::ToolSpec {
+        pincer::provider::ToolSpec {
+            name: "new_tool".into(),
+            description: "a tool someone added without saying what it does".into(),
+            input_schema: json!({"type": "object"}).into(),
+        }
+    }
+    async fn run(&self, _args: Parsed, _ctx: &ToolContext) -> Result<String, ToolError> {
+        *self.ran.lock().unwrap() += 1;
+        Ok("ran".into())
+    }
+}
+
+/// Every policy follows the tool's declared effects, and a tool with no declaration
+/// gets the strictest: not in plan mode, not for subagents, asking after untrusted
+/// content, not run beside others.
+#[tokio::test]
+async fn a_tool_without_a_declaration_gets_the_strictest_effects() {
+    use pincer::tools::mode::PermissionMode;
+    use pincer::tools::{Caller, Effects};
+    let ran = Arc::new(Mutex::new(0));
+    let registry = Registry::new(vec![Arc::new(Undeclared {
+        ran: Arc::clone(&ran),
+    })]);
+    assert_eq!(registry.effects_of("new_tool"), Effects::STRICTEST);
+    assert!(!registry.read_only("new_tool", &json!({})));
+    let offered = |caller: &Caller| -> Vec<String> {
+        registry
+            .offered(caller)
+            .into_iter()
+            .map(|s| s.name)
+            .collect()
+    };
+    assert!(offered(&Caller::owner()).contains(&"new_tool".to_string()));
+    assert!(!offered(&Caller::owner().subagent()).contains(&"new_tool".to_string()));
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = |mode: Option<PermissionMode>| ToolContext {
+        workspace: dir.path().to_path_buf(),
+        origin: None,
+        caller: Caller::owner(),
+        taint: Default::default(),
+        session: Some(1),
+        mode,
+    };
+    let guard = pincer::tools::Guard::default();
+    let plan = registry
+        .execute(
+            "c1",
+            "new_tool",
+            json!({}),
+            &ctx(Some(PermissionMode::Plan)),
+            &guard,
+        )
+        .await;
+    assert!(
+        plan.is_error && plan.content.contains("plan mode"),
+        "{plan:?}"
+    );
+    let tainted = ctx(None);
+    tainted.taint.set();
+    let asked = registry
+        .execute("c2", "new_tool", json!({}), &tainted, &guard)
+        .await;
+    assert!(
+        asked.is_error && asked.content.contains("approval"),
+        "{asked:?}"
+    );
+    assert_eq!(*ran.lock().unwrap(), 0, "it never ran");
+    // And what it returns is untrusted content.
+    let clean = ctx(None);
+    let done = registry
+        .execute("c3", "new_tool", json!({}), &clean, &guard)
+        .await;
+    assert_eq!(done.content, "ran");
+    assert!(clean.taint.is_set());
 }

@@ -245,8 +245,21 @@ async fn an_owners_job_made_in_a_group_brings_no_owner_memory_to_the_group() {
     let _gateway = s.start();
     s.platform
         .inject(owner_says("post a digest here every hour"));
-    // A group turn is untrusted content: making the job asks the owner first.
+    // A group turn is untrusted content: making the job asks the owner first, and so
+    // does running it (every cron action but `list` schedules something).
     wait_until("the owner allowed the job", || {
+        s.platform.press(GROUP, OWNER, "once").is_some()
+    })
+    .await;
+    let questions = || {
+        s.platform
+            .sent()
+            .iter()
+            .filter(|m| m.method == "sendMessage" && m.chat_id == GROUP && m.text.contains("cron"))
+            .count()
+    };
+    wait_until("the second question came", || questions() >= 2).await;
+    wait_until("the owner allowed running it", || {
         s.platform.press(GROUP, OWNER, "once").is_some()
     })
     .await;

@@ -17,6 +17,7 @@
 //! - `writes`  — links planted where the gateway writes: the inbox, tool-output/
 //! - `standing` — a planted HEARTBEAT.md and skill; the owner's skill changed
 //! - `mcp`     — `node_modules/.bin` planted for `npx`; a server the sandbox cannot see
+//! - `taint`   — untrusted content however it is read; the conversation keeps it
 
 mod common;
 
@@ -36,5 +37,7 @@ mod sockets;
 mod standing;
 #[path = "workspace_attacks/state.rs"]
 mod state;
+#[path = "workspace_attacks/taint.rs"]
+mod taint;
 #[path = "workspace_attacks/writes.rs"]
 mod writes;

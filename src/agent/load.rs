@@ -19,14 +19,16 @@ impl Agent {
     /// Open user messages in the transcript count as answered by this turn. Messages
     /// stored after this turn's newest one are left out while unanswered: they are
     /// still on their way through the queue and join at a checkpoint or a later turn.
-    /// Also returns the session's `/model` pin, read in the same store call.
+    /// Also returns the session's `/model` pin and whether untrusted content is still in
+    /// what the model sees, read in the same store call.
     pub(super) async fn load(
         &self,
         session_id: i64,
         first: &Queued,
         answered: &mut Vec<i64>,
-    ) -> Result<(Vec<ChatMessage>, Option<String>), StoreError> {
+    ) -> Result<(Vec<ChatMessage>, Option<String>, bool), StoreError> {
         let (meta, mut stored) = self.store.transcript(session_id).await?;
+        let untrusted = meta.untrusted();
         let newest = first.message_ids.iter().copied().max().unwrap_or(i64::MAX);
         // Messages the turn already took in (steered in, say) stay whatever their id.
         stored.retain(|m| {
@@ -99,6 +101,6 @@ impl Agent {
                 }
             }
         }
-        Ok((messages, meta.pin))
+        Ok((messages, meta.pin, untrusted))
     }
 }

@@ -4,6 +4,7 @@
 //! Callers see, remove and run only their own jobs; owners all of them. The arguments
 //! are the CLI's names.
 
+use crate::tools::Effects;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -65,6 +66,15 @@ fn owns(ctx: &ToolContext, job: &crate::store::Job) -> bool {
 impl TypedTool for CronTool {
     type Args = CronArgs;
     const NAME: &'static str = "cron";
+    const EFFECTS: Effects = Effects::SCHEDULES;
+
+    /// Listing schedules nothing; every other action changes what happens later.
+    fn call_effects(&self, args: &serde_json::Value) -> Effects {
+        match args.get("action").and_then(serde_json::Value::as_str) {
+            Some("list") => Effects::empty(),
+            _ => Self::EFFECTS,
+        }
+    }
 
     fn description(&self) -> String {
         "Scheduled tasks. add: name, one of cron (5 fields, e.g. \"30 8 * * 1-5\") / every (\"30m\") / at (\"2026-11-23T09:00\"), optional tz, prompt (what to do then); results go to this chat unless deliver (\"telegram:<chat>\"). Also list, remove (name), run (name).".into()

@@ -33,10 +33,13 @@ pub enum Command {
     /// `/tasks`: this conversation's subagent tasks (a non-owner's: their own);
     /// `/tasks stop N` stops one.
     Tasks(Option<i64>),
+    /// `/trust`: the owner vouches for what this conversation took in (a web page, a
+    /// file, someone's message): acting tools stop asking until something new comes in.
+    Trust,
     Help,
 }
 
-pub const HELP: &str = "Commands:\n/new — start a new conversation (the old one stays in `pincer sessions`)\n/stop — stop the reply in progress\n/status — session, model, queue and today's usage\n/model [light|heavy|auto|provider/model] — show or pin the model for this conversation\n/usage — tokens and cost of this conversation and of today\n/compact — summarise the older part of this conversation to keep it small\n/tasks — the tasks I run for this conversation (yours, unless you are my owner); /tasks stop N stops one\n/memory — what I remember (the MEMORY.md index)\n/dream — tidy my memory now and say what changed\n/approve CODE — (owner) let in the sender holding this pairing code\n/help — this list";
+pub const HELP: &str = "Commands:\n/new — start a new conversation (the old one stays in `pincer sessions`)\n/stop — stop the reply in progress\n/status — session, model, queue and today's usage\n/model [light|heavy|auto|provider/model] — show or pin the model for this conversation\n/usage — tokens and cost of this conversation and of today\n/compact — summarise the older part of this conversation to keep it small\n/tasks — the tasks I run for this conversation (yours, unless you are my owner); /tasks stop N stops one\n/memory — what I remember (the MEMORY.md index)\n/dream — tidy my memory now and say what changed\n/trust — (owner) vouch for what this conversation took in, so commands and writes stop asking\n/approve CODE — (owner) let in the sender holding this pairing code\n/help — this list";
 
 /// A message that is one of our commands ("/new", "/new@my_bot", " /STOP ").
 pub fn parse(text: &str) -> Option<Command> {
@@ -76,6 +79,7 @@ pub fn parse(text: &str) -> Option<Command> {
                 _ => Some(Command::Tasks(None)),
             }
         }
+        "trust" => Some(Command::Trust),
         "help" | "start" => Some(Command::Help),
         _ => None,
     }
@@ -137,6 +141,13 @@ impl Dispatcher {
                     Err(err) => format!("Could not start a new conversation: {err}"),
                 }
             }
+            Command::Trust => match self.store.current_session(key).await {
+                Ok(session) => match self.store.set_untrusted(session, false).await {
+                    Ok(()) => "This conversation is trusted again: what it took in so far no longer makes commands, writes and messages ask. Anything new from the web, a file or someone else does.".into(),
+                    Err(err) => format!("Could not trust this conversation: {err}"),
+                },
+                Err(err) => format!("Could not find this conversation: {err}"),
+            },
             Command::Status => self.status(key, origin).await,
             Command::Memory => self.memory_index(origin),
             // Answered by `dream` (it runs in the background); here only by mistake.
@@ -420,6 +431,7 @@ fn not_for(command: &Command, origin: &Origin) -> Option<&'static str> {
     match command {
         Command::Model(_) => Some("Only the owner can change the model."),
         Command::Compact => Some("Only the owner can compact the conversation."),
+        Command::Trust => Some("Only the owner can vouch for this conversation."),
         Command::Stop | Command::New if origin.place == Place::Group => {
             Some("Only the owner can stop or restart the conversation in a group.")
         }

@@ -433,6 +433,7 @@ pub(crate) fn mcp_servers(
                 // MCP servers need the network whatever [tools.exec] network says.
                 jail: server.sandbox.then(|| jail.with_network(true)),
                 cwd,
+                trusted: server.trusted,
             })
         })
         .collect()

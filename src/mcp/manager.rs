@@ -37,6 +37,8 @@ pub struct McpManager {
 /// One server's name and current state, shared by its task and its tools.
 pub(super) struct Server {
     name: String,
+    /// `[mcp.servers.NAME] trusted`.
+    trusted: bool,
     state: Mutex<State>,
 }
 
@@ -75,6 +77,7 @@ impl McpManager {
         for config in servers {
             let server = Arc::new(Server {
                 name: config.name.clone(),
+                trusted: config.trusted,
                 state: Mutex::new(State::Connecting),
             });
             let task = tokio::spawn(supervise(server.clone(), config, folders.clone(), backoff));
@@ -176,6 +179,11 @@ impl Drop for McpManager {
 impl Server {
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Whether the owner vouches for this server's tool names and descriptions.
+    pub fn trusted(&self) -> bool {
+        self.trusted
     }
 
     /// The live session, or why there is none (worded for the model and the user).

@@ -52,6 +52,9 @@ pub struct McpServerConfig {
     /// The folder a stdio server starts in (`[mcp.servers.NAME] cwd`); `None`: a folder
     /// of its own, `<folders>/<name>` (see `McpManager::start`).
     pub cwd: Option<std::path::PathBuf>,
+    /// `[mcp.servers.NAME] trusted`: the owner vouches for its tools' names and
+    /// descriptions; otherwise a turn they are offered in is untrusted.
+    pub trusted: bool,
 }
 
 /// How long to wait before reconnecting a failed server: `first`, doubling on each

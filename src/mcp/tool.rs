@@ -53,6 +53,9 @@ pub(super) struct McpTool {
     /// The tool's own name on the server (the exposed name is sanitised).
     remote_name: String,
     spec: ToolSpec,
+    /// The server says the tool changes nothing (`readOnlyHint`); believed only of a
+    /// server marked `trusted`.
+    read_only: bool,
 }
 
 impl McpTool {
@@ -64,10 +67,16 @@ impl McpTool {
             description: format!("[MCP server {}] {description}", server.name()),
             input_schema: Value::Object((*tool.input_schema).clone()).into(),
         };
+        let read_only = tool
+            .annotations
+            .as_ref()
+            .and_then(|a| a.read_only_hint)
+            .unwrap_or(false);
         Self {
             server,
             remote_name: tool.name.to_string(),
             spec,
+            read_only,
         }
     }
 }
@@ -76,6 +85,24 @@ impl McpTool {
 impl Tool for McpTool {
     fn spec(&self) -> ToolSpec {
         self.spec.clone()
+    }
+
+    /// What a server's tool does is the server's to say, and nobody vouches for it: it
+    /// may act in every way and its answers are untrusted; its description too, unless
+    /// the server is marked `trusted` — then a tool it marks `readOnlyHint` is believed
+    /// to act in no way (its answers stay untrusted). It is never the owner's memory (so
+    /// a tier's `mcp__server__*` pattern can offer it), and subagents have it.
+    fn effects(&self) -> crate::tools::Effects {
+        use crate::tools::Effects;
+        if self.server.trusted() && self.read_only {
+            return Effects::FETCHES | Effects::UNTRUSTED | Effects::PLAN | Effects::SUBAGENT;
+        }
+        let effects = Effects::STRICTEST.difference(Effects::OWNER_MEMORY | Effects::WRITES_MEMORY)
+            | Effects::SUBAGENT;
+        match self.server.trusted() {
+            true => effects,
+            false => effects | Effects::UNVOUCHED,
+        }
     }
 
     fn parse(&self, args: &Value) -> Result<Parsed, ArgsError> {

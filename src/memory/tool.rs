@@ -3,6 +3,7 @@
 //! the workspace's memory files through `pincer-memory`, off the async threads. Bad
 //! input comes back as an error that says how to fix the call.
 
+use crate::tools::Effects;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -10,7 +11,6 @@ use chrono_tz::Tz;
 use pincer_memory::{HitKind, Kind, Memory, MemoryError};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 
 use crate::tools::{Tool, ToolContext, ToolError, TypedTool};
 
@@ -77,6 +77,7 @@ pub struct NameArgs {
 impl TypedTool for MemoryWrite {
     type Args = WriteArgs;
     const NAME: &'static str = "memory_write";
+    const EFFECTS: Effects = Effects::WRITES_MEMORY.union(Effects::SUBAGENT);
 
     fn description(&self) -> String {
         "Save or replace a lasting memory about your owner or their work (memory/<name>.md plus its MEMORY.md line). Use absolute dates.".into()
@@ -102,13 +103,12 @@ impl TypedTool for MemoryWrite {
 impl TypedTool for MemorySearch {
     type Args = SearchArgs;
     const NAME: &'static str = "memory_search";
+    const EFFECTS: Effects = Effects::OWNER_MEMORY
+        .union(Effects::PLAN)
+        .union(Effects::SUBAGENT);
 
     fn description(&self) -> String {
         "Search memory files and daily conversation logs.".into()
-    }
-
-    fn read_only(&self, _args: &Value) -> bool {
-        true
     }
 
     async fn run(&self, args: SearchArgs, _ctx: &ToolContext) -> Result<String, ToolError> {
@@ -123,13 +123,12 @@ impl TypedTool for MemorySearch {
 impl TypedTool for MemoryRead {
     type Args = NameArgs;
     const NAME: &'static str = "memory_read";
+    const EFFECTS: Effects = Effects::OWNER_MEMORY
+        .union(Effects::PLAN)
+        .union(Effects::SUBAGENT);
 
     fn description(&self) -> String {
         "Read one memory file.".into()
-    }
-
-    fn read_only(&self, _args: &Value) -> bool {
-        true
     }
 
     async fn run(&self, args: NameArgs, _ctx: &ToolContext) -> Result<String, ToolError> {
@@ -144,6 +143,7 @@ impl TypedTool for MemoryRead {
 impl TypedTool for MemoryForget {
     type Args = NameArgs;
     const NAME: &'static str = "memory_forget";
+    const EFFECTS: Effects = Effects::WRITES_MEMORY.union(Effects::SUBAGENT);
 
     fn description(&self) -> String {
         "Delete a memory that is wrong or no longer true.".into()

@@ -171,6 +171,10 @@ const MIGRATIONS: &[&str] = &[
         SELECT sender FROM messages
         WHERE channel = 'task' AND platform_id = 'task-' || tasks.id
     );",
+    // 9: the newest position of a conversation that held untrusted content when its turn
+    // ended: the conversation stays untrusted while that is still in what the model
+    // sees (until a compaction's summary covers it, `/new`, or the owner's `/trust`).
+    "ALTER TABLE sessions ADD COLUMN untrusted_upto INTEGER;",
 ];
 
 /// Why the database could not be brought up to date.

@@ -14,6 +14,17 @@ pub struct SessionMeta {
     pub summary_upto: Option<i64>,
     /// Tool results at or before this position are sent as stubs (`agent::window`).
     pub pruned_upto: Option<i64>,
+    /// Untrusted content was taken in at or before this position (see `untrusted`).
+    pub untrusted_upto: Option<i64>,
+}
+
+impl SessionMeta {
+    /// Whether untrusted content is still in what the model sees: it came in after the
+    /// last compaction's summary.
+    pub fn untrusted(&self) -> bool {
+        self.untrusted_upto
+            .is_some_and(|at| self.summary_upto.is_none_or(|summary| at > summary))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -140,6 +151,21 @@ impl Store {
         .await
     }
 
+    /// Mark the conversation untrusted up to its newest message (its turn took in
+    /// untrusted content), or trusted again (`false`: the owner's `/trust`).
+    pub async fn set_untrusted(&self, session_id: i64, untrusted: bool) -> Result<()> {
+        self.run(move |conn| {
+            let sql = if untrusted {
+                "UPDATE sessions SET untrusted_upto = (SELECT MAX(position) FROM messages WHERE session_id = ?1) WHERE id = ?1"
+            } else {
+                "UPDATE sessions SET untrusted_upto = NULL WHERE id = ?1"
+            };
+            conn.exec(sql, [session_id])?;
+            Ok(())
+        })
+        .await
+    }
+
     pub async fn set_pruned(&self, session_id: i64, upto: i64) -> Result<()> {
         self.run(move |conn| {
             conn.exec(
@@ -173,7 +199,7 @@ pub(super) fn current_session(conn: &Connection, key: &str) -> Result<i64> {
 
 pub(super) fn meta(conn: &Connection, session_id: i64) -> Result<SessionMeta> {
     Ok(conn.row(
-        "SELECT pin, summary, summary_upto, pruned_upto FROM sessions WHERE id = ?1",
+        "SELECT pin, summary, summary_upto, pruned_upto, untrusted_upto FROM sessions WHERE id = ?1",
         [session_id],
         |row| {
             Ok(SessionMeta {
@@ -181,6 +207,7 @@ pub(super) fn meta(conn: &Connection, session_id: i64) -> Result<SessionMeta> {
                 summary: row.get(1)?,
                 summary_upto: row.get(2)?,
                 pruned_upto: row.get(3)?,
+                untrusted_upto: row.get(4)?,
             })
         },
     )?)

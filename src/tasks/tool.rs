@@ -2,6 +2,7 @@
 //! work to a subagent (see the module above). The call carries the turn's tier, chat
 //! and taint to the child; it is not read-only, so it runs alone.
 
+use crate::tools::Effects;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -35,6 +36,7 @@ pub struct TaskArgs {
 impl TypedTool for TaskTool {
     type Args = TaskArgs;
     const NAME: &'static str = "task";
+    const EFFECTS: Effects = Effects::ALONE;
 
     fn description(&self) -> String {
         "Hand a self-contained piece of work to a subagent with your tools (but task, send_message and cron); it works in its own conversation and returns its final answer. background: true returns at once and sends the answer to this chat when done. At most 3 at once.".into()

@@ -18,7 +18,7 @@ use schemars::{JsonSchema, Schema};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{MAX_RESULT_BYTES, Tool, ToolContext, ToolError};
+use super::{Effects, MAX_RESULT_BYTES, Tool, ToolContext, ToolError};
 use crate::provider::ToolSpec;
 
 /// A tool whose arguments are a Rust type: the schema the model sees and the parsing of
@@ -30,11 +30,13 @@ pub trait TypedTool: Send + Sync {
     type Args: DeserializeOwned + JsonSchema + Send + Sync + 'static;
     /// The name the model calls the tool by.
     const NAME: &'static str;
+    /// What the tool does (see [`Tool::effects`]); undeclared, the strictest.
+    const EFFECTS: Effects = Effects::STRICTEST;
     /// What the model reads about the tool (the parameters come from `Args`).
     fn description(&self) -> String;
-    /// See [`Tool::read_only`]: decided on the raw JSON, before the call is parsed.
-    fn read_only(&self, _args: &Value) -> bool {
-        false
+    /// See [`Tool::call_effects`]: decided on the raw JSON, before the call is parsed.
+    fn call_effects(&self, _args: &Value) -> Effects {
+        Self::EFFECTS
     }
     /// See [`Tool::max_result_bytes`].
     fn max_result_bytes(&self) -> usize {
@@ -59,8 +61,12 @@ impl<T: TypedTool> Tool for T {
         }
     }
 
-    fn read_only(&self, args: &Value) -> bool {
-        TypedTool::read_only(self, args)
+    fn effects(&self) -> Effects {
+        T::EFFECTS
+    }
+
+    fn call_effects(&self, args: &Value) -> Effects {
+        TypedTool::call_effects(self, args)
     }
 
     fn max_result_bytes(&self) -> usize {

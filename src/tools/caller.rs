@@ -1,24 +1,19 @@
 //! Who a tool call is made for, and so which tools they may use. Owners have every tool
-//! (the owner's memory tools only where their memory belongs in the turn: direct chats,
-//! the terminal, their own jobs; groups only with `access.owner_memory_in_groups`).
-//! Members and guests have the tools `access.member_tools` / `guest_tools` name (names or
-//! globs such as `mcp__weather__*`), and never the owner's memory tools. A tool a caller
-//! may not use is not offered to the model and is refused if called anyway.
+//! (the tools that touch the owner's memory — by their declared `Effects` — only where
+//! their memory belongs in the turn: direct chats, the terminal, their own jobs; groups
+//! only with `access.owner_memory_in_groups`). Members and guests have the tools
+//! `access.member_tools` / `guest_tools` name (names or globs such as
+//! `mcp__weather__*`), and never the owner's memory. A subagent has only the tools
+//! declared for subagents. A tool a caller may not use is not offered to the model and
+//! is refused if called anyway.
 
 use std::sync::Arc;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use pincer_config::{AccessConfig, Tier};
 
+use super::Effects;
 use crate::access::Origin;
-
-/// The owner's private memory, whatever a tier's patterns say.
-const MEMORY_TOOLS: &[&str] = &[
-    "memory_write",
-    "memory_search",
-    "memory_read",
-    "memory_forget",
-];
 
 /// `[access]`'s tool lists, compiled once at start.
 #[derive(Debug, Clone)]
@@ -95,10 +90,6 @@ pub struct Caller {
     subagent: bool,
 }
 
-/// What a subagent (the `task` tool's child) never has: it runs one level deep, and
-/// speaks only through its answer.
-pub const NOT_FOR_SUBAGENTS: &[&str] = &["task", "send_message", "cron"];
-
 impl Caller {
     /// The owner at the terminal: every tool.
     pub fn owner() -> Caller {
@@ -110,18 +101,20 @@ impl Caller {
         }
     }
 
-    /// The same caller in a subagent's turn (see `NOT_FOR_SUBAGENTS`).
+    /// The same caller in a subagent's turn: only the tools declared for subagents (it
+    /// runs one level deep, and speaks only through its answer).
     pub fn subagent(mut self) -> Caller {
         self.subagent = true;
         self
     }
 
-    /// Whether `tool` (its real name, aliases resolved) may be used.
-    pub fn may_use(&self, tool: &str) -> bool {
-        if MEMORY_TOOLS.contains(&tool) && !self.memory {
+    /// Whether `tool` (its real name, aliases resolved), which does `effects`, may be
+    /// used.
+    pub fn may_use(&self, tool: &str, effects: Effects) -> bool {
+        if effects.owner_memory() && !self.memory {
             return false;
         }
-        if self.subagent && NOT_FOR_SUBAGENTS.contains(&tool) {
+        if self.subagent && !effects.in_subagents() {
             return false;
         }
         self.tools.as_ref().is_none_or(|set| set.is_match(tool))
@@ -133,23 +126,27 @@ impl Caller {
         self.origin.is_owner() && self.memory
     }
 
-    /// Whether a file tool call stays out of the owner's private files, by the path it
-    /// names. Anyone but the owner in their own places (`full_access`) never reads,
-    /// sends or writes USER.md, MEMORY.md, HEARTBEAT.md (its tasks run as the owner),
-    /// `memory/`, `inbox/` (what people sent the owner), `tool-output/`, or any
-    /// dot-entry at the workspace root (`.git` holds the memory's history, `.pincer` its
-    /// search index) — names compared without case, as a case-insensitive disk does;
-    /// nor writes under `skills/`; nor searches the whole workspace, which holds them.
-    /// What an open really reached is checked again (`may_reach`).
-    pub fn may_touch(&self, tool: &str, args: &serde_json::Value) -> Result<(), String> {
-        if self.full_access() {
+    /// Whether a call of a tool that reaches the workspace by a `path` (`takes_path`,
+    /// from its schema) stays out of the owner's private files, by the path it names.
+    /// Anyone but the owner in their own places (`full_access`) never reads, sends or
+    /// writes USER.md, MEMORY.md, HEARTBEAT.md (its tasks run as the owner), `memory/`,
+    /// `inbox/` (what people sent the owner), `tool-output/`, or any dot-entry at the
+    /// workspace root (`.git`, `.pincer`) — names compared without case, as a
+    /// case-insensitive disk does; nor writes under `skills/`; nor reads the whole
+    /// workspace at once (its root), which holds them. What an open really reached is
+    /// checked again (`may_reach`).
+    pub fn may_touch(
+        &self,
+        tool: &str,
+        effects: Effects,
+        takes_path: bool,
+        args: &serde_json::Value,
+    ) -> Result<(), String> {
+        if self.full_access() || !takes_path || !effects.workspace() {
             return Ok(());
         }
-        let writes = matches!(tool, "write_file" | "edit_file");
-        let searches = matches!(tool, "grep" | "glob");
-        if !writes && !searches && !matches!(tool, "read_file" | "list_dir" | "send_file") {
-            return Ok(());
-        }
+        let writes = effects.contains(Effects::WRITES_WORKSPACE);
+        let searches = !writes;
         let path = args
             .get("path")
             .and_then(serde_json::Value::as_str)
@@ -194,9 +191,9 @@ impl Caller {
         )
     }
 
-    /// Why a call to `tool` is refused, for the model.
-    pub fn refusal(&self, tool: &str) -> String {
-        if MEMORY_TOOLS.contains(&tool) && self.origin.is_owner() {
+    /// Why a call to `tool` (which does `effects`) is refused, for the model.
+    pub fn refusal(&self, tool: &str, effects: Effects) -> String {
+        if effects.owner_memory() && self.origin.is_owner() {
             return format!(
                 "{tool} is not available here: the owner's memory stays out of group chats (access.owner_memory_in_groups)"
             );
@@ -245,6 +242,26 @@ mod tests {
     use super::*;
     use crate::access::Place;
 
+    /// Each tool's effects as declared.
+    fn fx(tool: &str) -> Effects {
+        let read = Effects::READS_WORKSPACE | Effects::PLAN | Effects::SUBAGENT;
+        match tool {
+            "read_file" | "grep" | "list_dir" => read,
+            "write_file" => {
+                Effects::READS_WORKSPACE | Effects::WRITES_WORKSPACE | Effects::SUBAGENT
+            }
+            "exec" => Effects::RUNS | Effects::WRITES_WORKSPACE | Effects::SUBAGENT,
+            "memory_read" => Effects::OWNER_MEMORY | Effects::PLAN | Effects::SUBAGENT,
+            "memory_write" => Effects::WRITES_MEMORY | Effects::SUBAGENT,
+            "cron" => Effects::SCHEDULES,
+            "web_search" => {
+                Effects::FETCHES | Effects::UNTRUSTED | Effects::PLAN | Effects::SUBAGENT
+            }
+            "todo" => Effects::PLAN | Effects::SUBAGENT,
+            _ => Effects::STRICTEST.difference(Effects::OWNER_MEMORY | Effects::WRITES_MEMORY),
+        }
+    }
+
     fn origin(tier: Tier, place: Place) -> Origin {
         Origin {
             sender: "telegram:9".into(),
@@ -261,22 +278,48 @@ mod tests {
         access.member_tools.push("memory_read".into());
         let policy = ToolPolicy::new(&access).unwrap();
         let guest = policy.caller(origin(Tier::Guest, Place::Group));
-        assert!(guest.may_use("web_search") && !guest.may_use("exec"));
-        assert!(!guest.may_use("todo"));
+        assert!(
+            guest.may_use("web_search", fx("web_search")) && !guest.may_use("exec", fx("exec"))
+        );
+        assert!(!guest.may_use("todo", fx("todo")));
         let member = policy.caller(origin(Tier::Member, Place::Direct));
-        assert!(member.may_use("todo") && member.may_use("mcp__weather__now"));
-        assert!(!member.may_use("mcp__github__push") && !member.may_use("cron"));
-        assert!(!member.may_use("memory_read"), "never the owner's memory");
+        assert!(
+            member.may_use("todo", fx("todo"))
+                && member.may_use("mcp__weather__now", fx("mcp__weather__now"))
+        );
+        assert!(
+            !member.may_use("mcp__github__push", fx("mcp__github__push"))
+                && !member.may_use("cron", fx("cron"))
+        );
+        assert!(
+            !member.may_use("memory_read", fx("memory_read")),
+            "never the owner's memory"
+        );
         let owner = policy.caller(origin(Tier::Owner, Place::Direct));
-        assert!(owner.may_use("exec") && owner.may_use("memory_write"));
+        assert!(
+            owner.may_use("exec", fx("exec")) && owner.may_use("memory_write", fx("memory_write"))
+        );
+        let sub = policy.caller(origin(Tier::Owner, Place::Direct)).subagent();
+        assert!(sub.may_use("read_file", fx("read_file")) && !sub.may_use("cron", fx("cron")));
+        assert!(
+            !sub.may_use("mcp__x__y", Effects::STRICTEST),
+            "undeclared: not for subagents"
+        );
         let owner_in_group = policy.caller(origin(Tier::Owner, Place::Group));
-        assert!(owner_in_group.may_use("exec") && !owner_in_group.may_use("memory_read"));
+        assert!(
+            owner_in_group.may_use("exec", fx("exec"))
+                && !owner_in_group.may_use("memory_read", fx("memory_read"))
+        );
         assert!(
             owner_in_group
-                .refusal("memory_read")
+                .refusal("memory_read", fx("memory_read"))
                 .contains("owner_memory_in_groups")
         );
-        assert!(guest.refusal("exec").contains("access.guest_tools"));
+        assert!(
+            guest
+                .refusal("exec", fx("exec"))
+                .contains("access.guest_tools")
+        );
     }
 
     #[test]
@@ -296,29 +339,64 @@ mod tests {
             "inbox/x.png",
         ] {
             assert!(
-                member.may_touch("read_file", &path(private)).is_err(),
+                member
+                    .may_touch("read_file", fx("read_file"), true, &path(private))
+                    .is_err(),
                 "{private}"
             );
         }
         assert!(
             member
-                .may_touch("write_file", &path("skills/evil/SKILL.md"))
+                .may_touch(
+                    "write_file",
+                    fx("write_file"),
+                    true,
+                    &path("skills/evil/SKILL.md")
+                )
                 .is_err()
         );
         assert!(
             member
-                .may_touch("read_file", &path("skills/a/SKILL.md"))
+                .may_touch(
+                    "read_file",
+                    fx("read_file"),
+                    true,
+                    &path("skills/a/SKILL.md")
+                )
                 .is_ok()
         );
-        assert!(member.may_touch("grep", &path(".")).is_err());
-        assert!(member.may_touch("grep", &path("notes")).is_ok());
         assert!(
             member
-                .may_touch("write_file", &path("notes/mine.md"))
+                .may_touch("grep", fx("grep"), true, &path("."))
+                .is_err()
+        );
+        // A tool that takes no path (exec) is held by its tier's tools, not by a path.
+        assert!(
+            member
+                .may_touch(
+                    "exec",
+                    fx("exec"),
+                    false,
+                    &serde_json::json!({"command": "ls"})
+                )
+                .is_ok()
+        );
+        assert!(
+            member
+                .may_touch("grep", fx("grep"), true, &path("notes"))
+                .is_ok()
+        );
+        assert!(
+            member
+                .may_touch("write_file", fx("write_file"), true, &path("notes/mine.md"))
                 .is_ok()
         );
         let owner = policy.caller(origin(Tier::Owner, Place::Direct));
-        assert!(owner.may_touch("read_file", &path("USER.md")).is_ok());
+        assert!(
+            owner
+                .may_touch("read_file", fx("read_file"), true, &path("USER.md"))
+                .is_ok()
+        );
     }
 
     #[test]

@@ -9,9 +9,8 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 
-use super::{ToolContext, ToolError, TypedTool};
+use super::{Effects, ToolContext, ToolError, TypedTool};
 use crate::mcp::McpManager;
 use crate::provider::ToolSpec;
 
@@ -66,15 +65,12 @@ pub struct ToolSearchArgs {
 impl TypedTool for ToolSearch {
     type Args = ToolSearchArgs;
     const NAME: &'static str = TOOL_SEARCH;
+    const EFFECTS: Effects = Effects::PLAN.union(Effects::SUBAGENT);
 
     fn description(&self) -> String {
         format!(
             "Find more MCP tools: only the first {OFFERED} are listed. Search by what you need; the best matches are loaded and can be called from your next step."
         )
-    }
-
-    fn read_only(&self, _args: &Value) -> bool {
-        true
     }
 
     async fn run(&self, args: ToolSearchArgs, ctx: &ToolContext) -> Result<String, ToolError> {
@@ -92,8 +88,8 @@ impl TypedTool for ToolSearch {
             .mcp
             .tools()
             .iter()
+            .filter(|t| ctx.caller.may_use(&t.spec().name, t.effects()))
             .map(|t| t.spec())
-            .filter(|spec| ctx.caller.may_use(&spec.name))
             .collect();
         let (_, deferred) = split(specs);
         let mut scored: Vec<(usize, &ToolSpec)> = deferred

@@ -15,6 +15,8 @@
 //! - `permissions` — allow / ask / deny rules from `[tools.permissions]`
 //! - `budget`      — oversized results saved to a file, previewed inline
 //! - `caller`      — who a call is for, and which tools their tier may use
+//! - `effects`     — what each tool declares it does; every policy is derived from it
+//! - `taint`       — whether a call took in untrusted content, by what it reached
 
 pub mod approval;
 pub mod args;
@@ -22,6 +24,7 @@ mod budget;
 mod caller;
 pub mod confine;
 pub mod deferred;
+pub mod effects;
 pub mod exec;
 mod fs;
 pub mod hooks;
@@ -32,6 +35,7 @@ mod search;
 mod send;
 mod send_file;
 pub mod skills;
+pub mod taint;
 mod todo;
 pub mod web;
 
@@ -47,9 +51,11 @@ pub use args::{ArgsError, Parsed, TypedTool};
 pub(crate) use budget::save as save_output;
 pub use caller::{Caller, ToolPolicy};
 pub use confine::confine;
+pub use effects::Effects;
 pub use permissions::{Decision, Permissions};
 pub use send::SendMessage;
 pub use send_file::SendFile;
+pub use taint::Taint;
 
 use crate::mcp::McpManager;
 use crate::scrub::Scrubber;
@@ -71,43 +77,6 @@ impl ToolError {
     }
 }
 
-/// Whether a turn has taken in content nobody vouches for: a web page or search result,
-/// an MCP server's answer, a file someone sent (the inbox), a non-owner's message. Shared
-/// by every call of the turn; once set it stays set.
-#[derive(Debug, Clone, Default)]
-pub struct Taint(Arc<std::sync::atomic::AtomicBool>);
-
-impl Taint {
-    pub fn set(&self) {
-        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    pub fn is_set(&self) -> bool {
-        self.0.load(std::sync::atomic::Ordering::Relaxed)
-    }
-}
-
-/// Whether a call's result is untrusted content (it taints the turn).
-fn taints(tool: &str, args: &Value) -> bool {
-    matches!(tool, "web_fetch" | "web_search")
-        || tool.starts_with("mcp__")
-        || (matches!(tool, "read_file" | "grep" | "glob" | "list_dir")
-            && args
-                .get("path")
-                .and_then(Value::as_str)
-                .is_some_and(|p| p.trim_start_matches("./").starts_with("inbox")))
-}
-
-/// Whether a call can act on what untrusted content asked for, so it needs the owner's
-/// yes in a tainted turn (`[tools] after_untrusted = "ask"`).
-fn acts(tool: &str, args: &Value) -> bool {
-    matches!(
-        tool,
-        "exec" | "write_file" | "edit_file" | "send_message" | "send_file" | "memory_write"
-    ) || (tool == <crate::cron::CronTool as TypedTool>::NAME
-        && args.get("action").and_then(Value::as_str) == Some("add"))
-}
-
 /// What a tool may touch.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
@@ -127,11 +96,16 @@ pub struct ToolContext {
 #[async_trait]
 pub trait Tool: Send + Sync {
     fn spec(&self) -> ToolSpec;
-    /// Whether this call only reads, so it may run beside other read-only calls.
-    /// Decided per call from its input; a tool that says nothing is treated as
-    /// writing (calls run alone).
-    fn read_only(&self, _args: &Value) -> bool {
-        false
+    /// What the tool does (see `effects`): every policy — taint, asking after untrusted
+    /// content, plan mode, subagents, tiers, running side by side — follows from it. A
+    /// tool that says nothing is taken to do everything (`Effects::STRICTEST`).
+    fn effects(&self) -> Effects {
+        Effects::STRICTEST
+    }
+    /// What this call does, where its arguments change it (`cron list` schedules
+    /// nothing); by default the tool's own effects.
+    fn call_effects(&self, _args: &Value) -> Effects {
+        self.effects()
     }
     /// The most of a result that goes into the conversation; the rest is saved to a
     /// file in the workspace and the model is told where.
@@ -297,6 +271,15 @@ impl Guard {
     }
 }
 
+/// Whether the tool takes a workspace `path` (its schema says so): such a call is held
+/// to the caller's files by that path.
+fn takes_path(spec: &ToolSpec) -> bool {
+    spec.input_schema
+        .get("properties")
+        .and_then(|p| p.get("path"))
+        .is_some()
+}
+
 /// Other names models use for our tools.
 const ALIASES: &[(&str, &str)] = &[
     ("bash", "exec"),
@@ -411,15 +394,16 @@ impl Registry {
         let mut specs: Vec<ToolSpec> = self
             .specs
             .iter()
-            .filter(|spec| caller.may_use(&spec.name))
-            .cloned()
+            .zip(&self.tools)
+            .filter(|(spec, tool)| caller.may_use(&spec.name, tool.effects()))
+            .map(|(spec, _)| spec.clone())
             .collect();
         let mcp: Vec<ToolSpec> = self
             .mcp
             .iter()
             .flat_map(|mcp| mcp.tools())
+            .filter(|tool| caller.may_use(&tool.spec().name, tool.effects()))
             .map(|tool| tool.spec())
-            .filter(|spec| caller.may_use(&spec.name))
             .collect();
         let (offered, deferred) = deferred::split(mcp);
         if deferred.is_empty() {
@@ -441,10 +425,17 @@ impl Registry {
             .await
     }
 
-    /// Whether this call may run beside other read-only calls.
+    /// Whether this call may run beside other read-only calls: it does not act.
     pub fn read_only(&self, name: &str, args: &Value) -> bool {
         self.lookup(name)
-            .is_some_and(|(_, tool)| tool.read_only(args))
+            .is_some_and(|(_, tool)| tool.call_effects(args).read_only())
+    }
+
+    /// What the tool `name` declares it does (`Effects::STRICTEST` for a name no tool
+    /// has).
+    pub fn effects_of(&self, name: &str) -> Effects {
+        self.lookup(name)
+            .map_or(Effects::STRICTEST, |(_, tool)| tool.effects())
     }
 
     /// Split a reply's calls into the batches that run together: consecutive
@@ -483,11 +474,11 @@ impl Registry {
             is_error: true,
         };
         let found = self.lookup(name);
-        if let Some((spec, _)) = &found
-            && !ctx.caller.may_use(&spec.name)
+        if let Some((spec, tool)) = &found
+            && !ctx.caller.may_use(&spec.name, tool.effects())
         {
             tracing::warn!(tool = %spec.name, sender = %ctx.caller.origin.sender, tier = %ctx.caller.origin.tier, "tool call refused: not available to this tier");
-            return failed(ctx.caller.refusal(&spec.name));
+            return failed(ctx.caller.refusal(&spec.name, tool.effects()));
         }
         let Some((spec, tool)) = found else {
             let offered = self.offered(&ctx.caller);
@@ -528,16 +519,16 @@ impl Registry {
             }
             Err(ArgsError::Refused(err)) => return failed(format!("{}: {err}", spec.name)),
         };
-        if let Err(reason) = ctx.caller.may_touch(&spec.name, &args) {
+        let effects = tool.call_effects(&args);
+        let takes_path = takes_path(&spec);
+        if let Err(reason) = ctx.caller.may_touch(&spec.name, effects, takes_path, &args) {
             return failed(reason);
         }
         if let Err(reason) = guard.hooks.pre(&spec.name, &args, &ctx.workspace).await {
             return failed(reason);
         }
         let mode = ctx.mode;
-        if mode == Some(mode::PermissionMode::Plan)
-            && !mode::PLAN_TOOLS.contains(&spec.name.as_str())
-        {
+        if mode == Some(mode::PermissionMode::Plan) && !effects.in_plan_mode() {
             return failed(format!(
                 "{} does not run in plan mode: only reading tools run until the plan is approved; call exit_plan_mode with your plan to ask to carry it out",
                 spec.name
@@ -548,10 +539,10 @@ impl Registry {
                 "exit_plan_mode is only for plan mode, and this conversation is not in it".into(),
             );
         }
-        let acting = acts(&spec.name, &args) || spec.name.starts_with("mcp__");
+        let acting = effects.acts();
         let untrusted = ctx.taint.is_set()
             && guard.after_untrusted == pincer_config::AfterUntrusted::Ask
-            && acts(&spec.name, &args);
+            && acting;
         // A host drives this conversation: its mode says which calls it approves.
         // Leaving plan mode, and a question where someone answers for this conversation
         // (a host, the REPL; a chat with buttons when there are choices), always go to
@@ -562,7 +553,7 @@ impl Registry {
                     && guard.approvers.get(&o.channel).is_some()
             });
         let must_ask = spec.name == mode::EXIT_PLAN_MODE || answerable;
-        let host_asks = must_ask || mode.is_some_and(|m| m.asks(&spec.name, acting));
+        let host_asks = must_ask || mode.is_some_and(|m| m.asks(effects));
         let bypass = mode == Some(mode::PermissionMode::BypassPermissions) && !must_ask;
         let mut args = args;
         match guard.permissions.decide(&spec.name, &args) {
@@ -595,7 +586,10 @@ impl Registry {
                                 ));
                             }
                         };
-                        if let Err(reason) = ctx.caller.may_touch(&spec.name, &changed) {
+                        if let Err(reason) = ctx
+                            .caller
+                            .may_touch(&spec.name, effects, takes_path, &changed)
+                        {
                             return failed(reason);
                         }
                         if let Decision::Deny(reason) =
@@ -609,7 +603,7 @@ impl Registry {
                 }
             }
         }
-        if taints(&spec.name, &args) {
+        if !ctx.taint.is_set() && taint::before_call(effects, &args, &ctx.workspace) {
             ctx.taint.set();
         }
         let (content, is_error) = match tool.run(parsed, ctx).await {
@@ -625,6 +619,17 @@ impl Registry {
             ),
             Err(err) => (err.0, true),
         };
+        if !ctx.taint.is_set() && !is_error {
+            let (args, seen, workspace) = (args.clone(), content.clone(), ctx.workspace.clone());
+            let carried = tokio::task::spawn_blocking(move || {
+                taint::after_call(effects, &args, &seen, &workspace)
+            })
+            .await
+            .unwrap_or(true);
+            if carried {
+                ctx.taint.set();
+            }
+        }
         let content = guard
             .hooks
             .post(&spec.name, &args, content, is_error, &ctx.workspace)

@@ -1,11 +1,13 @@
 //! Permission modes, for conversations a program drives (`pincer agent`, `pincer acp`),
 //! as the Claude Code CLI names them:
 //!
-//! - `default` — a call that acts (runs a command, writes a file, sends, schedules,
-//!   writes memory, calls an MCP tool) asks the host first;
-//! - `acceptEdits` — file writes and edits go ahead; anything else that acts asks;
-//! - `plan` — only tools that read are offered and run, plus `exit_plan_mode {plan}`,
-//!   whose approval by the host ends plan mode;
+//! - `default` — a call that acts (by its tool's declared `Effects`: runs a command,
+//!   writes a file, sends, schedules, writes memory; an MCP tool) asks the host first;
+//! - `acceptEdits` — calls that only edit workspace files go ahead; anything else that
+//!   acts asks;
+//! - `plan` — only tools declared for plan mode (they read, look up or plan) are
+//!   offered and run, plus `exit_plan_mode {plan}`, whose approval by the host ends
+//!   plan mode;
 //! - `bypassPermissions` — nothing asks (`deny` rules still refuse).
 //!
 //! Chats and the terminal have no mode: their permission rules alone decide. A
@@ -17,9 +19,8 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 
-use super::{ToolContext, ToolError, TypedTool};
+use super::{Effects, ToolContext, ToolError, TypedTool};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PermissionMode {
@@ -52,32 +53,15 @@ impl PermissionMode {
         }
     }
 
-    /// Whether a call that `acts` must be approved by the host first.
-    pub fn asks(self, tool: &str, acts: bool) -> bool {
+    /// Whether a call that does `effects` must be approved by the host first.
+    pub fn asks(self, effects: Effects) -> bool {
         match self {
-            PermissionMode::Default => acts,
-            PermissionMode::AcceptEdits => acts && !matches!(tool, "write_file" | "edit_file"),
+            PermissionMode::Default => effects.acts(),
+            PermissionMode::AcceptEdits => effects.acts() && !effects.only_edits(),
             PermissionMode::Plan | PermissionMode::BypassPermissions => false,
         }
     }
 }
-
-/// The tools plan mode offers: they read, look up or plan, and change nothing.
-pub const PLAN_TOOLS: &[&str] = &[
-    "read_file",
-    "list_dir",
-    "glob",
-    "grep",
-    "web_search",
-    "web_fetch",
-    "todo",
-    "skill",
-    "memory_search",
-    "memory_read",
-    "question",
-    "tool_search",
-    EXIT_PLAN_MODE,
-];
 
 pub const EXIT_PLAN_MODE: &str = "exit_plan_mode";
 
@@ -119,13 +103,10 @@ pub struct ExitPlanModeArgs {
 impl TypedTool for ExitPlanMode {
     type Args = ExitPlanModeArgs;
     const NAME: &'static str = EXIT_PLAN_MODE;
+    const EFFECTS: Effects = Effects::PLAN;
 
     fn description(&self) -> String {
         "In plan mode: present your plan and ask the user to approve it; once approved you may carry it out.".into()
-    }
-
-    fn read_only(&self, _args: &Value) -> bool {
-        true
     }
 
     async fn run(&self, _args: ExitPlanModeArgs, ctx: &ToolContext) -> Result<String, ToolError> {

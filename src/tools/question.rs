@@ -21,7 +21,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Caller, ToolContext, ToolError, TypedTool};
+use super::{Caller, Effects, ToolContext, ToolError, TypedTool};
 use crate::scrub::Outbox;
 
 pub const QUESTION: &str = "question";
@@ -109,13 +109,10 @@ pub struct QuestionArgs {
 impl TypedTool for Question {
     type Args = QuestionArgs;
     const NAME: &'static str = QUESTION;
+    const EFFECTS: Effects = Effects::PLAN.union(Effects::SUBAGENT);
 
     fn description(&self) -> String {
         "Ask the user a question and wait for the answer; give options when the answer is one of a few.".into()
-    }
-
-    fn read_only(&self, _args: &Value) -> bool {
-        true
     }
 
     fn validate(&self, args: &QuestionArgs) -> Result<(), ToolError> {

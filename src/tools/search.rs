@@ -13,10 +13,9 @@ use globset::GlobBuilder;
 use regex::Regex;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::confine::{Rel, Root, tree};
-use super::{Tool, ToolContext, ToolError, TypedTool};
+use super::{Effects, Tool, ToolContext, ToolError, TypedTool};
 
 /// Most paths glob lists.
 const MAX_PATHS: usize = 500;
@@ -61,13 +60,12 @@ pub struct GlobArgs {
 impl TypedTool for GlobTool {
     type Args = GlobArgs;
     const NAME: &'static str = "glob";
+    const EFFECTS: Effects = Effects::READS_WORKSPACE
+        .union(Effects::PLAN)
+        .union(Effects::SUBAGENT);
 
     fn description(&self) -> String {
         "List workspace files whose path matches a glob such as **/*.md or notes/*.txt.".into()
-    }
-
-    fn read_only(&self, _args: &Value) -> bool {
-        true
     }
 
     async fn run(&self, args: GlobArgs, ctx: &ToolContext) -> Result<String, ToolError> {
@@ -118,13 +116,12 @@ pub struct GrepArgs {
 impl TypedTool for GrepTool {
     type Args = GrepArgs;
     const NAME: &'static str = "grep";
+    const EFFECTS: Effects = Effects::READS_WORKSPACE
+        .union(Effects::PLAN)
+        .union(Effects::SUBAGENT);
 
     fn description(&self) -> String {
         "Search workspace text files for a regular expression; shows path:line: text.".into()
-    }
-
-    fn read_only(&self, _args: &Value) -> bool {
-        true
     }
 
     async fn run(&self, args: GrepArgs, ctx: &ToolContext) -> Result<String, ToolError> {

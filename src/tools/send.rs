@@ -11,7 +11,7 @@ use pincer_channels::{OutboundBody, OutboundMessage, Target};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{ToolContext, ToolError, TypedTool};
+use super::{Effects, ToolContext, ToolError, TypedTool};
 
 pub struct SendMessage {
     pub outbound: crate::scrub::Outbox,
@@ -40,6 +40,7 @@ pub struct SendMessageArgs {
 impl TypedTool for SendMessage {
     type Args = SendMessageArgs;
     const NAME: &'static str = "send_message";
+    const EFFECTS: Effects = Effects::SENDS;
 
     fn description(&self) -> String {
         "Send an extra message now, to this chat or to one of the owner's chats (channel + chat). Your reply is sent anyway.".into()

@@ -19,7 +19,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::confine::{Access, Rel, io_error, open_file};
-use super::{ToolContext, ToolError, TypedTool};
+use super::{Effects, ToolContext, ToolError, TypedTool};
 use crate::media::document::human_size;
 
 /// The largest file sent (each platform's own limit is lower or equal, and says so).
@@ -50,6 +50,7 @@ pub struct SendFileArgs {
 impl TypedTool for SendFile {
     type Args = SendFileArgs;
     const NAME: &'static str = "send_file";
+    const EFFECTS: Effects = Effects::SENDS.union(Effects::READS_WORKSPACE);
 
     fn description(&self) -> String {
         "Send a file from the workspace to this chat: pictures (PNG, JPEG, WebP) as photos, anything else as a document, with an optional caption.".into()

@@ -10,9 +10,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 
-use super::{Tool, ToolContext, ToolError, TypedTool};
+use super::{Effects, Tool, ToolContext, ToolError, TypedTool};
 
 /// The most skills listed in the prompt.
 const MAX_SKILLS: usize = 50;
@@ -119,13 +118,12 @@ pub struct SkillArgs {
 impl TypedTool for SkillTool {
     type Args = SkillArgs;
     const NAME: &'static str = "skill";
+    const EFFECTS: Effects = Effects::READS_WORKSPACE
+        .union(Effects::PLAN)
+        .union(Effects::SUBAGENT);
 
     fn description(&self) -> String {
         "Load the instructions of one of the skills listed in the system prompt, by name.".into()
-    }
-
-    fn read_only(&self, _args: &Value) -> bool {
-        true
     }
 
     async fn run(&self, args: SkillArgs, ctx: &ToolContext) -> Result<String, ToolError> {

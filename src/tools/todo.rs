@@ -7,9 +7,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 
-use super::{Tool, ToolContext, ToolError, TypedTool};
+use super::{Effects, Tool, ToolContext, ToolError, TypedTool};
 
 pub fn tool() -> Arc<dyn Tool> {
     Arc::new(Todo)
@@ -34,13 +33,10 @@ struct Item {
 impl TypedTool for Todo {
     type Args = TodoArgs;
     const NAME: &'static str = "todo";
+    const EFFECTS: Effects = Effects::PLAN.union(Effects::SUBAGENT);
 
     fn description(&self) -> String {
         "Keep a checklist for a long task: send the whole list each time, marking items done as you finish them.".into()
-    }
-
-    fn read_only(&self, _args: &Value) -> bool {
-        true
     }
 
     async fn run(&self, args: TodoArgs, _ctx: &ToolContext) -> Result<String, ToolError> {

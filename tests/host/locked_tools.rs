@@ -113,7 +113,7 @@ async fn tool_search_finds_and_loads_an_mcp_tool_beyond_the_first_twenty() {
     let home = home(
         &model,
         &format!(
-            "[mcp.servers.fake]\ncommand = \"{}\"\nargs = [\"--extra-tools\", \"53\"]\nsandbox = false\n",
+            "[mcp.servers.fake]\ncommand = \"{}\"\nargs = [\"--extra-tools\", \"53\"]\nsandbox = false\ntrusted = true\n",
             fake_mcp()
         ),
     );

@@ -216,8 +216,11 @@ async fn a_member_given_send_file_reaches_no_private_file_by_link_dot_entry_or_s
     assert_eq!(sent[0].bytes, b"fine to share");
 }
 
+/// A secret in a caption or a message the model sends: the call is refused before it
+/// runs (a secret never leaves in tool arguments), nothing with the secret reaches the
+/// platform, and the owner is told.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn secrets_in_a_caption_or_a_sent_message_are_scrubbed() {
+async fn secrets_in_a_caption_or_a_sent_message_are_refused() {
     let mut rig = Rig::new(Wire::OpenAi, "", "").await;
     with_provider_key(&rig);
     std::fs::create_dir_all(rig.home.workspace()).expect("workspace");
@@ -234,7 +237,10 @@ async fn secrets_in_a_caption_or_a_sent_message_are_scrubbed() {
     rig.telegram.inject(Incoming::dm(OWNER as i64, "share it"));
     rig.shown(&rig.telegram, "42", "Sent.").await;
     let calls = rig.telegram.calls();
-    assert!(calls.iter().any(|c| c.method == "sendDocument"));
+    assert!(
+        !calls.iter().any(|c| c.method == "sendDocument"),
+        "the file went with the secret's caption"
+    );
     for call in &calls {
         assert!(
             !call.params.to_string().contains(SECRET),
@@ -244,8 +250,17 @@ async fn secrets_in_a_caption_or_a_sent_message_are_scrubbed() {
     }
     let texts = rig.telegram.sent();
     assert!(
-        texts.iter().any(|s| s.text.contains("msg [REDACTED]")),
-        "{texts:#?}"
+        !texts.iter().any(|s| s.text.starts_with("msg ")),
+        "the message went: {texts:#?}"
     );
-    assert_eq!(rig.telegram.sent_files()[0].caption, "key [REDACTED]");
+    assert!(
+        texts.iter().any(|s| s.text.contains("one of your secrets")),
+        "the owner was not told: {texts:#?}"
+    );
+    let results = rig.model.requests().last().unwrap().body.to_string();
+    assert_eq!(
+        results.matches("refused — its arguments carried").count(),
+        2,
+        "{results}"
+    );
 }

@@ -19,8 +19,9 @@ use crate::message::{ChatKind, InboundMessage, MediaKind, Sender};
 pub const CHANNEL: &str = "slack";
 
 /// The chat commands the core answers (see its /help); `!name` is read as `/name`.
-const COMMANDS: [&str; 10] = [
+const COMMANDS: [&str; 11] = [
     "new", "reset", "stop", "status", "model", "usage", "compact", "approve", "help", "start",
+    "trust",
 ];
 
 /// An event worth answering, before the adapter fills in the sender's name and files.

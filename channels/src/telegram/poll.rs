@@ -84,6 +84,7 @@ impl Telegram {
             ("tasks", "Tasks running for this conversation"),
             ("memory", "What I remember (the index)"),
             ("dream", "Tidy my memory now"),
+            ("trust", "Vouch for what this conversation took in"),
             ("help", "What I can do"),
         ]
         .map(|(name, about)| BotCommand::new(name, about));

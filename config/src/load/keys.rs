@@ -72,6 +72,7 @@ const MCP_SERVER: Node = Table(&[
     ("url", Leaf),
     ("sandbox", Leaf),
     ("cwd", Leaf),
+    ("trusted", Leaf),
 ]);
 
 /// The whole of `config.toml`.

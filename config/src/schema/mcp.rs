@@ -46,6 +46,10 @@ pub struct McpServer {
     /// planted a program for `npx` or `uvx` to find.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
+    /// Whether the owner vouches for this server's tool names and descriptions: until
+    /// then they are content nobody vouches for, and a turn they are offered in asks
+    /// before acting tools run (`[tools] after_untrusted`).
+    pub trusted: bool,
 }
 
 impl Default for McpServer {
@@ -56,6 +60,7 @@ impl Default for McpServer {
             url: None,
             sandbox: true,
             cwd: None,
+            trusted: false,
         }
     }
 }

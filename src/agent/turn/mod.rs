@@ -106,8 +106,10 @@ pub(super) async fn run(
     // The first turn after start may come before the MCP servers are up.
     agent.tools.mcp_ready(agent.limits.mcp_wait).await;
     let mut answered = first.message_ids.clone();
+    let mut untrusted_before = false;
     let prepared = match agent.load(session_id, &first, &mut answered).await {
-        Ok((mut messages, pin)) => {
+        Ok((mut messages, pin, untrusted)) => {
+            untrusted_before = untrusted;
             let images = shows_images(&messages);
             match agent.route(pin.as_deref(), &messages, first.attachment, images) {
                 Ok(route) => {
@@ -162,7 +164,7 @@ pub(super) async fn run(
                 done: Vec::new(),
                 origin: first.origin.clone(),
                 recalled,
-                taint: untrusted_from_the_start(&first),
+                taint: untrusted_from_the_start(&first, untrusted_before),
                 heard: Vec::new(),
                 said: String::new(),
                 last_text: String::new(),
@@ -171,6 +173,13 @@ pub(super) async fn run(
                 started_tools: Default::default(),
             };
             let ended = turn.run().await;
+            // What came in stays in the conversation: so does its distrust, for the turns
+            // after this one, until it is summarised away, `/new` or `/trust`.
+            if turn.taint.is_set()
+                && let Err(err) = agent.store.set_untrusted(session_id, true).await
+            {
+                tracing::warn!("the conversation's distrust was not stored: {err}");
+            }
             heard.append(&mut turn.heard);
             said = turn.said;
             last_text = turn.last_text;
@@ -487,7 +496,7 @@ impl Turn<'_> {
     /// the turn's own messages, pictures hidden where the model cannot see.
     async fn reload(&mut self) -> Result<(), Ended> {
         let mut answered = self.answered.clone();
-        (self.messages, _) = self
+        (self.messages, _, _) = self
             .agent
             .load(self.session_id, self.first, &mut answered)
             .await
@@ -534,9 +543,18 @@ impl Turn<'_> {
         // Plan mode offers only what reads, and the way out; elsewhere no way out.
         match agent.modes.get(self.session_id) {
             Some(crate::tools::mode::PermissionMode::Plan) => {
-                tools.retain(|t| crate::tools::mode::PLAN_TOOLS.contains(&t.name.as_str()));
+                tools.retain(|t| agent.tools.effects_of(&t.name).in_plan_mode());
             }
             _ => tools.retain(|t| t.name != crate::tools::mode::EXIT_PLAN_MODE),
+        }
+        // An MCP server nobody vouches for wrote these tools' descriptions: they are
+        // in the prompt now, so the turn is untrusted.
+        if !self.taint.is_set()
+            && tools
+                .iter()
+                .any(|t| agent.tools.effects_of(&t.name).unvouched())
+        {
+            self.taint.set();
         }
         // The skill tool is only worth its tokens when there are skills to load.
         let skills = crate::tools::skills::list(&agent.workspace);
@@ -725,13 +743,15 @@ fn forget(messages: &mut [crate::provider::ChatMessage], recalled: &str) {
 }
 
 /// A turn for someone other than the owner, in a group (whose history and context hold
-/// other people's words and files), about a file someone sent, or a task made by a turn
-/// that had read untrusted content, is tainted from its first message.
-fn untrusted_from_the_start(first: &Queued) -> Taint {
+/// other people's words and files), about a file someone sent, in a conversation that
+/// still holds untrusted content from earlier turns (`conversation`), or a task made by a
+/// turn that had read untrusted content, is tainted from its first message.
+fn untrusted_from_the_start(first: &Queued, conversation: bool) -> Taint {
     let taint = Taint::default();
     if !first.origin.is_owner()
         || first.origin.place == Place::Group
         || first.attachment
+        || conversation
         || first.task.is_some_and(|t| t.tainted)
     {
         taint.set();

@@ -23,13 +23,13 @@ pub(super) mod run;
 #[cfg(test)]
 mod tests;
 
+use crate::tools::Effects;
 use std::num::NonZeroU64;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::{ToolContext, ToolError, TypedTool};
 use crate::sandbox::Jail;
@@ -126,6 +126,11 @@ pub struct ExecArgs {
 impl TypedTool for ExecTool {
     type Args = ExecArgs;
     const NAME: &'static str = "exec";
+    const EFFECTS: Effects = Effects::RUNS
+        .union(Effects::READS_WORKSPACE)
+        .union(Effects::WRITES_WORKSPACE)
+        .union(Effects::FETCHES)
+        .union(Effects::SUBAGENT);
 
     fn description(&self) -> String {
         format!(
@@ -134,10 +139,6 @@ impl TypedTool for ExecTool {
              Dangerous or uncheckable commands (sudo, rm -rf /, heredocs, eval …) are refused.",
             self.default_timeout.as_secs(),
         )
-    }
-
-    fn read_only(&self, _args: &Value) -> bool {
-        false
     }
 
     fn validate(&self, args: &ExecArgs) -> Result<(), ToolError> {

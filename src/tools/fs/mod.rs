@@ -34,6 +34,7 @@ mod read;
 mod tests;
 mod write;
 
+use crate::tools::Effects;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -75,6 +76,9 @@ pub struct ListDirArgs {
 impl TypedTool for ListDir {
     type Args = ListDirArgs;
     const NAME: &'static str = "list_dir";
+    const EFFECTS: Effects = Effects::READS_WORKSPACE
+        .union(Effects::PLAN)
+        .union(Effects::SUBAGENT);
 
     fn description(&self) -> String {
         "List a folder in the workspace (folders end with /).".into()

@@ -3,6 +3,7 @@
 //! note can say how many lines it has; a bigger one is read only up to the last line
 //! asked for and never past the cap, and the note says so.
 
+use crate::tools::Effects;
 use std::io::{BufRead, BufReader, Read};
 use std::num::NonZeroUsize;
 
@@ -36,6 +37,9 @@ pub struct ReadFileArgs {
 impl TypedTool for ReadFile {
     type Args = ReadFileArgs;
     const NAME: &'static str = "read_file";
+    const EFFECTS: Effects = Effects::READS_WORKSPACE
+        .union(Effects::PLAN)
+        .union(Effects::SUBAGENT);
 
     fn description(&self) -> String {
         "Read a text file in the workspace. Lines come numbered; use offset (1-based first line) and limit for long files.".into()

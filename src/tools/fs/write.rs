@@ -3,6 +3,7 @@
 //! and only then changed. A new file is made with `O_EXCL | O_NOFOLLOW` in its folder,
 //! itself opened beneath, and missing folders are made beneath too (`Root::make_parents`).
 
+use crate::tools::Effects;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
@@ -37,6 +38,9 @@ pub struct WriteFileArgs {
 impl TypedTool for WriteFile {
     type Args = WriteFileArgs;
     const NAME: &'static str = "write_file";
+    const EFFECTS: Effects = Effects::READS_WORKSPACE
+        .union(Effects::WRITES_WORKSPACE)
+        .union(Effects::SUBAGENT);
 
     fn description(&self) -> String {
         "Create or overwrite a file in the workspace with the given content (parent folders are created).".into()
@@ -143,6 +147,9 @@ pub struct EditFileArgs {
 impl TypedTool for EditFile {
     type Args = EditFileArgs;
     const NAME: &'static str = "edit_file";
+    const EFFECTS: Effects = Effects::READS_WORKSPACE
+        .union(Effects::WRITES_WORKSPACE)
+        .union(Effects::SUBAGENT);
 
     fn description(&self) -> String {
         "Replace exactly one occurrence of old_text with new_text in a workspace file. old_text must match exactly once; include surrounding lines to make it unique.".into()

@@ -3,6 +3,7 @@
 //! the choice between HTML, text and refused binary, and the 24 KiB output with its
 //! notes. Which addresses are forbidden is `ssrf`'s business, the HTML reduction `html`'s.
 
+use crate::tools::Effects;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,7 +13,6 @@ use futures_util::StreamExt;
 use reqwest::{Client, Response, Url, header, redirect};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::html::{self, Page};
 use super::ssrf::{self, GuardedResolver, Lookup, Reach};
@@ -123,13 +123,13 @@ pub struct WebFetchArgs {
 impl TypedTool for WebFetch {
     type Args = WebFetchArgs;
     const NAME: &'static str = "web_fetch";
+    const EFFECTS: Effects = Effects::FETCHES
+        .union(Effects::UNTRUSTED)
+        .union(Effects::PLAN)
+        .union(Effects::SUBAGENT);
 
     fn description(&self) -> String {
         "Fetch one public web page (http or https) and return it as readable text: title, headings, paragraphs, and links marked [n] with their addresses listed at the end. HTML and text only; long pages are cut.".into()
-    }
-
-    fn read_only(&self, _args: &Value) -> bool {
-        true
     }
 
     async fn run(&self, args: WebFetchArgs, _ctx: &ToolContext) -> Result<String, ToolError> {

@@ -309,6 +309,8 @@ async fn binary_types_are_refused_and_other_text_passes_as_is() {
 #[test]
 fn web_fetch_is_read_only() {
     let tool = WebFetch::new(FetchPolicy::default());
-    assert!(tool.read_only(&json!({"url": "https://example.org"})));
+    assert!(
+        crate::tools::Tool::call_effects(&tool, &json!({"url": "https://example.org"})).read_only()
+    );
     assert_eq!(tool.spec().name, "web_fetch");
 }

@@ -6,6 +6,7 @@
 //! from the model (which only supplies the query text), and a self-hosted SearXNG is
 //! often on the LAN or on localhost, which web_fetch's filter would refuse.
 
+use crate::tools::Effects;
 use std::time::Duration;
 
 use std::num::NonZeroUsize;
@@ -15,7 +16,7 @@ use reqwest::{Client, RequestBuilder, StatusCode, redirect};
 use schemars::JsonSchema;
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::html::strip_tags;
 use super::{USER_AGENT, non_empty, truncate};
@@ -178,13 +179,13 @@ pub struct WebSearchArgs {
 impl TypedTool for WebSearch {
     type Args = WebSearchArgs;
     const NAME: &'static str = "web_search";
+    const EFFECTS: Effects = Effects::FETCHES
+        .union(Effects::UNTRUSTED)
+        .union(Effects::PLAN)
+        .union(Effects::SUBAGENT);
 
     fn description(&self) -> String {
         "Search the web. Returns a numbered list of results: title, address and a snippet. Use web_fetch to read a result.".into()
-    }
-
-    fn read_only(&self, _args: &Value) -> bool {
-        true
     }
 
     async fn run(&self, args: WebSearchArgs, _ctx: &ToolContext) -> Result<String, ToolError> {

@@ -206,6 +206,6 @@ async fn unconfigured_and_half_configured_searches_say_what_to_set() {
 #[test]
 fn web_search_is_read_only() {
     let tool = WebSearch::new(SearchSettings::default());
-    assert!(tool.read_only(&json!({"query": "x"})));
+    assert!(crate::tools::Tool::call_effects(&tool, &json!({"query": "x"})).read_only());
     assert_eq!(tool.spec().name, "web_search");
 }

@@ -280,5 +280,5 @@ fn the_spec_names_the_contract() {
     assert_eq!(spec.input_schema["required"], json!(["command"]));
     assert!(spec.input_schema["properties"]["timeout_secs"].is_object());
     assert!(spec.description.contains("workspace") && spec.description.contains("refused"));
-    assert!(!tool.read_only(&json!({"command": "ls"})));
+    assert!(!crate::tools::Tool::call_effects(&tool, &json!({"command": "ls"})).read_only());
 }
