@@ -531,6 +531,26 @@ async fn an_approval_question_shows_a_right_to_left_override_in_the_command_esca
     );
 }
 
+/// The owner asked about `git -C elsewhere push` is shown what it really runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_question_names_what_git_really_runs_behind_its_options() {
+    let s = setup(
+        "[tools.permissions]\nask = [\"exec(git push*)\"]\napproval_timeout_secs = 10",
+        &owners(),
+    )
+    .await;
+    s.model.push_all([
+        Step::tool_call("exec", json!({ "command": "git -C /tmp/x -c core.pager=cat push" })),
+        Step::text("Not run."),
+    ]);
+    let _gateway = s.start();
+    s.platform.inject(Incoming::dm(OWNER, "publish"));
+    let question = s.wait_for_text(OWNER, "Allow exec").await.text;
+    assert!(question.contains("runs as: git push"), "{question:?}");
+    s.platform.press(OWNER, OWNER, ":deny").expect("buttons");
+    s.wait_for_text(OWNER, "Not run.").await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_guests_name_shows_its_hidden_characters_escaped_to_the_model() {
     let s = setup(&format!("groups = [\"{GROUP}\"]"), &owners()).await;

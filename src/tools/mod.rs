@@ -218,8 +218,19 @@ impl Guard {
             });
         };
         let runs = if tool == "exec" {
-            let (runs, followed) = exec::ExecTool::runs(&subject);
-            let mut lines: Vec<String> = runs.iter().filter_map(|f| f.first().cloned()).collect();
+            // Each program as written, and how it will run where that reads otherwise
+            // (`git -C x push` runs `git push`).
+            let (runs, followed) = exec::ExecTool::programs(&subject);
+            let mut lines: Vec<String> = runs
+                .iter()
+                .filter_map(|run| {
+                    let written = run.written.first()?;
+                    Some(match &run.runs_as {
+                        Some(real) if real != written => format!("{written} (runs as: {real})"),
+                        _ => written.clone(),
+                    })
+                })
+                .collect();
             if let Err(why) = followed {
                 lines.push(format!("and what it could not follow: {why}"));
             }

@@ -13,7 +13,13 @@ const TOKEN: &str = "web-token-Zq81kLmN0pQr5tUv9wXy2";
 
 #[test]
 fn a_secret_in_a_calls_arguments_is_refused_scrubbed_and_reported() {
-    let rig = Rig::new("landlock", "");
+    for sandbox in crate::rig::sandboxes() {
+        carried(sandbox);
+    }
+}
+
+fn carried(sandbox: &'static str) {
+    let rig = Rig::new(sandbox, "");
     rig.home
         .write_secrets(&format!("web:\n  token: \"{TOKEN}\"\n"));
     let encoded = base64::engine::general_purpose::STANDARD.encode(TOKEN);
@@ -32,7 +38,7 @@ fn a_secret_in_a_calls_arguments_is_refused_scrubbed_and_reported() {
     for n in 0..3 {
         assert!(
             turn.result(n).contains("refused") && turn.result(n).contains("secret"),
-            "call {n} was not refused: {turn:#?}"
+            "[{sandbox}] call {n} was not refused: {turn:#?}"
         );
     }
     assert!(!ran.exists(), "a command carrying the token ran");
