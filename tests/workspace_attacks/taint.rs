@@ -114,12 +114,15 @@ fn an_mcp_servers_descriptions_make_the_turn_untrusted_unless_it_is_trusted() {
         let rig = Rig::new(
             "landlock",
             &format!(
-                "[mcp.servers.fake]\ncommand = \"{}\"\ntrusted = {trusted}\n[mcp]\nconnect_wait_secs = 20\n",
-                crate::common::fake_mcp()
+                "[mcp.servers.fake]\ncommand = \"{}\"\n{}[mcp]\nconnect_wait_secs = 20\n",
+                crate::common::fake_mcp(),
+                // Not trusted unless said so: the key is left out then.
+                if trusted { "trusted = true\n" } else { "" }
             ),
         );
         let ws = rig.home.workspace();
         let turn = rig.turn(&[exec("touch RAN")], "DONE");
+        assert_eq!(turn.code, Some(0), "{turn:#?}");
         assert_eq!(
             ws.join("RAN").exists(),
             trusted,
