@@ -540,7 +540,10 @@ async fn an_approval_question_names_what_git_really_runs_behind_its_options() {
     )
     .await;
     s.model.push_all([
-        Step::tool_call("exec", json!({ "command": "git -C /tmp/x -c core.pager=cat push" })),
+        Step::tool_call(
+            "exec",
+            json!({ "command": "git -C /tmp/x -c core.pager=cat push" }),
+        ),
         Step::text("Not run."),
     ]);
     let _gateway = s.start();

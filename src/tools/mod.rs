@@ -530,7 +530,7 @@ impl Registry {
             }
             Err(ArgsError::Refused(err)) => return failed(format!("{}: {err}", spec.name)),
         };
-        let effects = tool.call_effects(&args);
+        let mut effects = tool.call_effects(&args);
         let takes_path = takes_path(&spec);
         if let Err(reason) = ctx.caller.may_touch(&spec.name, effects, takes_path, &args) {
             return failed(reason);
@@ -588,6 +588,13 @@ impl Registry {
                     }
                     // The answerer changed the call: it is checked again as a new one.
                     Ok(Asked::With(changed)) => {
+                        if guard.scrubber.finds(&changed.to_string()) {
+                            return failed(format!(
+                                "the changed arguments for {} carry a secret; refused",
+                                spec.name
+                            ));
+                        }
+                        effects = tool.call_effects(&changed);
                         parsed = match tool.parse(&changed) {
                             Ok(parsed) => parsed,
                             Err(problem) => {

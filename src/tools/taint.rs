@@ -96,12 +96,16 @@ fn reaches_untrusted(workspace: &Path, path: &str) -> bool {
 /// lines naming a file under an untrusted folder; a command that names one or whose
 /// output has a line of one of their files.
 pub fn after_call(effects: Effects, args: &Value, content: &str, workspace: &Path) -> bool {
+    // A line naming something inside an untrusted folder (the folder's own name, as a
+    // listing of the root shows it, is not its content).
     let names_untrusted = |text: &str| {
         text.lines().any(|line| {
-            let line = line.trim_start().trim_start_matches("./");
+            let line = line.trim().trim_start_matches("./");
             UNTRUSTED_DIRS.iter().any(|dir| {
-                line.get(..dir.len() + 1)
-                    .is_some_and(|head| head.eq_ignore_ascii_case(&format!("{dir}/")))
+                line.len() > dir.len() + 1
+                    && line
+                        .get(..dir.len() + 1)
+                        .is_some_and(|head| head.eq_ignore_ascii_case(&format!("{dir}/")))
             })
         })
     };
