@@ -130,3 +130,37 @@ fn an_mcp_servers_descriptions_make_the_turn_untrusted_unless_it_is_trusted() {
         );
     }
 }
+
+/// Effects, not names: every call that changes something asks after untrusted content,
+/// including those a list of names had missed (`memory_forget`, `cron` run and remove).
+#[test]
+fn every_acting_tool_asks_after_untrusted_content_not_only_a_listed_few() {
+    for sandbox in crate::rig::sandboxes() {
+        let rig = rig(sandbox);
+        let ws = rig.home.workspace();
+        std::fs::write(
+            ws.join("memory/cat.md"),
+            "---\nname: cat\ndescription: the cat\ntype: user\n---\nMochi\n",
+        )
+        .unwrap();
+        let turn = rig.turn(
+            &[
+                ("read_file", json!({"path": "inbox/telegram/7-report.txt"})),
+                ("memory_forget", json!({"name": "cat"})),
+                ("cron", json!({"action": "remove", "name": "digest"})),
+            ],
+            "DONE",
+        );
+        assert!(
+            ws.join("memory/cat.md").exists(),
+            "[{sandbox}] memory_forget ran after untrusted content: {turn:#?}"
+        );
+        for n in [1, 2] {
+            assert!(
+                turn.result(n).contains("approval"),
+                "[{sandbox}] call {n} did not ask: {}",
+                turn.result(n)
+            );
+        }
+    }
+}
