@@ -46,6 +46,33 @@ const PATTERNS: &[&str] = &[
     r"\b[0-9]{8,10}:[A-Za-z0-9_\-]{35}\b",       // Telegram bot tokens
 ];
 
+/// `text` with its `%XX` escapes decoded, when it has any (and they decode to text).
+fn percent_decoded(text: &str) -> Option<String> {
+    if !text.contains('%') {
+        return None;
+    }
+    let hex = |b: u8| (b as char).to_digit(16);
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escape = (bytes[i] == b'%')
+            .then(|| Some((hex(*bytes.get(i + 1)?)?, hex(*bytes.get(i + 2)?)?)))
+            .flatten();
+        match escape {
+            Some((hi, lo)) => {
+                out.push(u8::try_from(hi * 16 + lo).unwrap_or(b'%'));
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
 /// The characters any of `PATTERNS` can match.
 fn is_token_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ':')
@@ -92,16 +119,60 @@ impl Scrubber {
         !self.spans(text).is_empty()
     }
 
-    /// Tool-call arguments with every secret taken out, the same transforms as for
-    /// text; `None` when there was none. Arguments that no longer parse once scrubbed
-    /// (a secret across a JSON escape) become the scrubbed text as a string.
+    /// Whether tool-call arguments carry a secret: in any of their strings or keys as
+    /// the tool will read them (JSON escapes undone, so a secret with `"` or `\` in it
+    /// is found), or percent-decoded (a secret put in a URL).
+    pub fn in_arguments(&self, args: &serde_json::Value) -> bool {
+        self.scrub_arguments(args).is_some()
+    }
+
+    /// Tool-call arguments with every secret taken out of their strings and keys, the
+    /// same transforms as for text (a string whose percent-decoded form holds one is
+    /// replaced whole); `None` when there was none.
     pub fn scrub_arguments(&self, args: &serde_json::Value) -> Option<serde_json::Value> {
-        let text = args.to_string();
-        match self.scrub(&text) {
-            Cow::Borrowed(_) => None,
-            Cow::Owned(clean) => {
-                Some(serde_json::from_str(&clean).unwrap_or(serde_json::Value::String(clean)))
+        use serde_json::Value;
+        let clean = |text: &str| -> Option<String> {
+            match self.scrub(text) {
+                Cow::Owned(clean) => Some(clean),
+                Cow::Borrowed(_) => {
+                    let decoded = percent_decoded(text)?;
+                    self.finds(&decoded).then(|| REDACTED.to_string())
+                }
             }
+        };
+        match args {
+            Value::String(text) => clean(text).map(Value::String),
+            Value::Array(items) => {
+                let scrubbed: Vec<Option<Value>> = items
+                    .iter()
+                    .map(|item| self.scrub_arguments(item))
+                    .collect();
+                scrubbed.iter().any(Option::is_some).then(|| {
+                    Value::Array(
+                        scrubbed
+                            .into_iter()
+                            .zip(items)
+                            .map(|(new, old)| new.unwrap_or_else(|| old.clone()))
+                            .collect(),
+                    )
+                })
+            }
+            Value::Object(map) => {
+                let mut changed = false;
+                let mut out = serde_json::Map::new();
+                for (key, value) in map {
+                    let key = clean(key)
+                        .inspect(|_| changed = true)
+                        .unwrap_or_else(|| key.clone());
+                    let value = self
+                        .scrub_arguments(value)
+                        .inspect(|_| changed = true)
+                        .unwrap_or_else(|| value.clone());
+                    out.insert(key, value);
+                }
+                changed.then_some(Value::Object(out))
+            }
+            _ => None,
         }
     }
 

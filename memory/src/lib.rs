@@ -150,11 +150,17 @@ impl Memory {
         &self.root
     }
 
-    /// The gateway's own folder for this memory's state. The first call moves what an
-    /// older version kept in the workspace's `.pincer/` there (`migrate::state`).
+    /// The gateway's own folder for this memory's state. The first call of a process
+    /// makes it; when it did not exist yet — the first start of a Pincer that keeps its
+    /// state there, before any command of it could run — what an older version kept in
+    /// the workspace (`.pincer/`, `.git`) is moved there (`migrate`). Once it exists
+    /// nothing in the workspace is ever taken over again.
     pub fn state(&self) -> &Path {
         self.migrated.get_or_init(|| {
-            if let Err(err) = migrate::state(&self.root, &self.state) {
+            if self.state.exists() {
+                return;
+            }
+            if let Err(err) = migrate::first_start(&self.root, &self.state) {
                 tracing::warn!("the memory's old state could not be moved: {err}");
             }
         });

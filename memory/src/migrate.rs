@@ -1,13 +1,16 @@
 //! Moving what older versions kept inside the workspace into the gateway's state
-//! folder, once: `.pincer/` (the recall index, the dream's cursor, lock and journal)
-//! and `.git` (the memory's history). Both sat where any sandboxed command could write
-//! them, so nothing is taken over blindly:
+//! folder, once — at the first start of a Pincer that keeps state there, when the state
+//! folder does not exist yet, before any command of this version can have run (never
+//! later: a command could plant a `.pincer/` or `.git` for a later "migration" to
+//! adopt). `.pincer/` held the recall index, the dream's cursor, lock and journal, and
+//! `.git` the memory's history. Both sat where any sandboxed command could write them,
+//! so nothing is taken over blindly:
 //!
 //! - the old index is not reused (any table of it could have been written); only the
 //!   dream's cursor is read out of it, read-only and with SQLite's `trusted_schema`
 //!   off, and checked as a cursor; the index is rebuilt from the files;
-//! - an unfinished dream's journal is moved, and recovery checks its paths like any
-//!   other journal's;
+//! - an unfinished dream's journal is dropped, not rolled back: its "before" texts are
+//!   whatever was written there;
 //! - the history's objects are copied into the new bare repository (each read and
 //!   written again by id, so what arrives is what the ids say) and HEAD's branch set;
 //!   the old `.git` is removed only when it tracked nothing but the memory (a
@@ -22,14 +25,33 @@ use std::path::Path;
 use git2::Repository;
 
 use crate::dream::Cursor;
-use crate::files::{self, state as state_files};
 use crate::{MemoryError, OLD_STATE_DIR, dream, repo, search};
 
-/// Move the old `.pincer/` of `root` into `state`, if there is one and `state` has no
-/// index yet. Returns whether anything was moved.
-pub fn state(root: &Path, state: &Path) -> Result<bool, MemoryError> {
+/// Make the state folder `state` (private to the user) and move into it what an older
+/// version kept in the workspace `root`: `.pincer/` and `.git`. The caller calls this
+/// only when `state` does not exist yet.
+pub fn first_start(root: &Path, state: &Path) -> Result<(), MemoryError> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(state)
+        .map_err(|source| MemoryError::Write {
+            path: state.to_path_buf(),
+            source,
+        })?;
+    self::state(root, state)?;
+    if real_dir(&root.join(".git")) {
+        crate::repo::Repo::open_with(root, state, |repo| history(root, repo))?;
+    }
+    Ok(())
+}
+
+/// Move the old `.pincer/` of `root` into `state`, if there is one. Returns whether
+/// anything was moved.
+fn state(root: &Path, state: &Path) -> Result<bool, MemoryError> {
     let old = root.join(OLD_STATE_DIR);
-    if search::db_path(state).exists() || !real_dir(&old) {
+    if !real_dir(&old) {
         return Ok(false);
     }
     let cursor = old_cursor(&old.join("memory.db"));
@@ -39,12 +61,10 @@ pub fn state(root: &Path, state: &Path) -> Result<bool, MemoryError> {
             .map_err(|e| MemoryError::Invalid(format!("cannot save the dream's cursor: {e}")))?;
         search::set_state(&conn, dream::CURSOR_KEY, Some(&text))?;
     }
-    let journal = format!("{OLD_STATE_DIR}/dream-journal.json");
-    if let Ok(Some(text)) = files::read(root, &journal) {
-        let moved = dream::journal_path(state);
-        if !moved.exists() {
-            state_files::write(&moved, &text)?;
-        }
+    if std::fs::symlink_metadata(old.join("dream-journal.json")).is_ok() {
+        tracing::warn!(
+            "an unfinished dream's journal from an older version was dropped, not rolled back (its contents were writable by commands); check `pincer memory log`"
+        );
     }
     // `remove_dir_all` removes a link as itself, never what it points to.
     std::fs::remove_dir_all(&old).map_err(|source| MemoryError::Write { path: old, source })?;

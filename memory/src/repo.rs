@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use git2::{DiffFormat, DiffOptions, ErrorCode, Oid, Patch, Repository, Signature, Tree};
 
 use crate::entry::{self, Entry};
-use crate::{MemoryError, files, migrate};
+use crate::{MemoryError, files};
 
 /// The repository's folder in the state folder.
 pub const GIT_DIR: &str = "memory.git";
@@ -67,10 +67,20 @@ fn signature() -> Result<Signature<'static>, MemoryError> {
 }
 
 impl Repo {
-    /// Open the memory's repository in `state`, creating it on first use: with the
-    /// history of the workspace's old `.git` when there is one (`migrate`), else with a
-    /// first commit of the memory as it is.
+    /// Open the memory's repository in `state`, creating it on first use with a first
+    /// commit of the memory as it is (an older workspace's history is moved in by
+    /// `migrate::first_start`, before).
     pub fn open(root: &Path, state: &Path) -> Result<Repo, MemoryError> {
+        Self::open_with(root, state, |_| Ok(false))
+    }
+
+    /// `open`, where a new repository is first offered to `adopt` (which says whether
+    /// it filled it with history).
+    pub(crate) fn open_with(
+        root: &Path,
+        state: &Path,
+        adopt: impl FnOnce(&Repository) -> Result<bool, MemoryError>,
+    ) -> Result<Repo, MemoryError> {
         let dir = state.join(GIT_DIR);
         match Repository::open_bare(&dir) {
             Ok(repo) => Ok(Repo {
@@ -86,7 +96,7 @@ impl Repo {
                     repo: Repository::init_bare(&dir).map_err(git)?,
                     root: root.to_path_buf(),
                 };
-                if !migrate::history(root, &repo.repo)? {
+                if !adopt(&repo.repo)? {
                     repo.commit("Start the memory repository")?;
                 }
                 Ok(repo)

@@ -296,6 +296,12 @@ impl Jail {
         None
     }
 
+    /// The home's command lock: held by every sandboxed call from its snapshot of the
+    /// protected files to their put-back (`protect::bracket`), so calls never overlap.
+    pub fn command_lock(&self) -> PathBuf {
+        self.confinement.hidden.join("state").join("commands.lock")
+    }
+
     /// `program args` inside the jail.
     pub fn command(
         &self,

@@ -7,9 +7,14 @@
 //! sandboxed call is bracketed: the files are read before, compared after, and anything
 //! the call changed, added or removed is put back, and the model is told.
 //!
+//! Commands run one at a time per home (an exclusive lock in the state folder, held from
+//! the snapshot to the put-back, shared by every Pincer process of the home): were two
+//! to overlap, the second's snapshot would hold what the first planted, and its put-back
+//! would make the plant permanent.
+//!
 //! All of it goes by descriptors opened beneath the workspace with no link followed
-//! (`pincer-confine`): another conversation's command, running meanwhile, may swap a
-//! folder for a link, and the put-back must not write through it. Links that were there
+//! (`pincer-confine`): the gateway writes meanwhile, and the put-back must not write
+//! through a link a command left. Links that were there
 //! before the call (the owner's own) are put back as links; the gateway never follows
 //! them. Files beyond what a snapshot keeps (`MAX_BYTES` in all) are known by identity
 //! only: one a call changed cannot be put back, so it is removed, and the model told.
@@ -37,12 +42,16 @@ pub const PROMPT_FILES: &[&str] = &[
 
 /// Not prompt files: written by the gateway itself while calls run.
 const LOGS: &str = "memory/logs";
+/// Folders the gateway makes itself (for the daily logs) while a call runs: never
+/// removed by a put-back for being new.
+const GATEWAYS_FOLDERS: [&str; 2] = ["memory", LOGS];
 
 /// The most file content one snapshot keeps; past it, files are known by identity.
 const MAX_BYTES: usize = 32 << 20;
 
-/// A file's identity: device, inode, size, modification time.
-type Identity = (u64, u64, i64, i64, i64);
+/// A file's identity: device, inode, size, modification and change times (a command
+/// can set the first back, not the second).
+type Identity = (u64, u64, i64, i64, i64, i64, i64);
 
 /// What a protected path was before the call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,6 +123,7 @@ impl Protected {
             }
             let same_kind = match (was.get(path), is) {
                 (Some(Was::Dir), Is::Dir) => true,
+                (None, Is::Dir) if GATEWAYS_FOLDERS.contains(&path.as_str()) => true,
                 (Some(Was::File(_) | Was::Big(_)), Is::File(_)) => true,
                 (Some(Was::Link(before)), Is::Link(target)) => before == target,
                 _ => false,
@@ -168,21 +178,71 @@ impl Protected {
 }
 
 /// Run `work` (a sandboxed call in `workspace`) bracketed by a snapshot and a put-back,
-/// both on the blocking pool; returns its output and the paths put back.
-pub async fn bracket<T>(workspace: &Path, work: impl Future<Output = T>) -> (T, Vec<String>) {
-    let dir = workspace.to_path_buf();
-    let before = tokio::task::spawn_blocking(move || Protected::snapshot(&dir))
-        .await
-        .unwrap_or_default();
+/// both on the blocking pool, holding the home's command lock (`lock`) from before the
+/// snapshot to after the put-back; returns its output and the paths put back.
+pub async fn bracket<T>(
+    lock: &Path,
+    workspace: &Path,
+    work: impl Future<Output = T>,
+) -> (T, Vec<String>) {
+    let (dir, lock) = (workspace.to_path_buf(), lock.to_path_buf());
+    let (held, before) = tokio::task::spawn_blocking(move || {
+        let held = one_at_a_time(&lock);
+        (held, Protected::snapshot(&dir))
+    })
+    .await
+    .unwrap_or_default();
     let out = work.await;
     let dir = workspace.to_path_buf();
-    let put_back = tokio::task::spawn_blocking(move || before.restore(&dir))
-        .await
-        .unwrap_or_default();
+    let put_back = tokio::task::spawn_blocking(move || {
+        let put_back = before.restore(&dir);
+        drop(held);
+        put_back
+    })
+    .await
+    .unwrap_or_default();
     if !put_back.is_empty() {
         tracing::warn!(files = ?put_back, "a sandboxed command changed protected files; put back");
     }
     (out, put_back)
+}
+
+/// Take the home's command lock, waiting for a command running in this or another
+/// Pincer process of the home to end. Without it (the state folder cannot be made) the
+/// command runs anyway, and the log says why.
+fn one_at_a_time(lock: &Path) -> Option<std::fs::File> {
+    let opened = lock
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| {
+            std::fs::File::options()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(lock)
+        });
+    let file = match opened {
+        Ok(file) => file,
+        Err(err) => {
+            tracing::warn!(path = %lock.display(), "commands cannot be kept one at a time: {err}");
+            return None;
+        }
+    };
+    let locked = match file.try_lock() {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            tracing::info!("another command is running in this home; this one waits for it");
+            file.lock()
+        }
+        Err(std::fs::TryLockError::Error(err)) => Err(err),
+    };
+    match locked {
+        Ok(()) => Some(file),
+        Err(err) => {
+            tracing::warn!("commands cannot be kept one at a time: {err}");
+            None
+        }
+    }
 }
 
 /// The note for the model when a call's changes were put back.
@@ -270,6 +330,8 @@ fn visit(
                 i64::from(stat.st_size),
                 i64::from(stat.st_mtime),
                 i64::try_from(stat.st_mtime_nsec).unwrap_or(0),
+                i64::from(stat.st_ctime),
+                i64::try_from(stat.st_ctime_nsec).unwrap_or(0),
             );
             Is::File(id)
         }

@@ -330,3 +330,28 @@ fn a_discarded_stream_forgets_what_it_held_back() {
     stream.discard();
     assert_eq!(stream.push("fresh") + &stream.finish(), "fresh");
 }
+
+/// Tool-call arguments are judged as the tool will read them: a secret with a quote or
+/// a backslash in it (escaped in the JSON text), or percent-encoded in a URL, is found.
+#[test]
+fn secrets_in_arguments_are_found_as_the_tool_reads_them() {
+    let s = scrubber(&[
+        "hunter2\\Xyz-longpass",
+        "quote\"InsideSecret99",
+        "web-token-Zq81kLmN0pQr5tUv9wXy2",
+    ]);
+    for args in [
+        serde_json::json!({"command": "echo 'hunter2\\Xyz-longpass' > leak"}),
+        serde_json::json!({"command": "echo 'quote\"InsideSecret99'"}),
+        serde_json::json!({"url": "https://x.example/?t=%77eb-token-Zq81kLmN0pQr5tUv9wXy2"}),
+        serde_json::json!({"items": [{"text": "web-token-Zq81kLmN0pQr5tUv9wXy2"}]}),
+        serde_json::json!({"web-token-Zq81kLmN0pQr5tUv9wXy2": 1}),
+    ] {
+        assert!(s.in_arguments(&args), "{args}");
+        let clean = s.scrub_arguments(&args).unwrap().to_string();
+        for secret in ["hunter2", "InsideSecret99", "Zq81kLmN0pQr5tUv9wXy2"] {
+            assert!(!clean.contains(secret), "{clean}");
+        }
+    }
+    assert!(!s.in_arguments(&serde_json::json!({"command": "echo 100% fine"})));
+}

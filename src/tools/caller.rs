@@ -168,13 +168,15 @@ impl Caller {
     }
 
     /// After the open: whether the file or folder it really reached (`real`, its path
-    /// below the workspace, through any symlink) is one of the owner's private ones.
+    /// below the workspace, through any symlink) is one of the owner's private ones, or
+    /// the workspace's root itself (which holds them all).
     pub fn may_reach(&self, tool: &str, given: &str, real: &[String]) -> Result<(), String> {
         if self.full_access() {
             return Ok(());
         }
         match real.first() {
             Some(first) if is_private(first) => Err(self.private_refusal(tool, given)),
+            None => Err(self.private_refusal(tool, &format!("{given} (the whole workspace)"))),
             _ => Ok(()),
         }
     }

@@ -153,10 +153,14 @@ impl Hooks {
 /// Run `hook` with `input`; in the jail, protected files it changed are put back.
 async fn run(hook: &Hook, input: &Value, workspace: &Path, jail: Option<&Jail>) -> Ran {
     match jail {
-        Some(_) => {
-            crate::sandbox::bracket(workspace, run_once(hook, input, workspace, jail))
-                .await
-                .0
+        Some(jail) => {
+            crate::sandbox::bracket(
+                &jail.command_lock(),
+                workspace,
+                run_once(hook, input, workspace, Some(jail)),
+            )
+            .await
+            .0
         }
         None => run_once(hook, input, workspace, jail).await,
     }

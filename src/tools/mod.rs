@@ -513,7 +513,7 @@ impl Registry {
         };
         // A secret in the arguments never leaves: not to a command, a server, a hook or
         // an approval question. (The turn stores and shows the arguments scrubbed.)
-        if guard.scrubber.finds(&args.to_string()) {
+        if guard.scrubber.in_arguments(&args) {
             tracing::warn!(tool = %spec.name, "a tool call was refused: its arguments carried a secret");
             return failed(format!(
                 "{}: refused — its arguments carried one of the owner's secrets (a key or token), and secrets never leave in tool arguments; the owner has been told. Do not retry it, and do not copy secrets into calls.",
@@ -588,7 +588,7 @@ impl Registry {
                     }
                     // The answerer changed the call: it is checked again as a new one.
                     Ok(Asked::With(changed)) => {
-                        if guard.scrubber.finds(&changed.to_string()) {
+                        if guard.scrubber.in_arguments(&changed) {
                             return failed(format!(
                                 "the changed arguments for {} carry a secret; refused",
                                 spec.name

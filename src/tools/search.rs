@@ -5,7 +5,6 @@
 
 use std::io::Read;
 use std::ops::ControlFlow;
-use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -33,17 +32,26 @@ fn start(path: Option<&str>) -> Result<Rel, ToolError> {
     Ok(Rel::parse(path.unwrap_or("."))?)
 }
 
-/// Walk `rel` in the workspace on the blocking pool.
+/// Walk `rel` in the workspace on the blocking pool, once the caller may have where
+/// it really leads (a folder link to the workspace's root, or into a private folder,
+/// is refused to anyone but the owner in their own places).
 async fn walk<T: Send + 'static>(
     tool: &'static str,
-    workspace: &Path,
+    ctx: &ToolContext,
     rel: Rel,
     work: impl FnOnce(&Root, &Rel) -> Result<T, ToolError> + Send + 'static,
 ) -> Result<T, ToolError> {
-    let workspace = workspace.to_path_buf();
-    tokio::task::spawn_blocking(move || work(&super::confine::root(&workspace)?, &rel))
-        .await
-        .map_err(|e| ToolError::new(format!("{tool} failed: {e}")))?
+    let (workspace, caller) = (ctx.workspace.clone(), ctx.caller.clone());
+    tokio::task::spawn_blocking(move || {
+        let root = super::confine::root(&workspace)?;
+        let flags = pincer_confine::OFlags::PATH | pincer_confine::OFlags::CLOEXEC;
+        if let Ok(fd) = root.open_at(&rel, flags, pincer_confine::Mode::empty()) {
+            super::fs::check_reached(&caller, tool, &root, &rel, std::os::fd::AsFd::as_fd(&fd))?;
+        }
+        work(&root, &rel)
+    })
+    .await
+    .map_err(|e| ToolError::new(format!("{tool} failed: {e}")))?
 }
 
 struct GlobTool;
@@ -76,7 +84,7 @@ impl TypedTool for GlobTool {
             .build()
             .map_err(|e| ToolError::new(format!("`{pattern}` is not a glob: {e}")))?
             .compile_matcher();
-        let found = walk("glob", &ctx.workspace, rel, move |root, rel| {
+        let found = walk("glob", ctx, rel, move |root, rel| {
             let mut found = Vec::new();
             tree::walk(root, rel, &mut |entry| {
                 if matcher.is_match(entry.below) {
@@ -132,7 +140,7 @@ impl TypedTool for GrepTool {
             ))
         })?;
         let rel = start(args.path.as_deref())?;
-        let (lines, more) = walk("grep", &ctx.workspace, rel, move |root, rel| {
+        let (lines, more) = walk("grep", ctx, rel, move |root, rel| {
             let mut lines = Vec::new();
             let mut more = false;
             tree::walk(root, rel, &mut |entry| {

@@ -25,6 +25,7 @@ use crate::{Memory, MemoryError, blob_hash, files, index, search};
 pub(crate) const CURSOR_KEY: &str = "dream.cursor";
 
 /// Where an unfinished dream's journal is kept in the state folder `state`.
+#[cfg(test)]
 pub(crate) fn journal_path(state: &std::path::Path) -> std::path::PathBuf {
     journal::path(state)
 }

@@ -163,8 +163,8 @@ impl TypedTool for ExecTool {
             timeout,
             self.max_output,
         );
-        let (mut result, put_back) = match self.jail {
-            Some(_) => crate::sandbox::bracket(&ctx.workspace, call).await,
+        let (mut result, put_back) = match &self.jail {
+            Some(jail) => crate::sandbox::bracket(&jail.command_lock(), &ctx.workspace, call).await,
             None => (call.await, Vec::new()),
         };
         if !put_back.is_empty() {

@@ -272,3 +272,61 @@ async fn skills_cannot_be_reached_through_a_symlink() {
     );
     assert!(!s.ws.path().join("skills/x").exists());
 }
+
+/// A member given the reading tools, and a link a command left in the workspace back to
+/// its root (`notes/up -> ..`): nothing of the owner's private files is read or listed
+/// through it, by any of them.
+#[tokio::test]
+async fn a_member_reaches_no_private_file_through_a_link_to_the_root() {
+    use crate::access::{Origin, Place};
+    use pincer_config::{AccessConfig, Tier};
+    let s = setup();
+    let ws = s.ws.path();
+    std::fs::create_dir_all(ws.join("notes")).unwrap();
+    std::fs::create_dir_all(ws.join("memory")).unwrap();
+    std::fs::write(ws.join("USER.md"), "OWNER-PRIVATE MARK\n").unwrap();
+    std::fs::write(ws.join("memory/cat.md"), "RECALL MARK\n").unwrap();
+    std::fs::write(ws.join("notes/mine.md"), "shared MARK\n").unwrap();
+    symlink("..", ws.join("notes/up")).unwrap();
+    let access = AccessConfig {
+        member_tools: vec![
+            "read_file".into(),
+            "grep".into(),
+            "glob".into(),
+            "list_dir".into(),
+        ],
+        ..AccessConfig::default()
+    };
+    let member = crate::tools::ToolPolicy::new(&access)
+        .unwrap()
+        .caller(Origin {
+            sender: "telegram:7".into(),
+            name: "Mo".into(),
+            tier: Tier::Member,
+            place: Place::Direct,
+        });
+    let ctx = ToolContext {
+        caller: member,
+        ..s.ctx.clone()
+    };
+    for (tool, args) in [
+        ("grep", json!({"pattern": "MARK", "path": "notes/up"})),
+        (
+            "grep",
+            json!({"pattern": "MARK", "path": "notes/up/memory"}),
+        ),
+        ("glob", json!({"pattern": "**/*.md", "path": "notes/up"})),
+        ("list_dir", json!({"path": "notes/up"})),
+        ("read_file", json!({"path": "notes/up/USER.md"})),
+    ] {
+        let out = call(&ctx, tool, args.clone()).await;
+        assert!(out.is_error, "{tool} {args}: {}", out.content);
+        assert!(
+            !out.content.contains("OWNER-PRIVATE") && !out.content.contains("RECALL"),
+            "{tool} {args}: {}",
+            out.content
+        );
+    }
+    let shared = call(&ctx, "grep", json!({"pattern": "MARK", "path": "notes"})).await;
+    assert!(shared.content.contains("shared MARK"), "{}", shared.content);
+}
