@@ -180,7 +180,10 @@ impl Tasks {
     }
 
     /// Start a child; foreground: wait for its answer.
-    pub async fn start(self: &Arc<Self>, start: Start) -> Result<String, String> {
+    /// Start a task. A foreground one's answer comes back with whether it is untrusted
+    /// content (the child's turn took some in: its answer may carry it into the parent);
+    /// a background one marks the parent conversation untrusted when its report lands.
+    pub async fn start(self: &Arc<Self>, start: Start) -> Result<(String, bool), String> {
         let agent = self.agent()?;
         let store = &agent.store();
         let parent_key = store
@@ -256,17 +259,33 @@ impl Tasks {
             async move {
                 let outcome = this.run(&agent, &row, queued, &control).await;
                 this.forget(&row.parent_key, row.number);
+                let untrusted = agent
+                    .store()
+                    .session_meta(session_id)
+                    .await
+                    .map_or(true, |meta| meta.untrusted());
                 if row.background {
+                    if untrusted
+                        && let Err(err) = agent
+                            .store()
+                            .set_untrusted(row.parent_session_id, true)
+                            .await
+                    {
+                        tracing::warn!("a task's distrust was not passed on: {err}");
+                    }
                     this.report(&agent, &row, &outcome).await;
                 }
-                outcome
+                outcome.map(|answer| (answer, untrusted))
             }
         };
         if start.background {
             tokio::spawn(run);
-            return Ok(format!(
-                "started task {}: {}. It runs in the background; its answer will be sent to this chat and noted here when it is done (/tasks lists it).",
-                row.number, row.description
+            return Ok((
+                format!(
+                    "started task {}: {}. It runs in the background; its answer will be sent to this chat and noted here when it is done (/tasks lists it).",
+                    row.number, row.description
+                ),
+                false,
             ));
         }
         let mut guard = StopOnDrop(Some(control));
@@ -276,10 +295,13 @@ impl Tasks {
         guard.0 = None;
         let key = row.key();
         match outcome {
-            Ok(answer) => Ok(format!(
-                "{}\n[task {} finished; its whole conversation: {key}]",
-                cap(&answer),
-                row.number
+            Ok((answer, untrusted)) => Ok((
+                format!(
+                    "{}\n[task {} finished; its whole conversation: {key}]",
+                    cap(&answer),
+                    row.number
+                ),
+                untrusted,
             )),
             Err(why) => Err(format!("task {} did not finish: {why} ({key})", row.number)),
         }
