@@ -50,6 +50,29 @@ impl Home {
             .workspace_dir(&self.dir, user_home().as_deref())
     }
 
+    /// Why the workspace of `config` cannot be used, if it cannot: commands write
+    /// anything in it, so it may not be the home itself, hold the home (its secrets,
+    /// database and config), nor lie in the gateway's state or the MCP servers' folders.
+    pub fn workspace_conflict(&self, config: &Config) -> Option<String> {
+        let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        let (workspace, home) = (real(&self.workspace(config)), real(&self.dir));
+        let what = if workspace == home {
+            "is $PINCER_HOME itself"
+        } else if home.starts_with(&workspace) {
+            "holds $PINCER_HOME"
+        } else if workspace.starts_with(home.join("state")) {
+            "is inside $PINCER_HOME/state, the gateway's own state"
+        } else if workspace.starts_with(home.join("mcp")) {
+            "is inside $PINCER_HOME/mcp, the MCP servers' folders"
+        } else {
+            return None;
+        };
+        Some(format!(
+            "agent.workspace = {} {what}: every command the assistant runs could read and write the secrets, the database and the gateway's state there; use a folder of its own, such as $PINCER_HOME/workspace (the default)",
+            workspace.display()
+        ))
+    }
+
     /// The gateway's own state that no command may reach (the memory's index, history,
     /// the dream's lock and journal): `$PINCER_HOME/state`, hidden from both sandboxes
     /// like the rest of the home but the workspace.

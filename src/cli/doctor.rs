@@ -114,7 +114,10 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
     check_media(&config, &mut report);
     check_sandbox(&config, &mut report);
     check_web(&config, &secrets, &mut report);
-    check_workspace(&home.workspace(&config), &mut report);
+    match home.workspace_conflict(&config) {
+        Some(conflict) => report.fail("workspace", conflict, ""),
+        None => check_workspace(&home.workspace(&config), &mut report),
+    }
     check_store(home, &mut report).await;
     Ok(report.finish(&scrubber))
 }

@@ -62,6 +62,8 @@ pub enum StartError {
         "[mcp.servers.{server}] cwd = \"{cwd}\" is inside the workspace, where any command may plant a program for the server to run; remove the key (the server then gets $PINCER_HOME/mcp/{server}) or name a folder outside the workspace"
     )]
     McpInWorkspace { server: String, cwd: String },
+    #[error("{0}")]
+    WorkspaceConflict(String),
     #[error("cannot create the workspace {path}: {source}")]
     Workspace {
         path: std::path::PathBuf,
@@ -115,6 +117,9 @@ pub fn build_agent(
         .timezone
         .parse::<chrono_tz::Tz>()
         .map_err(|_| StartError::Timezone(config.agent.timezone.clone()))?;
+    if let Some(conflict) = home.workspace_conflict(config) {
+        return Err(StartError::WorkspaceConflict(conflict));
+    }
     let workspace = home.workspace(config);
     std::fs::create_dir_all(&workspace).map_err(|source| StartError::Workspace {
         path: workspace.clone(),

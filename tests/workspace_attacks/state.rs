@@ -216,3 +216,31 @@ fn a_git_worktree_planted_in_the_workspace_is_not_the_memorys_history() {
         git_config_planted(sandbox);
     }
 }
+
+/// A workspace that is the home, holds it, or lies in the gateway's state: refused at
+/// start and by doctor, with the fix (every command could otherwise reach the secrets
+/// and the state).
+#[test]
+fn a_workspace_inside_the_gateways_own_places_is_refused() {
+    let rig = Rig::new("landlock", "");
+    let home = rig.home.path().display().to_string();
+    for workspace in [
+        home.clone(),
+        format!("{home}/state/ws"),
+        format!("{home}/.."),
+    ] {
+        rig.configure(&format!("[agent]\nworkspace = \"{workspace}\""));
+        let turn = rig.turn(&[], "NEVER");
+        assert_eq!(turn.code, Some(1), "{workspace}: {turn:#?}");
+        assert!(
+            turn.stderr.contains("agent.workspace")
+                && turn.stderr.contains("$PINCER_HOME/workspace"),
+            "{workspace}: {turn:#?}"
+        );
+        let doctor = rig.home.run(&["doctor"]);
+        assert!(
+            doctor.stdout.contains("FAIL  workspace") || doctor.stdout.contains("FAIL workspace"),
+            "{workspace}: {doctor:?}"
+        );
+    }
+}
