@@ -111,11 +111,22 @@ impl TypedTool for MemorySearch {
         "Search memory files and daily conversation logs.".into()
     }
 
-    async fn run(&self, args: SearchArgs, _ctx: &ToolContext) -> Result<String, ToolError> {
-        blocking(&self.0, move |memory, today| {
-            search(memory, &args.query, today)
+    /// A hit in the daily logs is what people said (and what a command may have
+    /// written there under Landlock), not a memory the owner vouched for: it makes the
+    /// turn untrusted.
+    async fn run(&self, args: SearchArgs, ctx: &ToolContext) -> Result<String, ToolError> {
+        let logs = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let seen = std::sync::Arc::clone(&logs);
+        let found = blocking(&self.0, move |memory, today| {
+            let (text, logs) = search(memory, &args.query, today)?;
+            seen.store(logs, std::sync::atomic::Ordering::Relaxed);
+            Ok(text)
         })
-        .await
+        .await?;
+        if logs.load(std::sync::atomic::Ordering::Relaxed) {
+            ctx.taint.set();
+        }
+        Ok(found)
     }
 }
 
@@ -208,13 +219,20 @@ fn write(
     Ok(out)
 }
 
-fn search(memory: &Memory, query: &str, today: chrono::NaiveDate) -> Result<String, MemoryError> {
+/// The hits for `query`, and whether any is a daily log's.
+fn search(
+    memory: &Memory,
+    query: &str,
+    today: chrono::NaiveDate,
+) -> Result<(String, bool), MemoryError> {
     let hits = memory.search(query, 10)?;
     if hits.is_empty() {
-        return Ok(format!(
-            "Nothing in memory matches \"{query}\". Try other words."
+        return Ok((
+            format!("Nothing in memory matches \"{query}\". Try other words."),
+            false,
         ));
     }
+    let logs = hits.iter().any(|hit| hit.kind == HitKind::Log);
     let lines: Vec<String> = hits
         .iter()
         .map(|hit| {
@@ -233,7 +251,7 @@ fn search(memory: &Memory, query: &str, today: chrono::NaiveDate) -> Result<Stri
             }
         })
         .collect();
-    Ok(lines.join("\n"))
+    Ok((lines.join("\n"), logs))
 }
 
 fn read(memory: &Memory, name: &str, today: chrono::NaiveDate) -> Result<String, MemoryError> {

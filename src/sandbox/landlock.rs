@@ -221,6 +221,51 @@ pub fn no_tcp_bind() -> Result<(), SandboxError> {
 /// Landlock's too, unless `unix_too` (a kernel whose Landlock cannot tell the
 /// workspace's sockets from the system's): then `socket(AF_UNIX)` fails, and only
 /// `socketpair` makes one.
+/// The rule matching a socket of any family but UNIX, IPv4 and IPv6.
+fn foreign_families(
+    cond: &dyn Fn(
+        u8,
+        seccompiler::SeccompCmpOp,
+        i32,
+    ) -> Result<seccompiler::SeccompCondition, seccompiler::BackendError>,
+) -> Result<seccompiler::SeccompRule, seccompiler::BackendError> {
+    use seccompiler::SeccompCmpOp::Ne;
+    seccompiler::SeccompRule::new(vec![
+        cond(0, Ne, libc::AF_UNIX)?,
+        cond(0, Ne, libc::AF_INET)?,
+        cond(0, Ne, libc::AF_INET6)?,
+    ])
+}
+
+/// With the network off under bubblewrap (whose network namespace holds only loopback):
+/// refuse sockets of every family but UNIX, IPv4 and IPv6 — a vsock to the hypervisor
+/// is in no network namespace.
+pub fn no_foreign_sockets() -> Result<(), SandboxError> {
+    use seccompiler::{
+        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCondition, SeccompFilter,
+    };
+    let fail = |e: &dyn std::fmt::Display| {
+        SandboxError(format!("cannot set up the no-network filter: {e}"))
+    };
+    let cond = |arg: u8, op: seccompiler::SeccompCmpOp, value: i32| {
+        SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value as u64)
+    };
+    let rules = std::collections::BTreeMap::from([(
+        libc::SYS_socket,
+        vec![foreign_families(&cond).map_err(|e| fail(&e))?],
+    )]);
+    let arch = std::env::consts::ARCH.try_into().map_err(|e| fail(&e))?;
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )
+    .map_err(|e| fail(&e))?;
+    let program: BpfProgram = filter.try_into().map_err(|e| fail(&e))?;
+    seccompiler::apply_filter(&program).map_err(|e| fail(&e))
+}
+
 fn no_internet(tcp_too: bool, unix_too: bool) -> Result<(), SandboxError> {
     use seccompiler::{
         BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
@@ -264,14 +309,13 @@ fn no_internet(tcp_too: bool, unix_too: bool) -> Result<(), SandboxError> {
         .map_err(|e| fail(&e))?;
         socket_rules.push(rule);
     }
-    let mut whole_families = vec![libc::AF_PACKET];
+    // Only the families the network settings speak of: every other one (packet,
+    // netlink, vsock — which no network namespace holds — bluetooth, …) is refused.
+    socket_rules.push(foreign_families(&cond).map_err(|e| fail(&e))?);
     if unix_too {
-        whole_families.push(libc::AF_UNIX);
-    }
-    for family in whole_families {
         socket_rules.push(
             SeccompRule::new(vec![
-                cond(0, SeccompCmpOp::Eq, family).map_err(|e| fail(&e))?,
+                cond(0, SeccompCmpOp::Eq, libc::AF_UNIX).map_err(|e| fail(&e))?,
             ])
             .map_err(|e| fail(&e))?,
         );

@@ -230,6 +230,9 @@ fn inside(args: &[OsString]) -> Result<ExitCode, SandboxError> {
     } else {
         super::landlock::unix_sockets_only_in(&[&confinement.workspace, Path::new("/tmp")])
     };
+    if !confinement.network {
+        super::landlock::no_foreign_sockets()?;
+    }
     super::limits::apply(&confinement.limits, super::limits::in_child_userns())?;
     Err(exec(command))
 }

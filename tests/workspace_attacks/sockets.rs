@@ -231,3 +231,29 @@ fn a_flood_of_silent_connections_does_not_lock_the_owner_out_of_the_panel() {
     );
     drop(silent);
 }
+
+/// With the network off, no socket of a family the network settings do not speak of:
+/// a vsock (to the hypervisor, in no network namespace), netlink, packet.
+#[test]
+fn with_the_network_off_no_vsock_or_other_foreign_socket_can_be_made() {
+    let probe = "import socket\nfor name in ['AF_VSOCK', 'AF_NETLINK', 'AF_PACKET']:\n    fam = getattr(socket, name)\n    kind = socket.SOCK_DGRAM if name != 'AF_VSOCK' else socket.SOCK_STREAM\n    try:\n        socket.socket(fam, kind).close()\n        print(name, 'MADE')\n    except OSError as e:\n        print(name, 'refused', e.errno)\n";
+    for sandbox in crate::rig::sandboxes() {
+        let rig = Rig::new(sandbox, "network = false");
+        let turn = rig.turn(
+            &[
+                write_file("probe.py", probe),
+                exec("/usr/bin/python3 probe.py"),
+            ],
+            "DONE",
+        );
+        let result = turn.result(1);
+        assert!(
+            result.contains("AF_VSOCK"),
+            "[{sandbox}] the probe did not run: {result}"
+        );
+        assert!(
+            !result.contains("MADE"),
+            "[{sandbox}] with network = false a foreign socket was made: {result}"
+        );
+    }
+}
