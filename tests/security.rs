@@ -114,9 +114,13 @@ fn snapshot_home(home: &Path) -> Vec<(String, Vec<u8>)> {
         .filter(|e| e.file_type().is_file())
         .filter(|e| !e.path().starts_with(home.join("workspace")))
         .filter(|e| {
-            // The database and the logs change with every turn.
+            // The database, the logs, and the gateway's own index and command lock
+            // (made at its first command) change with every turn.
             let name = e.file_name().to_string_lossy();
-            !name.starts_with("pincer.db") && !e.path().starts_with(home.join("logs"))
+            let state = e.path().starts_with(home.join("state"));
+            !name.starts_with("pincer.db")
+                && !e.path().starts_with(home.join("logs"))
+                && !(state && (name == "commands.lock" || name.starts_with("memory.db")))
         })
         .map(|e| {
             (
