@@ -214,77 +214,77 @@ pub fn no_tcp_bind() -> Result<(), SandboxError> {
     Ok(())
 }
 
-/// The seccomp filter for `network = false`: `socket()` fails (EPERM) for an internet
-/// socket that is not plain TCP (UDP, raw, SCTP, MPTCP), for packet sockets, and
-/// `io_uring_setup` fails too. TCP is Landlock's, unless `tcp_too` (a kernel whose
-/// Landlock cannot filter it): then every internet socket fails. UNIX sockets are
-/// Landlock's too, unless `unix_too` (a kernel whose Landlock cannot tell the
-/// workspace's sockets from the system's): then `socket(AF_UNIX)` fails, and only
-/// `socketpair` makes one.
-/// The rule matching a socket of any family but UNIX, IPv4 and IPv6.
-fn foreign_families(
-    cond: &dyn Fn(
-        u8,
-        seccompiler::SeccompCmpOp,
-        i32,
-    ) -> Result<seccompiler::SeccompCondition, seccompiler::BackendError>,
-) -> Result<seccompiler::SeccompRule, seccompiler::BackendError> {
+/// Why a seccomp filter could not be made.
+fn filter_failed(e: &dyn std::fmt::Display) -> SandboxError {
+    SandboxError(format!("cannot set up the no-network filter: {e}"))
+}
+
+/// A condition on a system call's argument `arg` (its low 32 bits).
+fn cond(
+    arg: u8,
+    op: seccompiler::SeccompCmpOp,
+    value: i32,
+) -> Result<seccompiler::SeccompCondition, SandboxError> {
+    seccompiler::SeccompCondition::new(arg, seccompiler::SeccompCmpArgLen::Dword, op, value as u64)
+        .map_err(|e| filter_failed(&e))
+}
+
+/// The rule matching a socket of any family but UNIX, IPv4 and IPv6: packet, netlink,
+/// vsock (which no network namespace holds), bluetooth, and the rest.
+fn foreign_families() -> Result<seccompiler::SeccompRule, SandboxError> {
     use seccompiler::SeccompCmpOp::Ne;
     seccompiler::SeccompRule::new(vec![
         cond(0, Ne, libc::AF_UNIX)?,
         cond(0, Ne, libc::AF_INET)?,
         cond(0, Ne, libc::AF_INET6)?,
     ])
+    .map_err(|e| filter_failed(&e))
 }
 
-/// With the network off under bubblewrap (whose network namespace holds only loopback):
-/// refuse sockets of every family but UNIX, IPv4 and IPv6 — a vsock to the hypervisor
-/// is in no network namespace.
-pub fn no_foreign_sockets() -> Result<(), SandboxError> {
-    use seccompiler::{
-        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCondition, SeccompFilter,
-    };
-    let fail = |e: &dyn std::fmt::Display| {
-        SandboxError(format!("cannot set up the no-network filter: {e}"))
-    };
-    let cond = |arg: u8, op: seccompiler::SeccompCmpOp, value: i32| {
-        SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value as u64)
-    };
-    let rules = std::collections::BTreeMap::from([(
-        libc::SYS_socket,
-        vec![foreign_families(&cond).map_err(|e| fail(&e))?],
-    )]);
-    let arch = std::env::consts::ARCH.try_into().map_err(|e| fail(&e))?;
+/// Refuse, with EPERM, every call of each system call the rules match (a call with no
+/// rules: every call of it), from now on.
+fn refuse(
+    rules: std::collections::BTreeMap<i64, Vec<seccompiler::SeccompRule>>,
+) -> Result<(), SandboxError> {
+    use seccompiler::{BpfProgram, SeccompAction, SeccompFilter};
+    let arch = std::env::consts::ARCH
+        .try_into()
+        .map_err(|e| filter_failed(&e))?;
     let filter = SeccompFilter::new(
         rules,
         SeccompAction::Allow,
         SeccompAction::Errno(libc::EPERM as u32),
         arch,
     )
-    .map_err(|e| fail(&e))?;
-    let program: BpfProgram = filter.try_into().map_err(|e| fail(&e))?;
-    seccompiler::apply_filter(&program).map_err(|e| fail(&e))
+    .map_err(|e| filter_failed(&e))?;
+    let program: BpfProgram = filter.try_into().map_err(|e| filter_failed(&e))?;
+    seccompiler::apply_filter(&program).map_err(|e| filter_failed(&e))
 }
 
+/// With the network off under bubblewrap (whose network namespace holds only loopback):
+/// refuse sockets of every family but UNIX, IPv4 and IPv6 — a vsock to the hypervisor
+/// is in no network namespace.
+pub fn no_foreign_sockets() -> Result<(), SandboxError> {
+    refuse(std::collections::BTreeMap::from([(
+        libc::SYS_socket,
+        vec![foreign_families()?],
+    )]))
+}
+
+/// The seccomp filter for `network = false`: `socket()` fails (EPERM) for an internet
+/// socket that is not plain TCP (UDP, raw, SCTP, MPTCP), for every family but UNIX and
+/// internet (packet, netlink, vsock, …), and `io_uring_setup` fails too. TCP is Landlock's, unless `tcp_too` (a kernel whose
+/// Landlock cannot filter it): then every internet socket fails. UNIX sockets are
+/// Landlock's too, unless `unix_too` (a kernel whose Landlock cannot tell the
+/// workspace's sockets from the system's): then `socket(AF_UNIX)` fails, and only
+/// `socketpair` makes one.
 fn no_internet(tcp_too: bool, unix_too: bool) -> Result<(), SandboxError> {
-    use seccompiler::{
-        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-        SeccompRule,
-    };
-    let fail = |e: &dyn std::fmt::Display| {
-        SandboxError(format!("cannot set up the no-network filter: {e}"))
-    };
-    let cond = |arg: u8, op: SeccompCmpOp, value: i32| {
-        SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value as u64)
-    };
+    use seccompiler::{SeccompCmpOp, SeccompRule};
+    let rule = |conds| SeccompRule::new(conds).map_err(|e| filter_failed(&e));
     let mut socket_rules = Vec::new();
     for family in [libc::AF_INET, libc::AF_INET6] {
         if tcp_too {
-            let rule = SeccompRule::new(vec![
-                cond(0, SeccompCmpOp::Eq, family).map_err(|e| fail(&e))?,
-            ])
-            .map_err(|e| fail(&e))?;
-            socket_rules.push(rule);
+            socket_rules.push(rule(vec![cond(0, SeccompCmpOp::Eq, family)?])?);
             continue;
         }
         for kind in [
@@ -293,45 +293,25 @@ fn no_internet(tcp_too: bool, unix_too: bool) -> Result<(), SandboxError> {
             libc::SOCK_RDM,
             libc::SOCK_SEQPACKET,
         ] {
-            let rule = SeccompRule::new(vec![
-                cond(0, SeccompCmpOp::Eq, family).map_err(|e| fail(&e))?,
-                cond(1, SeccompCmpOp::MaskedEq(0xf), kind).map_err(|e| fail(&e))?,
-            ])
-            .map_err(|e| fail(&e))?;
-            socket_rules.push(rule);
+            socket_rules.push(rule(vec![
+                cond(0, SeccompCmpOp::Eq, family)?,
+                cond(1, SeccompCmpOp::MaskedEq(0xf), kind)?,
+            ])?);
         }
         // A stream socket that is not TCP (SCTP, MPTCP) is not Landlock's to refuse.
-        let rule = SeccompRule::new(vec![
-            cond(0, SeccompCmpOp::Eq, family).map_err(|e| fail(&e))?,
-            cond(2, SeccompCmpOp::Ne, 0).map_err(|e| fail(&e))?,
-            cond(2, SeccompCmpOp::Ne, libc::IPPROTO_TCP).map_err(|e| fail(&e))?,
-        ])
-        .map_err(|e| fail(&e))?;
-        socket_rules.push(rule);
+        socket_rules.push(rule(vec![
+            cond(0, SeccompCmpOp::Eq, family)?,
+            cond(2, SeccompCmpOp::Ne, 0)?,
+            cond(2, SeccompCmpOp::Ne, libc::IPPROTO_TCP)?,
+        ])?);
     }
-    // Only the families the network settings speak of: every other one (packet,
-    // netlink, vsock — which no network namespace holds — bluetooth, …) is refused.
-    socket_rules.push(foreign_families(&cond).map_err(|e| fail(&e))?);
+    // Only the families the network settings speak of.
+    socket_rules.push(foreign_families()?);
     if unix_too {
-        socket_rules.push(
-            SeccompRule::new(vec![
-                cond(0, SeccompCmpOp::Eq, libc::AF_UNIX).map_err(|e| fail(&e))?,
-            ])
-            .map_err(|e| fail(&e))?,
-        );
+        socket_rules.push(rule(vec![cond(0, SeccompCmpOp::Eq, libc::AF_UNIX)?])?);
     }
-    let rules = std::collections::BTreeMap::from([
+    refuse(std::collections::BTreeMap::from([
         (libc::SYS_socket, socket_rules),
         (libc::SYS_io_uring_setup, Vec::new()),
-    ]);
-    let arch = std::env::consts::ARCH.try_into().map_err(|e| fail(&e))?;
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::EPERM as u32),
-        arch,
-    )
-    .map_err(|e| fail(&e))?;
-    let program: BpfProgram = filter.try_into().map_err(|e| fail(&e))?;
-    seccompiler::apply_filter(&program).map_err(|e| fail(&e))
+    ]))
 }
