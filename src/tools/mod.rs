@@ -637,7 +637,10 @@ impl Registry {
             ),
             Err(err) => (err.0, true),
         };
-        if !ctx.taint.is_set() && !is_error {
+        if !ctx.taint.is_set()
+            && !is_error
+            && effects.intersects(Effects::READS_WORKSPACE | Effects::RUNS)
+        {
             let (args, seen, workspace) = (args.clone(), content.clone(), ctx.workspace.clone());
             let carried = tokio::task::spawn_blocking(move || {
                 taint::after_call(effects, &args, &seen, &workspace)
