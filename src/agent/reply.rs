@@ -40,6 +40,8 @@ pub struct Reply {
     blocks: u32,
     /// The open text block, if any.
     text_block: Option<String>,
+    /// What the open block's deltas have shown since it opened (or was retracted).
+    shown: String,
     /// The open reasoning block, if any.
     reasoning_block: Option<String>,
     /// A model call is in progress (`start-step` sent, `finish-step` not yet).
@@ -71,6 +73,7 @@ impl Reply {
             message_id: format!("msg-{}", crate::store::now_ms()),
             blocks: 0,
             text_block: None,
+            shown: String::new(),
             reasoning_block: None,
             in_step: false,
         }
@@ -180,6 +183,7 @@ impl Reply {
                 id
             }
         };
+        self.shown.push_str(&released);
         self.push(Chunk::TextDelta {
             id,
             delta: released,
@@ -280,6 +284,7 @@ impl Reply {
     pub fn retract(&mut self) {
         self.cleaner.reset();
         self.stream.discard();
+        self.shown.clear();
         if self.quiet {
             return;
         }
@@ -289,23 +294,20 @@ impl Reply {
     }
 
     /// A complete message whose text went out as deltas (or, quiet, goes out now).
+    ///
+    /// A block's deltas always add up to its text where they can: a face that shows
+    /// only deltas (ACP, the runner, the web chat) must not get an empty block for a
+    /// reply that came in one chunk and was held back whole ("Yes.").
     pub async fn finished_text(&mut self, text: String) {
-        // What the cleaner holds is reasoning or a marker's start: dropped. What the
-        // scrubber holds was waiting to see whether a secret began there: it goes out
-        // now, scrubbed, so a channel that appends deltas (the terminal) shows it all.
+        // What the cleaner holds is reasoning or a marker's start: dropped (the finished
+        // text is clean). What the scrubber holds was waiting to see whether a secret
+        // began there.
         self.cleaner.reset();
-        let rest = self.stream.finish();
-        if !rest.is_empty()
-            && let Some(id) = self.text_block.clone()
-        {
-            self.push(Chunk::TextDelta { id, delta: rest });
-        }
+        let held = self.stream.finish();
+        let shown = std::mem::take(&mut self.shown);
         let id = self.text_block.take();
-        if text.trim().is_empty() || (self.quiet && text.trim() == HEARTBEAT_OK) {
-            if let Some(id) = id {
-                // The block was opened for text that turned out to be nothing.
-                self.send_chunk(Chunk::TextEnd { id, text }).await;
-            }
+        let nothing = text.trim().is_empty() || (self.quiet && text.trim() == HEARTBEAT_OK);
+        if nothing && id.is_none() {
             return;
         }
         let id = match id {
@@ -316,6 +318,30 @@ impl Reply {
                 id
             }
         };
+        if !self.quiet {
+            let delta = if nothing {
+                held
+            } else {
+                let whole = self.scrubber.scrub(&text);
+                if shown.is_empty() {
+                    whole.into_owned()
+                } else {
+                    // What the stream showed is the start of the finished text unless
+                    // the cleaner took something out of the middle: then only what it
+                    // still held goes out.
+                    match whole.strip_prefix(shown.as_str()) {
+                        Some(rest) => rest.to_string(),
+                        None => held,
+                    }
+                }
+            };
+            if !delta.is_empty() {
+                self.push(Chunk::TextDelta {
+                    id: id.clone(),
+                    delta,
+                });
+            }
+        }
         self.send_chunk(Chunk::TextEnd { id, text }).await;
     }
 
@@ -416,6 +442,23 @@ mod tests {
                 other => panic!("cut at {at}: ended with {other:?}"),
             }
         }
+    }
+
+    #[tokio::test]
+    async fn a_reply_held_back_whole_still_reaches_the_deltas() {
+        for text in ["Yes.", "after", "ok", "The answer is 42."] {
+            let (mut reply, mut rx) = reply(&scrubber());
+            reply.delta(text);
+            reply.finished_text(text.to_string()).await;
+            let chunks = drain(&mut rx);
+            assert_eq!(streamed(&chunks), text, "{chunks:?}");
+        }
+        // Held back in two pieces: the deltas still add up to the text, once.
+        let (mut reply, mut rx) = reply(&scrubber());
+        reply.delta("Sure, ");
+        reply.delta("I can.");
+        reply.finished_text("Sure, I can.".into()).await;
+        assert_eq!(streamed(&drain(&mut rx)), "Sure, I can.");
     }
 
     #[tokio::test]
