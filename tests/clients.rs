@@ -13,3 +13,5 @@ mod common;
 
 #[path = "clients/rig.rs"]
 mod rig;
+#[path = "clients/sdk.rs"]
+mod sdk;
