@@ -12,6 +12,7 @@
 
 mod acp;
 mod args;
+mod hooks;
 mod runner;
 mod stream_json;
 
@@ -49,6 +50,15 @@ impl Core {
     /// Load the configuration (never onboarding: there is nobody to ask) and start the
     /// core, approvals going to `asks`.
     pub fn start(home: &Home, asks: mpsc::Sender<Ask>) -> anyhow::Result<Core> {
+        Self::start_hooked(home, asks, None)
+    }
+
+    /// `start`, with the host's own hooks called through `hooks` (`hooks::HookCall`).
+    pub fn start_hooked(
+        home: &Home,
+        asks: mpsc::Sender<Ask>,
+        hooks: Option<mpsc::Sender<hooks::HookCall>>,
+    ) -> anyhow::Result<Core> {
         let env = crate::cli::env_vars();
         let config = match pincer_config::load(&home.config_file, &home.security_file, &env) {
             Err(pincer_config::ConfigError::Missing { path }) => anyhow::bail!(
@@ -69,7 +79,7 @@ impl Core {
         let mut approvers = crate::tools::approval::Approvers::default();
         approvers.register(
             pincer_channels::terminal::CHANNEL,
-            Arc::new(HostApprover { asks }),
+            Arc::new(HostApprover { asks, hooks }),
         );
         let running =
             crate::start_with(home, &config, &secrets, &env, approvers, shutdown.clone())?;
@@ -212,6 +222,8 @@ pub struct Ask {
 /// Hands every approval the core needs to the host's front-end.
 struct HostApprover {
     asks: mpsc::Sender<Ask>,
+    /// Where the host's own hooks are called, when it registers any.
+    hooks: Option<mpsc::Sender<hooks::HookCall>>,
 }
 
 #[async_trait]
@@ -228,6 +240,26 @@ impl Approver for HostApprover {
         answered.await.unwrap_or(Approval::Unavailable(
             "the host did not answer the approval".into(),
         ))
+    }
+
+    async fn hook(
+        &self,
+        event: crate::tools::host_hooks::HostHook,
+        input: &serde_json::Value,
+    ) -> Vec<serde_json::Value> {
+        let Some(hooks) = &self.hooks else {
+            return Vec::new();
+        };
+        let (answer, answered) = oneshot::channel();
+        let call = hooks::HookCall {
+            event,
+            input: input.clone(),
+            answer,
+        };
+        if hooks.send(call).await.is_err() {
+            return Vec::new();
+        }
+        answered.await.unwrap_or_default()
     }
 }
 

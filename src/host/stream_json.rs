@@ -19,10 +19,26 @@ use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::{mpsc, oneshot};
 
+use super::hooks::{self, HookCall};
 use super::{Args, Ask, Chat, Core, uuid};
 use crate::home::Home;
 use crate::tools::approval::Approval;
 use crate::tools::mode::PermissionMode;
+
+/// The answer to `initialize`.
+fn initialized() -> Value {
+    json!({
+        "commands": [],
+        "agents": [],
+        "output_style": "default",
+        "available_output_styles": ["default"],
+        "models": models(),
+        "account": {"apiKeySource": "none", "tokenSource": "none"},
+        // A callback whose matcher says `onFailure: "block"` blocks when it fails.
+        "hook_on_failure_supported": true,
+        "hooks_applied": true,
+    })
+}
 
 /// What `claude_code_version` says: the SDKs warn below 2.0.0.
 pub const COMPAT_VERSION: &str = "2.1.0";
@@ -35,7 +51,8 @@ pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let (asks_tx, asks) = mpsc::channel(8);
-    let core = Core::start(home, asks_tx)?;
+    let (hooks_tx, hook_calls) = mpsc::channel(8);
+    let core = Core::start_hooked(home, asks_tx, Some(hooks_tx))?;
     let chat = core.open(args.session.as_deref(), args.mode).await?;
     let mut host = Host {
         out: tokio::io::stdout(),
@@ -49,6 +66,9 @@ pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
         model: None,
         workspace: core.workspace.display().to_string(),
         agent: std::sync::Arc::clone(&core.running.agent),
+        hooks: hooks::Registered::default(),
+        hook_requests: HashMap::new(),
+        gatherings: HashMap::new(),
     };
     if let Some(model) = host.args.model.clone()
         && let Err(err) = core
@@ -59,7 +79,7 @@ pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
     {
         eprintln!("pincer agent: --model {model}: {err}");
     }
-    let result = host.serve(core, asks).await;
+    let result = host.serve(core, asks, hook_calls).await;
     result.map(|failed| {
         if failed {
             ExitCode::FAILURE
@@ -87,6 +107,13 @@ struct Host {
     workspace: String,
     /// For what `system/init` lists: the tools and the MCP servers.
     agent: std::sync::Arc<crate::agent::Agent>,
+    /// The hooks the SDK registered in `initialize`.
+    hooks: hooks::Registered,
+    /// Our `hook_callback` requests waiting for an answer: the call they gather for,
+    /// whether a failure blocks, and the event.
+    hook_requests: HashMap<String, (u64, bool, crate::tools::host_hooks::HostHook)>,
+    /// Hook calls from the core waiting for their callbacks, by a number of our own.
+    gatherings: HashMap<u64, hooks::Gathering>,
 }
 
 struct Pending {
@@ -115,7 +142,12 @@ impl Host {
     }
 
     /// Serve until stdin ended and the queue is answered; whether the last turn failed.
-    async fn serve(&mut self, core: Core, mut asks: mpsc::Receiver<Ask>) -> anyhow::Result<bool> {
+    async fn serve(
+        &mut self,
+        core: Core,
+        mut asks: mpsc::Receiver<Ask>,
+        mut hook_calls: mpsc::Receiver<HookCall>,
+    ) -> anyhow::Result<bool> {
         let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
         let (handles, mut outbound, stop) = core.split();
         let running = &handles;
@@ -130,14 +162,23 @@ impl Host {
                     // End of input (or unreadable input): answer what is queued, then go.
                     _ => {
                         stdin_open = false;
-                        // Nobody is left to answer approvals.
+                        // Nobody is left to answer approvals, or hooks.
                         for (_, pending) in self.pending.drain() {
                             let _ = pending.answer.send(Approval::Unavailable(
                                 "the host closed its input; nobody can approve".into(),
                             ));
                         }
+                        self.hook_requests.clear();
+                        for (_, gathering) in self.gatherings.drain() {
+                            let _ = gathering.answer.send(gathering.answers);
+                        }
                     }
                 },
+                call = hook_calls.recv() => {
+                    if let Some(call) = call {
+                        self.hook_call(call, stdin_open).await?;
+                    }
+                }
                 message = outbound.recv() => {
                     let Some(message) = message else { break };
                     self.output(message.body).await?;
@@ -205,14 +246,13 @@ impl Host {
             .to_string();
         let request = &message["request"];
         let answer = match request["subtype"].as_str().unwrap_or_default() {
-            "initialize" => Ok(json!({
-                "commands": [],
-                "agents": [],
-                "output_style": "default",
-                "available_output_styles": ["default"],
-                "models": models(),
-                "account": {"apiKeySource": "none", "tokenSource": "none"},
-            })),
+            "initialize" => match hooks::Registered::from_initialize(&request["hooks"]) {
+                Ok(registered) => {
+                    self.hooks = registered;
+                    Ok(initialized())
+                }
+                Err(why) => Err(why),
+            },
             "interrupt" => {
                 running.dispatcher.stop(&self.chat.key);
                 for (_, pending) in self.pending.drain() {
@@ -255,6 +295,20 @@ impl Host {
         let Some(id) = response["request_id"].as_str() else {
             return;
         };
+        if let Some((gathering, block, event)) = self.hook_requests.remove(id) {
+            let answer = if response["subtype"] == "error" {
+                let error = response["error"].as_str().unwrap_or("no reason given");
+                eprintln!(
+                    "pincer agent: the host's {} hook failed: {error}",
+                    event.name()
+                );
+                hooks::failed(block, event, error)
+            } else {
+                Some(response["response"].clone())
+            };
+            self.hook_answered(gathering, answer);
+            return;
+        }
         let Some(pending) = self.pending.remove(id) else {
             return;
         };
@@ -311,6 +365,62 @@ impl Host {
             }
         };
         let _ = pending.answer.send(approval);
+    }
+
+    /// The core calls the host's hooks: a `hook_callback` for each callback that
+    /// matches; the answers go back when all are in (none match: at once).
+    async fn hook_call(&mut self, call: HookCall, stdin_open: bool) -> anyhow::Result<()> {
+        let tool = call.input["tool_name"].as_str();
+        let matching = self.hooks.matching(call.event, tool);
+        if matching.is_empty() || !stdin_open {
+            let _ = call.answer.send(Vec::new());
+            return Ok(());
+        }
+        let mut input = call.input;
+        let mode = self
+            .agent
+            .modes()
+            .get(self.chat.session)
+            .unwrap_or(self.args.mode);
+        input["session_id"] = json!(self.chat.key);
+        input["transcript_path"] = json!("");
+        input["cwd"] = json!(self.workspace);
+        input["permission_mode"] = json!(mode.as_str());
+        let tool_use_id = input["tool_use_id"].clone();
+        self.next_request += 1;
+        let gathering = self.next_request;
+        self.gatherings.insert(
+            gathering,
+            hooks::Gathering {
+                answer: call.answer,
+                waiting: matching.len(),
+                answers: Vec::new(),
+            },
+        );
+        for (callback, block) in matching {
+            self.next_request += 1;
+            let id = format!("pincer-hook-{}", self.next_request);
+            self.hook_requests
+                .insert(id.clone(), (gathering, block, call.event));
+            let request = json!({"subtype": "hook_callback", "callback_id": callback,
+                "input": input, "tool_use_id": tool_use_id});
+            self.line(json!({"type": "control_request", "request_id": id, "request": request}))
+                .await?;
+        }
+        Ok(())
+    }
+
+    fn hook_answered(&mut self, gathering: u64, answer: Option<Value>) {
+        let Some(waiting) = self.gatherings.get_mut(&gathering) else {
+            return;
+        };
+        waiting.answers.extend(answer);
+        waiting.waiting -= 1;
+        if waiting.waiting == 0
+            && let Some(done) = self.gatherings.remove(&gathering)
+        {
+            let _ = done.answer.send(done.answers);
+        }
     }
 
     /// A question for the host: `can_use_tool`, when it asked to be asked.

@@ -80,6 +80,17 @@ impl Request {
 pub trait Approver: Send + Sync {
     /// Ask and wait; no answer in time is a no.
     async fn approve(&self, request: &Request) -> Approval;
+
+    /// The answers of the host's own hooks for `event` (`super::host_hooks`): one per
+    /// callback that matched, none when the host registered none (every channel but a
+    /// program's).
+    async fn hook(
+        &self,
+        _event: super::host_hooks::HostHook,
+        _input: &serde_json::Value,
+    ) -> Vec<serde_json::Value> {
+        Vec::new()
+    }
 }
 
 /// The approver of each channel that has one, registered at start-up.

@@ -28,6 +28,7 @@ pub mod effects;
 pub mod exec;
 mod fs;
 pub mod hooks;
+pub mod host_hooks;
 pub mod mode;
 pub mod permissions;
 pub mod question;
@@ -62,6 +63,7 @@ use crate::scrub::Scrubber;
 use crate::store::Store;
 use approval::{Approval, Approvers};
 use hooks::Hooks;
+use host_hooks::HostHook;
 
 /// The most a tool result may put into the conversation.
 pub const MAX_RESULT_BYTES: usize = 32 * 1024;
@@ -280,6 +282,33 @@ impl Guard {
             Approval::Unavailable(reason) => Err(reason),
         }
     }
+}
+
+/// Arguments a host put in a call's place (an approval's changes, a hook's
+/// `updatedInput`), checked as a new call: no secret, parsed, within the caller's files
+/// and not denied by a rule.
+fn recheck(
+    tool: &dyn Tool,
+    name: &str,
+    changed: &Value,
+    takes_path: bool,
+    ctx: &ToolContext,
+    guard: &Guard,
+) -> Result<(Parsed, Effects), String> {
+    if guard.scrubber.in_arguments(changed) {
+        return Err(format!(
+            "the changed arguments for {name} carry a secret; refused"
+        ));
+    }
+    let effects = tool.call_effects(changed);
+    let parsed = tool
+        .parse(changed)
+        .map_err(|problem| format!("the changed arguments for {name} are invalid: {problem}"))?;
+    ctx.caller.may_touch(name, effects, takes_path, changed)?;
+    if let Decision::Deny(reason) = guard.permissions.decide(name, changed) {
+        return Err(reason);
+    }
+    Ok((parsed, effects))
 }
 
 /// Whether the tool takes a workspace `path` (its schema says so): such a call is held
@@ -538,6 +567,33 @@ impl Registry {
         if let Err(reason) = guard.hooks.pre(&spec.name, &args, &ctx.workspace).await {
             return failed(reason);
         }
+        // The host's own PreToolUse hooks (an SDK's callbacks): they may refuse the
+        // call, change it (checked again as a new one), or say whether to ask.
+        let host = ctx
+            .origin
+            .as_ref()
+            .and_then(|o| guard.approvers.get(&o.channel));
+        let mut args = args;
+        let mut host_says = host_hooks::Pre::Default;
+        if let Some(host) = &host {
+            let input = host_hooks::tool_input(HostHook::PreToolUse, &spec.name, &args, call_id);
+            let answer =
+                host_hooks::pre(&host.hook(HostHook::PreToolUse, &input).await, &spec.name);
+            if let Some(changed) = answer.input.filter(|changed| *changed != args) {
+                match recheck(tool.as_ref(), &spec.name, &changed, takes_path, ctx, guard) {
+                    Ok((again, changed_effects)) => {
+                        parsed = again;
+                        effects = changed_effects;
+                        args = changed;
+                    }
+                    Err(reason) => return failed(reason),
+                }
+            }
+            match answer.decision {
+                host_hooks::Pre::Deny(reason) => return failed(reason),
+                decision => host_says = decision,
+            }
+        }
         let mode = ctx.mode;
         if mode == Some(mode::PermissionMode::Plan) && !effects.in_plan_mode() {
             return failed(format!(
@@ -564,9 +620,12 @@ impl Registry {
                     && guard.approvers.get(&o.channel).is_some()
             });
         let must_ask = spec.name == mode::EXIT_PLAN_MODE || answerable;
-        let host_asks = must_ask || mode.is_some_and(|m| m.asks(effects));
-        let bypass = mode == Some(mode::PermissionMode::BypassPermissions) && !must_ask;
-        let mut args = args;
+        let forced = host_says == host_hooks::Pre::Ask;
+        let host_asks = must_ask || forced || mode.is_some_and(|m| m.asks(effects));
+        let bypass = (mode == Some(mode::PermissionMode::BypassPermissions)
+            || host_says == host_hooks::Pre::Allow)
+            && !must_ask
+            && !forced;
         match guard.permissions.decide(&spec.name, &args) {
             Decision::Deny(reason) => return failed(reason),
             Decision::Allow if !untrusted && !host_asks => {}
@@ -588,34 +647,14 @@ impl Registry {
                     }
                     // The answerer changed the call: it is checked again as a new one.
                     Ok(Asked::With(changed)) => {
-                        if guard.scrubber.in_arguments(&changed) {
-                            return failed(format!(
-                                "the changed arguments for {} carry a secret; refused",
-                                spec.name
-                            ));
-                        }
-                        effects = tool.call_effects(&changed);
-                        parsed = match tool.parse(&changed) {
-                            Ok(parsed) => parsed,
-                            Err(problem) => {
-                                return failed(format!(
-                                    "the changed arguments for {} are invalid: {problem}",
-                                    spec.name
-                                ));
+                        match recheck(tool.as_ref(), &spec.name, &changed, takes_path, ctx, guard) {
+                            Ok((again, changed_effects)) => {
+                                parsed = again;
+                                effects = changed_effects;
+                                args = changed;
                             }
-                        };
-                        if let Err(reason) = ctx
-                            .caller
-                            .may_touch(&spec.name, effects, takes_path, &changed)
-                        {
-                            return failed(reason);
+                            Err(reason) => return failed(reason),
                         }
-                        if let Decision::Deny(reason) =
-                            guard.permissions.decide(&spec.name, &changed)
-                        {
-                            return failed(reason);
-                        }
-                        args = changed;
                     }
                     Err(reason) => return failed(reason),
                 }
@@ -651,10 +690,19 @@ impl Registry {
                 ctx.taint.set();
             }
         }
-        let content = guard
+        let mut content = guard
             .hooks
             .post(&spec.name, &args, content, is_error, &ctx.workspace)
             .await;
+        if let Some(host) = &host {
+            let mut input =
+                host_hooks::tool_input(HostHook::PostToolUse, &spec.name, &args, call_id);
+            input["tool_response"] = Value::String(content.clone());
+            let answers = host.hook(HostHook::PostToolUse, &input).await;
+            if let Some(note) = host_hooks::context(&answers, HostHook::PostToolUse) {
+                content = format!("{content}\n\n[the host's PostToolUse hook: {note}]");
+            }
+        }
         Outcome {
             content: guard.scrubber.scrub(&content).into_owned(),
             is_error,

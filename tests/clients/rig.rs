@@ -88,7 +88,12 @@ pub async fn run(interpreter: &Path, script: &str, args: &[&str], env: &[(&str, 
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    for var in ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "PINCER_HOME", "RUST_LOG"] {
+    for var in [
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "PINCER_HOME",
+        "RUST_LOG",
+    ] {
         command.env_remove(var);
     }
     // Node's own binary beside the packages, first on the PATH (npx, the suite's

@@ -81,6 +81,17 @@ async def hooks():
         await converse(client, "look, then run something")
 
 
+async def stop_block():
+    answers = [{"decision": "block", "reason": "also say goodbye"}, {}]
+
+    async def stop(input_data, tool_use_id, context):
+        say("hook", name="Stop", input=input_data)
+        return answers.pop(0) if answers else {}
+    registered = {"Stop": [HookMatcher(hooks=[stop])]}
+    async with ClaudeSDKClient(options=options(hooks=registered)) as client:
+        await converse(client, "hello")
+
+
 async def session_id():
     opts = options(session_id=os.environ["SESSION_UUID"])
     async with ClaudeSDKClient(options=opts) as client:

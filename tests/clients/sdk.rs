@@ -69,3 +69,76 @@ async fn a_one_word_reply_reaches_the_sdk_as_text_and_as_a_streamed_delta() {
     assert_eq!(result["result"], "Yes.");
     assert_eq!(result["is_error"], false);
 }
+
+/// Everything the model was sent in request `n`, as one text.
+fn sent(model: &FakeModel, n: usize) -> String {
+    model.requests()[n].body.to_string()
+}
+
+#[tokio::test]
+async fn the_sdks_hooks_are_called_and_their_decisions_honoured() {
+    let model = FakeModel::start().await;
+    model.push_all([
+        Step::tool_call("read_file", json!({"path": "notes.txt"})),
+        Step::tool_call("exec", json!({"command": "touch pwned"})),
+        Step::text("done"),
+    ]);
+    let home = home(&model);
+    std::fs::write(home.workspace().join("notes.txt"), "the notes").expect("notes");
+    let Some(ran) = sdk(&home, "hooks", &[]).await else {
+        return;
+    };
+    ran.succeeded();
+    let called: Vec<(String, String)> = ran
+        .events("hook")
+        .iter()
+        .map(|h| {
+            let tool = h["input"]["tool_name"].as_str().unwrap_or_default();
+            (
+                h["name"].as_str().unwrap_or_default().to_string(),
+                tool.to_string(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("UserPromptSubmit", ""),
+        ("PostToolUse", "read_file"),
+        ("PreToolUse", "exec"),
+        ("Stop", ""),
+    ]
+    .map(|(a, b)| (a.to_string(), b.to_string()));
+    assert_eq!(called, expected, "{ran}");
+    let pre = ran.events("hook")[2];
+    assert_eq!(pre["input"]["hook_event_name"], "PreToolUse");
+    assert_eq!(pre["input"]["tool_input"]["command"], "touch pwned");
+    assert!(pre["input"]["session_id"].as_str().is_some(), "{pre}");
+    // The denied command never ran, and was never put to can_use_tool.
+    assert!(!home.workspace().join("pwned").exists());
+    assert!(ran.events("can_use_tool").is_empty(), "{ran}");
+    // What the hooks added reached the model: the prompt's context, the note on the
+    // read, the reason for the refusal.
+    assert!(sent(&model, 0).contains("the-prompt-hook-context"));
+    assert!(sent(&model, 1).contains("the-post-hook-note"));
+    assert!(sent(&model, 2).contains("no commands today"));
+    let result = messages(&ran, "ResultMessage")[0];
+    assert_eq!(result["result"], "done", "{ran}");
+}
+
+#[tokio::test]
+async fn a_stop_hook_that_blocks_sends_the_model_back_with_its_reason() {
+    let model = FakeModel::start().await;
+    model.push_all([Step::text("hello"), Step::text("goodbye")]);
+    let home = home(&model);
+    let Some(ran) = sdk(&home, "stop_block", &[]).await else {
+        return;
+    };
+    ran.succeeded();
+    let stops = ran.events("hook");
+    assert_eq!(stops.len(), 2, "{ran}");
+    assert_eq!(stops[0]["input"]["stop_hook_active"], false);
+    assert_eq!(stops[1]["input"]["stop_hook_active"], true);
+    assert_eq!(model.requests().len(), 2);
+    assert!(sent(&model, 1).contains("also say goodbye"));
+    assert_eq!(texts(&ran), ["hello", "goodbye"], "{ran}");
+    assert_eq!(messages(&ran, "ResultMessage")[0]["result"], "goodbye");
+}

@@ -3,8 +3,10 @@
 //!
 //! - `calls` — one reply's tool calls: batches, checkpoints, results stored in order
 //! - `secrets` — tool-call arguments with secrets taken out; the owner told
+//! - `host`    — the host's `UserPromptSubmit` and `Stop` hooks
 
 mod calls;
+mod host;
 mod secrets;
 
 use std::time::Instant;
@@ -78,6 +80,8 @@ struct Turn<'a> {
     usage: pincer_channels::TurnUsage,
     /// Tool calls of this step whose `tool-input-start` went out while streaming.
     started_tools: std::collections::HashSet<String>,
+    /// How often the host's `Stop` hooks sent the model back to work.
+    stop_blocks: u32,
 }
 
 pub(super) async fn run(
@@ -119,7 +123,15 @@ pub(super) async fn run(
                         }
                         reply.notice(crate::media::NO_VISION.to_string()).await;
                     }
-                    Ok((messages, route))
+                    match host::prompt_submitted(agent, &first).await {
+                        Ok(context) => {
+                            if let Some(context) = context {
+                                history::push_user_apart(&mut messages, context);
+                            }
+                            Ok((messages, route))
+                        }
+                        Err(blocked) => Err(blocked),
+                    }
                 }
                 Err(err) => Err(err.to_string()),
             }
@@ -171,6 +183,7 @@ pub(super) async fn run(
                 watch: Watch::default(),
                 usage: Default::default(),
                 started_tools: Default::default(),
+                stop_blocks: 0,
             };
             let ended = turn.run().await;
             // What came in stays in the conversation: so does its distrust, for the turns
@@ -315,6 +328,19 @@ impl Turn<'_> {
                 self.reply.step_finish().await;
                 // Checkpoints: after a reply without tool calls, and before finishing.
                 if self.queue.steering_pending() {
+                    continue;
+                }
+                if self.stop_blocks < host::MAX_STOP_BLOCKS
+                    && let Some(reason) = host::stopping(
+                        self.agent,
+                        self.first,
+                        self.stop_blocks > 0,
+                        &self.last_text,
+                    )
+                    .await
+                {
+                    self.stop_blocks += 1;
+                    history::push_user(&mut self.messages, Part::Text { text: reason });
                     continue;
                 }
                 return Ended::Finished;
