@@ -30,13 +30,14 @@ pub struct Args {
     pub partial: bool,
     /// `--permission-prompt-tool stdio`: approvals are asked of the host.
     pub ask_host: bool,
+    /// `--max-turns N`: the most model calls one turn may make (stream-json).
+    pub max_turns: Option<u32>,
     /// Flags accepted and not acted on, for the note on stderr.
     pub ignored: Vec<String>,
 }
 
 /// Flags that take a value (`--flag value`), besides the honoured ones.
 const TAKES_VALUE: &[&str] = &[
-    "--max-turns",
     "--system-prompt",
     "--system-prompt-file",
     "--append-system-prompt",
@@ -91,6 +92,7 @@ impl Args {
                     | "--model"
                     | "--permission-mode"
                     | "--permission-prompt-tool"
+                    | "--max-turns"
                     | "--output-format"
                     | "--input-format"
             ) || TAKES_VALUE.contains(&flag);
@@ -137,12 +139,18 @@ impl Args {
                 "--permission-mode" => {
                     out.mode = PermissionMode::parse(&value).ok_or_else(|| {
                         format!(
-                            "--permission-mode {value} is not a mode; use default, acceptEdits, plan or bypassPermissions"
+                            "--permission-mode {value} is not a mode; use default, acceptEdits, plan, bypassPermissions or dontAsk"
                         )
                     })?;
                 }
                 "--permission-prompt-tool" => out.ask_host = value == "stdio",
                 "--include-partial-messages" => out.partial = true,
+                "--max-turns" => {
+                    let turns = value.parse::<u32>().ok().filter(|n| *n > 0);
+                    out.max_turns = Some(turns.ok_or_else(|| {
+                        format!("--max-turns {value}: give a number of model calls, 1 or more")
+                    })?);
+                }
                 "--output-format" | "--input-format" if value == "stream-json" => {}
                 "--output-format" | "--input-format" => {
                     return Err(format!(
@@ -199,7 +207,7 @@ mod tests {
         .unwrap();
         assert_eq!(args.mode, PermissionMode::AcceptEdits);
         assert_eq!(args.model.as_deref(), Some("light"));
-        assert!(args.ignored.contains(&"--max-turns".to_string()));
+        assert_eq!(args.max_turns, Some(7));
         assert!(args.ask_host);
         assert!(args.ignored.contains(&"--await-initialize".to_string()));
     }

@@ -115,8 +115,11 @@ pub async fn open_chat(
                 chat_id,
                 thread: None,
             }) if channel == pincer_channels::terminal::CHANNEL => chat_id,
+            // A bare id (an SDK's `session_id=<uuid>`): the local conversation of that id,
+            // new or resumed.
+            _ if bare_id(key) => key.to_string(),
             _ => anyhow::bail!(
-                "{key} is not a local conversation; hosts resume conversations named terminal:dm:<id> (see `pincer sessions list`)"
+                "{key} is not a local conversation; hosts resume conversations named terminal:dm:<id>, or give an id of letters, digits, - and _ (see `pincer sessions list`)"
             ),
         },
     };
@@ -261,6 +264,14 @@ impl Approver for HostApprover {
         }
         answered.await.unwrap_or_default()
     }
+}
+
+/// An id a host may name a conversation by: 1 to 64 letters, digits, `-` and `_`.
+fn bare_id(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 /// A fresh conversation id: `<prefix>-` and 8 hex digits.

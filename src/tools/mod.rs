@@ -205,6 +205,14 @@ impl Guard {
         {
             return Ok(Asked::Go);
         }
+        if ctx.mode == Some(mode::PermissionMode::DontAsk)
+            && tool != mode::EXIT_PLAN_MODE
+            && tool != question::QUESTION
+        {
+            return Err(format!(
+                "{tool} needs approval, and this conversation is in dontAsk mode: a call not allowed beforehand is refused without asking; do not retry it"
+            ));
+        }
         let asked = ctx
             .origin
             .as_ref()

@@ -8,7 +8,9 @@
 //! - `plan` — only tools declared for plan mode (they read, look up or plan) are
 //!   offered and run, plus `exit_plan_mode {plan}`, whose approval by the host ends
 //!   plan mode;
-//! - `bypassPermissions` — nothing asks (`deny` rules still refuse).
+//! - `bypassPermissions` — nothing asks (`deny` rules still refuse);
+//! - `dontAsk` — nothing asks either: a call that would be asked is refused instead,
+//!   unless an "always" answer already allows it.
 //!
 //! Chats and the terminal have no mode: their permission rules alone decide. A
 //! conversation's mode lives here, by session, set by its host and by `exit_plan_mode`.
@@ -29,14 +31,16 @@ pub enum PermissionMode {
     AcceptEdits,
     Plan,
     BypassPermissions,
+    DontAsk,
 }
 
 impl PermissionMode {
-    /// The mode a host names (`default`, `acceptEdits`, `plan`, `bypassPermissions`;
-    /// the CLI's `dontAsk` and `auto` read as `default`).
+    /// The mode a host names (`default`, `acceptEdits`, `plan`, `bypassPermissions`,
+    /// `dontAsk`; the CLI's `auto` reads as `default`).
     pub fn parse(name: &str) -> Option<PermissionMode> {
         Some(match name {
-            "default" | "auto" | "dontAsk" => PermissionMode::Default,
+            "default" | "auto" => PermissionMode::Default,
+            "dontAsk" => PermissionMode::DontAsk,
             "acceptEdits" => PermissionMode::AcceptEdits,
             "plan" => PermissionMode::Plan,
             "bypassPermissions" => PermissionMode::BypassPermissions,
@@ -50,13 +54,14 @@ impl PermissionMode {
             PermissionMode::AcceptEdits => "acceptEdits",
             PermissionMode::Plan => "plan",
             PermissionMode::BypassPermissions => "bypassPermissions",
+            PermissionMode::DontAsk => "dontAsk",
         }
     }
 
     /// Whether a call that does `effects` must be approved by the host first.
     pub fn asks(self, effects: Effects) -> bool {
         match self {
-            PermissionMode::Default => effects.acts(),
+            PermissionMode::Default | PermissionMode::DontAsk => effects.acts(),
             PermissionMode::AcceptEdits => effects.acts() && !effects.only_edits(),
             PermissionMode::Plan | PermissionMode::BypassPermissions => false,
         }

@@ -106,6 +106,28 @@ async def fork():
         await converse(client, "only in the fork")
 
 
+async def permissions():
+    from claude_agent_sdk.types import PermissionRuleValue, PermissionUpdate
+
+    async def decide(name, tool_input, context):
+        await allow_all(name, tool_input, context)
+        if name == "exec":
+            return PermissionResultDeny(message="not that one")
+        rule = PermissionRuleValue(tool_name="Write", rule_content="a.txt")
+        update = PermissionUpdate(type="addRules", rules=[rule], behavior="allow",
+                                  destination="session")
+        return PermissionResultAllow(updated_permissions=[update])
+    opts = options(can_use_tool=decide, include_partial_messages=True)
+    async with ClaudeSDKClient(options=opts) as client:
+        await converse(client, "write twice, then run something")
+
+
+async def dont_ask():
+    opts = options(can_use_tool=allow_all, permission_mode="dontAsk")
+    async with ClaudeSDKClient(options=opts) as client:
+        await converse(client, "run something")
+
+
 async def max_turns():
     opts = options(max_turns=1, permission_mode="bypassPermissions")
     async with ClaudeSDKClient(options=opts) as client:

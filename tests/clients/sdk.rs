@@ -142,3 +142,108 @@ async fn a_stop_hook_that_blocks_sends_the_model_back_with_its_reason() {
     assert_eq!(texts(&ran), ["hello", "goodbye"], "{ran}");
     assert_eq!(messages(&ran, "ResultMessage")[0]["result"], "goodbye");
 }
+
+#[tokio::test]
+async fn an_sdk_session_id_names_a_new_conversation_and_resumes_it() {
+    let model = FakeModel::start().await;
+    model.push(Step::text("first answer"));
+    let home = home(&model);
+    let uuid = "0b9c5a4e-3f1d-4c7a-9e2b-5d6f7a8b9c0d";
+    let Some(ran) = sdk(&home, "session_id", &[("SESSION_UUID", uuid)]).await else {
+        return;
+    };
+    ran.succeeded();
+    let result = messages(&ran, "ResultMessage")[0];
+    assert_eq!(result["session_id"], format!("terminal:dm:{uuid}"), "{ran}");
+    assert_eq!(result["result"], "first answer");
+}
+
+#[tokio::test]
+async fn max_turns_ends_the_turn_after_that_many_model_calls() {
+    let model = FakeModel::start().await;
+    model.push_all([
+        Step::tool_call("list_dir", json!({"path": "."})),
+        Step::tool_call("list_dir", json!({"path": "."})),
+        Step::text("never reached"),
+    ]);
+    let home = home(&model);
+    let Some(ran) = sdk(&home, "max_turns", &[]).await else {
+        return;
+    };
+    let result = messages(&ran, "ResultMessage")[0];
+    assert_eq!(result["subtype"], "error_max_turns", "{ran}");
+    assert_eq!(result["is_error"], true);
+    assert_eq!(model.requests().len(), 1, "{ran}");
+}
+
+#[tokio::test]
+async fn permission_requests_carry_what_the_cli_sends_and_session_rules_are_kept() {
+    let model = FakeModel::start().await;
+    model.push_all([
+        Step::tool_call("write_file", json!({"path": "a.txt", "content": "one"})),
+        Step::tool_call("write_file", json!({"path": "a.txt", "content": "two"})),
+        Step::tool_call("exec", json!({"command": "touch b"})),
+        Step::text("ok"),
+    ]);
+    let home = home(&model);
+    let Some(ran) = sdk(&home, "permissions", &[]).await else {
+        return;
+    };
+    ran.succeeded();
+    // Asked once for the write (the rule the host added covers the second), once for
+    // the command.
+    let asked = ran.events("can_use_tool");
+    let tools: Vec<&str> = asked.iter().filter_map(|a| a["tool"].as_str()).collect();
+    assert_eq!(tools, ["write_file", "exec"], "{ran}");
+    let write = asked[0];
+    assert_eq!(write["blocked_path"], "a.txt", "{write}");
+    assert!(
+        write["description"]
+            .as_str()
+            .is_some_and(|d| d.contains("a.txt"))
+    );
+    assert_eq!(write["suggestions"][0]["type"], "addRules", "{write}");
+    assert_eq!(
+        std::fs::read_to_string(home.workspace().join("a.txt")).expect("written"),
+        "two"
+    );
+    assert!(!home.workspace().join("b").exists());
+    // The refusal is listed with its call's id.
+    let result = messages(&ran, "ResultMessage")[0];
+    let denials = result["permission_denials"].as_array().expect("denials");
+    assert_eq!(denials.len(), 1, "{result}");
+    assert_eq!(denials[0]["tool_name"], "exec");
+    assert!(
+        denials[0]["tool_use_id"]
+            .as_str()
+            .is_some_and(|id| !id.is_empty())
+    );
+    // Each model call ends as the CLI's do: tool_use while it made calls, then end_turn.
+    let stops: Vec<&str> = messages(&ran, "StreamEvent")
+        .iter()
+        .filter(|m| m["stream_event"]["type"] == "message_delta")
+        .filter_map(|m| m["stream_event"]["delta"]["stop_reason"].as_str())
+        .collect();
+    assert_eq!(
+        stops,
+        ["tool_use", "tool_use", "tool_use", "end_turn"],
+        "{ran}"
+    );
+}
+
+#[tokio::test]
+async fn dont_ask_refuses_what_would_be_asked_without_asking() {
+    let model = FakeModel::start().await;
+    model.push_all([
+        Step::tool_call("exec", json!({"command": "touch ran"})),
+        Step::text("refused"),
+    ]);
+    let home = home(&model);
+    let Some(ran) = sdk(&home, "dont_ask", &[]).await else {
+        return;
+    };
+    ran.succeeded();
+    assert!(ran.events("can_use_tool").is_empty(), "{ran}");
+    assert!(!home.workspace().join("ran").exists());
+    assert!(sent(&model, 1).contains("dontAsk"));
+}

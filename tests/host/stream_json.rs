@@ -316,3 +316,35 @@ async fn without_the_stdio_prompt_tool_a_call_that_asks_is_refused_with_the_reas
         .any(|l| l.to_string().contains("--permission-prompt-tool stdio"));
     assert!(refused, "{lines:#?}");
 }
+
+/// Seed 002 §6: an adapter answers with `request_id` beside `response` and
+/// `{"subtype": "allow"}` / `{"subtype": "deny"}` in place of `behavior`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_adapter_answer_form_of_seed_002_is_understood() {
+    let model = FakeModel::start().await;
+    let home = home(&model, "");
+    model.push_all([
+        Step::tool_call("write_file", json!({"path": "a.txt", "content": "yes"})),
+        Step::tool_call("write_file", json!({"path": "b.txt", "content": "no"})),
+        Step::text("Done."),
+    ]);
+    let mut agent = Proc::spawn(&home, SDK);
+    initialize(&mut agent).await;
+    agent.send(user("write two files")).await;
+    for (subtype, path) in [("allow", "a.txt"), ("deny", "b.txt")] {
+        let ask = agent
+            .until_type("control_request", Some("can_use_tool"))
+            .await;
+        assert_eq!(ask["request"]["input"]["path"], path);
+        let id = ask["request_id"].as_str().expect("request id");
+        agent
+            .send(json!({"request_id": id, "type": "control_response",
+                         "response": {"subtype": subtype, "message": "not this one"}}))
+            .await;
+    }
+    let result = agent.until_type("result", None).await;
+    assert_eq!(result["result"], "Done.", "{result}");
+    assert!(home.workspace().join("a.txt").exists());
+    assert!(!home.workspace().join("b.txt").exists());
+    assert_eq!(result["permission_denials"][0]["tool_name"], "write_file");
+}

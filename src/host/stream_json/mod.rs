@@ -14,31 +14,21 @@
 use std::collections::{HashMap, VecDeque};
 use std::process::ExitCode;
 
-use pincer_channels::{Chunk, FinishReason, OutboundBody, TurnUsage};
+use pincer_channels::{Chunk, FinishReason, OutboundBody};
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::{mpsc, oneshot};
+
+mod wire;
 
 use super::hooks::{self, HookCall};
 use super::{Args, Ask, Chat, Core, uuid};
 use crate::home::Home;
 use crate::tools::approval::Approval;
 use crate::tools::mode::PermissionMode;
-
-/// The answer to `initialize`.
-fn initialized() -> Value {
-    json!({
-        "commands": [],
-        "agents": [],
-        "output_style": "default",
-        "available_output_styles": ["default"],
-        "models": models(),
-        "account": {"apiKeySource": "none", "tokenSource": "none"},
-        // A callback whose matcher says `onFailure: "block"` blocks when it fails.
-        "hook_on_failure_supported": true,
-        "hooks_applied": true,
-    })
-}
+use wire::{
+    Kept, adapted, allow_rule, covers, initialized, result, set_mode, suggestions, user_text,
+};
 
 /// What `claude_code_version` says: the SDKs warn below 2.0.0.
 pub const COMPAT_VERSION: &str = "2.1.0";
@@ -69,6 +59,7 @@ pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
         hooks: hooks::Registered::default(),
         hook_requests: HashMap::new(),
         gatherings: HashMap::new(),
+        session_rules: Vec::new(),
     };
     if let Some(model) = host.args.model.clone()
         && let Err(err) = core
@@ -114,12 +105,19 @@ struct Host {
     hook_requests: HashMap<String, (u64, bool, crate::tools::host_hooks::HostHook)>,
     /// Hook calls from the core waiting for their callbacks, by a number of our own.
     gatherings: HashMap<u64, hooks::Gathering>,
+    /// Allow rules the host added for this session (`updatedPermissions`, `addRules`):
+    /// a call they cover is not asked again.
+    session_rules: Vec<Value>,
 }
 
 struct Pending {
     answer: oneshot::Sender<Approval>,
     tool: String,
     input: Value,
+    /// The call's id (`permission_denials[].tool_use_id`).
+    call_id: String,
+    /// What the call would do, as a permission rule names it (`addRules`).
+    subject: String,
 }
 
 /// One turn's output state.
@@ -134,6 +132,12 @@ struct Turn {
     /// The last text block: the turn's `result`.
     last_text: String,
     denials: Vec<Value>,
+    /// The current model call made tool calls (its `stop_reason` is `tool_use`).
+    step_tools: bool,
+    /// The current model call's `message_delta`/`message_stop` went out.
+    step_ended: bool,
+    /// `--max-turns` ended the turn.
+    out_of_turns: bool,
 }
 
 impl Host {
@@ -181,7 +185,7 @@ impl Host {
                 }
                 message = outbound.recv() => {
                     let Some(message) = message else { break };
-                    self.output(message.body).await?;
+                    self.output(message.body, running).await?;
                     if self.turn.is_none() && let Some(next) = self.queue.pop_front() {
                         self.begin(next, running).await?;
                     }
@@ -220,7 +224,7 @@ impl Host {
                 }
             }
             "control_request" => self.control(&message, running).await?,
-            "control_response" => self.answered(&message["response"], running),
+            "control_response" => self.answered(&adapted(&message), running),
             "control_cancel_request" => {
                 if let Some(id) = message["request_id"].as_str()
                     && let Some(pending) = self.pending.remove(id)
@@ -268,7 +272,7 @@ impl Host {
                         Ok(json!({"mode": mode.as_str()}))
                     }
                     None => Err(format!(
-                        "{name} is not a permission mode; use default, acceptEdits, plan or bypassPermissions"
+                        "{name} is not a permission mode; use default, acceptEdits, plan, bypassPermissions or dontAsk"
                     )),
                 }
             }
@@ -280,6 +284,7 @@ impl Host {
                     .await
                     .map(|_| json!({"model": model}))
             }
+            "mcp_status" => Ok(json!({"mcpServers": self.mcp_servers()})),
             other => Err(format!("{other} is not supported by pincer agent")),
         };
         let response = match answer {
@@ -344,7 +349,23 @@ impl Host {
                     Some(input) if *input != pending.input && input.is_object() => {
                         Approval::Edited(input.clone())
                     }
-                    _ => Approval::Once,
+                    _ => match allow_rule(&body["updatedPermissions"], &pending) {
+                        Some(Kept::Stored) => Approval::Always,
+                        Some(Kept::Session) => {
+                            self.session_rules.extend(
+                                body["updatedPermissions"]
+                                    .as_array()
+                                    .into_iter()
+                                    .flatten()
+                                    .filter(|u| u["type"] == "addRules" && u["behavior"] == "allow")
+                                    .flat_map(|u| {
+                                        u["rules"].as_array().cloned().unwrap_or_default()
+                                    }),
+                            );
+                            Approval::Once
+                        }
+                        None => Approval::Once,
+                    },
                 },
                 _ => {
                     let why = body["message"]
@@ -354,6 +375,7 @@ impl Host {
                     if let Some(turn) = self.turn.as_mut() {
                         turn.denials.push(json!({
                             "tool_name": pending.tool,
+                            "tool_use_id": pending.call_id,
                             "tool_input": pending.input,
                         }));
                     }
@@ -433,9 +455,19 @@ impl Host {
             let _ = ask.answer.send(Approval::Unavailable(why));
             return Ok(());
         }
+        let request = &ask.request;
+        let answered_before = request.tool != crate::tools::question::QUESTION
+            && request.tool != crate::tools::mode::EXIT_PLAN_MODE
+            && self
+                .session_rules
+                .iter()
+                .any(|rule| covers(rule, &request.tool, &request.subject));
+        if answered_before {
+            let _ = ask.answer.send(Approval::Once);
+            return Ok(());
+        }
         self.next_request += 1;
         let id = format!("pincer-req-{}", self.next_request);
-        let request = &ask.request;
         let mut line = json!({
             "type": "control_request",
             "request_id": id,
@@ -445,9 +477,15 @@ impl Host {
                 "display_name": request.tool,
                 "input": request.input,
                 "tool_use_id": request.call_id,
-                "permission_suggestions": [],
+                "description": format!("{} {}", request.tool, request.subject),
+                "permission_suggestions": suggestions(&request.tool, &request.subject),
             }
         });
+        if let Some(path) = request.input["path"].as_str() {
+            line["request"]["blocked_path"] = json!(path);
+        }
+        // The model's message is complete once its calls are asked about.
+        self.end_message().await?;
         if let Some(why) = &request.why {
             line["request"]["decision_reason"] = json!(format!("asked {why}"));
         }
@@ -460,13 +498,15 @@ impl Host {
                 answer: ask.answer,
                 tool: request.tool.clone(),
                 input: request.input.clone(),
+                call_id: request.call_id.clone(),
+                subject: request.subject.clone(),
             },
         );
         self.line(line).await
     }
 
     /// One piece of the core's output.
-    async fn output(&mut self, body: OutboundBody) -> anyhow::Result<()> {
+    async fn output(&mut self, body: OutboundBody, running: &super::Handles) -> anyhow::Result<()> {
         let OutboundBody::Chunk(chunk) = body else {
             // A command's answer, a notice: not part of the protocol's turn.
             if let OutboundBody::Done = body {
@@ -486,6 +526,8 @@ impl Host {
                 let turn = self.turn.get_or_insert_with(Turn::default);
                 turn.step += 1;
                 turn.index = 0;
+                turn.step_tools = false;
+                turn.step_ended = false;
                 if self.args.partial {
                     let message = json!({"id": self.message_id(), "type": "message", "role": "assistant",
                         "model": self.model_name(), "content": [], "stop_reason": null, "stop_sequence": null,
@@ -547,6 +589,9 @@ impl Host {
                 tool_name,
                 input,
             } => {
+                if let Some(turn) = self.turn.as_mut() {
+                    turn.step_tools = true;
+                }
                 self.block_delta(
                     json!({"type": "input_json_delta", "partial_json": input.to_string()}),
                 )
@@ -559,21 +604,26 @@ impl Host {
                 tool_call_id,
                 output,
             } => {
+                self.end_message().await?;
                 self.tool_result(&tool_call_id, &output, false).await?;
             }
             Chunk::ToolOutputError {
                 tool_call_id,
                 error_text,
             } => {
+                self.end_message().await?;
                 self.tool_result(&tool_call_id, &error_text, true).await?;
             }
             Chunk::FinishStep => {
-                if self.args.partial {
-                    self.event(json!({"type": "message_delta",
-                        "delta": {"stop_reason": "end_turn", "stop_sequence": null},
-                        "usage": {"output_tokens": 0}}))
-                        .await?;
-                    self.event(json!({"type": "message_stop"})).await?;
+                self.end_message().await?;
+                // `--max-turns`: a model call that made tool calls would be followed by
+                // another; past the limit the turn stops here.
+                if let Some(turn) = self.turn.as_mut()
+                    && turn.step_tools
+                    && self.args.max_turns.is_some_and(|max| turn.step >= max)
+                {
+                    turn.out_of_turns = true;
+                    running.dispatcher.stop(&self.chat.key);
                 }
             }
             Chunk::Retract => {}
@@ -595,6 +645,26 @@ impl Host {
         Ok(())
     }
 
+    /// The model's message is complete: `message_delta` (its `stop_reason`) and
+    /// `message_stop`, once per model call, before its calls are asked about or run
+    /// (as the CLI orders them).
+    async fn end_message(&mut self) -> anyhow::Result<()> {
+        let Some(turn) = self.turn.as_mut().filter(|t| t.step > 0 && !t.step_ended) else {
+            return Ok(());
+        };
+        turn.step_ended = true;
+        let stop = if turn.step_tools {
+            "tool_use"
+        } else {
+            "end_turn"
+        };
+        self.event(json!({"type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": null},
+            "usage": {"output_tokens": 0}}))
+            .await?;
+        self.event(json!({"type": "message_stop"})).await
+    }
+
     fn init(&self) -> Value {
         let tools: Vec<&str> = self
             .agent
@@ -603,22 +673,7 @@ impl Host {
             .iter()
             .map(|spec| spec.name.as_str())
             .collect();
-        // The CLI's states are connected, pending and failed.
-        let mcp_servers: Vec<Value> = self
-            .agent
-            .mcp_status()
-            .into_iter()
-            .map(|(name, state)| {
-                let status = if state.starts_with("ready") {
-                    "connected"
-                } else if state.starts_with("failed") {
-                    "failed"
-                } else {
-                    "pending"
-                };
-                json!({"name": name, "status": status})
-            })
-            .collect();
+        let mcp_servers = self.mcp_servers();
         json!({
             "type": "system",
             "subtype": "init",
@@ -637,6 +692,28 @@ impl Host {
             "plugins": [],
             "uuid": uuid(),
         })
+    }
+
+    /// Each MCP server and its state, as the CLI names them (connected, pending, failed).
+    fn mcp_servers(&self) -> Vec<Value> {
+        self.agent
+            .mcp_status()
+            .into_iter()
+            .map(|(name, state)| {
+                let status = if state.starts_with("ready") {
+                    "connected"
+                } else if state.starts_with("failed") {
+                    "failed"
+                } else {
+                    "pending"
+                };
+                let mut server = json!({"name": name, "status": status});
+                if status == "failed" {
+                    server["error"] = json!(state);
+                }
+                server
+            })
+            .collect()
     }
 
     fn model_name(&self) -> String {
@@ -717,93 +794,4 @@ impl Host {
         self.event(json!({"type": "content_block_stop", "index": index}))
             .await
     }
-}
-
-/// The `result` line of a turn.
-fn result(session: &str, reason: FinishReason, usage: &TurnUsage, turn: Turn) -> Value {
-    let model = usage.model.clone().unwrap_or_else(|| "pincer".into());
-    let (subtype, is_error) = match reason {
-        FinishReason::Stop => ("success", false),
-        FinishReason::Length => ("error_max_turns", true),
-        FinishReason::Error | FinishReason::Aborted => ("error_during_execution", true),
-    };
-    let mut line = json!({
-        "type": "result",
-        "subtype": subtype,
-        "is_error": is_error,
-        "duration_ms": usage.duration_ms,
-        "duration_api_ms": usage.model_ms,
-        "num_turns": usage.model_calls,
-        "stop_reason": if is_error { Value::Null } else { json!("end_turn") },
-        "session_id": session,
-        "total_cost_usd": usage.cost_usd,
-        "usage": {
-            "input_tokens": usage.input_tokens,
-            "cache_creation_input_tokens": usage.cache_write_tokens,
-            "cache_read_input_tokens": usage.cache_read_tokens,
-            "output_tokens": usage.output_tokens,
-        },
-        "modelUsage": {model: {
-            "inputTokens": usage.input_tokens,
-            "outputTokens": usage.output_tokens,
-            "cacheReadInputTokens": usage.cache_read_tokens,
-            "cacheCreationInputTokens": usage.cache_write_tokens,
-            "costUSD": usage.cost_usd,
-        }},
-        "permission_denials": turn.denials,
-        "terminal_reason": match reason {
-            FinishReason::Stop => "completed",
-            FinishReason::Length => "max_turns",
-            FinishReason::Aborted => "aborted_streaming",
-            FinishReason::Error => "error",
-        },
-        "uuid": uuid(),
-    });
-    if is_error {
-        let why = match reason {
-            FinishReason::Aborted => "interrupted".to_string(),
-            _ => turn.last_text.clone(),
-        };
-        line["errors"] = json!([why]);
-    } else {
-        line["result"] = json!(turn.last_text);
-    }
-    line
-}
-
-/// The text of a user message's content: a string, or its text blocks.
-fn user_text(content: &Value) -> String {
-    match content {
-        Value::String(text) => text.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter(|b| b["type"] == "text")
-            .filter_map(|b| b["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
-}
-
-/// A `setMode` update among `updatedPermissions`.
-fn set_mode(updates: &Value) -> Option<PermissionMode> {
-    updates
-        .as_array()?
-        .iter()
-        .find(|u| u["type"] == "setMode")
-        .and_then(|u| u["mode"].as_str())
-        .and_then(PermissionMode::parse)
-}
-
-/// The models a host may pick, for `initialize`.
-fn models() -> Value {
-    let mut models = vec![
-        json!({"value": "auto", "displayName": "Auto", "description": "the router picks light or heavy"}),
-    ];
-    for tier in ["light", "heavy"] {
-        models.push(
-            json!({"value": tier, "displayName": tier, "description": format!("the {tier} chain")}),
-        );
-    }
-    Value::Array(models)
 }
