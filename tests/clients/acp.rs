@@ -79,3 +79,26 @@ async fn a_one_word_reply_reaches_the_client_as_a_message_chunk() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_mode_change_is_reported_as_a_current_mode_update() {
+    let model = FakeModel::start().await;
+    for sdk in SDKS {
+        let home = home(&model, "");
+        let Some(ran) = drive(sdk, &home, "mode", &[]).await else {
+            return;
+        };
+        assert!(
+            ran.event("set_mode")["result"].is_object(),
+            "{sdk:?}: {ran}"
+        );
+        let reported = updates(&ran, "current_mode_update");
+        assert_eq!(reported.len(), 1, "{sdk:?}: {ran}");
+        assert_eq!(reported[0]["currentModeId"], "plan", "{sdk:?}: {ran}");
+        assert_eq!(
+            ran.event("mode_update_seen")["seen"],
+            true,
+            "{sdk:?}: {ran}"
+        );
+    }
+}

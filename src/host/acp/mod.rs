@@ -5,7 +5,8 @@
 //! `session/prompt` (the turn's chunks become `agent_message_chunk`,
 //! `agent_thought_chunk`, `tool_call` and `tool_call_update`, and the `todo` tool's
 //! items a `plan`), `session/request_permission` whenever a call needs approval,
-//! `session/cancel`, and `session/set_mode` over the permission modes.
+//! `session/cancel`, and `session/set_mode` over the permission modes (reported back as
+//! a `current_mode_update`).
 //!
 //! The crate handles one message at a time: a prompt's turn runs in a task of its own,
 //! so cancels and permission answers are read while it runs.
@@ -21,8 +22,8 @@ use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, ContentBlock, ContentChunk, Implementation,
-    InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
+    AgentCapabilities, CancelNotification, ContentBlock, ContentChunk, CurrentModeUpdate,
+    Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
     NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
     SessionMode, SessionModeState, SessionNotification, SessionUpdate, SetSessionModeRequest,
     SetSessionModeResponse,
@@ -250,7 +251,7 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
         .on_receive_request(
             async move |request: SetSessionModeRequest,
                         responder: Responder<SetSessionModeResponse>,
-                        _cx: ConnectionTo<Client>| {
+                        cx: ConnectionTo<Client>| {
                 let conversation = match s_mode.conversation(&request.session_id.0) {
                     Ok(conversation) => conversation,
                     Err(err) => return responder.respond_with_error(err),
@@ -262,6 +263,12 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
                             .agent
                             .modes()
                             .set(conversation.chat.session, mode);
+                        // Reported before the answer, so a client's mode picker has
+                        // caught up by the time its request returns.
+                        cx.send_notification(SessionNotification::new(
+                            request.session_id.clone(),
+                            SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(mode.as_str())),
+                        ))?;
                         responder.respond(SetSessionModeResponse::new())
                     }
                     None => responder.respond_with_error(
