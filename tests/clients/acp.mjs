@@ -3,7 +3,8 @@
 // handed over. Usage: acp.mjs SCENARIO PINCER HOME [IMAGE]
 //   one_word — a prompt whose whole reply is one streamed chunk
 //   mode     — session/set_mode to plan
-//   image    — a prompt with a text and an image block (IMAGE: a PNG file)
+//   image    — a prompt with a text and an image block (IMAGE: a PNG file), then one
+//              with an audio block
 //   sessions — a prompt, session/list, session/close while a second prompt streams,
 //              then a prompt to the closed session
 
@@ -80,6 +81,8 @@ const scenarios = {
     const data = readFileSync(image).toString("base64");
     const prompt = [...text("what is in this picture?"), { type: "image", mimeType: "image/png", data }];
     await attempt("prompt", () => ctx.request(acp.methods.agent.session.prompt, { sessionId: session, prompt }));
+    const audio = [...text("and this?"), { type: "audio", mimeType: "audio/wav", data }];
+    await attempt("prompt_audio", () => ctx.request(acp.methods.agent.session.prompt, { sessionId: session, prompt: audio }));
   },
 
   async sessions(ctx, session) {

@@ -62,6 +62,14 @@ fn reply(ran: &Ran) -> String {
         .collect()
 }
 
+/// The error a step of the script (`prompt_after_close`, …) got.
+fn error_of<'a>(ran: &'a Ran, step: &str) -> &'a Value {
+    ran.events("error")
+        .into_iter()
+        .find(|e| e["method"] == step)
+        .unwrap_or_else(|| panic!("{step} did not fail; {ran}"))
+}
+
 #[tokio::test]
 async fn a_one_word_reply_reaches_the_client_as_a_message_chunk() {
     let model = FakeModel::start().await;
@@ -72,6 +80,11 @@ async fn a_one_word_reply_reaches_the_client_as_a_message_chunk() {
             return;
         };
         assert_eq!(reply(&ran), "Yes.", "{sdk:?}: {ran}");
+        let capabilities = &ran.event("initialize")["result"]["agentCapabilities"];
+        assert_eq!(
+            capabilities["promptCapabilities"]["image"], false,
+            "{sdk:?}: no configured model sees, so pictures are not offered; {ran}"
+        );
         assert_eq!(
             ran.event("prompt")["result"]["stopReason"],
             "end_turn",
@@ -101,4 +114,69 @@ async fn a_mode_change_is_reported_as_a_current_mode_update() {
             "{sdk:?}: {ran}"
         );
     }
+}
+
+#[tokio::test]
+async fn an_image_in_a_prompt_reaches_the_model_and_audio_is_refused_saying_why() {
+    let model = FakeModel::start().await;
+    let picture = png(48, 32);
+    for sdk in SDKS {
+        model.push(Step::text("A gradient."));
+        let home = home(&model, "[models.\"fake/m\"]\nvision = true\n");
+        let file = home.path().join("picture.png");
+        std::fs::write(&file, &picture).expect("write the picture");
+        let before = model.requests().len();
+        let Some(ran) = drive(sdk, &home, "image", &[file.to_str().expect("utf-8")]).await else {
+            return;
+        };
+        assert_eq!(
+            ran.event("prompt")["result"]["stopReason"],
+            "end_turn",
+            "{sdk:?}: {ran}"
+        );
+        assert_eq!(reply(&ran), "A gradient.", "{sdk:?}: {ran}");
+        let requests = model.requests();
+        assert_eq!(requests.len(), before + 1, "{sdk:?}: one model call");
+        let request = requests.last().expect("the prompt's model call");
+        assert!(
+            request
+                .last_user_text()
+                .contains("what is in this picture?"),
+            "{sdk:?}: {}",
+            request.body
+        );
+        assert_eq!(
+            request.last_user_images(),
+            [("image/png".to_string(), picture.clone())],
+            "{sdk:?}: the picture went to the model as it was sent"
+        );
+        let capabilities = &ran.event("initialize")["result"]["agentCapabilities"];
+        assert_eq!(
+            capabilities["promptCapabilities"]["image"], true,
+            "{sdk:?}: the image capability is advertised; {ran}"
+        );
+
+        // Audio is not taken: the client hears why, and the model is not called.
+        let refused = error_of(&ran, "prompt_audio");
+        assert_eq!(refused["code"], -32602, "{sdk:?}: {refused}");
+        assert!(
+            refused["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("audio") && m.contains("promptCapabilities.audio")),
+            "{sdk:?}: {refused}"
+        );
+        assert_eq!(model.requests().len(), before + 1, "{sdk:?}");
+    }
+}
+
+/// A small PNG, sent as it is (no scaling).
+fn png(width: u32, height: u32) -> Vec<u8> {
+    let picture = image::RgbImage::from_fn(width, height, |x, y| {
+        image::Rgb([(x * 5) as u8, (y * 7) as u8, ((x + y) * 3) as u8])
+    });
+    let mut out = std::io::Cursor::new(Vec::new());
+    picture
+        .write_to(&mut out, image::ImageFormat::Png)
+        .expect("encode png");
+    out.into_inner()
 }

@@ -84,6 +84,8 @@ async def image(conn, editor, session, extra):
         data = base64.b64encode(file.read()).decode()
     prompt = text("what is in this picture?") + [acp.image_block(data, "image/png")]
     await attempt("prompt", conn.prompt(session_id=session, prompt=prompt))
+    audio = text("and this?") + [acp.audio_block(data, "audio/wav")]
+    await attempt("prompt_audio", conn.prompt(session_id=session, prompt=audio))
 
 
 async def sessions(conn, editor, session, extra):

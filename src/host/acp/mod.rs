@@ -2,19 +2,22 @@
 //! as Zed, with the official `agent-client-protocol` crate. `initialize`, `session/new`
 //! (a local conversation `terminal:dm:acp-…`; the workspace is Pincer's own),
 //! `session/load` (a stored conversation: its messages are replayed, then answered),
-//! `session/prompt` (the turn's chunks become `agent_message_chunk`,
-//! `agent_thought_chunk`, `tool_call` and `tool_call_update`, and the `todo` tool's
-//! items a `plan`), `session/request_permission` whenever a call needs approval,
+//! `session/prompt` (text, resource links and images — the image capability is
+//! advertised when a configured model sees; the turn's chunks become
+//! `agent_message_chunk`, `agent_thought_chunk`, `tool_call` and `tool_call_update`,
+//! and the `todo` tool's items a `plan`), `session/request_permission` whenever a call needs approval,
 //! `session/cancel`, and `session/set_mode` over the permission modes (reported back as
 //! a `current_mode_update`).
 //!
 //! The crate handles one message at a time: a prompt's turn runs in a task of its own,
 //! so cancels and permission answers are read while it runs.
 //!
-//! - `turn` — one `session/prompt`: the message in, the turn's chunks out as updates
-//! - `ask`  — approvals and questions as `session/request_permission`
+//! - `turn`    — one `session/prompt`: the message in, the turn's chunks out as updates
+//! - `content` — the prompt's blocks as the message: text, links, pictures attached
+//! - `ask`     — approvals and questions as `session/request_permission`
 
 mod ask;
+mod content;
 mod turn;
 
 use std::collections::HashMap;
@@ -170,6 +173,8 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
         Arc::clone(&state),
         Arc::clone(&state),
     );
+    // Pictures are offered only when a configured model can look at them.
+    let sees = state.handles.agent.models().seeing().is_some();
     Agent
         .v1()
         .name("pincer")
@@ -183,7 +188,7 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
                         .agent_capabilities(
                             AgentCapabilities::new()
                                 .load_session(true)
-                                .prompt_capabilities(PromptCapabilities::new()),
+                                .prompt_capabilities(PromptCapabilities::new().image(sees)),
                         )
                         .agent_info(Implementation::new("pincer", env!("CARGO_PKG_VERSION"))),
                 )

@@ -10,14 +10,14 @@ use agent_client_protocol::Client;
 use agent_client_protocol::Error;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, CurrentModeUpdate, Plan, PlanEntry, PlanEntryPriority,
-    PlanEntryStatus, PromptRequest, SessionNotification, SessionUpdate, StopReason, ToolCall,
-    ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    ContentChunk, CurrentModeUpdate, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
+    PromptRequest, SessionNotification, SessionUpdate, StopReason, ToolCall, ToolCallContent,
+    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
 use pincer_channels::{Chunk, FinishReason, OutboundBody};
 use tokio::sync::mpsc;
 
-use super::{Route, State, ask, internal};
+use super::{Route, State, ask, content, internal};
 use crate::tools::approval::Approval;
 use crate::tools::mode::EXIT_PLAN_MODE;
 
@@ -29,15 +29,7 @@ pub(super) async fn prompt(
 ) -> Result<StopReason, Error> {
     let conversation = state.conversation(&request.session_id.0)?;
     let chat = &conversation.chat;
-    let text: Vec<String> = request
-        .prompt
-        .iter()
-        .filter_map(|block| match block {
-            ContentBlock::Text(text) => Some(text.text.clone()),
-            ContentBlock::ResourceLink(link) => Some(format!("[{}]({})", link.name, link.uri)),
-            _ => None,
-        })
-        .collect();
+    let message = content::message(chat, &state.workspace.join("inbox"), &request.prompt)?;
     // Fed from the outbound fan-out under a lock, where nothing may wait; bounded by one
     // turn's output, which this loop forwards as it comes.
     #[expect(clippy::disallowed_methods, reason = "see above")]
@@ -55,11 +47,7 @@ pub(super) async fn prompt(
                 asks: asks_tx,
             },
         );
-    let sent = state
-        .handles
-        .inbound
-        .send(chat.message(text.join("\n")))
-        .await;
+    let sent = state.handles.inbound.send(message).await;
     if sent.is_err() {
         return Err(internal("the core stopped"));
     }
