@@ -53,6 +53,14 @@ fn updates<'a>(ran: &'a Ran, kind: &str) -> Vec<&'a Value> {
         .collect()
 }
 
+/// The id `session/new` gave.
+fn session_id(ran: &Ran) -> String {
+    ran.event("new_session")["result"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no session id; {ran}"))
+        .to_string()
+}
+
 /// The text of every `agent_message_chunk` the client saw, joined.
 fn reply(ran: &Ran) -> String {
     updates(ran, "agent_message_chunk")
@@ -166,6 +174,62 @@ async fn an_image_in_a_prompt_reaches_the_model_and_audio_is_refused_saying_why(
             "{sdk:?}: {refused}"
         );
         assert_eq!(model.requests().len(), before + 1, "{sdk:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_stored_session_is_listed_and_closing_it_stops_its_turn_and_ends_it() {
+    let model = FakeModel::start().await;
+    for sdk in SDKS {
+        model.push_all([
+            Step::text("Noted."),
+            Step::slow_text("a long answer that closing the session cuts short", 300),
+        ]);
+        let home = home(&model, "");
+        let Some(ran) = drive(sdk, &home, "sessions", &[]).await else {
+            return;
+        };
+        let id = session_id(&ran);
+        let capabilities = &ran.event("initialize")["result"]["agentCapabilities"];
+        let announced = &capabilities["sessionCapabilities"];
+        assert!(
+            announced["list"].is_object() && announced["close"].is_object(),
+            "{sdk:?}: list and close are advertised; {ran}"
+        );
+
+        let listed = ran.event("list")["result"]["sessions"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let ours = listed
+            .iter()
+            .find(|s| s["sessionId"] == id.as_str())
+            .unwrap_or_else(|| panic!("{sdk:?}: {id} is not listed; {ran}"));
+        let cwd = ours["cwd"].as_str().unwrap_or_default();
+        assert!(std::path::Path::new(cwd).is_absolute(), "{sdk:?}: {ours}");
+        assert!(
+            ours["title"]
+                .as_str()
+                .is_some_and(|t| t.contains("remember the plants")),
+            "{sdk:?}: the title is the first thing said; {ours}"
+        );
+        assert!(ours["updatedAt"].is_string(), "{sdk:?}: {ours}");
+
+        assert_eq!(ran.event("streaming")["seen"], true, "{sdk:?}: {ran}");
+        assert!(ran.event("close")["result"].is_object(), "{sdk:?}: {ran}");
+        assert_eq!(
+            ran.event("prompt_running")["result"]["stopReason"],
+            "cancelled",
+            "{sdk:?}: closing stops the running turn; {ran}"
+        );
+        let refused = error_of(&ran, "prompt_after_close");
+        assert_eq!(refused["code"], -32002, "{sdk:?}: {refused}");
+        assert!(
+            refused["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("closed") && m.contains("session/load")),
+            "{sdk:?}: the error says why and what to do; {refused}"
+        );
     }
 }
 

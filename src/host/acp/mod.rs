@@ -1,23 +1,25 @@
 //! `pincer acp`: an Agent Client Protocol agent over stdio (JSON-RPC), for editors such
 //! as Zed, with the official `agent-client-protocol` crate. `initialize`, `session/new`
 //! (a local conversation `terminal:dm:acp-…`; the workspace is Pincer's own),
-//! `session/load` (a stored conversation: its messages are replayed, then answered),
-//! `session/prompt` (text, resource links and images — the image capability is
-//! advertised when a configured model sees; the turn's chunks become
-//! `agent_message_chunk`, `agent_thought_chunk`, `tool_call` and `tool_call_update`,
-//! and the `todo` tool's items a `plan`), `session/request_permission` whenever a call needs approval,
+//! `session/load`, `session/list` and `session/close` (`sessions`), `session/prompt`
+//! (text, resource links and images — the image capability is advertised when a
+//! configured model sees; the turn's chunks become `agent_message_chunk`,
+//! `agent_thought_chunk`, `tool_call` and `tool_call_update`, and the `todo` tool's
+//! items a `plan`), `session/request_permission` whenever a call needs approval,
 //! `session/cancel`, and `session/set_mode` over the permission modes (reported back as
 //! a `current_mode_update`).
 //!
 //! The crate handles one message at a time: a prompt's turn runs in a task of its own,
 //! so cancels and permission answers are read while it runs.
 //!
-//! - `turn`    — one `session/prompt`: the message in, the turn's chunks out as updates
-//! - `content` — the prompt's blocks as the message: text, links, pictures attached
-//! - `ask`     — approvals and questions as `session/request_permission`
+//! - `turn`     — one `session/prompt`: the message in, the turn's chunks out as updates
+//! - `content`  — the prompt's blocks as the message: text, links, pictures attached
+//! - `ask`      — approvals and questions as `session/request_permission`
+//! - `sessions` — stored conversations: loaded and replayed, listed, closed
 
 mod ask;
 mod content;
+mod sessions;
 mod turn;
 
 use std::collections::HashMap;
@@ -25,22 +27,22 @@ use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, ContentBlock, ContentChunk, CurrentModeUpdate,
-    Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
-    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
-    SessionMode, SessionModeState, SessionNotification, SessionUpdate, SetSessionModeRequest,
-    SetSessionModeResponse,
+    AgentCapabilities, CancelNotification, CloseSessionRequest, CloseSessionResponse,
+    CurrentModeUpdate, Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest,
+    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, SessionCapabilities,
+    SessionCloseCapabilities, SessionListCapabilities, SessionMode, SessionModeState,
+    SessionNotification, SessionUpdate, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{
-    Agent, Client, Error, Stdio, on_receive_notification, on_receive_request,
+    Agent, Client, Error, ErrorCode, Stdio, on_receive_notification, on_receive_request,
 };
 use pincer_channels::OutboundMessage;
 use tokio::sync::mpsc;
 
 use super::{Ask, Chat, Core, Handles};
 use crate::home::Home;
-use crate::provider::Part;
 use crate::tools::approval::Approval;
 use crate::tools::mode::PermissionMode;
 
@@ -127,7 +129,7 @@ impl State {
             .unwrap_or_else(|e| e.into_inner())
             .get(id)
             .cloned()
-            .ok_or_else(|| Error::invalid_params().data(format!("no session {id}")))
+            .ok_or_else(|| not_open(id))
     }
 
     async fn open(&self, key: Option<&str>) -> Result<Arc<Conversation>, Error> {
@@ -139,7 +141,7 @@ impl State {
             "acp",
         )
         .await
-        .map_err(|e| Error::invalid_params().data(e.to_string()))?;
+        .map_err(|e| invalid(e.to_string()))?;
         let conversation = Arc::new(Conversation { chat });
         self.chats
             .lock()
@@ -165,8 +167,27 @@ fn internal(err: impl std::fmt::Display) -> Error {
     Error::internal_error().data(err.to_string())
 }
 
+/// A request's parameters refused, saying why.
+fn invalid(why: String) -> Error {
+    Error::new(ErrorCode::INVALID_PARAMS, why)
+}
+
+/// The session `id` names is not open on this connection (`-32002`, as the spec has it
+/// for an unknown session).
+fn not_open(id: &str) -> Error {
+    Error::new(
+        ErrorCode::RESOURCE_NOT_FOUND,
+        format!(
+            "session {id} is not open: it was closed, or never opened here; session/load opens a stored one again"
+        ),
+    )
+    .data(serde_json::json!({ "sessionId": id }))
+}
+
 async fn serve(state: Arc<State>) -> Result<(), Error> {
-    let (s_new, s_load, s_mode, s_cancel, s_prompt) = (
+    let (s_new, s_load, s_list, s_close, s_mode, s_cancel, s_prompt) = (
+        Arc::clone(&state),
+        Arc::clone(&state),
         Arc::clone(&state),
         Arc::clone(&state),
         Arc::clone(&state),
@@ -188,6 +209,11 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
                         .agent_capabilities(
                             AgentCapabilities::new()
                                 .load_session(true)
+                                .session_capabilities(
+                                    SessionCapabilities::new()
+                                        .list(SessionListCapabilities::new())
+                                        .close(SessionCloseCapabilities::new()),
+                                )
                                 .prompt_capabilities(PromptCapabilities::new().image(sees)),
                         )
                         .agent_info(Implementation::new("pincer", env!("CARGO_PKG_VERSION"))),
@@ -213,43 +239,32 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
             async move |request: LoadSessionRequest,
                         responder: Responder<LoadSessionResponse>,
                         cx: ConnectionTo<Client>| {
-                let key = request.session_id.0.to_string();
-                let conversation = match s_load.open(Some(&key)).await {
-                    Ok(conversation) => conversation,
-                    Err(err) => return responder.respond_with_error(err),
-                };
-                // The conversation so far, replayed before the answer.
-                let history = s_load
-                    .handles
-                    .agent
-                    .store()
-                    .history(conversation.chat.session)
-                    .await
-                    .map_err(internal)?;
-                for message in history {
-                    let text: String = message
-                        .parts
-                        .iter()
-                        .filter_map(|p| match p {
-                            Part::Text { text } => Some(text.as_str()),
-                            _ => None,
-                        })
-                        .collect();
-                    if text.trim().is_empty() {
-                        continue;
-                    }
-                    let chunk = ContentChunk::new(ContentBlock::from(text));
-                    let update = match message.role {
-                        crate::store::Role::User => SessionUpdate::UserMessageChunk(chunk),
-                        crate::store::Role::Assistant => SessionUpdate::AgentMessageChunk(chunk),
-                        crate::store::Role::Tool => continue,
-                    };
-                    cx.send_notification(SessionNotification::new(
-                        request.session_id.clone(),
-                        update,
-                    ))?;
+                match sessions::load(&s_load, &cx, &request).await {
+                    Ok(loaded) => responder.respond(loaded),
+                    Err(err) => responder.respond_with_error(err),
                 }
-                responder.respond(LoadSessionResponse::new().modes(modes(PermissionMode::Default)))
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ListSessionsRequest,
+                        responder: Responder<ListSessionsResponse>,
+                        _cx: ConnectionTo<Client>| {
+                match sessions::list(&s_list, &request).await {
+                    Ok(listed) => responder.respond(listed),
+                    Err(err) => responder.respond_with_error(err),
+                }
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: CloseSessionRequest,
+                        responder: Responder<CloseSessionResponse>,
+                        _cx: ConnectionTo<Client>| {
+                match sessions::close(&s_close, &request.session_id.0) {
+                    Ok(closed) => responder.respond(closed),
+                    Err(err) => responder.respond_with_error(err),
+                }
             },
             on_receive_request!(),
         )
@@ -276,10 +291,10 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
                         ))?;
                         responder.respond(SetSessionModeResponse::new())
                     }
-                    None => responder.respond_with_error(
-                        Error::invalid_params()
-                            .data(format!("{} is not a mode", request.mode_id.0)),
-                    ),
+                    None => responder.respond_with_error(invalid(format!(
+                        "{} is not a mode: default, acceptEdits, plan or bypassPermissions",
+                        request.mode_id.0
+                    ))),
                 }
             },
             on_receive_request!(),
