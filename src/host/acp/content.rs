@@ -12,8 +12,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use agent_client_protocol::Error;
 use agent_client_protocol::v1::schema::{ContentBlock, ImageContent};
-use agent_client_protocol::{Error, ErrorCode};
 use async_trait::async_trait;
 use base64::Engine;
 use pincer_channels::inbox::{Attachment, FetchError, MediaFetcher};
@@ -68,10 +68,7 @@ pub(super) fn message(
 
 /// A prompt's block `n` (counted from 0) refused, saying why.
 fn refused(n: usize, why: &str) -> Error {
-    Error::new(
-        ErrorCode::INVALID_PARAMS,
-        format!("prompt block {n} refused: {why}"),
-    )
+    super::invalid(format!("prompt block {n} refused: {why}"))
 }
 
 /// A prompt's pictures, decoded, handed to the inbox as a chat's downloads are: each is
