@@ -15,3 +15,6 @@ mod common;
 mod rig;
 #[path = "clients/sdk.rs"]
 mod sdk;
+
+#[path = "clients/acp.rs"]
+mod acp;

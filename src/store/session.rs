@@ -1,5 +1,6 @@
 //! Sessions: a key's current session (made on first use), `/new`, finding one by
-//! key or id, the list, and the settings kept beside each transcript — the pinned
+//! key or id, the lists (every session; a host's conversations, with their opening
+//! words), and the settings kept beside each transcript — the pinned
 //! model (`/model`), the compaction summary and how far tool results are pruned.
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -83,6 +84,58 @@ impl Store {
                 })
             })?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+        .await
+    }
+
+    /// The current session of every key that starts with `prefix` and has messages,
+    /// newest activity first (the conversations a host lists, `terminal:dm:acp-`).
+    pub async fn current_sessions_under(&self, prefix: &str) -> Result<Vec<SessionInfo>> {
+        let prefix = prefix.to_string();
+        self.run(move |conn| {
+            let mut stmt = conn.prepare(
+                "SELECT id, key, created_at, updated_at, messages FROM (
+                     SELECT s.id, s.key, s.created_at, s.updated_at,
+                            (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS messages
+                     FROM sessions s
+                     WHERE substr(s.key, 1, length(?1)) = ?1 AND s.closed_at IS NULL)
+                 WHERE messages > 0 ORDER BY updated_at DESC, id DESC",
+            )?;
+            let rows = stmt.query_map([&prefix], |row| {
+                Ok(SessionInfo {
+                    id: row.get(0)?,
+                    key: row.get(1)?,
+                    created_at: row.get(2)?,
+                    updated_at: row.get(3)?,
+                    messages: row.get(4)?,
+                    current: true,
+                })
+            })?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+        .await
+    }
+
+    /// The first text a person wrote in a session, if any: what a list of
+    /// conversations shows as its title.
+    pub async fn opening_text(&self, session_id: i64) -> Result<Option<String>> {
+        self.run(move |conn| {
+            let found: Option<(i64, String)> = conn
+                .row(
+                    "SELECT m.id, p.body FROM messages m JOIN parts p ON p.message_id = m.id
+                     WHERE m.session_id = ?1 AND m.role = 'user' AND p.kind = 'text'
+                     ORDER BY m.position, p.seq LIMIT 1",
+                    [session_id],
+                    |row| Ok((row.get(0)?, row.get(1)?)),
+                )
+                .optional()?;
+            let Some((message_id, body)) = found else {
+                return Ok(None);
+            };
+            match super::parts::decode(message_id, &body)? {
+                crate::provider::Part::Text { text } => Ok(Some(text)),
+                _ => Ok(None),
+            }
         })
         .await
     }

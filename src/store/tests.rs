@@ -202,6 +202,53 @@ async fn new_session_replaces_the_current_one_for_a_key() {
 }
 
 #[tokio::test]
+async fn a_hosts_conversations_are_listed_with_their_opening_words() {
+    let (_dir, store) = open();
+    let talked = store.current_session("terminal:dm:acp-1").await.unwrap();
+    store
+        .insert_user(talked, "terminal", "1", "me", "water the plants")
+        .await
+        .unwrap();
+    store
+        .insert_user(talked, "terminal", "2", "me", "and the cactus")
+        .await
+        .unwrap();
+    let empty = store.current_session("terminal:dm:acp-2").await.unwrap();
+    let other = store.current_session("terminal:dm:agent-1").await.unwrap();
+    store
+        .insert_user(other, "terminal", "3", "me", "hi")
+        .await
+        .unwrap();
+
+    let listed = store
+        .current_sessions_under("terminal:dm:acp-")
+        .await
+        .unwrap();
+    let ids: Vec<i64> = listed.iter().map(|s| s.id).collect();
+    assert_eq!(
+        ids,
+        [talked],
+        "only the prefix's sessions that have messages"
+    );
+    assert_eq!(listed[0].messages, 2);
+    assert_eq!(
+        store.opening_text(talked).await.unwrap().as_deref(),
+        Some("water the plants")
+    );
+    assert_eq!(store.opening_text(empty).await.unwrap(), None);
+
+    let next = store.new_session("terminal:dm:acp-1").await.unwrap();
+    assert!(
+        store
+            .current_sessions_under("terminal:dm:acp-")
+            .await
+            .unwrap()
+            .is_empty(),
+        "a key's closed sessions are not listed, and its new one is empty ({next})"
+    );
+}
+
+#[tokio::test]
 async fn repair_closes_tool_calls_left_without_results() {
     let (_dir, store) = open();
     let session = store.current_session("k").await.unwrap();

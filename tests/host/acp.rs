@@ -170,10 +170,17 @@ async fn an_editor_prompts_approves_rejects_cancels_plans_and_loads() {
             _ => {}
         }
     }
-    assert!(
-        updates
-            .iter()
-            .any(|u| matches!(u, SessionUpdate::CurrentModeUpdate(_)))
+    let modes: Vec<String> = updates
+        .iter()
+        .filter_map(|u| match u {
+            SessionUpdate::CurrentModeUpdate(mode) => Some(mode.current_mode_id.0.to_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        modes,
+        ["plan", "default"],
+        "set_mode, then leaving plan mode"
     );
     let text: String = updates
         .iter()
