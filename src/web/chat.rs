@@ -122,7 +122,7 @@ pub async fn page(
 
 /// `POST /api/chat`: a `useChat` request in, the turn out as SSE.
 pub async fn stream(State(state): State<Arc<WebState>>, body: axum::body::Bytes) -> Response {
-    let text = match last_user_text(&body) {
+    let text = match super::request::new_text(&body) {
         Ok(text) => text,
         Err(why) => return (StatusCode::BAD_REQUEST, why).into_response(),
     };
@@ -146,37 +146,11 @@ pub async fn stream(State(state): State<Arc<WebState>>, body: axum::body::Bytes)
         .into_response()
 }
 
-/// The text of the last user message of a `useChat` body (`{messages: [{role, parts:
-/// [{type: "text", text}]}]}`); a plain `{text}` is taken too.
-fn last_user_text(body: &[u8]) -> Result<String, String> {
-    let value: Value = serde_json::from_slice(body).map_err(|e| {
-        format!("the body is not JSON ({e}); send {{\"messages\": [...]}} as useChat does")
-    })?;
-    if let Some(text) = value.get("text").and_then(Value::as_str) {
-        return Ok(text.to_string());
-    }
-    let message = value
-        .get("messages")
-        .and_then(Value::as_array)
-        .and_then(|m| {
-            m.iter()
-                .rev()
-                .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
-        })
-        .ok_or("no user message in `messages`")?;
-    let text: Vec<&str> = message
-        .get("parts")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
-        .filter_map(|p| p.get("text").and_then(Value::as_str))
-        .collect();
-    let text = text.join("\n");
-    if text.trim().is_empty() {
-        return Err("the last user message has no text part".into());
-    }
-    Ok(text)
+/// `GET /api/chat/{id}/stream`, where `useChat` asks to resume a stream after a reload:
+/// 204, nothing to resume (a response is not kept for a second reader; the whole reply
+/// is in the conversation's transcript).
+pub async fn resume() -> StatusCode {
+    StatusCode::NO_CONTENT
 }
 
 /// SSE events until the answer ends.

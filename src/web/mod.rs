@@ -18,6 +18,7 @@
 //! - `memory`   — MEMORY.md, typed files, the dream history, restore
 //! - `usage`    — tokens and cost per day and model, as SVG
 //! - `chat`     — `/chat` and `/api/chat` (AI SDK v6 UI message stream over SSE)
+//! - `request`  — what `/api/chat` reads of a `useChat` request, and what it refuses
 //! - `metrics`  — `/metrics`
 //! - `token`    — making and storing `web.token`
 //! - `pool`     — the open connections: per-address and total limits that close idle
@@ -36,6 +37,7 @@ mod metrics;
 mod overview;
 mod peer;
 mod pool;
+mod request;
 pub mod token;
 mod usage;
 
@@ -105,6 +107,7 @@ pub fn app(state: Arc<WebState>) -> Router {
         .route("/usage", get(usage::page))
         .route("/chat", get(chat::page))
         .route("/api/chat", post(chat::stream))
+        .route("/api/chat/{id}/stream", get(chat::resume))
         .route("/logout", post(auth::logout))
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state),
