@@ -16,14 +16,13 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream::{self, Stream};
 use maud::html;
-use pincer_channels::chunk::{Chunk, FinishReason};
 use pincer_channels::{ChatKind, InboundMessage, OutboundBody, OutboundMessage, Sender};
-use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::WebState;
 use super::auth::Login;
 use super::layout;
+use super::wire::Wire;
 
 /// The web chat's channel name: the first part of its session key.
 pub const CHANNEL: &str = "web";
@@ -153,125 +152,27 @@ pub async fn resume() -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
-/// SSE events until the answer ends.
+/// What a response says when it stops reaching its reader.
+const CUT: &str = "This reply stopped reaching you (the page fell behind, or Pincer is stopping); the whole reply is in the conversation's transcript.";
+
+/// SSE events until the answer ends; a stream cut before that still ends well-formed.
 fn events(
     rx: mpsc::Receiver<OutboundMessage>,
 ) -> impl Stream<Item = Result<String, Infallible>> + Send {
     stream::unfold(Some((rx, Wire::default())), |state| async move {
         let (mut rx, mut wire) = state?;
-        let message = rx.recv().await?;
-        let end = message.body.is_end();
+        let chunks = match rx.recv().await {
+            Some(message) => wire.chunks(message.body),
+            None => wire.cut(CUT),
+        };
+        let end = wire.finished();
         let mut out = String::new();
-        for chunk in wire.chunks(message.body) {
+        for chunk in chunks {
             out.push_str(&format!("data: {chunk}\n\n"));
         }
         if end {
             out.push_str("data: [DONE]\n\n");
         }
         Some((Ok(out), (!end).then_some((rx, wire))))
-    })
-}
-
-/// Turns outbound messages into wire chunks, opening the message when the first one
-/// is not a turn's `start` (a command's answer).
-#[derive(Default, Clone)]
-pub struct Wire {
-    started: bool,
-    texts: u32,
-}
-
-impl Wire {
-    pub fn chunks(&mut self, body: OutboundBody) -> Vec<Value> {
-        let mut out = Vec::new();
-        if !self.started {
-            self.started = true;
-            if !matches!(body, OutboundBody::Chunk(Chunk::Start { .. })) {
-                out.push(json!({"type": "start"}));
-            }
-        }
-        match body {
-            OutboundBody::Chunk(chunk) => out.extend(chunk_json(&chunk)),
-            OutboundBody::Text(text) | OutboundBody::Notice(text) => {
-                self.texts += 1;
-                let id = format!("note-{}", self.texts);
-                out.push(json!({"type": "text-start", "id": id}));
-                out.push(json!({"type": "text-delta", "id": id, "delta": text}));
-                out.push(json!({"type": "text-end", "id": id}));
-            }
-            OutboundBody::Error(text) => out.push(json!({"type": "error", "errorText": text})),
-            OutboundBody::Done => out.push(json!({"type": "finish", "finishReason": "stop"})),
-            OutboundBody::File { media, .. } => {
-                self.texts += 1;
-                let id = format!("note-{}", self.texts);
-                let caption = media.caption.as_deref().unwrap_or_default();
-                let line = format!(
-                    "[file] {} ({} bytes) {caption}",
-                    media.file_name,
-                    media.bytes.len()
-                );
-                out.push(json!({"type": "text-start", "id": id}));
-                out.push(json!({"type": "text-delta", "id": id, "delta": line.trim_end()}));
-                out.push(json!({"type": "text-end", "id": id}));
-            }
-            OutboundBody::React { .. } => {}
-        }
-        out
-    }
-}
-
-/// One chunk on the AI SDK v6 wire (camelCase fields, only the schema's keys).
-pub fn chunk_json(chunk: &Chunk) -> Option<Value> {
-    Some(match chunk {
-        Chunk::Start { message_id } => json!({"type": "start", "messageId": message_id}),
-        Chunk::StartStep => json!({"type": "start-step"}),
-        Chunk::TextStart { id } => json!({"type": "text-start", "id": id}),
-        Chunk::TextDelta { id, delta } => json!({"type": "text-delta", "id": id, "delta": delta}),
-        Chunk::TextEnd { id, .. } => json!({"type": "text-end", "id": id}),
-        Chunk::ReasoningStart { id } => json!({"type": "reasoning-start", "id": id}),
-        Chunk::ReasoningDelta { id, delta } => {
-            json!({"type": "reasoning-delta", "id": id, "delta": delta})
-        }
-        Chunk::ReasoningEnd { id } => json!({"type": "reasoning-end", "id": id}),
-        Chunk::ToolInputStart {
-            tool_call_id,
-            tool_name,
-        } => json!({"type": "tool-input-start", "toolCallId": tool_call_id, "toolName": tool_name}),
-        Chunk::ToolInputAvailable {
-            tool_call_id,
-            tool_name,
-            input,
-        } => json!({"type": "tool-input-available", "toolCallId": tool_call_id,
-                     "toolName": tool_name, "input": input}),
-        Chunk::ToolOutputAvailable {
-            tool_call_id,
-            output,
-        } => json!({"type": "tool-output-available", "toolCallId": tool_call_id, "output": output}),
-        Chunk::ToolOutputError {
-            tool_call_id,
-            error_text,
-        } => {
-            json!({"type": "tool-output-error", "toolCallId": tool_call_id, "errorText": error_text})
-        }
-        Chunk::FinishStep => json!({"type": "finish-step"}),
-        Chunk::Retract => json!({"type": "data-retract", "data": null, "transient": true}),
-        Chunk::Finish { reason, usage } => {
-            let reason = match reason {
-                FinishReason::Stop => "stop",
-                FinishReason::Length => "length",
-                FinishReason::Error => "error",
-                FinishReason::Aborted => "other",
-            };
-            json!({"type": "finish", "finishReason": reason, "messageMetadata": {
-                "usage": {
-                    "inputTokens": usage.input_tokens,
-                    "outputTokens": usage.output_tokens,
-                    "cacheReadTokens": usage.cache_read_tokens,
-                    "cacheWriteTokens": usage.cache_write_tokens,
-                    "costUsd": usage.cost_usd,
-                },
-                "model": usage.model,
-            }})
-        }
-        Chunk::Error { error_text } => json!({"type": "error", "errorText": error_text}),
     })
 }

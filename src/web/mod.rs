@@ -19,6 +19,7 @@
 //! - `usage`    — tokens and cost per day and model, as SVG
 //! - `chat`     — `/chat` and `/api/chat` (AI SDK v6 UI message stream over SSE)
 //! - `request`  — what `/api/chat` reads of a `useChat` request, and what it refuses
+//! - `wire`     — outbound messages as UI message chunks, always well-formed
 //! - `metrics`  — `/metrics`
 //! - `token`    — making and storing `web.token`
 //! - `pool`     — the open connections: per-address and total limits that close idle
@@ -40,6 +41,7 @@ mod pool;
 mod request;
 pub mod token;
 mod usage;
+mod wire;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
