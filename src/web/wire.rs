@@ -23,9 +23,16 @@ pub struct Wire {
     reasonings: Vec<String>,
     /// Notes made here (a command's answer, a notice), for their block ids.
     notes: u32,
+    /// Something of the response's own answer went out (a turn's start, a text).
+    answered: bool,
 }
 
 impl Wire {
+    /// Whether anything of the request's own answer has gone out yet.
+    pub fn answered(&self) -> bool {
+        self.answered
+    }
+
     /// Whether `finish` has gone out.
     pub fn finished(&self) -> bool {
         self.finished
@@ -41,6 +48,7 @@ impl Wire {
         if !self.started {
             self.started = true;
             if let OutboundBody::Chunk(start @ Chunk::Start { .. }) = &body {
+                self.answered = true;
                 out.extend(chunk_json(start));
                 return out;
             }
@@ -50,6 +58,7 @@ impl Wire {
             OutboundBody::Chunk(chunk) => self.chunk(chunk, &mut out),
             OutboundBody::Text(text) | OutboundBody::Notice(text) => self.note(&text, &mut out),
             OutboundBody::Error(text) => {
+                self.answered = true;
                 self.close(&mut out);
                 out.push(json!({"type": "error", "errorText": text}));
             }
@@ -121,11 +130,13 @@ impl Wire {
             }
             _ => {}
         }
+        self.answered = true;
         out.extend(chunk_json(&chunk));
     }
 
     /// A message of its own: a block with one delta.
     fn note(&mut self, text: &str, out: &mut Vec<Value>) {
+        self.answered = true;
         self.notes += 1;
         let id = format!("note-{}", self.notes);
         out.push(json!({"type": "text-start", "id": id}));
@@ -329,6 +340,6 @@ mod tests {
             ],
         );
         check(&chunks);
-        assert!(wire.finished());
+        assert!(wire.answered() && wire.finished());
     }
 }

@@ -3,6 +3,8 @@
 // `useChat` runs). Prints one JSON line per observation for tests/clients/ai.rs.
 //
 //   node ai.mjs one_word        a message answered in one chunk, read both ways
+//   node ai.mjs overlap         a second request while the first one's reply streams
+//   node ai.mjs stop            `/stop` sent while a reply streams
 //   node ai.mjs model_breaks    the model's stream breaks mid-reply
 //
 // Env: PINCER_URL (http://127.0.0.1:PORT), PINCER_TOKEN (web.token).
@@ -19,12 +21,23 @@ const url = process.env.PINCER_URL;
 const token = process.env.PINCER_TOKEN;
 const api = `${url}/api/chat`;
 const auth = { authorization: `Bearer ${token}` };
+/// How long a condition may take before the script gives up (the Rust side has its own).
+const PATIENCE_MS = 60_000;
 
 const print = (line) => process.stdout.write(JSON.stringify(line) + "\n");
 
 /// What a test needs of an error: `AI_UIMessageStreamError` and schema failures are the
 /// library rejecting the stream; an `error` chunk arrives as a plain `Error`.
 const describe = (error) => ({ name: error?.name ?? "Error", message: String(error?.message ?? error) });
+
+/// Wait until `check()` holds, polling; fail after PATIENCE_MS.
+async function until(what, check) {
+  const deadline = Date.now() + PATIENCE_MS;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`${what} never happened`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 
 /// POST `text` as useChat does and read the reply with `readUIMessageStream`. `seen`
 /// holds the latest message snapshot as it streams; the promise gives the whole reading.
@@ -62,6 +75,13 @@ function post(who, text, seen = {}) {
   })();
   return reading.catch((error) => ({ event: "stream", who, parts: [], errors: [describe(error)], types: [] }));
 }
+
+/// The text a snapshot shows so far.
+const shown = (seen) =>
+  (seen.message?.parts ?? [])
+    .filter((p) => p.type === "text")
+    .map((p) => p.text)
+    .join("");
 
 /// The state `useChat` keeps, without React: what `@ai-sdk/react`'s does, in plain fields.
 class State {
@@ -109,6 +129,25 @@ const scenarios = {
   async one_word() {
     print(await post("raw", "Is it raining?"));
     print(await chat("chat", "Is it raining now?"));
+  },
+
+  // B is sent while A's reply is streaming (A's first text is on screen).
+  async overlap() {
+    const a = {};
+    const first = post("A", "Tell me about alpha.", a);
+    await until("A's reply showing text", () => shown(a).length > 0);
+    const second = post("B", "And beta?");
+    print(await first);
+    print(await second);
+  },
+
+  // `/stop` is sent while A's reply is streaming.
+  async stop() {
+    const a = {};
+    const first = post("A", "Tell me a long story.", a);
+    await until("A's reply showing text", () => shown(a).length > 0);
+    print(await post("stop", "/stop"));
+    print(await first);
   },
 
   async model_breaks() {

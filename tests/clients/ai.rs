@@ -134,8 +134,76 @@ async fn a_one_word_reply_reaches_the_ai_sdk_as_text() {
     assert_eq!(text(chat), "Yes.", "{ran}");
 }
 
+/// A long reply streamed a word at a time, so a second request lands while it streams.
+fn slow(text: &str) -> Step {
+    Step::slow_text(text, 250)
+}
+
 const ALPHA: &str =
     "Alpha is the first letter and this answer takes its time to arrive here word by word";
+
+#[tokio::test]
+async fn a_message_sent_while_a_reply_streams_is_taken_into_it_and_its_stream_says_so() {
+    let model = FakeModel::start().await;
+    // Steer mode (the default): B reaches A's running turn, whose second call answers it.
+    model.push_all([slow(ALPHA), Step::text("Beta comes second.")]);
+    let panel = Panel::start(&model, "").await;
+    let Some(ran) = panel.run("overlap").await else {
+        return;
+    };
+    let a = reading(&ran, "stream", "A");
+    let b = reading(&ran, "stream", "B");
+    well_formed(a, &ran);
+    well_formed(b, &ran);
+    assert!(text(a).starts_with("Alpha is the first letter"), "{ran}");
+    assert!(text(a).contains("Beta comes second."), "{ran}");
+    // B's own stream: no chunk of A's, a notice of where its answer went.
+    assert!(
+        !text(b).contains("Alpha") && !text(b).contains("Beta"),
+        "{ran}"
+    );
+    assert!(text(b).contains("other message"), "{ran}");
+}
+
+#[tokio::test]
+async fn two_overlapping_requests_each_stream_only_their_own_turn() {
+    let model = FakeModel::start().await;
+    model.push_all([slow(ALPHA), Step::text("Beta comes second.")]);
+    let panel = Panel::start(&model, "[agent]\nqueue_mode = \"followup\"").await;
+    let Some(ran) = panel.run("overlap").await else {
+        return;
+    };
+    let a = reading(&ran, "stream", "A");
+    let b = reading(&ran, "stream", "B");
+    well_formed(a, &ran);
+    well_formed(b, &ran);
+    assert_eq!(text(a), ALPHA, "{ran}");
+    assert_eq!(text(b), "Beta comes second.", "{ran}");
+}
+
+#[tokio::test]
+async fn a_reply_stopped_mid_text_still_ends_as_a_well_formed_stream() {
+    let model = FakeModel::start().await;
+    model.push(Step::slow_text(ALPHA, 400));
+    let panel = Panel::start(&model, "").await;
+    let Some(ran) = panel.run("stop").await else {
+        return;
+    };
+    let a = reading(&ran, "stream", "A");
+    well_formed(a, &ran);
+    let said = text(a);
+    assert!(said.starts_with("Alpha"), "{ran}");
+    assert!(said.contains("Stopped."), "{ran}");
+    assert!(
+        !said.contains("word by word"),
+        "the reply was not cut: {ran}"
+    );
+    // Each response has its own answer: the command's is not in the reply's.
+    assert!(!said.contains("Stopping the current reply."), "{ran}");
+    let stop = reading(&ran, "stream", "stop");
+    well_formed(stop, &ran);
+    assert_eq!(text(stop), "Stopping the current reply.", "{ran}");
+}
 
 #[tokio::test]
 async fn a_model_stream_that_breaks_mid_text_ends_with_the_text_closed_and_an_error() {
