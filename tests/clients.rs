@@ -18,3 +18,6 @@ mod sdk;
 
 #[path = "clients/acp.rs"]
 mod acp;
+
+#[path = "clients/ai.rs"]
+mod ai;

@@ -182,15 +182,23 @@ impl Dispatcher {
     }
 
     /// `/dream`: dream in the background (it calls the heavy model, which takes a
-    /// while) and say what changed when done; the turn ends then.
-    pub(super) async fn dream(self: &Arc<Self>, target: &Target, origin: &Origin) {
+    /// while) and say what changed when done, in answer to the message `to`; the turn
+    /// ends then, and `done` hears it.
+    pub(super) async fn dream(
+        self: &Arc<Self>,
+        target: &Target,
+        to: &str,
+        origin: &Origin,
+        done: Option<pincer_channels::Done>,
+    ) {
         if !origin.is_owner() {
-            self.say_text(target, "Only the owner can start a dream.".into())
+            self.say_text(target, Some(to), "Only the owner can start a dream.".into())
                 .await;
-            self.say(target, OutboundBody::Done).await;
+            self.say(target, Some(to), OutboundBody::Done).await;
             return;
         }
         let target = target.clone();
+        let to = to.to_string();
         let this = Arc::clone(self);
         tokio::spawn(async move {
             let text = match crate::memory::dream(&this.agent, this.agent.dream_max_tokens()).await
@@ -198,8 +206,11 @@ impl Dispatcher {
                 Ok(dreamt) => dreamt.describe(),
                 Err(err) => format!("The dream failed: {err}"),
             };
-            this.say_text(&target, text).await;
-            this.say(&target, OutboundBody::Done).await;
+            this.say_text(&target, Some(&to), text).await;
+            this.say(&target, Some(&to), OutboundBody::Done).await;
+            if let Some(done) = done {
+                done.fire(Ok(()));
+            }
         });
     }
 
@@ -241,8 +252,8 @@ impl Dispatcher {
                 let Some(welcome) = Target::user(&approved.sender) else {
                     return format!("Approved {} on {}.", approved.sender, approved.channel);
                 };
-                self.say_text(&welcome, "You're approved; go ahead and talk to me.".into())
-                    .await;
+                let hello = "You're approved; go ahead and talk to me.".to_string();
+                self.say_text(&welcome, None, hello).await;
                 format!(
                     "Approved {} ({}) on {}.",
                     crate::access::sanitize_name(&approved.display_name),

@@ -238,10 +238,11 @@ impl Dispatcher {
             Ok(Decision::Admit { text, origin }) => (text, origin),
             Ok(Decision::Reply { text, owners_note }) => {
                 fire(ack);
-                self.say_text(&target, text).await;
+                self.say_text(&target, Some(&message.message_id), text)
+                    .await;
                 if let Some(note) = owners_note {
                     for owner in self.gate.owner_targets(&message.channel) {
-                        self.say_text(&owner, note.clone()).await;
+                        self.say_text(&owner, None, note.clone()).await;
                     }
                 }
                 return;
@@ -262,23 +263,26 @@ impl Dispatcher {
         } else {
             self.gate.rate(&origin.sender)
         };
+        // What answers the message names it (the web chat streams each request's own).
+        let to = message.message_id.clone();
         if let Some(command) = commands::parse(&message.text) {
             // `/new` after a message must find it stored in the session it closes.
             self.store_held(held).await;
             fire(ack);
             if let Rated::Over { notify } = rated {
                 if notify {
-                    self.say_text(&target, RATE_NOTICE.to_string()).await;
+                    self.say_text(&target, Some(&to), RATE_NOTICE.to_string())
+                        .await;
                 }
                 return;
             }
             if command == commands::Command::Dream {
-                self.dream(&target, &origin).await;
+                self.dream(&target, &to, &origin, message.done.take()).await;
                 return;
             }
             let text = self.command(command, &key, &message, &origin).await;
-            self.say_text(&target, text).await;
-            self.say(&target, OutboundBody::Done).await;
+            self.say_text(&target, Some(&to), text).await;
+            self.say(&target, Some(&to), OutboundBody::Done).await;
             return;
         }
         // The answer to a question the running turn asked them here: it goes to the
@@ -295,6 +299,10 @@ impl Dispatcher {
             && questions.is_some_and(|q| q.answer_typed(&target.key(), &origin.sender, typed))
         {
             fire(ack);
+            // Taken in by the running turn, which asked: whoever waits on it hears so.
+            if let Some(done) = message.done.take() {
+                done.fire(Ok(()));
+            }
             return;
         }
         held.push(Held {
@@ -346,14 +354,16 @@ impl Dispatcher {
                 Err(err) => {
                     // Not acked: the platform will deliver it again.
                     tracing::error!("cannot store a message: {err}");
+                    let to = Some(held.message.message_id.as_str());
                     self.say(
                         &held.target,
+                        to,
                         OutboundBody::Error(format!(
                             "Your message could not be saved ({err}). Please send it again."
                         )),
                     )
                     .await;
-                    self.say(&held.target, OutboundBody::Done).await;
+                    self.say(&held.target, to, OutboundBody::Done).await;
                 }
             }
         }
@@ -386,7 +396,8 @@ impl Dispatcher {
                 tracing::warn!("cannot mark a rate-limited message: {err}");
             }
             if notify {
-                self.say_text(&target, RATE_NOTICE.to_string()).await;
+                self.say_text(&target, Some(&message.message_id), RATE_NOTICE.to_string())
+                    .await;
             }
             return;
         }
@@ -446,6 +457,7 @@ impl Dispatcher {
                 tracing::error!("cannot store what a message's files hold: {err}");
             }
         }
+        let to = message.message_id.clone();
         let item = Queued {
             session_id,
             message_ids: vec![id],
@@ -464,7 +476,7 @@ impl Dispatcher {
             Pushed::Queued | Pushed::Folded => {}
             Pushed::Refused => {
                 let text = "I'm still working and too many messages are waiting; yours is saved, but please resend it after my reply.".to_string();
-                self.say_text(&target, text).await;
+                self.say_text(&target, Some(&to), text).await;
             }
         }
     }
@@ -562,19 +574,20 @@ impl Dispatcher {
     }
 
     /// Every text the dispatcher says (command answers, refusals, errors) is scrubbed:
-    /// `/model <label>` echoes its input, `/memory` shows what the model wrote.
-    async fn say(&self, target: &Target, body: OutboundBody) {
+    /// `/model <label>` echoes its input, `/memory` shows what the model wrote. What
+    /// answers a message names it (`reply_to`).
+    async fn say(&self, target: &Target, reply_to: Option<&str>, body: OutboundBody) {
         let message = OutboundMessage {
             target: target.clone(),
             body: self.agent.scrubber().scrub_body(body),
-            reply_to: None,
+            reply_to: reply_to.map(str::to_string),
         };
         // A closed bus means we are shutting down; nobody is left to tell.
         let _ = self.outbound.send(message).await;
     }
 
-    pub(super) async fn say_text(&self, target: &Target, text: String) {
-        self.say(target, OutboundBody::Text(text)).await;
+    pub(super) async fn say_text(&self, target: &Target, reply_to: Option<&str>, text: String) {
+        self.say(target, reply_to, OutboundBody::Text(text)).await;
     }
 
     fn queues(&self) -> Vec<Arc<SessionQueue>> {

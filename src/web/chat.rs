@@ -1,82 +1,53 @@
 //! The web chat: the owner talks to the assistant in the conversation `web:dm:owner`.
-//! `POST /api/chat` takes an AI SDK `useChat` request (its last user message's text),
-//! puts it on the bus like any channel's message, and streams the turn back as AI SDK
-//! v6 UI message chunks over SSE (`data: {json}` events, then `data: [DONE]`), with the
-//! `x-vercel-ai-ui-message-stream: v1` header: the panel's script and any `useChat`
-//! client read the same endpoint. Pincer's own `Retract` goes out as a transient
-//! `data-retract` chunk; usage rides in `finish`'s `messageMetadata`.
+//! `POST /api/chat` takes an AI SDK `useChat` request (its last message, the user's new
+//! one, as text), puts it on the bus like any channel's message, and streams what answers
+//! *that* message back as AI SDK v6 UI message chunks over SSE (`data: {json}` events,
+//! then `data: [DONE]`), with the `x-vercel-ai-ui-message-stream: v1` header: the panel's
+//! script and any `useChat` client read the same endpoint. Requests may overlap: each
+//! response carries its own message's answer only (`relay`), well-formed from `start` to
+//! `finish` (`wire`). A message the dispatcher takes into a turn already running (steer
+//! mode), or merges into another's, gets a response that says so and ends. Pincer's own
+//! `Retract` goes out as a transient `data-retract` chunk; usage rides in `finish`'s
+//! `messageMetadata`.
 
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
 use axum::Extension;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use futures_util::stream::{self, Stream};
+use futures_util::stream;
 use maud::html;
-use pincer_channels::chunk::{Chunk, FinishReason};
-use pincer_channels::{ChatKind, InboundMessage, OutboundBody, OutboundMessage, Sender};
-use serde_json::{Value, json};
-use tokio::sync::mpsc;
+use pincer_channels::{
+    ChatKind, Done, InboundMessage, OutboundBody, OutboundMessage, Sender, Target,
+};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
 
 use super::WebState;
 use super::auth::Login;
 use super::layout;
+use super::relay::Opened;
+use super::wire::Wire;
 
 /// The web chat's channel name: the first part of its session key.
 pub const CHANNEL: &str = "web";
 /// The one chat on it: the owner's.
 pub const CHAT: &str = "owner";
-/// Outbound messages a slow browser may fall behind by before it is cut off.
-const BACKLOG: usize = 1024;
 
-/// Hands the web chat's outbound messages to the browsers streaming it.
-#[derive(Default)]
-pub struct WebChat {
-    streams: Mutex<Vec<mpsc::Sender<OutboundMessage>>>,
-}
-
-impl WebChat {
-    fn subscribe(&self) -> mpsc::Receiver<OutboundMessage> {
-        let (tx, rx) = mpsc::channel(BACKLOG);
-        if let Ok(mut streams) = self.streams.lock() {
-            streams.push(tx);
-        }
-        rx
-    }
-
-    /// Give `message` to every open stream; a closed or hopelessly behind one is dropped.
-    pub fn deliver(&self, message: OutboundMessage) {
-        let began = std::time::Instant::now();
-        if let OutboundBody::File { sent, .. } = &message.body {
-            sent.fire(Ok(CHANNEL.into()));
-        }
-        let seen = message.body.complete_text().is_some()
-            || matches!(
-                message.body,
-                OutboundBody::Notice(_) | OutboundBody::Error(_) | OutboundBody::File { .. }
-            );
-        let mut shown = false;
-        if let Ok(mut streams) = self.streams.lock() {
-            streams.retain(|tx| tx.try_send(message.clone()).is_ok());
-            shown = !streams.is_empty();
-        }
-        if seen {
-            // Nobody had the chat open: the reply is stored, but no one saw it go out.
-            crate::metrics::message_out(CHANNEL, shown.then(|| began.elapsed()));
-        }
-    }
-}
-
-/// The message the owner typed, as the bus carries it.
+/// The message the owner typed, as the bus carries it, with an id no other has (the
+/// store drops a message whose id it has seen, and responses are routed by it).
 pub fn message(text: String) -> InboundMessage {
+    static SENT: AtomicU64 = AtomicU64::new(0);
     let now = crate::clock::now();
-    let id = now
+    let at = now
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or_default();
+    let n = SENT.fetch_add(1, Ordering::Relaxed);
     InboundMessage {
         channel: CHANNEL.into(),
         account: "default".into(),
@@ -88,7 +59,7 @@ pub fn message(text: String) -> InboundMessage {
             canonical: format!("{CHANNEL}:{CHAT}"),
             display_name: "owner".into(),
         },
-        message_id: format!("web-{id}"),
+        message_id: format!("web-{at}-{n}"),
         text,
         media: Vec::new(),
         reply_to: None,
@@ -120,17 +91,33 @@ pub async fn page(
     layout::page("Chat", "/chat", &login.csrf, body)
 }
 
-/// `POST /api/chat`: a `useChat` request in, the turn out as SSE.
+/// `POST /api/chat`: a `useChat` request in, the answer to its message out as SSE.
 pub async fn stream(State(state): State<Arc<WebState>>, body: axum::body::Bytes) -> Response {
-    let text = match last_user_text(&body) {
+    let text = match super::request::new_text(&body) {
         Ok(text) => text,
         Err(why) => return (StatusCode::BAD_REQUEST, why).into_response(),
     };
-    let rx = state.chat.subscribe();
-    if state.inbound.send(message(text)).await.is_err() {
+    let mut message = message(text);
+    let (done, answered) = Done::pair();
+    message.done = Some(done);
+    let id = message.message_id.clone();
+    let (opened, rx) = state.chat.open(&id);
+    if state.inbound.send(message).await.is_err() {
         return (StatusCode::SERVICE_UNAVAILABLE, "Pincer is shutting down").into_response();
     }
-    let events = events(rx);
+    let answer = Answer {
+        id,
+        rx,
+        answered: Some(answered),
+        outcome: None,
+        bus: state.agent.outbound().clone(),
+        wire: Wire::default(),
+        _opened: opened,
+    };
+    let events = stream::unfold(answer, |mut answer| async move {
+        let events = answer.next().await?;
+        Some((Ok::<_, Infallible>(events), answer))
+    });
     (
         [
             (header::CONTENT_TYPE, "text/event-stream"),
@@ -146,158 +133,113 @@ pub async fn stream(State(state): State<Arc<WebState>>, body: axum::body::Bytes)
         .into_response()
 }
 
-/// The text of the last user message of a `useChat` body (`{messages: [{role, parts:
-/// [{type: "text", text}]}]}`); a plain `{text}` is taken too.
-fn last_user_text(body: &[u8]) -> Result<String, String> {
-    let value: Value = serde_json::from_slice(body).map_err(|e| {
-        format!("the body is not JSON ({e}); send {{\"messages\": [...]}} as useChat does")
-    })?;
-    if let Some(text) = value.get("text").and_then(Value::as_str) {
-        return Ok(text.to_string());
-    }
-    let message = value
-        .get("messages")
-        .and_then(Value::as_array)
-        .and_then(|m| {
-            m.iter()
-                .rev()
-                .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
-        })
-        .ok_or("no user message in `messages`")?;
-    let text: Vec<&str> = message
-        .get("parts")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
-        .filter_map(|p| p.get("text").and_then(Value::as_str))
-        .collect();
-    let text = text.join("\n");
-    if text.trim().is_empty() {
-        return Err("the last user message has no text part".into());
-    }
-    Ok(text)
+/// `GET /api/chat/{id}/stream`, where `useChat` asks to resume a stream after a reload:
+/// 204, nothing to resume (a response is not kept for a second reader; the whole reply
+/// is in the conversation's transcript).
+pub async fn resume() -> StatusCode {
+    StatusCode::NO_CONTENT
 }
 
-/// SSE events until the answer ends.
-fn events(
+/// What a response says when its message was answered in another message's turn (taken
+/// into a turn already running, or merged with a later message).
+const TAKEN_IN: &str = "Answered together with your other message, in its reply.";
+/// The same, when that turn ended early (the reason follows).
+const TAKEN_IN_ENDED: &str = "Taken into the reply to your other message, which ended early:";
+/// What it says when it stops reaching its reader.
+const CUT: &str = "This reply stopped reaching you (the page fell behind, or Pincer is stopping); the whole reply is in the conversation's transcript.";
+/// What it says when Pincer dropped the message unanswered.
+const UNANSWERED: &str =
+    "Pincer stopped before answering this message (is it shutting down?); send it again.";
+
+/// One request's response while it streams.
+struct Answer {
+    /// The message it answers.
+    id: String,
+    /// What answers the message, from `relay`.
     rx: mpsc::Receiver<OutboundMessage>,
-) -> impl Stream<Item = Result<String, Infallible>> + Send {
-    stream::unfold(Some((rx, Wire::default())), |state| async move {
-        let (mut rx, mut wire) = state?;
-        let message = rx.recv().await?;
-        let end = message.body.is_end();
-        let mut out = String::new();
-        for chunk in wire.chunks(message.body) {
-            out.push_str(&format!("data: {chunk}\n\n"));
-        }
-        if end {
-            out.push_str("data: [DONE]\n\n");
-        }
-        Some((Ok(out), (!end).then_some((rx, wire))))
-    })
+    /// Fires when the turn that took the message in has ended (or the message was
+    /// dropped unanswered); `None` once heard.
+    answered: Option<oneshot::Receiver<Result<(), String>>>,
+    /// What `answered` said: how that turn ended.
+    outcome: Option<Result<(), Option<String>>>,
+    /// The outbound bus, for the marker that ends a response with no turn of its own.
+    bus: mpsc::Sender<OutboundMessage>,
+    wire: Wire,
+    /// The route to this response, closed with it.
+    _opened: Opened,
 }
 
-/// Turns outbound messages into wire chunks, opening the message when the first one
-/// is not a turn's `start` (a command's answer).
-#[derive(Default, Clone)]
-pub struct Wire {
-    started: bool,
-    texts: u32,
-}
+impl Answer {
+    /// The SSE events to send next; `None` once the response has ended.
+    async fn next(&mut self) -> Option<String> {
+        if self.wire.finished() {
+            return None;
+        }
+        loop {
+            tokio::select! {
+                message = self.rx.recv() => {
+                    let chunks = match message {
+                        Some(message) => self.chunks(message.body),
+                        None => self.wire.cut(CUT),
+                    };
+                    return Some(events(chunks, self.wire.finished()));
+                }
+                outcome = heard(&mut self.answered) => {
+                    self.answered = None;
+                    self.outcome = Some(match outcome {
+                        Ok(ended) => ended.map_err(Some),
+                        Err(_) => Err(None),
+                    });
+                    // After everything the turn said: the bus keeps its order, so the
+                    // marker comes back behind the turn's `finish` (when the turn was
+                    // this message's own, the response has ended by then).
+                    let marker = OutboundMessage {
+                        target: Target::chat(CHANNEL, CHAT, None),
+                        body: OutboundBody::Done,
+                        reply_to: Some(self.id.clone()),
+                    };
+                    if self.bus.send(marker).await.is_err() {
+                        return Some(events(self.wire.cut(UNANSWERED), true));
+                    }
+                }
+            }
+        }
+    }
 
-impl Wire {
-    pub fn chunks(&mut self, body: OutboundBody) -> Vec<Value> {
-        let mut out = Vec::new();
-        if !self.started {
-            self.started = true;
-            if !matches!(body, OutboundBody::Chunk(Chunk::Start { .. })) {
-                out.push(json!({"type": "start"}));
-            }
+    /// A message's chunks; a response ending with nothing of its own says why.
+    fn chunks(&mut self, body: OutboundBody) -> Vec<Value> {
+        let mut chunks = Vec::new();
+        if body == OutboundBody::Done && !self.wire.answered() {
+            let why = match self.outcome.take() {
+                Some(Ok(())) => OutboundBody::Notice(TAKEN_IN.into()),
+                Some(Err(Some(why))) => OutboundBody::Notice(format!("{TAKEN_IN_ENDED} {why}")),
+                Some(Err(None)) | None => OutboundBody::Error(UNANSWERED.into()),
+            };
+            chunks = self.wire.chunks(why);
         }
-        match body {
-            OutboundBody::Chunk(chunk) => out.extend(chunk_json(&chunk)),
-            OutboundBody::Text(text) | OutboundBody::Notice(text) => {
-                self.texts += 1;
-                let id = format!("note-{}", self.texts);
-                out.push(json!({"type": "text-start", "id": id}));
-                out.push(json!({"type": "text-delta", "id": id, "delta": text}));
-                out.push(json!({"type": "text-end", "id": id}));
-            }
-            OutboundBody::Error(text) => out.push(json!({"type": "error", "errorText": text})),
-            OutboundBody::Done => out.push(json!({"type": "finish", "finishReason": "stop"})),
-            OutboundBody::File { media, .. } => {
-                self.texts += 1;
-                let id = format!("note-{}", self.texts);
-                let caption = media.caption.as_deref().unwrap_or_default();
-                let line = format!(
-                    "[file] {} ({} bytes) {caption}",
-                    media.file_name,
-                    media.bytes.len()
-                );
-                out.push(json!({"type": "text-start", "id": id}));
-                out.push(json!({"type": "text-delta", "id": id, "delta": line.trim_end()}));
-                out.push(json!({"type": "text-end", "id": id}));
-            }
-            OutboundBody::React { .. } => {}
-        }
-        out
+        chunks.extend(self.wire.chunks(body));
+        chunks
     }
 }
 
-/// One chunk on the AI SDK v6 wire (camelCase fields, only the schema's keys).
-pub fn chunk_json(chunk: &Chunk) -> Option<Value> {
-    Some(match chunk {
-        Chunk::Start { message_id } => json!({"type": "start", "messageId": message_id}),
-        Chunk::StartStep => json!({"type": "start-step"}),
-        Chunk::TextStart { id } => json!({"type": "text-start", "id": id}),
-        Chunk::TextDelta { id, delta } => json!({"type": "text-delta", "id": id, "delta": delta}),
-        Chunk::TextEnd { id, .. } => json!({"type": "text-end", "id": id}),
-        Chunk::ReasoningStart { id } => json!({"type": "reasoning-start", "id": id}),
-        Chunk::ReasoningDelta { id, delta } => {
-            json!({"type": "reasoning-delta", "id": id, "delta": delta})
-        }
-        Chunk::ReasoningEnd { id } => json!({"type": "reasoning-end", "id": id}),
-        Chunk::ToolInputStart {
-            tool_call_id,
-            tool_name,
-        } => json!({"type": "tool-input-start", "toolCallId": tool_call_id, "toolName": tool_name}),
-        Chunk::ToolInputAvailable {
-            tool_call_id,
-            tool_name,
-            input,
-        } => json!({"type": "tool-input-available", "toolCallId": tool_call_id,
-                     "toolName": tool_name, "input": input}),
-        Chunk::ToolOutputAvailable {
-            tool_call_id,
-            output,
-        } => json!({"type": "tool-output-available", "toolCallId": tool_call_id, "output": output}),
-        Chunk::ToolOutputError {
-            tool_call_id,
-            error_text,
-        } => {
-            json!({"type": "tool-output-error", "toolCallId": tool_call_id, "errorText": error_text})
-        }
-        Chunk::FinishStep => json!({"type": "finish-step"}),
-        Chunk::Retract => json!({"type": "data-retract", "data": null, "transient": true}),
-        Chunk::Finish { reason, usage } => {
-            let reason = match reason {
-                FinishReason::Stop => "stop",
-                FinishReason::Length => "length",
-                FinishReason::Error => "error",
-                FinishReason::Aborted => "other",
-            };
-            json!({"type": "finish", "finishReason": reason, "messageMetadata": {
-                "usage": {
-                    "inputTokens": usage.input_tokens,
-                    "outputTokens": usage.output_tokens,
-                    "cacheReadTokens": usage.cache_read_tokens,
-                    "cacheWriteTokens": usage.cache_write_tokens,
-                    "costUsd": usage.cost_usd,
-                },
-                "model": usage.model,
-            }})
-        }
-        Chunk::Error { error_text } => json!({"type": "error", "errorText": error_text}),
-    })
+/// The outcome `answered` brings, or never once it has been heard.
+async fn heard(
+    answered: &mut Option<oneshot::Receiver<Result<(), String>>>,
+) -> Result<Result<(), String>, oneshot::error::RecvError> {
+    match answered {
+        Some(rx) => rx.await,
+        None => std::future::pending().await,
+    }
+}
+
+/// `chunks` as SSE events, and the stream's end after them when `end`.
+fn events(chunks: Vec<Value>, end: bool) -> String {
+    let mut out = String::new();
+    for chunk in chunks {
+        out.push_str(&format!("data: {chunk}\n\n"));
+    }
+    if end {
+        out.push_str("data: [DONE]\n\n");
+    }
+    out
 }

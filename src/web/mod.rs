@@ -17,7 +17,11 @@
 //! - `cron`     — scheduled jobs and their actions
 //! - `memory`   — MEMORY.md, typed files, the dream history, restore
 //! - `usage`    — tokens and cost per day and model, as SVG
-//! - `chat`     — `/chat` and `/api/chat` (AI SDK v6 UI message stream over SSE)
+//! - `chat`     — `/chat` and `/api/chat` (AI SDK v6 UI message stream over SSE): one
+//!   response per request, carrying the answer to its message
+//! - `request`  — what `/api/chat` reads of a `useChat` request, and what it refuses
+//! - `relay`    — which open response an outbound message of the web chat goes to
+//! - `wire`     — outbound messages as UI message chunks, always well-formed
 //! - `metrics`  — `/metrics`
 //! - `token`    — making and storing `web.token`
 //! - `pool`     — the open connections: per-address and total limits that close idle
@@ -36,8 +40,11 @@ mod metrics;
 mod overview;
 mod peer;
 mod pool;
+mod relay;
+mod request;
 pub mod token;
 mod usage;
+mod wire;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -52,8 +59,9 @@ use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
 pub use auth::Sessions;
-pub use chat::{CHANNEL, WebChat};
+pub use chat::CHANNEL;
 pub use overview::ErrorLog;
+pub use relay::WebChat;
 
 use crate::agent::Agent;
 use crate::cron::Scheduler;
@@ -105,6 +113,7 @@ pub fn app(state: Arc<WebState>) -> Router {
         .route("/usage", get(usage::page))
         .route("/chat", get(chat::page))
         .route("/api/chat", post(chat::stream))
+        .route("/api/chat/{id}/stream", get(chat::resume))
         .route("/logout", post(auth::logout))
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state),
