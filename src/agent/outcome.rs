@@ -19,6 +19,8 @@ pub enum Budget {
     Iterations(u32),
     /// A subagent used its `agent.task_max_iterations`.
     TaskIterations(u32),
+    /// A host's `--max-turns` (model calls in one turn).
+    HostTurns(u32),
     TurnCost {
         spent: f64,
         limit: f64,
@@ -68,6 +70,9 @@ impl Ended {
             Ended::Failed(why) | Ended::Stuck(why) => Some(why.clone()),
             Ended::Budget(Budget::Iterations(n)) => Some(format!(
                 "Stopped: this turn used its {n} model calls (agent.max_iterations). Say \"continue\" to go on."
+            )),
+            Ended::Budget(Budget::HostTurns(n)) => Some(format!(
+                "Stopped: this turn used its {n} model calls (--max-turns)."
             )),
             Ended::Budget(Budget::TaskIterations(n)) => Some(format!(
                 "Stopped: this task used its {n} model calls (agent.task_max_iterations)."

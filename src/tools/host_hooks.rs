@@ -182,7 +182,10 @@ mod tests {
         let ask = json!({"hookSpecificOutput": {"permissionDecision": "ask"}});
         let deny = json!({"hookSpecificOutput": {"permissionDecision": "deny",
                           "permissionDecisionReason": "not today"}});
-        assert_eq!(pre(std::slice::from_ref(&allow), "exec").decision, Pre::Allow);
+        assert_eq!(
+            pre(std::slice::from_ref(&allow), "exec").decision,
+            Pre::Allow
+        );
         assert_eq!(
             pre(&[allow.clone(), ask.clone()], "exec").decision,
             Pre::Ask

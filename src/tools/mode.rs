@@ -70,11 +70,25 @@ impl PermissionMode {
 
 pub const EXIT_PLAN_MODE: &str = "exit_plan_mode";
 
-/// The modes of the conversations a host drives, by session.
+/// The modes of the conversations a host drives, by session (and the most model calls
+/// a turn of theirs may make, where the host set it: `--max-turns`).
 #[derive(Debug, Default)]
-pub struct Modes(Mutex<HashMap<i64, PermissionMode>>);
+pub struct Modes(
+    Mutex<HashMap<i64, PermissionMode>>,
+    Mutex<HashMap<i64, u32>>,
+);
 
 impl Modes {
+    pub fn max_calls(&self, session: i64) -> Option<u32> {
+        let calls = self.1.lock().unwrap_or_else(|e| e.into_inner());
+        calls.get(&session).copied()
+    }
+
+    pub fn set_max_calls(&self, session: i64, calls: u32) {
+        let mut all = self.1.lock().unwrap_or_else(|e| e.into_inner());
+        all.insert(session, calls);
+    }
+
     pub fn get(&self, session: i64) -> Option<PermissionMode> {
         self.lock().get(&session).copied()
     }

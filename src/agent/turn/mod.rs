@@ -670,6 +670,11 @@ impl Turn<'_> {
         {
             return Some(Ended::Budget(Budget::TaskIterations(self.iterations)));
         }
+        if let Some(max) = self.agent.modes().max_calls(self.session_id)
+            && self.iterations >= max
+        {
+            return Some(Ended::Budget(Budget::HostTurns(max)));
+        }
         if self.iterations >= limits.max_iterations {
             return Some(Ended::Budget(Budget::Iterations(self.iterations)));
         }

@@ -44,6 +44,9 @@ pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
     let (hooks_tx, hook_calls) = mpsc::channel(8);
     let core = Core::start_hooked(home, asks_tx, Some(hooks_tx))?;
     let chat = core.open(args.session.as_deref(), args.mode).await?;
+    if let Some(max) = args.max_turns {
+        core.running.agent.modes().set_max_calls(chat.session, max);
+    }
     let mut host = Host {
         out: tokio::io::stdout(),
         chat,
@@ -136,8 +139,6 @@ struct Turn {
     step_tools: bool,
     /// The current model call's `message_delta`/`message_stop` went out.
     step_ended: bool,
-    /// `--max-turns` ended the turn.
-    out_of_turns: bool,
 }
 
 impl Host {
@@ -185,7 +186,7 @@ impl Host {
                 }
                 message = outbound.recv() => {
                     let Some(message) = message else { break };
-                    self.output(message.body, running).await?;
+                    self.output(message.body).await?;
                     if self.turn.is_none() && let Some(next) = self.queue.pop_front() {
                         self.begin(next, running).await?;
                     }
@@ -506,7 +507,7 @@ impl Host {
     }
 
     /// One piece of the core's output.
-    async fn output(&mut self, body: OutboundBody, running: &super::Handles) -> anyhow::Result<()> {
+    async fn output(&mut self, body: OutboundBody) -> anyhow::Result<()> {
         let OutboundBody::Chunk(chunk) = body else {
             // A command's answer, a notice: not part of the protocol's turn.
             if let OutboundBody::Done = body {
@@ -614,18 +615,7 @@ impl Host {
                 self.end_message().await?;
                 self.tool_result(&tool_call_id, &error_text, true).await?;
             }
-            Chunk::FinishStep => {
-                self.end_message().await?;
-                // `--max-turns`: a model call that made tool calls would be followed by
-                // another; past the limit the turn stops here.
-                if let Some(turn) = self.turn.as_mut()
-                    && turn.step_tools
-                    && self.args.max_turns.is_some_and(|max| turn.step >= max)
-                {
-                    turn.out_of_turns = true;
-                    running.dispatcher.stop(&self.chat.key);
-                }
-            }
+            Chunk::FinishStep => self.end_message().await?,
             Chunk::Retract => {}
             Chunk::Error { error_text } => {
                 if let Some(turn) = self.turn.as_mut() {

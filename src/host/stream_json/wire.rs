@@ -27,12 +27,6 @@ pub(super) fn initialized() -> Value {
 /// The `result` line of a turn.
 pub(super) fn result(session: &str, reason: FinishReason, usage: &TurnUsage, turn: Turn) -> Value {
     let model = usage.model.clone().unwrap_or_else(|| "pincer".into());
-    // `--max-turns` stops the turn: the CLI's own subtype, not an interrupt's.
-    let reason = if turn.out_of_turns {
-        FinishReason::Length
-    } else {
-        reason
-    };
     let (subtype, is_error) = match reason {
         FinishReason::Stop => ("success", false),
         FinishReason::Length => ("error_max_turns", true),
