@@ -226,7 +226,7 @@ async fn supervise(
         let reason = match connect(&config, &folders, &stderr).await {
             Ok(connection) => {
                 let connected_at = Instant::now();
-                tracing::info!(mcp_server = %config.name, tools = connection.tools.len(), "MCP server ready");
+                tracing::info!(mcp_server = %config.name, tools = connection.tools.len(), about = %connection.about, "MCP server ready");
                 server.set(State::Ready {
                     peer: connection.client.peer().clone(),
                     tools: connection.tools,

@@ -13,12 +13,14 @@
 //! # Layout
 //! - `manager` — [`McpManager`]: one supervisor task per server, its state, `status`, `tools`
 //! - `connect` — starts one connection (child process or HTTP) and lists its tools
+//! - `client`  — what Pincer tells a server in `initialize`, the versions it accepts
 //! - `tool`    — the [`crate::tools::Tool`] adapter for one MCP tool; names, results
 //! - `schema`  — a call's arguments checked against the schema the server gave
 //!
 //! This module must not read config files or secrets itself: the caller passes
 //! [`McpServerConfig`]s in.
 
+mod client;
 mod connect;
 mod manager;
 mod schema;
@@ -26,6 +28,7 @@ mod tool;
 
 use std::time::Duration;
 
+pub use client::{ACCEPTED, OFFERED};
 pub use manager::McpManager;
 pub use tool::tool_name;
 
