@@ -13,3 +13,6 @@ mod common;
 
 #[path = "clients/rig.rs"]
 mod rig;
+
+#[path = "clients/mcp.rs"]
+mod mcp;

@@ -1,4 +1,5 @@
 //! Finding the installed client libraries and running a client script against Pincer.
+#![allow(dead_code)] // each client's cases use their own subset
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -88,7 +89,12 @@ pub async fn run(interpreter: &Path, script: &str, args: &[&str], env: &[(&str, 
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    for var in ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "PINCER_HOME", "RUST_LOG"] {
+    for var in [
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "PINCER_HOME",
+        "RUST_LOG",
+    ] {
         command.env_remove(var);
     }
     // Node's own binary beside the packages, first on the PATH (npx, the suite's
