@@ -4,18 +4,25 @@
 //! offers, or call one of its tools and print the result. For trying a server before
 //! configuring it, and for finding out why one fails.
 //!
-//! What the server sends is printed with its control characters escaped.
+//! A question the server asks during a call (an elicitation) goes to the person at the
+//! terminal when there is one (stdin and stderr are a terminal); otherwise nobody can
+//! answer and the server is told `decline`. What the server sends is printed with its
+//! control characters escaped.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use async_trait::async_trait;
 use pincer_channels::escape::escape_hidden;
 use pincer_config::{Config, ConfigError, McpServer, Secrets};
 
 use crate::home::Home;
 use crate::mcp::McpManager;
 use crate::tools::ToolContext;
+use crate::tools::approval::{Approval, Approver, Approvers, Request, answer_of};
 
 /// How long the server has to answer the handshake and list its tools.
 const WAIT: Duration = Duration::from_secs(30);
@@ -65,7 +72,11 @@ pub async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
     let workspace = home.workspace(&config);
     let jail = crate::gateway::jail(home, &config, &workspace);
     let servers = crate::gateway::mcp_servers(&config, &secrets, &jail, &workspace)?;
-    let manager = McpManager::start(servers, crate::gateway::mcp_folders(home));
+    let mut approvers = Approvers::default();
+    if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        approvers.register(pincer_channels::terminal::CHANNEL, Arc::new(Prompt));
+    }
+    let manager = McpManager::start_asking(servers, crate::gateway::mcp_folders(home), approvers);
     manager.settle(WAIT).await;
     let code = report(&manager, &name, &workspace, call).await;
     manager.close(CLOSE_WAIT).await;
@@ -192,4 +203,23 @@ fn with_target(mut config: Config, target: &Target) -> anyhow::Result<(Config, S
     };
     config.mcp.servers.retain(|key, _| *key == name);
     Ok((config, name))
+}
+
+/// The person at the terminal answers: the question on stderr, the next line typed.
+struct Prompt;
+
+#[async_trait]
+impl Approver for Prompt {
+    async fn approve(&self, request: &Request) -> Approval {
+        eprint!("\n{}\n> ", crate::tools::question::shown(&request.input));
+        let line = tokio::task::spawn_blocking(|| {
+            let mut line = String::new();
+            std::io::stdin().read_line(&mut line).map(|_| line)
+        })
+        .await;
+        match line {
+            Ok(Ok(line)) => answer_of(&request.input, line.trim()),
+            _ => Approval::Unavailable("the terminal could not be read".into()),
+        }
+    }
 }

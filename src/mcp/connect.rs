@@ -24,6 +24,7 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use super::McpServerConfig;
+use super::asking::Calls;
 use super::client::PincerClient;
 
 /// A live MCP client session.
@@ -108,13 +109,14 @@ pub(super) enum ConnectError {
 }
 
 /// Connect to `config` and list its tools; a stdio server starts in its `cwd`, else
-/// in `<folders>/<name>`.
+/// in `<folders>/<name>`. The server's questions go to the owners of `calls`.
 pub(super) async fn connect(
     config: &McpServerConfig,
     folders: &Path,
     stderr: &StderrTail,
+    calls: Arc<Calls>,
 ) -> Result<Connection, ConnectError> {
-    let pincer = PincerClient;
+    let pincer = PincerClient::new(&config.name, calls);
     let client = match (&config.command, &config.url) {
         (Some(command), None) => {
             let cwd = config

@@ -17,10 +17,12 @@ use rmcp::service::{Peer, QuitReason, RoleClient};
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::asking::{Asker, Calls, InFlight};
 use super::connect::{StderrTail, connect};
 use super::tool::McpTool;
 use super::{Backoff, McpServerConfig};
-use crate::tools::{Tool, ToolError};
+use crate::tools::approval::Approvers;
+use crate::tools::{Tool, ToolContext, ToolError};
 
 /// A connection that lasted this long counts as healthy: the next failure starts the
 /// backoff from `first` again.
@@ -43,6 +45,10 @@ pub(super) struct Server {
     /// `[mcp.servers.NAME] trusted`.
     trusted: bool,
     state: Mutex<State>,
+    /// Its calls in flight, for whoever answers its questions (elicitations).
+    calls: Arc<Calls>,
+    /// Who can ask the owner, by channel: the same approvers as the turn's calls.
+    approvers: Approvers,
 }
 
 enum State {
@@ -64,9 +70,20 @@ impl McpManager {
     /// Start connecting every server in the background, retrying failures after
     /// 1 s, 2 s, 4 s … up to 5 minutes. A stdio server starts in its `cwd`, else in a
     /// folder of its own, `<folders>/<name>` (made when it starts) — never in the
-    /// workspace. Returns at once; must be called inside a tokio runtime.
+    /// workspace. Returns at once; must be called inside a tokio runtime. Nobody
+    /// answers the servers' questions: they are declined.
     pub fn start(servers: Vec<McpServerConfig>, folders: PathBuf) -> Arc<Self> {
         Self::start_with(servers, folders, Backoff::default())
+    }
+
+    /// [`McpManager::start`], where a server's question during a call goes to the
+    /// owner of the call through `approvers` (the ones that answer the turn's "ask").
+    pub fn start_asking(
+        servers: Vec<McpServerConfig>,
+        folders: PathBuf,
+        approvers: Approvers,
+    ) -> Arc<Self> {
+        Self::launch(servers, folders, Backoff::default(), approvers)
     }
 
     /// [`McpManager::start`] with a chosen backoff (tests use short ones).
@@ -74,6 +91,15 @@ impl McpManager {
         servers: Vec<McpServerConfig>,
         folders: PathBuf,
         backoff: Backoff,
+    ) -> Arc<Self> {
+        Self::launch(servers, folders, backoff, Approvers::default())
+    }
+
+    fn launch(
+        servers: Vec<McpServerConfig>,
+        folders: PathBuf,
+        backoff: Backoff,
+        approvers: Approvers,
     ) -> Arc<Self> {
         let mut manager = Self {
             servers: Vec::new(),
@@ -85,6 +111,8 @@ impl McpManager {
                 name: config.name.clone(),
                 trusted: config.trusted,
                 state: Mutex::new(State::Connecting),
+                calls: Arc::default(),
+                approvers: approvers.clone(),
             });
             let task = tokio::spawn(supervise(
                 server.clone(),
@@ -237,6 +265,13 @@ impl Server {
         }
     }
 
+    /// A call starts: a question the server asks until it ends goes to the owner of
+    /// the turn in `ctx` where they can be asked (see `asking`).
+    pub fn enter(&self, ctx: &ToolContext) -> InFlight<'_> {
+        self.calls
+            .enter(|call_id| Asker::for_call(&self.approvers, ctx, call_id))
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock cannot leave `State` half-written (every
         // write is one assignment), so a poisoned lock is still usable.
@@ -260,7 +295,7 @@ async fn supervise(
     loop {
         server.set(State::Connecting);
         let stderr = StderrTail::default();
-        let connecting = connect(&config, &folders, &stderr);
+        let connecting = connect(&config, &folders, &stderr, Arc::clone(&server.calls));
         let connected = tokio::select! {
             connected = connecting => connected,
             () = stop.cancelled() => return,

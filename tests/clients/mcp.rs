@@ -1,17 +1,21 @@
 //! Pincer's MCP client against the official MCP conformance suite
 //! (`@modelcontextprotocol/conformance`): the suite starts each client scenario's server
 //! and runs the real `pincer` binary against it — `pincer mcp check URL`, `pincer mcp
-//! call TOOL URL` — then checks what the client did.
+//! call TOOL URL` — then checks what the client did. The elicitation scenario also runs
+//! through `pincer agent`, driven by a host script (`mcp_host.mjs`) that answers the
+//! owner's questions as a host program does; where nobody can answer (`pincer mcp call`
+//! without a terminal), the server is told `decline`.
 //!
 //! Not run here: the suite's `auth/*` scenarios (Pincer has no OAuth client; a server's
 //! token goes in `.security.yml` as a header) — they fail, as recorded in docs.
 
 use std::path::Path;
 
+use pincer_fakes::{FakeModel, Step};
 use serde_json::{Value, json};
 
 use super::rig;
-use crate::common::TestHome;
+use crate::common::{TestHome, openai_config};
 
 /// The suite's command line, run with Node 22 from `tests/clients/node_modules`.
 const SUITE: &str = "node_modules/@modelcontextprotocol/conformance/dist/index.js";
@@ -171,6 +175,90 @@ async fn a_cut_event_stream_is_resumed_from_the_last_event() {
     );
     assert!(
         !run.suite.stderr.contains("CLIENT EXITED WITH ERROR"),
+        "{run}"
+    );
+}
+
+/// The scenario's server asks for a form whose five fields all have defaults. Under
+/// `pincer agent` each field is a question to the owner through the host
+/// (`can_use_tool`), the default first among the choices; the host picks it, and the
+/// server receives every default.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_servers_form_is_asked_of_the_owner_through_the_host() {
+    let model = FakeModel::start().await;
+    model.push_all([
+        Step::tool_call(
+            "mcp__conformance__test_client_elicitation_defaults",
+            json!({}),
+        ),
+        Step::text("Done."),
+    ]);
+    let home = TestHome::new();
+    home.write_config(&openai_config(&model, ""));
+    let home_dir = home.path().display().to_string();
+    let env = [
+        ("PINCER_HOME", home_dir.as_str()),
+        ("PINCER_BIN", env!("CARGO_BIN_EXE_pincer")),
+    ];
+    let Some(node) = rig::node() else {
+        return;
+    };
+    let command = format!("{} mcp_host.mjs", node.display());
+    let Some(run) = scenario("elicitation-sep1034-client-defaults", &command, &env).await else {
+        return;
+    };
+    run.passed();
+    for field in ["string", "integer", "number", "enum", "boolean"] {
+        run.succeeded(&format!("client-elicitation-sep1034-{field}-default"));
+    }
+    let questions: Vec<Value> = run
+        .client_stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|line| line["event"] == "question")
+        .collect();
+    let firsts: Vec<&Value> = questions.iter().map(|q| &q["options"][0]).collect();
+    assert_eq!(
+        firsts,
+        [
+            "John Doe (default)",
+            "30 (default)",
+            "95.5 (default)",
+            "active (default)",
+            "yes (default)"
+        ],
+        "{run}"
+    );
+    let first = questions[0]["question"].as_str().unwrap_or_default();
+    assert!(
+        first.starts_with(
+            "MCP server conformance asks: Test client default value handling - please accept with defaults\n(1 of 5) name — User name [text]"
+        ),
+        "{first}"
+    );
+    assert!(
+        run.client_stdout.contains(r#""subtype":"success""#),
+        "{run}"
+    );
+}
+
+/// `pincer mcp call` with no terminal to ask at: nobody can answer the server's form,
+/// so the server is told `decline` (and says so in its answer).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn where_nobody_can_answer_the_server_is_told_decline() {
+    let home = TestHome::new();
+    let command = pincer(&home, "mcp call test_client_elicitation_defaults");
+    let Some(run) = scenario("elicitation-sep1034-client-defaults", &command, &[]).await else {
+        return;
+    };
+    assert_eq!(
+        run.check("client-elicitation-sep1034-general")["errorMessage"],
+        "Expected action 'accept', got 'decline'",
+        "{run}"
+    );
+    assert_eq!(
+        run.client_stdout.trim(),
+        "Elicitation was not accepted",
         "{run}"
     );
 }
