@@ -70,6 +70,11 @@ pub async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
     let (config, secrets) = config_or_none(home)?;
     let (config, name) = with_target(config, &target)?;
     let workspace = home.workspace(&config);
+    if config.mcp.servers.values().any(|s| s.command.is_some()) {
+        // A stdio server's sandbox shows it the workspace, as the gateway makes it.
+        std::fs::create_dir_all(&workspace)
+            .with_context(|| format!("cannot create the workspace {}", workspace.display()))?;
+    }
     let jail = crate::gateway::jail(home, &config, &workspace);
     let servers = crate::gateway::mcp_servers(&config, &secrets, &jail, &workspace)?;
     let mut approvers = Approvers::default();

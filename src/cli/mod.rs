@@ -96,6 +96,8 @@ pub fn main(cli: Cli) -> ExitCode {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let default_level = match cli.command {
         Command::Run => "info",
+        // It reports the server's failure itself; the retries' warnings would repeat it.
+        Command::Mcp(_) => "error",
         _ => "warn",
     };
     init_logging(cli.verbose, cli.json_logs, default_level);

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::Tool as McpTool;
-use rmcp::service::{RoleClient, RunningService, serve_client};
+use rmcp::service::{ClientInitializeError, RoleClient, RunningService, serve_client};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -91,6 +91,10 @@ pub(super) enum ConnectError {
     },
     #[error("MCP handshake failed: {0}")]
     Handshake(String),
+    #[error(
+        "the server wants authorization (OAuth), which Pincer's MCP client does not do; get a token for it and put it in .security.yml as mcp.{0}.headers.Authorization: \"Bearer <token>\""
+    )]
+    Authorization(String),
     #[error("{error}; likely cause: {hint}")]
     Hinted {
         error: Box<ConnectError>,
@@ -130,7 +134,7 @@ pub(super) async fn connect(
             })?;
             let started = async {
                 let transport = spawn(config, command, &cwd, stderr)?;
-                handshake(serve_client(pincer, transport)).await
+                handshake(&config.name, serve_client(pincer, transport)).await
             };
             match started.await {
                 Ok(client) => client,
@@ -143,7 +147,7 @@ pub(super) async fn connect(
             // installs) unless one already is — then this returns Err, which is fine.
             let _ = rustls::crypto::ring::default_provider().install_default();
             let transport = StreamableHttpClientTransport::from_config(http_config(config, url)?);
-            handshake(serve_client(pincer, transport)).await?
+            handshake(&config.name, serve_client(pincer, transport)).await?
         }
         _ => return Err(ConnectError::Shape(config.name.clone())),
     };
@@ -170,11 +174,15 @@ pub(super) async fn connect(
     })
 }
 
-async fn handshake<E: std::fmt::Display>(
-    serving: impl Future<Output = Result<Client, E>>,
+async fn handshake(
+    server: &str,
+    serving: impl Future<Output = Result<Client, ClientInitializeError>>,
 ) -> Result<Client, ConnectError> {
     match tokio::time::timeout(CONNECT_TIMEOUT, serving).await {
         Ok(Ok(client)) => Ok(client),
+        Ok(Err(e)) if e.is_authorization_required() => {
+            Err(ConnectError::Authorization(server.to_string()))
+        }
         Ok(Err(e)) => Err(ConnectError::Handshake(e.to_string())),
         Err(_) => Err(ConnectError::NoAnswer("MCP handshake")),
     }
