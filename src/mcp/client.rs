@@ -5,8 +5,9 @@
 //! the owner of the call in flight (`asking`, worded by `elicit`).
 //!
 //! Pincer announces neither sampling nor roots: a server that asks for them anyway gets
-//! rmcp's answers (method not found; no roots). This file must not decide who answers a
-//! question (`asking` does) or how it is worded (`elicit`).
+//! rmcp's answers (method not found; no roots). A server's log messages go to Pincer's
+//! log at debug level. This file must not decide who answers a question (`asking` does)
+//! or how it is worded (`elicit`).
 
 use std::sync::Arc;
 
@@ -16,7 +17,7 @@ use rmcp::model::{
     ElicitationCapability, ErrorData, FormElicitationCapability, Implementation, ProtocolVersion,
     UrlElicitationCapability,
 };
-use rmcp::service::{RequestContext, RoleClient};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 
 use super::asking::Calls;
 
@@ -86,6 +87,19 @@ impl ClientHandler for PincerClient {
         let result = super::elicit::answer(&self.server, request, asker.as_ref()).await;
         tracing::info!(mcp_server = %self.server, action = ?result.action, "elicitation answered");
         Ok(result)
+    }
+
+    #[expect(
+        deprecated,
+        reason = "logging is deprecated only in the draft (SEP-2577); 2025-11-25, the version Pincer speaks, has it"
+    )]
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let logger = params.logger.as_deref().unwrap_or_default();
+        tracing::debug!(mcp_server = %self.server, level = ?params.level, %logger, "server log: {}", params.data);
     }
 }
 
