@@ -40,6 +40,7 @@ fn prints_a_report(command: &pincer::cli::Command) -> bool {
             | Command::Pairing(_)
             | Command::Cron(_)
             | Command::Memory(_)
+            | Command::Mcp(_)
     )
 }
 

@@ -21,3 +21,6 @@ mod acp;
 
 #[path = "clients/ai.rs"]
 mod ai;
+
+#[path = "clients/mcp.rs"]
+mod mcp;

@@ -109,6 +109,25 @@ async fn lists_and_calls_the_tools_of_a_server() {
 }
 
 #[tokio::test]
+async fn a_server_answering_a_protocol_version_pincer_does_not_speak_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let draft = McpServerConfig {
+        env: vec![("FAKE_MCP_PROTOCOL".into(), "2026-07-28".into())],
+        ..fake("draft")
+    };
+    let manager = McpManager::start_with(vec![draft], dir.path().into(), quick());
+    manager.settle(Duration::from_secs(10)).await;
+    let status = &manager.status()[0].1;
+    assert!(
+        status.starts_with(
+            "failed: the server answered with MCP protocol version 2026-07-28, which Pincer does not speak (it speaks 2024-11-05 to 2025-11-25)"
+        ),
+        "{status}"
+    );
+    assert!(manager.tools().is_empty());
+}
+
+#[tokio::test]
 async fn a_server_that_cannot_start_fails_alone() {
     let dir = tempfile::tempdir().unwrap();
     let broken = McpServerConfig {

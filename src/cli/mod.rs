@@ -4,6 +4,7 @@
 mod chat;
 mod cron;
 mod doctor;
+mod mcp;
 mod memory;
 mod onboard;
 mod pairing;
@@ -68,6 +69,9 @@ pub enum Command {
     /// Memory: show, search, dream, log, restore
     #[command(subcommand)]
     Memory(memory::Command),
+    /// MCP servers: check one (its name, protocol and tools), call one of its tools
+    #[command(subcommand)]
+    Mcp(mcp::Command),
     /// Be driven by another program over stdio: --protocol stream-json (the Claude Code
     /// CLI's, the default) or runner; --session KEY resumes a conversation. Accepts the
     /// flags the Claude Agent SDKs pass (see README)
@@ -92,6 +96,8 @@ pub fn main(cli: Cli) -> ExitCode {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let default_level = match cli.command {
         Command::Run => "info",
+        // It reports the server's failure itself; the retries' warnings would repeat it.
+        Command::Mcp(_) => "error",
         _ => "warn",
     };
     init_logging(cli.verbose, cli.json_logs, default_level);
@@ -117,6 +123,7 @@ pub fn main(cli: Cli) -> ExitCode {
             Command::Doctor => doctor::run(&home).await,
             Command::Cron(command) => cron::run(&home, command).await,
             Command::Memory(command) => memory::run(&home, command).await,
+            Command::Mcp(command) => mcp::run(&home, command).await,
             Command::Acp => crate::host::acp(&home).await,
             Command::Web(command) => web::run(&home, command).await,
             Command::Agent(args) => match crate::host::Args::parse(&args.args) {

@@ -150,9 +150,11 @@ pub fn build_agent(
     let tasks = crate::tasks::Tasks::new(config.agent.task_max_iterations);
     let modes = Arc::new(crate::tools::mode::Modes::default());
     let loaded = Arc::new(crate::tools::deferred::Loaded::default());
-    let mcp = McpManager::start(
+    // A server's question during a call goes to the owner the way an "ask" does.
+    let mcp = McpManager::start_asking(
         mcp_servers(config, secrets, &jail, &workspace)?,
         mcp_folders(home),
+        approvers.clone(),
     );
     // What tools send to chats passes the scrubber like every reply.
     let outbox = crate::scrub::Outbox::new(outbound.clone(), Arc::clone(&scrubber));

@@ -1,5 +1,6 @@
 //! Opening one MCP connection: spawn the server's process (or reach its HTTP URL), run
-//! the MCP handshake with the rmcp client and list its tools.
+//! the MCP handshake with the rmcp client (Pincer's side of it: `client`), refuse a
+//! protocol version Pincer does not speak, and list the server's tools.
 //!
 //! A child process gets a clean environment — PATH, HOME and LANG from Pincer's, plus
 //! the server's configured `env` — so Pincer's own secrets never reach it; it starts in
@@ -17,15 +18,17 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::Tool as McpTool;
-use rmcp::service::{RoleClient, RunningService, serve_client};
+use rmcp::service::{ClientInitializeError, RoleClient, RunningService, serve_client};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use super::McpServerConfig;
+use super::asking::Calls;
+use super::client::PincerClient;
 
 /// A live MCP client session.
-pub(super) type Client = RunningService<RoleClient, ()>;
+pub(super) type Client = RunningService<RoleClient, PincerClient>;
 
 /// How long the handshake plus the tool listing may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -37,6 +40,8 @@ const INHERITED_ENV: [&str; 3] = ["PATH", "HOME", "LANG"];
 pub(super) struct Connection {
     pub client: Client,
     pub tools: Vec<McpTool>,
+    /// The server as it introduced itself: "name version, protocol 2025-11-25".
+    pub about: String,
 }
 
 /// The last line a child server wrote to stderr, to explain why it failed.
@@ -86,6 +91,10 @@ pub(super) enum ConnectError {
     },
     #[error("MCP handshake failed: {0}")]
     Handshake(String),
+    #[error(
+        "the server wants authorization (OAuth), which Pincer's MCP client does not do; get a token for it and put it in .security.yml as mcp.{0}.headers.Authorization: \"Bearer <token>\""
+    )]
+    Authorization(String),
     #[error("{error}; likely cause: {hint}")]
     Hinted {
         error: Box<ConnectError>,
@@ -95,15 +104,23 @@ pub(super) enum ConnectError {
     NoAnswer(&'static str),
     #[error("tools/list failed: {0}")]
     ListTools(String),
+    #[error(
+        "the server answered with MCP protocol version {0}, which Pincer does not speak (it speaks {first} to {last}); update the server, or use a release of it that speaks one of those",
+        first = super::ACCEPTED[0],
+        last = super::OFFERED
+    )]
+    Version(String),
 }
 
 /// Connect to `config` and list its tools; a stdio server starts in its `cwd`, else
-/// in `<folders>/<name>`.
+/// in `<folders>/<name>`. The server's questions go to the owners of `calls`.
 pub(super) async fn connect(
     config: &McpServerConfig,
     folders: &Path,
     stderr: &StderrTail,
+    calls: Arc<Calls>,
 ) -> Result<Connection, ConnectError> {
+    let pincer = PincerClient::new(&config.name, calls);
     let client = match (&config.command, &config.url) {
         (Some(command), None) => {
             let cwd = config
@@ -117,7 +134,7 @@ pub(super) async fn connect(
             })?;
             let started = async {
                 let transport = spawn(config, command, &cwd, stderr)?;
-                handshake(serve_client((), transport)).await
+                handshake(&config.name, serve_client(pincer, transport)).await
             };
             match started.await {
                 Ok(client) => client,
@@ -130,23 +147,42 @@ pub(super) async fn connect(
             // installs) unless one already is — then this returns Err, which is fine.
             let _ = rustls::crypto::ring::default_provider().install_default();
             let transport = StreamableHttpClientTransport::from_config(http_config(config, url)?);
-            handshake(serve_client((), transport)).await?
+            handshake(&config.name, serve_client(pincer, transport)).await?
         }
         _ => return Err(ConnectError::Shape(config.name.clone())),
+    };
+    let about = match client.peer_info() {
+        Some(info) if super::client::accepts(&info.protocol_version) => {
+            let name = info.server_info.as_ref().map_or_else(
+                || "a server without a name".to_string(),
+                |i| format!("{} {}", i.name, i.version),
+            );
+            format!("{name}, protocol {}", info.protocol_version)
+        }
+        Some(info) => return Err(ConnectError::Version(info.protocol_version.to_string())),
+        None => return Err(ConnectError::Version("(none)".into())),
     };
     let tools = match tokio::time::timeout(CONNECT_TIMEOUT, client.list_all_tools()).await {
         Ok(Ok(tools)) => tools,
         Ok(Err(e)) => return Err(ConnectError::ListTools(e.to_string())),
         Err(_) => return Err(ConnectError::NoAnswer("tools/list")),
     };
-    Ok(Connection { client, tools })
+    Ok(Connection {
+        client,
+        tools,
+        about,
+    })
 }
 
-async fn handshake<E: std::fmt::Display>(
-    serving: impl Future<Output = Result<Client, E>>,
+async fn handshake(
+    server: &str,
+    serving: impl Future<Output = Result<Client, ClientInitializeError>>,
 ) -> Result<Client, ConnectError> {
     match tokio::time::timeout(CONNECT_TIMEOUT, serving).await {
         Ok(Ok(client)) => Ok(client),
+        Ok(Err(e)) if e.is_authorization_required() => {
+            Err(ConnectError::Authorization(server.to_string()))
+        }
         Ok(Err(e)) => Err(ConnectError::Handshake(e.to_string())),
         Err(_) => Err(ConnectError::NoAnswer("MCP handshake")),
     }

@@ -15,11 +15,14 @@ use std::time::{Duration, Instant};
 use rmcp::model::Tool as RemoteTool;
 use rmcp::service::{Peer, QuitReason, RoleClient};
 use tokio::task::AbortHandle;
+use tokio_util::sync::CancellationToken;
 
+use super::asking::{Asker, Calls, InFlight};
 use super::connect::{StderrTail, connect};
 use super::tool::McpTool;
 use super::{Backoff, McpServerConfig};
-use crate::tools::{Tool, ToolError};
+use crate::tools::approval::Approvers;
+use crate::tools::{Tool, ToolContext, ToolError};
 
 /// A connection that lasted this long counts as healthy: the next failure starts the
 /// backoff from `first` again.
@@ -32,6 +35,8 @@ pub struct McpManager {
     /// The servers' supervisor tasks, stopped when the manager is dropped (which
     /// drops their connections and so kills their child processes).
     tasks: Vec<AbortHandle>,
+    /// Asks the tasks to close their connections cleanly and end (`close`).
+    stop: CancellationToken,
 }
 
 /// One server's name and current state, shared by its task and its tools.
@@ -40,6 +45,10 @@ pub(super) struct Server {
     /// `[mcp.servers.NAME] trusted`.
     trusted: bool,
     state: Mutex<State>,
+    /// Its calls in flight, for whoever answers its questions (elicitations).
+    calls: Arc<Calls>,
+    /// Who can ask the owner, by channel: the same approvers as the turn's calls.
+    approvers: Approvers,
 }
 
 enum State {
@@ -48,6 +57,8 @@ enum State {
         /// The live session, cloned for each call.
         peer: Peer<RoleClient>,
         tools: Vec<RemoteTool>,
+        /// "name version, protocol 2025-11-25", for `pincer mcp check`.
+        about: String,
     },
     Failed {
         reason: String,
@@ -59,9 +70,20 @@ impl McpManager {
     /// Start connecting every server in the background, retrying failures after
     /// 1 s, 2 s, 4 s … up to 5 minutes. A stdio server starts in its `cwd`, else in a
     /// folder of its own, `<folders>/<name>` (made when it starts) — never in the
-    /// workspace. Returns at once; must be called inside a tokio runtime.
+    /// workspace. Returns at once; must be called inside a tokio runtime. Nobody
+    /// answers the servers' questions: they are declined.
     pub fn start(servers: Vec<McpServerConfig>, folders: PathBuf) -> Arc<Self> {
         Self::start_with(servers, folders, Backoff::default())
+    }
+
+    /// [`McpManager::start`], where a server's question during a call goes to the
+    /// owner of the call through `approvers` (the ones that answer the turn's "ask").
+    pub fn start_asking(
+        servers: Vec<McpServerConfig>,
+        folders: PathBuf,
+        approvers: Approvers,
+    ) -> Arc<Self> {
+        Self::launch(servers, folders, Backoff::default(), approvers)
     }
 
     /// [`McpManager::start`] with a chosen backoff (tests use short ones).
@@ -70,17 +92,35 @@ impl McpManager {
         folders: PathBuf,
         backoff: Backoff,
     ) -> Arc<Self> {
+        Self::launch(servers, folders, backoff, Approvers::default())
+    }
+
+    fn launch(
+        servers: Vec<McpServerConfig>,
+        folders: PathBuf,
+        backoff: Backoff,
+        approvers: Approvers,
+    ) -> Arc<Self> {
         let mut manager = Self {
             servers: Vec::new(),
             tasks: Vec::new(),
+            stop: CancellationToken::new(),
         };
         for config in servers {
             let server = Arc::new(Server {
                 name: config.name.clone(),
                 trusted: config.trusted,
                 state: Mutex::new(State::Connecting),
+                calls: Arc::default(),
+                approvers: approvers.clone(),
             });
-            let task = tokio::spawn(supervise(server.clone(), config, folders.clone(), backoff));
+            let task = tokio::spawn(supervise(
+                server.clone(),
+                config,
+                folders.clone(),
+                backoff,
+                manager.stop.clone(),
+            ));
             manager.servers.push(server);
             manager.tasks.push(task.abort_handle());
         }
@@ -132,6 +172,18 @@ impl McpManager {
         by_name.into_values().collect()
     }
 
+    /// One server as a command reports it: `Ok` with how it introduced itself ("name
+    /// version, protocol 2025-11-25") when ready, else `Err` with its state in words
+    /// (still connecting, or why it failed). `None` for a name not configured.
+    pub fn report(&self, name: &str) -> Option<Result<String, String>> {
+        let server = self.servers.iter().find(|s| s.name == name)?;
+        Some(match &*server.lock() {
+            State::Ready { about, .. } => Ok(about.clone()),
+            State::Connecting => Err("no answer yet (still connecting)".into()),
+            State::Failed { reason, .. } => Err(reason.clone()),
+        })
+    }
+
     /// Wait until no server is still connecting, or `within` has passed: for commands
     /// that show the servers, and for a turn that starts while they connect (see
     /// `ready_for_turn`).
@@ -149,6 +201,18 @@ impl McpManager {
 }
 
 impl McpManager {
+    /// Close every connection cleanly (each server told the session ends, each child
+    /// process stopped), waiting up to `within`; what is still open then is dropped.
+    /// For a command that exits next: dropping the manager at exit leaves rmcp closing
+    /// its transports while the runtime shuts down.
+    pub async fn close(&self, within: Duration) {
+        self.stop.cancel();
+        let deadline = Instant::now() + within;
+        while Instant::now() < deadline && self.tasks.iter().any(|t| !t.is_finished()) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     /// Before a turn: wait up to `within` for servers still making their first
     /// connection, so their tools are offered; a server still not up is left out of the
     /// turn, with a note in the log. Returns at once when none is connecting.
@@ -201,6 +265,13 @@ impl Server {
         }
     }
 
+    /// A call starts: a question the server asks until it ends goes to the owner of
+    /// the turn in `ctx` where they can be asked (see `asking`).
+    pub fn enter(&self, ctx: &ToolContext) -> InFlight<'_> {
+        self.calls
+            .enter(|call_id| Asker::for_call(&self.approvers, ctx, call_id))
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock cannot leave `State` half-written (every
         // write is one assignment), so a poisoned lock is still usable.
@@ -212,26 +283,44 @@ impl Server {
     }
 }
 
-/// Keep one server connected for as long as the manager lives.
+/// Keep one server connected for as long as the manager lives (until `stop`).
 async fn supervise(
     server: Arc<Server>,
     config: McpServerConfig,
     folders: PathBuf,
     backoff: Backoff,
+    stop: CancellationToken,
 ) {
     let mut failures = 0u32;
     loop {
         server.set(State::Connecting);
         let stderr = StderrTail::default();
-        let reason = match connect(&config, &folders, &stderr).await {
+        let connecting = connect(&config, &folders, &stderr, Arc::clone(&server.calls));
+        let connected = tokio::select! {
+            connected = connecting => connected,
+            () = stop.cancelled() => return,
+        };
+        let reason = match connected {
             Ok(connection) => {
                 let connected_at = Instant::now();
-                tracing::info!(mcp_server = %config.name, tools = connection.tools.len(), "MCP server ready");
+                tracing::info!(mcp_server = %config.name, tools = connection.tools.len(), about = %connection.about, "MCP server ready");
                 server.set(State::Ready {
                     peer: connection.client.peer().clone(),
                     tools: connection.tools,
+                    about: connection.about,
                 });
-                let quit = connection.client.waiting().await;
+                let closing = connection.client.cancellation_token();
+                let waiting = connection.client.waiting();
+                tokio::pin!(waiting);
+                let quit = tokio::select! {
+                    quit = &mut waiting => quit,
+                    () = stop.cancelled() => {
+                        closing.cancel();
+                        // How it ended no longer matters: the manager is closing.
+                        let _ = waiting.await;
+                        return;
+                    }
+                };
                 if connected_at.elapsed() >= HEALTHY_AFTER {
                     failures = 0;
                 }
@@ -256,6 +345,9 @@ async fn supervise(
             reason,
             retry_at: Instant::now() + delay,
         });
-        tokio::time::sleep(delay).await;
+        tokio::select! {
+            () = tokio::time::sleep(delay) => {}
+            () = stop.cancelled() => return,
+        }
     }
 }

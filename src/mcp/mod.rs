@@ -8,24 +8,34 @@
 //! failed with its reason and leaves the others alone.
 //!
 //! MCP output is data, never executed: a call returns the server's text to the model
-//! and nothing else happens with it.
+//! and nothing else happens with it. A server's questions during a call
+//! (`elicitation/create`) go to the owner whose turn made it, as the `question` tool
+//! asks; where nobody can answer they are declined.
 //!
 //! # Layout
 //! - `manager` — [`McpManager`]: one supervisor task per server, its state, `status`, `tools`
 //! - `connect` — starts one connection (child process or HTTP) and lists its tools
+//! - `client`  — what Pincer tells a server in `initialize`, the versions it accepts,
+//!   and its answers to the server's requests
+//! - `asking`  — who answers a server's question: the owner of the call in flight
+//! - `elicit`  — a form or a link asked as questions, the answers as the server's result
 //! - `tool`    — the [`crate::tools::Tool`] adapter for one MCP tool; names, results
 //! - `schema`  — a call's arguments checked against the schema the server gave
 //!
 //! This module must not read config files or secrets itself: the caller passes
 //! [`McpServerConfig`]s in.
 
+mod asking;
+mod client;
 mod connect;
+mod elicit;
 mod manager;
 mod schema;
 mod tool;
 
 use std::time::Duration;
 
+pub use client::{ACCEPTED, OFFERED};
 pub use manager::McpManager;
 pub use tool::tool_name;
 

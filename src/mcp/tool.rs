@@ -17,7 +17,8 @@ use super::manager::Server;
 use crate::provider::ToolSpec;
 use crate::tools::{ArgsError, Parsed, Tool, ToolContext, ToolError};
 
-/// How long one `tools/call` may take.
+/// How long one `tools/call` may take (time the owner spends answering the server's
+/// questions not counted).
 const CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Most characters of a server's tool description put into the prompt.
@@ -110,7 +111,7 @@ impl Tool for McpTool {
         Ok(Parsed::new(args.clone()))
     }
 
-    async fn run(&self, args: Parsed, _ctx: &ToolContext) -> Result<String, ToolError> {
+    async fn run(&self, args: Parsed, ctx: &ToolContext) -> Result<String, ToolError> {
         let Some(args) = args.take::<Value>() else {
             return Err(ToolError::new("MCP tool arguments must be a JSON object"));
         };
@@ -122,16 +123,22 @@ impl Tool for McpTool {
             Value::Null => {}
             _ => return Err(ToolError::new("MCP tool arguments must be a JSON object")),
         }
-        match tokio::time::timeout(CALL_TIMEOUT, peer.call_tool_once(params)).await {
-            Ok(Ok(CallToolResponse::Complete(result))) => render(server, result),
-            Ok(Ok(_)) => Err(ToolError::new(format!(
+        // The server may ask the owner something meanwhile; that time is not counted.
+        let call = self.server.enter(ctx);
+        match call
+            .asking
+            .within(CALL_TIMEOUT, peer.call_tool_once(params))
+            .await
+        {
+            Some(Ok(CallToolResponse::Complete(result))) => render(server, result),
+            Some(Ok(_)) => Err(ToolError::new(format!(
                 "MCP server {server} asked for more input or started a background task; \
                  Pincer does not support either yet"
             ))),
-            Ok(Err(e)) => Err(ToolError::new(format!(
+            Some(Err(e)) => Err(ToolError::new(format!(
                 "MCP server {server} failed during the call ({e}); it is being reconnected"
             ))),
-            Err(_) => Err(ToolError::new(format!(
+            None => Err(ToolError::new(format!(
                 "MCP server {server} did not answer within {} s",
                 CALL_TIMEOUT.as_secs()
             ))),

@@ -94,7 +94,7 @@ pub trait Approver: Send + Sync {
 }
 
 /// The approver of each channel that has one, registered at start-up.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Approvers {
     by_channel: HashMap<String, Arc<dyn Approver>>,
 }

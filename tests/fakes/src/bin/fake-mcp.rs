@@ -17,6 +17,9 @@
 //! With `--slow-start MS` it sleeps that long before reading stdin, like a server that
 //! takes a while to start (an `npx` download, a JVM).
 //!
+//! `FAKE_MCP_PROTOCOL` in its environment replaces the protocol version it answers
+//! `initialize` with (a draft, an unknown one), for tests of version negotiation.
+//!
 //! With `--http PORT` it serves the streamable HTTP transport instead, on
 //! 127.0.0.1:PORT (0 picks a free port), printing `listening on 127.0.0.1:N` first:
 //! each POST carries one JSON-RPC message and gets a plain JSON answer (202 for
@@ -145,7 +148,8 @@ fn handle(message: &Value) -> Option<Value> {
     let params = message.get("params").cloned().unwrap_or(Value::Null);
     let result = match method {
         "initialize" => json!({
-            "protocolVersion": PROTOCOL_VERSION,
+            "protocolVersion": std::env::var("FAKE_MCP_PROTOCOL")
+                .unwrap_or_else(|_| PROTOCOL_VERSION.to_string()),
             "capabilities": { "tools": {} },
             "serverInfo": { "name": "fake-mcp", "version": "0.1.0" }
         }),
