@@ -24,3 +24,45 @@ mod ai;
 
 #[path = "clients/mcp.rs"]
 mod mcp;
+
+/// Every test docs/protocols.md's conformance table names exists, so the table cannot
+/// cite a test that was renamed or deleted.
+#[test]
+fn the_conformance_table_names_only_tests_that_exist() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/protocols.md")).expect("protocols.md");
+    let table = doc
+        .split("## Conformance")
+        .nth(1)
+        .expect("a Conformance section");
+    let mut sources = String::new();
+    for dir in [
+        "tests",
+        "tests/clients",
+        "tests/host",
+        "src/host",
+        "src/host/stream_json",
+    ] {
+        for entry in std::fs::read_dir(root.join(dir)).expect("dir").flatten() {
+            if entry.path().extension().is_some_and(|e| e == "rs") {
+                sources.push_str(&std::fs::read_to_string(entry.path()).expect("source"));
+            }
+        }
+    }
+    let mut named = 0;
+    for row in table.lines().filter(|l| l.starts_with('|')) {
+        let Some(cell) = row.trim_end_matches('|').rsplit('|').next() else {
+            continue;
+        };
+        let name = cell.trim().trim_matches('`');
+        if name.is_empty() || name == "—" || name.contains(' ') {
+            continue;
+        }
+        named += 1;
+        assert!(
+            sources.contains(&format!("fn {name}(")),
+            "docs/protocols.md names the test {name}, which does not exist"
+        );
+    }
+    assert!(named >= 20, "the table names {named} tests");
+}

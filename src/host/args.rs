@@ -158,6 +158,12 @@ impl Args {
                     ));
                 }
                 "--verbose" | "-p" | "--print" => {}
+                // Resuming would write into the conversation the host meant to keep.
+                "--fork-session" => {
+                    return Err(
+                        "--fork-session: pincer agent cannot fork a conversation yet; resume it, or start a new one (no --resume)".into(),
+                    );
+                }
                 // An empty value asks for nothing (the SDKs pass `--system-prompt ""`).
                 other if other.starts_with('-') && needs_value && value.is_empty() => {}
                 other if other.starts_with('-') => out.ignored.push(other.to_string()),
@@ -228,6 +234,11 @@ mod tests {
             parse("--output-format text")
                 .unwrap_err()
                 .contains("stream-json only")
+        );
+        assert!(
+            parse("--resume terminal:dm:agent-1 --fork-session")
+                .unwrap_err()
+                .contains("cannot fork")
         );
         assert_eq!(
             parse("--protocol runner").unwrap().protocol,
