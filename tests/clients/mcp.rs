@@ -6,8 +6,8 @@
 //! owner's questions as a host program does; where nobody can answer (`pincer mcp call`
 //! without a terminal), the server is told `decline`.
 //!
-//! Not run here: the suite's `auth/*` scenarios (Pincer has no OAuth client; a server's
-//! token goes in `.security.yml` as a header) — they fail, as recorded in docs.
+//! Not run here: the suite's `auth/*` scenarios. Pincer has no OAuth client (a server's
+//! token goes in `.security.yml` as a header), so they fail, with an error that says so.
 
 use std::path::Path;
 
