@@ -13,5 +13,7 @@ mod reference;
 mod rig;
 #[path = "host/runner.rs"]
 mod runner;
+#[path = "host/runner_seed.rs"]
+mod runner_seed;
 #[path = "host/stream_json.rs"]
 mod stream_json;

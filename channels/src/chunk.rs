@@ -106,6 +106,9 @@ pub struct TurnUsage {
     /// The turn's wall-clock time, and the part spent waiting on models.
     pub duration_ms: u64,
     pub model_ms: u64,
+    /// The last model call's tokens: how full its context was (the totals above add
+    /// every call up).
+    pub last_call: CallTokens,
 }
 
 impl TurnUsage {
@@ -118,6 +121,7 @@ impl TurnUsage {
         self.cost_usd += cost_usd;
         self.model_calls += 1;
         self.model = Some(model.to_string());
+        self.last_call = tokens;
     }
 }
 

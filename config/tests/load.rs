@@ -122,6 +122,7 @@ fn an_empty_file_gives_the_defaults() {
     assert_eq!(c.memory.dream_schedule, "0 3 * * *");
     assert_eq!(c.memory.dream_max_tokens, 30_000);
     assert!(c.mcp.servers.is_empty());
+    assert_eq!(c.host.approval_timeout_secs, 120);
 }
 
 #[test]

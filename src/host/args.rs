@@ -3,9 +3,11 @@
 //! `--flag=value` (TypeScript); so that an SDK's `cli_path` can be a script running
 //! `pincer agent "$@"`, both forms are read, the flags Pincer can honour are honoured
 //! (README lists them) and every other flag is accepted and ignored with a note on
-//! stderr.
+//! stderr. Seed 001's runner flags (`RunnerFlags`) are read the same way; its default
+//! permission mode is `bypassPermissions`, so that is what `--protocol runner` starts in.
 
 use crate::tools::mode::PermissionMode;
+use crate::tools::preset::ToolPreset;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Protocol {
@@ -32,9 +34,41 @@ pub struct Args {
     pub ask_host: bool,
     /// `--max-turns N`: the most model calls one turn may make (stream-json).
     pub max_turns: Option<u32>,
+    /// `--fork-session`: continue a copy of the `--resume`d conversation (stream-json).
+    pub fork_session: bool,
     /// Flags accepted and not acted on, for the note on stderr.
     pub ignored: Vec<String>,
+    /// Seed 001's runner flags (`--protocol runner` only).
+    pub runner: RunnerFlags,
 }
+
+/// What seed 001's runner is started with besides `--model`, `--permission-mode` and
+/// `--resume` (read into `Args`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunnerFlags {
+    /// `--conversation-id ID`: the local conversation `terminal:dm:<ID>`.
+    pub conversation_id: Option<String>,
+    /// `--fork`: a new conversation starting with a copy of the named one's history.
+    pub fork: bool,
+    /// `--tool-preset`: the tools the conversation keeps.
+    pub preset: ToolPreset,
+    /// `--cwd`: the backend's working folder (Pincer's tools work in its workspace).
+    pub cwd: Option<String>,
+}
+
+/// Seed 001's runner flags that take a value; those not in `RunnerFlags` are ignored
+/// with a note.
+const RUNNER_TAKES_VALUE: &[&str] = &[
+    "--cwd",
+    "--conversation-id",
+    "--tool-preset",
+    "--linear-issue",
+    "--target-branch",
+    "--structured-output",
+    "--instructions-file",
+    "--mcp-servers-file",
+    "--sdk-debug-file",
+];
 
 /// Flags that take a value (`--flag value`), besides the honoured ones.
 const TAKES_VALUE: &[&str] = &[
@@ -74,6 +108,7 @@ const TAKES_VALUE: &[&str] = &[
 impl Args {
     pub fn parse(args: &[String]) -> Result<Args, String> {
         let mut out = Args::default();
+        let (mut mode_given, mut runner_flags) = (false, Vec::new());
         let mut i = 0;
         while i < args.len() {
             let arg = &args[i];
@@ -95,7 +130,8 @@ impl Args {
                     | "--max-turns"
                     | "--output-format"
                     | "--input-format"
-            ) || TAKES_VALUE.contains(&flag);
+            ) || TAKES_VALUE.contains(&flag)
+                || RUNNER_TAKES_VALUE.contains(&flag);
             let value = if needs_value {
                 match inline {
                     Some(value) => Some(value),
@@ -137,6 +173,7 @@ impl Args {
                 "--model" if !value.is_empty() => out.model = Some(value),
                 "--model" => {}
                 "--permission-mode" => {
+                    mode_given = true;
                     out.mode = PermissionMode::parse(&value).ok_or_else(|| {
                         format!(
                             "--permission-mode {value} is not a mode; use default, acceptEdits, plan, bypassPermissions or dontAsk"
@@ -158,11 +195,24 @@ impl Args {
                     ));
                 }
                 "--verbose" | "-p" | "--print" => {}
-                // Resuming would write into the conversation the host meant to keep.
-                "--fork-session" => {
-                    return Err(
-                        "--fork-session: pincer agent cannot fork a conversation yet; resume it, or start a new one (no --resume)".into(),
-                    );
+                "--fork-session" => out.fork_session = true,
+                "--conversation-id" | "--cwd" | "--fork" | "--tool-preset" => {
+                    runner_flags.push(flag.to_string());
+                    match flag {
+                        "--conversation-id" if !value.is_empty() => {
+                            out.runner.conversation_id = Some(value)
+                        }
+                        "--cwd" if !value.is_empty() => out.runner.cwd = Some(value),
+                        "--fork" => out.runner.fork = true,
+                        "--tool-preset" => {
+                            out.runner.preset = ToolPreset::parse(&value).ok_or_else(|| {
+                                format!(
+                                    "--tool-preset {value} is not a preset; use full, read-only, no-bash or safe-edit"
+                                )
+                            })?
+                        }
+                        _ => {}
+                    }
                 }
                 // An empty value asks for nothing (the SDKs pass `--system-prompt ""`).
                 other if other.starts_with('-') && needs_value && value.is_empty() => {}
@@ -171,6 +221,13 @@ impl Args {
                 // conversation comes on stdin.
                 other => out.ignored.push(other.to_string()),
             }
+        }
+        if out.protocol == Protocol::Runner {
+            if !mode_given {
+                out.mode = PermissionMode::BypassPermissions;
+            }
+        } else {
+            out.ignored.append(&mut runner_flags);
         }
         Ok(out)
     }
@@ -219,6 +276,37 @@ mod tests {
     }
 
     #[test]
+    fn seed_001s_runner_flags_are_read_and_the_rest_noted() {
+        let args = parse(
+            "--protocol runner --cwd /src/wt --conversation-id conv-7 --resume terminal:dm:conv-6 --fork --tool-preset read-only --linear-issue LIN-1 --enable-checkpointing",
+        )
+        .unwrap();
+        assert_eq!(
+            args.mode,
+            PermissionMode::BypassPermissions,
+            "seed 001's default"
+        );
+        assert_eq!(args.session.as_deref(), Some("terminal:dm:conv-6"));
+        let runner = &args.runner;
+        assert_eq!(runner.conversation_id.as_deref(), Some("conv-7"));
+        assert_eq!(runner.cwd.as_deref(), Some("/src/wt"));
+        assert!(runner.fork);
+        assert_eq!(runner.preset, ToolPreset::ReadOnly);
+        assert_eq!(args.ignored, ["--linear-issue", "--enable-checkpointing"]);
+        let asked = parse("--protocol runner --permission-mode default").unwrap();
+        assert_eq!(asked.mode, PermissionMode::Default);
+        assert!(
+            parse("--protocol runner --tool-preset everything")
+                .unwrap_err()
+                .contains("read-only")
+        );
+        // Elsewhere they mean nothing, and say so.
+        let stream = parse("--fork --tool-preset read-only").unwrap();
+        assert_eq!(stream.mode, PermissionMode::Default);
+        assert_eq!(stream.ignored, ["--fork", "--tool-preset"]);
+    }
+
+    #[test]
     fn wrong_values_say_what_works() {
         assert!(
             parse("--protocol acp")
@@ -237,8 +325,8 @@ mod tests {
         );
         assert!(
             parse("--resume terminal:dm:agent-1 --fork-session")
-                .unwrap_err()
-                .contains("cannot fork")
+                .unwrap()
+                .fork_session
         );
         assert_eq!(
             parse("--protocol runner").unwrap().protocol,

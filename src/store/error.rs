@@ -45,6 +45,8 @@ pub enum StoreError {
     Worker(String),
     #[error("no session {0}; see `pincer sessions list`")]
     NoSession(String),
+    #[error("the conversation {0} exists already; fork into a new one (another --conversation-id)")]
+    SessionExists(String),
     #[error(
         "a job named `{name}` exists already; pick another name or remove it first (`pincer cron remove {name}`)"
     )]

@@ -12,7 +12,7 @@
 //! - `conn`       — the connection's settings and its statement cache
 //! - `writer`     — the one writer on the connection: group commit
 //! - `migrations` — the numbered schema migrations
-//! - `session`    — sessions: the current one per key, `/new`, pin, summary, pruning
+//! - `session`    — sessions: the current one per key, `/new`, forks, pin, summary, pruning
 //! - `messages`   — messages and their parts, the transcript, what was left unanswered
 //! - `parts`      — `StoredPart`, the store's own JSON form of a message part
 //! - `repair`     — closing tool calls a crash left without a result

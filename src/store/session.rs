@@ -1,7 +1,8 @@
-//! Sessions: a key's current session (made on first use), `/new`, finding one by
-//! key or id, the lists (every session; a host's conversations, with their opening
-//! words), and the settings kept beside each transcript — the pinned
-//! model (`/model`), the compaction summary and how far tool results are pruned.
+//! Sessions: a key's current session (made on first use), `/new`, a fork (a new key
+//! starting with a copy of another session), finding one by key or id, the lists (every
+//! session; a host's conversations, with their opening words), and the settings kept
+//! beside each transcript — the pinned model (`/model`), the compaction summary and how
+//! far tool results are pruned.
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -60,6 +61,56 @@ impl Store {
             )?;
             let id = conn.last_insert_rowid();
             Ok(id)
+        })
+        .await
+    }
+
+    /// A new session of `key`, a fork of session `from`: a copy of its answered
+    /// transcript (messages, parts, positions) and of its settings (pin, summary,
+    /// pruning, distrust), so it goes on where `from` stood. `from` is only read; what
+    /// it has not answered yet stays its own. `key` must be new.
+    pub async fn fork_session(&self, from: i64, key: &str) -> Result<i64> {
+        let key = key.to_string();
+        self.run(move |conn| {
+            let taken: Option<i64> = conn
+                .row("SELECT id FROM sessions WHERE key = ?1 LIMIT 1", [&key], |row| {
+                    row.get(0)
+                })
+                .optional()?;
+            if taken.is_some() {
+                return Err(StoreError::SessionExists(key));
+            }
+            let copied = conn.exec(
+                "INSERT INTO sessions (key, created_at, updated_at, pin, summary, summary_upto, pruned_upto, untrusted_upto)
+                 SELECT ?2, ?3, ?3, pin, summary, summary_upto, pruned_upto, untrusted_upto
+                 FROM sessions WHERE id = ?1",
+                params![from, key, now_ms()],
+            )?;
+            if copied == 0 {
+                return Err(StoreError::NoSession(from.to_string()));
+            }
+            let fork = conn.last_insert_rowid();
+            let messages: Vec<i64> = conn
+                .prepare(
+                    "SELECT id FROM messages WHERE session_id = ?1 AND status = 'done'
+                     ORDER BY position, id",
+                )?
+                .query_map([from], |row| row.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            for message in messages {
+                conn.exec(
+                    "INSERT INTO messages (session_id, role, channel, platform_id, sender, status, position, created_at, tier)
+                     SELECT ?2, role, channel, NULL, sender, status, position, created_at, tier
+                     FROM messages WHERE id = ?1",
+                    params![message, fork],
+                )?;
+                conn.exec(
+                    "INSERT INTO parts (message_id, seq, kind, body)
+                     SELECT ?2, seq, kind, body FROM parts WHERE message_id = ?1",
+                    params![message, conn.last_insert_rowid()],
+                )?;
+            }
+            Ok(fork)
         })
         .await
     }

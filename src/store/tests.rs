@@ -249,6 +249,55 @@ async fn a_hosts_conversations_are_listed_with_their_opening_words() {
 }
 
 #[tokio::test]
+async fn a_fork_copies_the_answered_transcript_and_leaves_the_original_alone() {
+    let (_dir, store) = open();
+    let from = store.current_session("terminal:dm:a").await.unwrap();
+    let asked = store
+        .insert_user(from, "terminal", "1", "terminal:local", "plant basil")
+        .await
+        .unwrap()
+        .unwrap();
+    store.set_status(vec![asked], Status::Done).await.unwrap();
+    let text = |t: &str| vec![Part::Text { text: t.into() }];
+    store
+        .append(from, Role::Assistant, text("planted"))
+        .await
+        .unwrap();
+    store.set_summary(from, "a garden".into(), 1).await.unwrap();
+    // Not answered yet: it stays the original's.
+    store
+        .insert_user(from, "terminal", "2", "terminal:local", "water it")
+        .await
+        .unwrap();
+
+    let fork = store.fork_session(from, "terminal:dm:b").await.unwrap();
+    assert_eq!(store.current_session("terminal:dm:b").await.unwrap(), fork);
+    let copied = store.history(fork).await.unwrap();
+    let original = store.history(from).await.unwrap();
+    assert_eq!(copied.len(), 2);
+    assert_eq!(copied[0].parts, original[0].parts);
+    assert_eq!(copied[1].parts, text("planted"));
+    assert_eq!(
+        store.session_meta(fork).await.unwrap().summary.as_deref(),
+        Some("a garden")
+    );
+
+    store
+        .append(fork, Role::Assistant, text("only in the fork"))
+        .await
+        .unwrap();
+    assert_eq!(store.history(from).await.unwrap().len(), 3);
+    assert!(matches!(
+        store.fork_session(from, "terminal:dm:b").await,
+        Err(StoreError::SessionExists(_))
+    ));
+    assert!(matches!(
+        store.fork_session(999, "terminal:dm:c").await,
+        Err(StoreError::NoSession(_))
+    ));
+}
+
+#[tokio::test]
 async fn repair_closes_tool_calls_left_without_results() {
     let (_dir, store) = open();
     let session = store.current_session("k").await.unwrap();

@@ -215,6 +215,7 @@ impl Tasks {
         let Some(session_id) = row.session_id else {
             return Err("the task got no session".into());
         };
+        agent.modes().inherit(start.parent_session, session_id);
         let message_id = store
             .insert_user(
                 session_id,

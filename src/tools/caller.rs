@@ -4,8 +4,9 @@
 //! only with `access.owner_memory_in_groups`). Members and guests have the tools
 //! `access.member_tools` / `guest_tools` name (names or globs such as
 //! `mcp__weather__*`), and never the owner's memory. A subagent has only the tools
-//! declared for subagents. A tool a caller may not use is not offered to the model and
-//! is refused if called anyway.
+//! declared for subagents. A conversation a host restricted with a tool preset has only
+//! what the preset keeps (`preset`). A tool a caller may not use is not offered to the
+//! model and is refused if called anyway.
 
 use std::sync::Arc;
 
@@ -13,6 +14,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use pincer_config::{AccessConfig, Tier};
 
 use super::Effects;
+use super::preset::ToolPreset;
 use crate::access::Origin;
 
 /// `[access]`'s tool lists, compiled once at start.
@@ -58,6 +60,7 @@ impl ToolPolicy {
             tools,
             memory,
             subagent: false,
+            preset: ToolPreset::Full,
         }
     }
 
@@ -88,6 +91,8 @@ pub struct Caller {
     memory: bool,
     /// A subagent's turn: no tasks of its own, no messages or jobs of its own.
     subagent: bool,
+    /// What the conversation's host kept (`--tool-preset`); `Full` elsewhere.
+    preset: ToolPreset,
 }
 
 impl Caller {
@@ -98,6 +103,7 @@ impl Caller {
             tools: None,
             memory: true,
             subagent: false,
+            preset: ToolPreset::Full,
         }
     }
 
@@ -108,9 +114,18 @@ impl Caller {
         self
     }
 
+    /// The same caller, held to a host's tool preset.
+    pub fn with_preset(mut self, preset: ToolPreset) -> Caller {
+        self.preset = preset;
+        self
+    }
+
     /// Whether `tool` (its real name, aliases resolved), which does `effects`, may be
     /// used.
     pub fn may_use(&self, tool: &str, effects: Effects) -> bool {
+        if !self.preset.allows(effects) {
+            return false;
+        }
         if effects.owner_memory() && !self.memory {
             return false;
         }
@@ -195,6 +210,13 @@ impl Caller {
 
     /// Why a call to `tool` (which does `effects`) is refused, for the model.
     pub fn refusal(&self, tool: &str, effects: Effects) -> String {
+        if !self.preset.allows(effects) {
+            return format!(
+                "{tool} is not available in this conversation: its host chose the tool preset {} ({}); do not retry it — answer with what those tools can do",
+                self.preset.as_str(),
+                self.preset.keeps()
+            );
+        }
         if effects.owner_memory() && self.origin.is_owner() {
             return format!(
                 "{tool} is not available here: the owner's memory stays out of group chats (access.owner_memory_in_groups)"
@@ -398,6 +420,20 @@ mod tests {
             owner
                 .may_touch("read_file", fx("read_file"), true, &path("USER.md"))
                 .is_ok()
+        );
+    }
+
+    #[test]
+    fn a_hosts_tool_preset_holds_the_owner_too() {
+        let owner = Caller::owner().with_preset(ToolPreset::ReadOnly);
+        assert!(owner.may_use("read_file", fx("read_file")));
+        assert!(
+            !owner.may_use("write_file", fx("write_file")) && !owner.may_use("exec", fx("exec"))
+        );
+        let why = owner.refusal("write_file", fx("write_file"));
+        assert!(
+            why.contains("read-only") && why.contains("do not retry"),
+            "{why}"
         );
     }
 

@@ -14,6 +14,9 @@
 //!   each other;
 //! - **plan mode** — only tools marked [`PLAN`](Effects::PLAN) are offered and run;
 //! - **subagents** — only tools marked [`SUBAGENT`](Effects::SUBAGENT);
+//! - **tool presets** — a host's `--tool-preset` keeps tools by what they do
+//!   (`super::preset`): `read-only` what only reads, `safe-edit` also edits in place
+//!   (not what [`REPLACES_FILES`](Effects::REPLACES_FILES)), `no-bash` all but `RUNS`;
 //! - **tiers** — the owner's memory ([`OWNER_MEMORY`](Effects::OWNER_MEMORY),
 //!   [`WRITES_MEMORY`](Effects::WRITES_MEMORY)) only where it belongs; a tool that
 //!   reads or writes the workspace by a `path` keeps non-owners out of the owner's files.
@@ -54,6 +57,9 @@ bitflags::bitflags! {
         /// Its name and description come from someone nobody vouches for (an MCP server
         /// not marked `trusted`): a turn it is offered in is untrusted.
         const UNVOUCHED = 1 << 12;
+        /// Creates workspace files or replaces them whole, rather than changing part of
+        /// one in place (`write_file`, not `edit_file`): a `safe-edit` preset keeps it out.
+        const REPLACES_FILES = 1 << 13;
     }
 }
 
@@ -67,7 +73,8 @@ impl Effects {
         .union(Effects::FETCHES)
         .union(Effects::UNTRUSTED)
         .union(Effects::OWNER_MEMORY)
-        .union(Effects::WRITES_MEMORY);
+        .union(Effects::WRITES_MEMORY)
+        .union(Effects::REPLACES_FILES);
 
     /// What makes a call *act*: it changes something or reaches someone.
     const ACTING: Effects = Effects::WRITES_WORKSPACE

@@ -16,6 +16,7 @@
 //! - `budget`      — oversized results saved to a file, previewed inline
 //! - `caller`      — who a call is for, and which tools their tier may use
 //! - `effects`     — what each tool declares it does; every policy is derived from it
+//! - `preset`      — a host's `--tool-preset`: the tools a conversation keeps, by effects
 //! - `taint`       — whether a call took in untrusted content, by what it reached
 
 pub mod approval;
@@ -31,6 +32,7 @@ pub mod hooks;
 pub mod host_hooks;
 pub mod mode;
 pub mod permissions;
+pub mod preset;
 pub mod question;
 mod search;
 mod send;

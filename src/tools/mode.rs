@@ -13,7 +13,9 @@
 //!   unless an "always" answer already allows it.
 //!
 //! Chats and the terminal have no mode: their permission rules alone decide. A
-//! conversation's mode lives here, by session, set by its host and by `exit_plan_mode`.
+//! conversation's mode lives here, by session, set by its host and by `exit_plan_mode`;
+//! so does the tool preset its host chose (`super::preset`), which a subagent's
+//! conversation inherits from its parent's.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -22,6 +24,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::preset::ToolPreset;
 use super::{Effects, ToolContext, ToolError, TypedTool};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -70,36 +73,57 @@ impl PermissionMode {
 
 pub const EXIT_PLAN_MODE: &str = "exit_plan_mode";
 
-/// The modes of the conversations a host drives, by session (and the most model calls
-/// a turn of theirs may make, where the host set it: `--max-turns`).
+/// The modes and tool presets of the conversations a host drives, by session, and the
+/// most model calls a turn of theirs may make where the host set it (`--max-turns`).
 #[derive(Debug, Default)]
-pub struct Modes(
-    Mutex<HashMap<i64, PermissionMode>>,
-    Mutex<HashMap<i64, u32>>,
-);
+pub struct Modes {
+    modes: Mutex<HashMap<i64, PermissionMode>>,
+    /// Only the conversations whose host asked for less than `full`.
+    presets: Mutex<HashMap<i64, ToolPreset>>,
+    max_calls: Mutex<HashMap<i64, u32>>,
+}
 
 impl Modes {
     pub fn max_calls(&self, session: i64) -> Option<u32> {
-        let calls = self.1.lock().unwrap_or_else(|e| e.into_inner());
-        calls.get(&session).copied()
+        lock(&self.max_calls).get(&session).copied()
     }
 
     pub fn set_max_calls(&self, session: i64, calls: u32) {
-        let mut all = self.1.lock().unwrap_or_else(|e| e.into_inner());
-        all.insert(session, calls);
+        lock(&self.max_calls).insert(session, calls);
     }
 
     pub fn get(&self, session: i64) -> Option<PermissionMode> {
-        self.lock().get(&session).copied()
+        lock(&self.modes).get(&session).copied()
     }
 
     pub fn set(&self, session: i64, mode: PermissionMode) {
-        self.lock().insert(session, mode);
+        lock(&self.modes).insert(session, mode);
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<i64, PermissionMode>> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    /// The tool preset of `session`, when its host chose one.
+    pub fn preset(&self, session: i64) -> Option<ToolPreset> {
+        lock(&self.presets).get(&session).copied()
     }
+
+    pub fn set_preset(&self, session: i64, preset: ToolPreset) {
+        lock(&self.presets).insert(session, preset);
+    }
+
+    /// A subagent's conversation keeps its parent's mode and preset: a host's task must
+    /// not run unasked what the host would be asked about (or, in plan mode, at all),
+    /// nor get back tools the host took away.
+    pub fn inherit(&self, parent: i64, child: i64) {
+        if let Some(mode) = self.get(parent) {
+            self.set(child, mode);
+        }
+        if let Some(preset) = self.preset(parent) {
+            self.set_preset(child, preset);
+        }
+    }
+}
+
+fn lock<T>(map: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    map.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// `exit_plan_mode {plan}`: offered in plan mode only. The pipeline asks the host with

@@ -104,6 +104,8 @@ async def fork():
     opts = options(resume=original, fork_session=True)
     async with ClaudeSDKClient(options=opts) as client:
         await converse(client, "only in the fork")
+    async with ClaudeSDKClient(options=options(resume=original)) as client:
+        await converse(client, "back in the original")
 
 
 async def permissions():

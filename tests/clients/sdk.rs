@@ -247,3 +247,27 @@ async fn dont_ask_refuses_what_would_be_asked_without_asking() {
     assert!(!home.workspace().join("ran").exists());
     assert!(sent(&model, 1).contains("dontAsk"));
 }
+
+#[tokio::test]
+async fn fork_session_goes_on_in_a_copy_and_leaves_the_original_alone() {
+    let model = FakeModel::start().await;
+    model.push_all([
+        Step::text("noted"),
+        Step::text("forked"),
+        Step::text("original"),
+    ]);
+    let home = home(&model);
+    let Some(ran) = sdk(&home, "fork", &[]).await else {
+        return;
+    };
+    ran.succeeded();
+    let results = messages(&ran, "ResultMessage");
+    assert_eq!(results.len(), 3, "{ran}");
+    let (original, fork) = (&results[0]["session_id"], &results[1]["session_id"]);
+    assert_ne!(original, fork, "{ran}");
+    assert_eq!(&results[2]["session_id"], original);
+    // The fork saw the original's history; the original never saw the fork's message.
+    assert!(sent(&model, 1).contains("remember the original"));
+    let back = sent(&model, 2);
+    assert!(back.contains("remember the original") && !back.contains("only in the fork"));
+}

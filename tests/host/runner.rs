@@ -46,7 +46,16 @@ async fn a_conversation_with_allowed_and_denied_calls_then_stop() {
         Step::tool_call("write_file", json!({"path": "b.txt", "content": "two"})),
         Step::text("Skipped two."),
     ]);
-    let mut runner = Proc::spawn(&home, &["agent", "--protocol", "runner"]);
+    let mut runner = Proc::spawn(
+        &home,
+        &[
+            "agent",
+            "--protocol",
+            "runner",
+            "--permission-mode",
+            "default",
+        ],
+    );
     let ready = runner.until_type("ready", None).await;
     assert_eq!(ready["resuming"], false);
     runner.send(message("write a")).await;

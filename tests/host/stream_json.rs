@@ -348,3 +348,49 @@ async fn the_adapter_answer_form_of_seed_002_is_understood() {
     assert!(!home.workspace().join("b.txt").exists());
     assert_eq!(result["permission_denials"][0]["tool_name"], "write_file");
 }
+
+/// A subagent works in its parent's mode: in `default`, its command is asked of the
+/// host like the parent's would be (it ran unasked before).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subagents_calls_are_asked_of_the_host_as_its_parents_are() {
+    let model = FakeModel::start().await;
+    let home = home(&model, "");
+    model.push_all([
+        Step::tool_call(
+            "task",
+            json!({"description": "touch", "prompt": "make a file"}),
+        ),
+        Step::tool_call("exec", json!({"command": "touch from-the-child"})),
+        Step::text("could not"),
+        Step::text("The task could not."),
+    ]);
+    let mut agent = Proc::spawn(&home, SDK);
+    initialize(&mut agent).await;
+    agent.send(user("delegate it")).await;
+    let mut asked = Vec::new();
+    loop {
+        let line = agent
+            .until("a question or the result", |v| {
+                v["type"] == "result" || v["request"]["subtype"] == "can_use_tool"
+            })
+            .await;
+        if line["type"] == "result" {
+            break;
+        }
+        let tool = line["request"]["tool_name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let id = line["request_id"].as_str().expect("request id").to_string();
+        if tool == "exec" {
+            agent.send(deny(&id, "not from a subagent")).await;
+        } else {
+            agent
+                .send(allow(&id, line["request"]["input"].clone()))
+                .await;
+        }
+        asked.push(tool);
+    }
+    assert!(asked.contains(&"exec".to_string()), "asked about {asked:?}");
+    assert!(!home.workspace().join("from-the-child").exists());
+}

@@ -176,6 +176,7 @@ pub(crate) const ROOT: Node = Table(&[
     ),
     ("workspace", Table(&[("retention_days", Leaf)])),
     ("web", Table(&[("enabled", Leaf), ("listen", Leaf)])),
+    ("host", Table(&[("approval_timeout_secs", Leaf)])),
 ]);
 
 impl Node {

@@ -33,7 +33,8 @@ pub(crate) fn check(config: &Config, locator: &Locator<'_>) -> Result<(), Config
         .or_else(|| hooks(config))
         .or_else(|| limits(config))
         .or_else(|| mcp(config))
-        .or_else(|| access(config));
+        .or_else(|| access(config))
+        .or_else(|| host(config));
     match found {
         None => Ok(()),
         Some(p) => Err(ConfigError::Invalid {
@@ -110,6 +111,16 @@ fn access(c: &Config) -> Option<Problem> {
                 format!("must be 0 or more (found {value})"),
             ));
         }
+    }
+    None
+}
+
+fn host(c: &Config) -> Option<Problem> {
+    if c.host.approval_timeout_secs == 0 {
+        return Some(problem(
+            &["host", "approval_timeout_secs"],
+            "must be at least 1 (seconds a host has to answer a permission request)",
+        ));
     }
     None
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    AccessConfig, AgentConfig, ChannelsConfig, CronConfig, HeartbeatConfig, McpConfig,
+    AccessConfig, AgentConfig, ChannelsConfig, CronConfig, HeartbeatConfig, HostConfig, McpConfig,
     MemoryConfig, ModelCaps, Price, ProviderConfig, RouterConfig, ToolsConfig, TranscriptionConfig,
     WebConfig, WorkspaceConfig,
 };
@@ -50,6 +50,8 @@ pub struct Config {
     pub workspace: WorkspaceConfig,
     /// The control panel in the browser, `/healthz` and `/metrics`.
     pub web: WebConfig,
+    /// Conversations another program drives (`pincer agent`, `pincer acp`).
+    pub host: HostConfig,
 }
 
 impl Default for Config {
@@ -71,6 +73,7 @@ impl Default for Config {
             access: AccessConfig::default(),
             workspace: WorkspaceConfig::default(),
             web: WebConfig::default(),
+            host: HostConfig::default(),
         }
     }
 }

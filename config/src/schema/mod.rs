@@ -6,6 +6,7 @@ mod access;
 mod agent;
 mod channels;
 mod config;
+mod host;
 mod ids;
 mod mcp;
 mod media;
@@ -21,6 +22,7 @@ pub use channels::{
     default_api_url,
 };
 pub use config::{CONFIG_VERSION, Config};
+pub use host::HostConfig;
 pub use mcp::{McpConfig, McpServer};
 pub use media::{ModelCaps, TranscriptionConfig};
 pub use providers::{Price, ProviderConfig, ProviderKind};

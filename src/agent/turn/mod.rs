@@ -535,9 +535,13 @@ impl Turn<'_> {
         Ok(())
     }
 
-    /// Who the turn's tool calls are for: a subagent has fewer tools than its parent.
+    /// Who the turn's tool calls are for: a subagent has fewer tools than its parent,
+    /// and a host may have kept only some (`--tool-preset`).
     fn caller(&self) -> crate::tools::Caller {
-        let caller = self.agent.tool_policy.caller(self.origin.clone());
+        let mut caller = self.agent.tool_policy.caller(self.origin.clone());
+        if let Some(preset) = self.agent.modes.preset(self.session_id) {
+            caller = caller.with_preset(preset);
+        }
         match self.first.task {
             Some(_) => caller.subagent(),
             None => caller,

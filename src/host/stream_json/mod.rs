@@ -43,7 +43,18 @@ pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
     let (asks_tx, asks) = mpsc::channel(8);
     let (hooks_tx, hook_calls) = mpsc::channel(8);
     let core = Core::start_hooked(home, asks_tx, Some(hooks_tx))?;
-    let chat = core.open(args.session.as_deref(), args.mode).await?;
+    // `--fork-session`: the conversation goes on in a copy; the original is only read.
+    let session = match (&args.session, args.fork_session) {
+        (Some(from), true) => {
+            let from = super::runner::open::local_key(from)?;
+            Some(super::runner::open::fork(core.running.agent.store(), &from, None).await?)
+        }
+        (None, true) => {
+            anyhow::bail!("--fork-session needs --resume: the conversation to fork")
+        }
+        (session, false) => session.clone(),
+    };
+    let chat = core.open(session.as_deref(), args.mode).await?;
     if let Some(max) = args.max_turns {
         core.running.agent.modes().set_max_calls(chat.session, max);
     }

@@ -40,6 +40,7 @@ impl TypedTool for WriteFile {
     const NAME: &'static str = "write_file";
     const EFFECTS: Effects = Effects::READS_WORKSPACE
         .union(Effects::WRITES_WORKSPACE)
+        .union(Effects::REPLACES_FILES)
         .union(Effects::SUBAGENT);
 
     fn description(&self) -> String {
