@@ -266,6 +266,18 @@ impl Approver for HostApprover {
     }
 }
 
+/// An MCP server's state ("ready, 3 tools", "failed: …") as the Claude Code CLI and
+/// seed 001 name states: connected, failed or pending.
+pub fn mcp_state(state: &str) -> &'static str {
+    if state.starts_with("ready") {
+        "connected"
+    } else if state.starts_with("failed") {
+        "failed"
+    } else {
+        "pending"
+    }
+}
+
 /// An id a host may name a conversation by: 1 to 64 letters, digits, `-` and `_`.
 fn bare_id(id: &str) -> bool {
     (1..=64).contains(&id.len())

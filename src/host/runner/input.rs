@@ -198,13 +198,7 @@ impl Runner {
             .mcp_status()
             .into_iter()
             .map(|(name, state)| {
-                let status = if state.starts_with("ready") {
-                    "connected"
-                } else if state.starts_with("failed") {
-                    "failed"
-                } else {
-                    "pending"
-                };
+                let status = super::super::mcp_state(&state);
                 json!({"name": name, "status": status, "detail": state})
             })
             .collect()

@@ -701,13 +701,7 @@ impl Host {
             .mcp_status()
             .into_iter()
             .map(|(name, state)| {
-                let status = if state.starts_with("ready") {
-                    "connected"
-                } else if state.starts_with("failed") {
-                    "failed"
-                } else {
-                    "pending"
-                };
+                let status = super::mcp_state(&state);
                 let mut server = json!({"name": name, "status": status});
                 if status == "failed" {
                     server["error"] = json!(state);
