@@ -11,6 +11,8 @@
 
 mod common;
 
+#[path = "clients/cli_reference.rs"]
+mod cli_reference;
 #[path = "clients/rig.rs"]
 mod rig;
 #[path = "clients/sdk.rs"]
