@@ -130,6 +130,13 @@ async def dont_ask():
         await converse(client, "run something")
 
 
+async def status():
+    async with ClaudeSDKClient(options=options()) as client:
+        await converse(client, "hi")
+        say("context_usage", value=await client.get_context_usage())
+        say("mcp_status", value=await client.get_mcp_status())
+
+
 async def max_turns():
     opts = options(max_turns=1, permission_mode="bypassPermissions")
     async with ClaudeSDKClient(options=opts) as client:

@@ -271,3 +271,35 @@ async fn fork_session_goes_on_in_a_copy_and_leaves_the_original_alone() {
     let back = sent(&model, 2);
     assert!(back.contains("remember the original") && !back.contains("only in the fork"));
 }
+
+#[tokio::test]
+async fn context_usage_and_mcp_status_answer_the_sdks_calls() {
+    let model = FakeModel::start().await;
+    model.push(Step::text("hello"));
+    let home = TestHome::new();
+    home.write_config(&openai_config(
+        &model,
+        &format!(
+            "[mcp.servers.files]\ncommand = \"{}\"\n",
+            crate::common::fake_mcp()
+        ),
+    ));
+    std::fs::create_dir_all(home.workspace()).expect("workspace");
+    let Some(ran) = sdk(&home, "status", &[]).await else {
+        return;
+    };
+    ran.succeeded();
+    let usage = &ran.event("context_usage")["value"];
+    assert!(
+        usage["totalTokens"].as_u64().is_some_and(|t| t > 0),
+        "{ran}"
+    );
+    assert!(
+        usage["maxTokens"].as_u64().is_some_and(|t| t > 0),
+        "{usage}"
+    );
+    assert_eq!(usage["model"], "fake/m");
+    let servers = &ran.event("mcp_status")["value"]["mcpServers"];
+    assert_eq!(servers[0]["name"], "files", "{ran}");
+    assert!(servers[0]["status"].as_str().is_some(), "{servers}");
+}

@@ -74,6 +74,7 @@ pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
         hook_requests: HashMap::new(),
         gatherings: HashMap::new(),
         session_rules: Vec::new(),
+        context_tokens: 0,
     };
     if let Some(model) = host.args.model.clone()
         && let Err(err) = core
@@ -122,6 +123,9 @@ struct Host {
     /// Allow rules the host added for this session (`updatedPermissions`, `addRules`):
     /// a call they cover is not asked again.
     session_rules: Vec<Value>,
+    /// The last model call's prompt size (input, cache read and write tokens), for
+    /// `get_context_usage`.
+    context_tokens: u64,
 }
 
 struct Pending {
@@ -297,6 +301,7 @@ impl Host {
                     .map(|_| json!({"model": model}))
             }
             "mcp_status" => Ok(json!({"mcpServers": self.mcp_servers()})),
+            "get_context_usage" => self.context_usage(),
             other => Err(format!("{other} is not supported by pincer agent")),
         };
         let response = match answer {
@@ -637,6 +642,10 @@ impl Host {
                 if usage.model.is_some() {
                     self.model.clone_from(&usage.model);
                 }
+                let last = usage.last_call;
+                if last.input + last.cache_read + last.cache_write > 0 {
+                    self.context_tokens = last.input + last.cache_read + last.cache_write;
+                }
                 let turn = self.turn.take().unwrap_or_default();
                 self.failed = reason != FinishReason::Stop;
                 let result = result(&session, reason, &usage, turn);
@@ -644,6 +653,37 @@ impl Host {
             }
         }
         Ok(())
+    }
+
+    /// `get_context_usage`: how much of the answering model's window the last call's
+    /// prompt took, as one category (Pincer does not split the prompt up).
+    fn context_usage(&self) -> Result<Value, String> {
+        let Some(model) = &self.model else {
+            return Err(
+                "no model has answered in this conversation yet; ask again after the first turn"
+                    .into(),
+            );
+        };
+        let window = self.agent.models().caps.context_tokens(model);
+        let used = self.context_tokens;
+        let percentage = if window == 0 {
+            0.0
+        } else {
+            used as f64 * 100.0 / window as f64
+        };
+        Ok(json!({
+            "categories": [{"name": "Conversation", "tokens": used, "color": "blue"}],
+            "totalTokens": used,
+            "maxTokens": window,
+            "rawMaxTokens": window,
+            "percentage": percentage,
+            "model": model,
+            "isAutoCompactEnabled": true,
+            "memoryFiles": [],
+            "mcpTools": [],
+            "agents": [],
+            "gridRows": [],
+        }))
     }
 
     /// The model's message is complete: `message_delta` (its `stop_reason`) and
