@@ -6,7 +6,9 @@
 //! in flight, or two calls in flight that the question could belong to — there is no
 //! asker, and the server is told `decline`.
 //!
-//! While the owner is being asked, the call's own time limit does not run.
+//! While the owner is being asked, the call's own time limit does not run. An answer
+//! that carries one of the owner's secrets (or a token-shaped string) is not sent: the
+//! server is told `decline`.
 //!
 //! This file must not word the questions (`elicit` does) or talk MCP (`client` does).
 
@@ -64,7 +66,15 @@ impl Ask for Asker {
             call_id: self.call_id.clone(),
             asker: self.owner.clone(),
         };
-        self.approver.approve(&request).await
+        match self.approver.approve(&request).await {
+            // An answer goes to the server: never one of the owner's secrets (or
+            // anything shaped like a key), however the question put it.
+            Approval::Answered(typed) if crate::scrub::scrub_global(&typed) != typed.as_str() => {
+                tracing::warn!("an answer to an MCP server's question carried a secret; declined");
+                Approval::Refused("the answer carried a secret".into())
+            }
+            answer => answer,
+        }
     }
 }
 
@@ -207,6 +217,38 @@ mod tests {
             tokio::time::sleep(Duration::from_secs(61)).await;
         };
         assert_eq!(asking.within(limit, stuck).await, None);
+    }
+
+    struct Answers(&'static str);
+
+    #[async_trait]
+    impl Approver for Answers {
+        async fn approve(&self, _request: &Request) -> Approval {
+            Approval::Answered(self.0.to_string())
+        }
+    }
+
+    fn asker(answer: &'static str) -> Asker {
+        Asker {
+            approver: Arc::new(Answers(answer)),
+            origin: pincer_channels::Target::chat("terminal", "local", None),
+            owner: "terminal:local".into(),
+            call_id: "c1".into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn an_answer_that_carries_a_key_never_reaches_the_server() {
+        let key = asker("sk-proj-Abcdefghijklmnopqrstuvwxyz012345");
+        assert!(matches!(
+            key.ask("your OpenAI key?".into(), Vec::new()).await,
+            Approval::Refused(_)
+        ));
+        let plain = asker("blue");
+        assert_eq!(
+            plain.ask("a colour?".into(), Vec::new()).await,
+            Approval::Answered("blue".into())
+        );
     }
 
     #[test]

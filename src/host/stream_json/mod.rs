@@ -27,7 +27,8 @@ use crate::home::Home;
 use crate::tools::approval::Approval;
 use crate::tools::mode::PermissionMode;
 use wire::{
-    Kept, adapted, allow_rule, covers, initialized, result, set_mode, suggestions, user_text,
+    Kept, adapted, allow_rule, context_usage, covers, initialized, mcp_servers, result, set_mode,
+    suggestions, user_text,
 };
 
 /// What `claude_code_version` says: the SDKs warn below 2.0.0.
@@ -300,8 +301,18 @@ impl Host {
                     .await
                     .map(|_| json!({"model": model}))
             }
-            "mcp_status" => Ok(json!({"mcpServers": self.mcp_servers()})),
-            "get_context_usage" => self.context_usage(),
+            "mcp_status" => Ok(json!({"mcpServers": mcp_servers(self.agent.mcp_status())})),
+            "get_context_usage" => match &self.model {
+                Some(model) => Ok(context_usage(
+                    model,
+                    self.agent.models().caps.context_tokens(model),
+                    self.context_tokens,
+                )),
+                None => Err(
+                    "no model has answered in this conversation yet; ask again after the first turn"
+                        .into(),
+                ),
+            },
             other => Err(format!("{other} is not supported by pincer agent")),
         };
         let response = match answer {
@@ -655,37 +666,6 @@ impl Host {
         Ok(())
     }
 
-    /// `get_context_usage`: how much of the answering model's window the last call's
-    /// prompt took, as one category (Pincer does not split the prompt up).
-    fn context_usage(&self) -> Result<Value, String> {
-        let Some(model) = &self.model else {
-            return Err(
-                "no model has answered in this conversation yet; ask again after the first turn"
-                    .into(),
-            );
-        };
-        let window = self.agent.models().caps.context_tokens(model);
-        let used = self.context_tokens;
-        let percentage = if window == 0 {
-            0.0
-        } else {
-            used as f64 * 100.0 / window as f64
-        };
-        Ok(json!({
-            "categories": [{"name": "Conversation", "tokens": used, "color": "blue"}],
-            "totalTokens": used,
-            "maxTokens": window,
-            "rawMaxTokens": window,
-            "percentage": percentage,
-            "model": model,
-            "isAutoCompactEnabled": true,
-            "memoryFiles": [],
-            "mcpTools": [],
-            "agents": [],
-            "gridRows": [],
-        }))
-    }
-
     /// The model's message is complete: `message_delta` (its `stop_reason`) and
     /// `message_stop`, once per model call, before its calls are asked about or run
     /// (as the CLI orders them).
@@ -714,7 +694,7 @@ impl Host {
             .iter()
             .map(|spec| spec.name.as_str())
             .collect();
-        let mcp_servers = self.mcp_servers();
+        let mcp_servers = mcp_servers(self.agent.mcp_status());
         json!({
             "type": "system",
             "subtype": "init",
@@ -733,22 +713,6 @@ impl Host {
             "plugins": [],
             "uuid": uuid(),
         })
-    }
-
-    /// Each MCP server and its state, as the CLI names them (connected, pending, failed).
-    fn mcp_servers(&self) -> Vec<Value> {
-        self.agent
-            .mcp_status()
-            .into_iter()
-            .map(|(name, state)| {
-                let status = super::mcp_state(&state);
-                let mut server = json!({"name": name, "status": status});
-                if status == "failed" {
-                    server["error"] = json!(state);
-                }
-                server
-            })
-            .collect()
     }
 
     fn model_name(&self) -> String {

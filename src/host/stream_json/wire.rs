@@ -24,6 +24,46 @@ pub(super) fn initialized() -> Value {
     })
 }
 
+/// The answer to `get_context_usage`: how much of `model`'s window of `window` tokens
+/// the last call's prompt (`used`) took, as one category (Pincer does not split the
+/// prompt up).
+pub(super) fn context_usage(model: &str, window: u64, used: u64) -> Value {
+    let percentage = if window == 0 {
+        0.0
+    } else {
+        used as f64 * 100.0 / window as f64
+    };
+    json!({
+        "categories": [{"name": "Conversation", "tokens": used, "color": "blue"}],
+        "totalTokens": used,
+        "maxTokens": window,
+        "rawMaxTokens": window,
+        "percentage": percentage,
+        "model": model,
+        "isAutoCompactEnabled": true,
+        "memoryFiles": [],
+        "mcpTools": [],
+        "agents": [],
+        "gridRows": [],
+    })
+}
+
+/// Each MCP server and its state, as the CLI names them (connected, pending, failed),
+/// with the error of one that failed.
+pub(super) fn mcp_servers(status: Vec<(String, String)>) -> Vec<Value> {
+    status
+        .into_iter()
+        .map(|(name, state)| {
+            let status = crate::host::mcp_state(&state);
+            let mut server = json!({"name": name, "status": status});
+            if status == "failed" {
+                server["error"] = json!(state);
+            }
+            server
+        })
+        .collect()
+}
+
 /// The `result` line of a turn.
 pub(super) fn result(session: &str, reason: FinishReason, usage: &TurnUsage, turn: Turn) -> Value {
     let model = usage.model.clone().unwrap_or_else(|| "pincer".into());
