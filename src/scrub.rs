@@ -73,6 +73,17 @@ fn percent_decoded(text: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
+/// How many letters and digits of a secret in a row `carries_loosely` looks for.
+const LOOSE_PIECE: usize = 16;
+
+/// Only the ASCII letters and digits of `text`, lower-cased.
+fn loosely(text: &str) -> String {
+    text.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
 /// The characters any of `PATTERNS` can match.
 fn is_token_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ':')
@@ -84,6 +95,8 @@ pub struct Scrubber {
     plain: Option<Literals>,
     /// Each secret's base64 and hex forms, matched with line breaks taken out.
     encoded: Option<Literals>,
+    /// Each secret as `loosely` folds it, for what a person types (`carries_loosely`).
+    folded: Vec<String>,
 }
 
 impl Scrubber {
@@ -91,6 +104,7 @@ impl Scrubber {
         secrets.retain(|s| s.len() >= MIN_SECRET_LEN);
         let mut plain = Vec::new();
         let mut encoded = Vec::new();
+        let folded = secrets.iter().map(|s| loosely(s)).collect();
         for secret in secrets {
             encoded.extend(forms::encoded(&secret));
             plain.push(forms::reversed(&secret));
@@ -103,7 +117,21 @@ impl Scrubber {
             patterns,
             plain: Literals::new(plain, false),
             encoded: Literals::new(encoded, true),
+            folded,
         }
+    }
+
+    /// Whether `text` carries a secret as a person might type or be talked into typing
+    /// it: in any case, with spaces, dashes or hidden characters between its letters,
+    /// or without its public prefix (`sk-proj-`) — any `LOOSE_PIECE` letters and digits
+    /// of it in a row. For answers that leave Pincer (an MCP server's question), on top
+    /// of `scrub`.
+    pub fn carries_loosely(&self, text: &str) -> bool {
+        let text = loosely(text);
+        self.folded.iter().any(|secret| {
+            let piece = LOOSE_PIECE.min(secret.len());
+            piece > 0 && (0..=secret.len() - piece).any(|at| text.contains(&secret[at..at + piece]))
+        })
     }
 
     pub fn scrub<'a>(&self, text: &'a str) -> Cow<'a, str> {
@@ -335,6 +363,12 @@ static GLOBAL: OnceLock<Arc<Scrubber>> = OnceLock::new();
 pub fn install(scrubber: Arc<Scrubber>) {
     // A second install (tests starting the core twice) keeps the first.
     let _ = GLOBAL.set(scrubber);
+}
+
+/// Whether `text` carries a secret the installed scrubber knows, exactly or loosely
+/// (`Scrubber::carries_loosely`), or anything shaped like a key.
+pub fn carries_secret(text: &str) -> bool {
+    scrub_global(text) != text || GLOBAL.get().is_some_and(|s| s.carries_loosely(text))
 }
 
 /// Scrub with the installed scrubber, or with the token patterns alone before one is.

@@ -7,8 +7,9 @@
 //! asker, and the server is told `decline`.
 //!
 //! While the owner is being asked, the call's own time limit does not run. An answer
-//! that carries one of the owner's secrets (or a token-shaped string) is not sent: the
-//! server is told `decline`.
+//! that carries one of the owner's secrets — even loosely: another case, hidden
+//! characters or spaces between, without its public prefix — or a token-shaped string
+//! is not sent: the server is told `decline`.
 //!
 //! This file must not word the questions (`elicit` does) or talk MCP (`client` does).
 
@@ -69,7 +70,7 @@ impl Ask for Asker {
         match self.approver.approve(&request).await {
             // An answer goes to the server: never one of the owner's secrets (or
             // anything shaped like a key), however the question put it.
-            Approval::Answered(typed) if crate::scrub::scrub_global(&typed) != typed.as_str() => {
+            Approval::Answered(typed) if crate::scrub::carries_secret(&typed) => {
                 tracing::warn!("an answer to an MCP server's question carried a secret; declined");
                 Approval::Refused("the answer carried a secret".into())
             }

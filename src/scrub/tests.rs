@@ -355,3 +355,20 @@ fn secrets_in_arguments_are_found_as_the_tool_reads_them() {
     }
     assert!(!s.in_arguments(&serde_json::json!({"command": "echo 100% fine"})));
 }
+
+#[test]
+fn a_secret_typed_loosely_is_still_found() {
+    let scrubber = Scrubber::new(vec!["sk-proj-REDTEAMSECRET0123456789abcdef".to_string()]);
+    for typed in [
+        "REDTEAMSECRET0123456789abcdef",
+        "sk-proj-REDTEAM\u{200b}SECRET0123456789abcdef",
+        "SK-PROJ-REDTEAMSECRET0123456789ABCDEF",
+        "s k - p r o j - R E D T E A M S E C R E T 0 1 2 3",
+        "the key is redteam-secret-0123-4567",
+    ] {
+        assert!(scrubber.carries_loosely(typed), "{typed}");
+    }
+    for typed in ["blue", "sk-proj-", "REDTEAM", "my project secret"] {
+        assert!(!scrubber.carries_loosely(typed), "{typed}");
+    }
+}

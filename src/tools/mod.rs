@@ -632,11 +632,19 @@ impl Registry {
         let must_ask = spec.name == mode::EXIT_PLAN_MODE || answerable;
         let forced = host_says == host_hooks::Pre::Ask;
         let host_asks = must_ask || forced || mode.is_some_and(|m| m.asks(effects));
+        let decision = guard.permissions.decide(&spec.name, &args);
+        // What outlasts the conversation — the owner's memory, a schedule, skills/ and
+        // HEARTBEAT.md (the rules ask for those) — is asked for after untrusted content
+        // even where nothing else is: bypassing would let a page plant standing orders.
+        let lasting = untrusted
+            && (effects.intersects(Effects::SCHEDULES | Effects::WRITES_MEMORY)
+                || permissions::standing_order(&spec.name, &args));
         let bypass = (mode == Some(mode::PermissionMode::BypassPermissions)
             || host_says == host_hooks::Pre::Allow)
             && !must_ask
-            && !forced;
-        match guard.permissions.decide(&spec.name, &args) {
+            && !forced
+            && !lasting;
+        match decision {
             Decision::Deny(reason) => return failed(reason),
             Decision::Allow if !untrusted && !host_asks => {}
             Decision::Allow | Decision::Ask if bypass => {}

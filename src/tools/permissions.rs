@@ -167,6 +167,11 @@ impl Permissions {
     }
 }
 
+/// Whether the call writes skills/ or HEARTBEAT.md (see `writes_standing_orders`).
+pub fn standing_order(tool: &str, args: &Value) -> bool {
+    writes_standing_orders(tool, &Subjects::of(tool, args).whole)
+}
+
 /// A write to skills/ or HEARTBEAT.md: what the assistant will do later without asking
 /// (skills enter every system prompt, the heartbeat runs as the owner), so the owner
 /// says yes.

@@ -105,7 +105,8 @@ impl Stats {
         if effects.contains(Effects::RUNS) {
             self.bash_commands += 1;
         }
-        if effects.contains(Effects::FETCHES) {
+        // A command may fetch too, but it counts as a command.
+        if effects.contains(Effects::FETCHES) && !effects.contains(Effects::RUNS) {
             self.web_searches += 1;
         }
     }
@@ -512,7 +513,8 @@ mod tests {
     fn stats_count_by_what_each_tool_declares() {
         let read = Effects::READS_WORKSPACE | Effects::PLAN;
         let write = Effects::READS_WORKSPACE | Effects::WRITES_WORKSPACE | Effects::REPLACES_FILES;
-        let exec = Effects::RUNS | Effects::WRITES_WORKSPACE;
+        // As exec declares it: a command may reach the network too.
+        let exec = Effects::RUNS | Effects::WRITES_WORKSPACE | Effects::FETCHES;
         let fetch = Effects::FETCHES | Effects::UNTRUSTED;
         let mut stats = Stats::default();
         for (tool, effects) in [
