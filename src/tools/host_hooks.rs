@@ -157,11 +157,6 @@ pub fn blocked(answers: &[Value]) -> Option<String> {
     })
 }
 
-/// `continue: false` among the answers: its reason (`Stop` ignores it, as the CLI does).
-pub fn stopped(answers: &[Value]) -> Option<String> {
-    answers.iter().find_map(stops)
-}
-
 /// The input of a tool event, as the CLI sends it (the host adds the session's fields).
 pub fn tool_input(event: HostHook, tool: &str, args: &Value, call_id: &str) -> Value {
     json!({
