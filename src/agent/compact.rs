@@ -97,14 +97,7 @@ impl Agent {
         {
             tracing::warn!("usage not recorded: {err}");
         }
-        let summary: String = response
-            .parts
-            .iter()
-            .filter_map(|p| match p {
-                Part::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
+        let summary = crate::provider::text_of(&response.parts);
         if summary.trim().is_empty() {
             return Err("compaction failed: the model returned an empty summary".into());
         }

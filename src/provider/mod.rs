@@ -43,7 +43,7 @@ pub use openai::OpenAiProvider;
 pub use sse::{SseDecoder, SseEvent};
 pub use types::{
     ChatMessage, ChatRequest, ChatResponse, ImageData, Part, Role, StopReason, StreamEvent,
-    ToolSpec, Usage,
+    ToolSpec, Usage, text_of,
 };
 
 /// One model endpoint.

@@ -97,14 +97,19 @@ impl ChatMessage {
 
     /// All text parts joined, the way a user would read the message.
     pub fn text(&self) -> String {
-        let mut out = String::new();
-        for part in &self.parts {
-            if let Part::Text { text } = part {
-                out.push_str(text);
-            }
-        }
-        out
+        text_of(&self.parts)
     }
+}
+
+/// The text parts of a message, joined.
+pub fn text_of(parts: &[Part]) -> String {
+    parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// A tool as the model sees it. The schema is shared: every turn offers the same

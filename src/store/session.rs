@@ -124,16 +124,7 @@ impl Store {
                         s.closed_at IS NULL
                  FROM sessions s ORDER BY s.updated_at DESC, s.id DESC",
             )?;
-            let rows = stmt.query_map([], |row| {
-                Ok(SessionInfo {
-                    id: row.get(0)?,
-                    key: row.get(1)?,
-                    created_at: row.get(2)?,
-                    updated_at: row.get(3)?,
-                    messages: row.get(4)?,
-                    current: row.get(5)?,
-                })
-            })?;
+            let rows = stmt.query_map([], |row| session_info(row, row.get(5)?))?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
         .await
@@ -152,16 +143,7 @@ impl Store {
                      WHERE substr(s.key, 1, length(?1)) = ?1 AND s.closed_at IS NULL)
                  WHERE messages > 0 ORDER BY updated_at DESC, id DESC",
             )?;
-            let rows = stmt.query_map([&prefix], |row| {
-                Ok(SessionInfo {
-                    id: row.get(0)?,
-                    key: row.get(1)?,
-                    created_at: row.get(2)?,
-                    updated_at: row.get(3)?,
-                    messages: row.get(4)?,
-                    current: true,
-                })
-            })?;
+            let rows = stmt.query_map([&prefix], |row| session_info(row, true))?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
         .await
@@ -315,4 +297,16 @@ pub(super) fn meta(conn: &Connection, session_id: i64) -> Result<SessionMeta> {
             })
         },
     )?)
+}
+
+/// A `SessionInfo` from a row of id, key, created_at, updated_at and message count.
+fn session_info(row: &rusqlite::Row<'_>, current: bool) -> rusqlite::Result<SessionInfo> {
+    Ok(SessionInfo {
+        id: row.get(0)?,
+        key: row.get(1)?,
+        created_at: row.get(2)?,
+        updated_at: row.get(3)?,
+        messages: row.get(4)?,
+        current,
+    })
 }

@@ -17,7 +17,6 @@ use agent_client_protocol::v1::schema::{
 };
 
 use super::{State, internal, invalid, modes};
-use crate::provider::Part;
 use crate::store::Role;
 use crate::tools::mode::PermissionMode;
 
@@ -44,14 +43,7 @@ pub(super) async fn load(
         .await
         .map_err(internal)?;
     for message in history {
-        let text: String = message
-            .parts
-            .iter()
-            .filter_map(|p| match p {
-                Part::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
+        let text = crate::provider::text_of(&message.parts);
         if text.trim().is_empty() {
             continue;
         }
