@@ -130,6 +130,19 @@ async def dont_ask():
         await converse(client, "run something")
 
 
+async def interrupt():
+    async with ClaudeSDKClient(options=options(include_partial_messages=True)) as client:
+        await client.query("count slowly")
+        interrupted = False
+        async for message in client.receive_response():
+            say("message", **shown(message))
+            if not interrupted and type(message).__name__ == "StreamEvent" \
+                    and message.event.get("type") == "content_block_delta":
+                interrupted = True
+                await client.interrupt()
+        await converse(client, "and now?")
+
+
 async def status():
     async with ClaudeSDKClient(options=options()) as client:
         await converse(client, "hi")

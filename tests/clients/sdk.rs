@@ -303,3 +303,23 @@ async fn context_usage_and_mcp_status_answer_the_sdks_calls() {
     assert_eq!(servers[0]["name"], "files", "{ran}");
     assert!(servers[0]["status"].as_str().is_some(), "{servers}");
 }
+
+#[tokio::test]
+async fn an_interrupt_from_the_sdk_ends_the_turn_and_the_next_one_answers() {
+    let model = FakeModel::start().await;
+    model.push_all([
+        Step::slow_text("one two three four five six seven eight nine ten", 300),
+        Step::text("Here."),
+    ]);
+    let home = home(&model);
+    let Some(ran) = sdk(&home, "interrupt", &[]).await else {
+        return;
+    };
+    ran.succeeded();
+    let results = messages(&ran, "ResultMessage");
+    assert_eq!(results.len(), 2, "{ran}");
+    assert_eq!(results[0]["is_error"], true, "{ran}");
+    assert!(results[0]["num_turns"].as_u64().is_some_and(|n| n >= 1));
+    assert_eq!(results[1]["result"], "Here.");
+    assert_eq!(results[1]["is_error"], false);
+}
