@@ -79,6 +79,9 @@ pub struct Wiring {
     /// Providers that stand in for the configured `[providers.NAME]` of the same name
     /// (the throughput bench's in-process model); the config must still name them.
     pub providers: BTreeMap<String, Arc<dyn Provider>>,
+    /// MCP servers the embedding program brings besides `[mcp.servers.*]`: an SDK's
+    /// in-process ones, reached through its protocol.
+    pub mcp: Vec<McpServerConfig>,
 }
 
 /// A running core.
@@ -111,6 +114,7 @@ pub fn build_agent(
     let Wiring {
         approvers,
         providers,
+        mcp: brought,
     } = wiring;
     let timezone = config
         .agent
@@ -151,11 +155,9 @@ pub fn build_agent(
     let modes = Arc::new(crate::tools::mode::Modes::default());
     let loaded = Arc::new(crate::tools::deferred::Loaded::default());
     // A server's question during a call goes to the owner the way an "ask" does.
-    let mcp = McpManager::start_asking(
-        mcp_servers(config, secrets, &jail, &workspace)?,
-        mcp_folders(home),
-        approvers.clone(),
-    );
+    let mut servers = mcp_servers(config, secrets, &jail, &workspace)?;
+    servers.extend(brought);
+    let mcp = McpManager::start_asking(servers, mcp_folders(home), approvers.clone());
     // What tools send to chats passes the scrubber like every reply.
     let outbox = crate::scrub::Outbox::new(outbound.clone(), Arc::clone(&scrubber));
     let tools = Registry::with(vec![
@@ -171,6 +173,9 @@ pub fn build_agent(
         crate::tools::question::Question::new(outbox),
         crate::tasks::TaskTool::new(Arc::clone(&tasks)),
         Arc::new(crate::tools::mode::ExitPlanMode {
+            modes: Arc::clone(&modes),
+        }),
+        Arc::new(crate::tools::mode::EnterPlanMode {
             modes: Arc::clone(&modes),
         }),
         Arc::new(crate::tools::deferred::ToolSearch {
@@ -441,6 +446,7 @@ pub(crate) fn mcp_servers(
                 jail: server.sandbox.then(|| jail.with_network(true)),
                 cwd,
                 trusted: server.trusted,
+                host: None,
             })
         })
         .collect()

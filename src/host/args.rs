@@ -36,6 +36,9 @@ pub struct Args {
     pub max_turns: Option<u32>,
     /// `--fork-session`: continue a copy of the `--resume`d conversation (stream-json).
     pub fork_session: bool,
+    /// `--mcp-config`'s servers of `type: "sdk"`: the host's in-process MCP servers,
+    /// reached through `mcp_message` (stream-json).
+    pub sdk_servers: Vec<String>,
     /// Flags accepted and not acted on, for the note on stderr.
     pub ignored: Vec<String>,
     /// Seed 001's runner flags (`--protocol runner` only).
@@ -86,7 +89,6 @@ const TAKES_VALUE: &[&str] = &[
     "--betas",
     "--settings",
     "--add-dir",
-    "--mcp-config",
     "--setting-sources",
     "--plugin-dir",
     "--thinking",
@@ -130,6 +132,7 @@ impl Args {
                     | "--max-turns"
                     | "--output-format"
                     | "--input-format"
+                    | "--mcp-config"
             ) || TAKES_VALUE.contains(&flag)
                 || RUNNER_TAKES_VALUE.contains(&flag);
             let value = if needs_value {
@@ -196,6 +199,7 @@ impl Args {
                 }
                 "--verbose" | "-p" | "--print" => {}
                 "--fork-session" => out.fork_session = true,
+                "--mcp-config" => mcp_config(&value, &mut out)?,
                 "--conversation-id" | "--cwd" | "--fork" | "--tool-preset" => {
                     runner_flags.push(flag.to_string());
                     match flag {
@@ -231,6 +235,34 @@ impl Args {
         }
         Ok(out)
     }
+}
+
+/// One `--mcp-config` (JSON, or a file of it: `{"mcpServers": {NAME: {...}}}`): its
+/// `type: "sdk"` servers are the host's own; the others are noted as ignored — Pincer's
+/// MCP servers are configured in config.toml, where they get their sandbox and secrets.
+fn mcp_config(value: &str, out: &mut Args) -> Result<(), String> {
+    let text = if value.trim_start().starts_with('{') {
+        value.to_string()
+    } else {
+        std::fs::read_to_string(value)
+            .map_err(|err| format!("--mcp-config {value}: cannot read it: {err}"))?
+    };
+    let config: serde_json::Value = serde_json::from_str(&text).map_err(|err| {
+        format!("--mcp-config is not JSON ({err}); give {{\"mcpServers\": {{…}}}}")
+    })?;
+    let Some(servers) = config["mcpServers"].as_object() else {
+        return Err("--mcp-config has no \"mcpServers\" object".into());
+    };
+    for (name, server) in servers {
+        if server["type"] == "sdk" {
+            out.sdk_servers.push(name.clone());
+        } else {
+            out.ignored.push(format!(
+                "--mcp-config server {name} (configure it as [mcp.servers.{name}] in config.toml)"
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -331,6 +363,29 @@ mod tests {
         assert_eq!(
             parse("--protocol runner").unwrap().protocol,
             Protocol::Runner
+        );
+    }
+
+    #[test]
+    fn an_mcp_config_names_the_hosts_own_servers_and_notes_the_others() {
+        let config =
+            r#"{"mcpServers":{"calc":{"type":"sdk","name":"calc"},"files":{"command":"x"}}}"#;
+        let args = Args::parse(&["--mcp-config".into(), config.into()]).unwrap();
+        assert_eq!(args.sdk_servers, ["calc"]);
+        assert!(
+            args.ignored[0].contains("[mcp.servers.files]"),
+            "{:?}",
+            args.ignored
+        );
+        assert!(
+            parse("--mcp-config {nope")
+                .unwrap_err()
+                .contains("not JSON")
+        );
+        assert!(
+            parse("--mcp-config /no/such/file")
+                .unwrap_err()
+                .contains("cannot read")
         );
     }
 }

@@ -38,6 +38,7 @@ const CLI_NAMES: &[(&str, &str)] = &[
     ("todo", "TodoWrite"),
     ("task", "Task"),
     ("exit_plan_mode", "ExitPlanMode"),
+    ("enter_plan_mode", "EnterPlanMode"),
     ("question", "AskUserQuestion"),
 ];
 

@@ -50,14 +50,16 @@ impl Core {
     /// Load the configuration (never onboarding: there is nobody to ask) and start the
     /// core, approvals going to `asks`.
     pub fn start(home: &Home, asks: mpsc::Sender<Ask>) -> anyhow::Result<Core> {
-        Self::start_hooked(home, asks, None)
+        Self::start_hooked(home, asks, None, Vec::new())
     }
 
-    /// `start`, with the host's own hooks called through `hooks` (`hooks::HookCall`).
+    /// `start`, with the host's own hooks called through `hooks` (`hooks::HookCall`)
+    /// and the host's in-process MCP servers `mcp` beside the configured ones.
     pub fn start_hooked(
         home: &Home,
         asks: mpsc::Sender<Ask>,
         hooks: Option<mpsc::Sender<hooks::HookCall>>,
+        mcp: Vec<crate::mcp::McpServerConfig>,
     ) -> anyhow::Result<Core> {
         let env = crate::cli::env_vars();
         let config = match pincer_config::load(&home.config_file, &home.security_file, &env) {
@@ -74,6 +76,16 @@ impl Core {
                 home.config_file.display()
             );
         }
+        if let Some(server) = mcp
+            .iter()
+            .find(|s| config.mcp.servers.contains_key(&s.name))
+        {
+            anyhow::bail!(
+                "the host's MCP server {0} has the name of [mcp.servers.{0}] in {1}; give one of them another name",
+                server.name,
+                home.config_file.display()
+            );
+        }
         crate::cli::ensure_home(home)?;
         let shutdown = CancellationToken::new();
         let mut approvers = crate::tools::approval::Approvers::default();
@@ -81,8 +93,13 @@ impl Core {
             pincer_channels::terminal::CHANNEL,
             Arc::new(HostApprover { asks, hooks }),
         );
+        let wiring = crate::gateway::Wiring {
+            approvers,
+            mcp,
+            ..Default::default()
+        };
         let running =
-            crate::start_with(home, &config, &secrets, &env, approvers, shutdown.clone())?;
+            crate::gateway::start_wired(home, &config, &secrets, &env, wiring, shutdown.clone())?;
         Ok(Core {
             running,
             shutdown,

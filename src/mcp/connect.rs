@@ -121,8 +121,8 @@ pub(super) async fn connect(
     calls: Arc<Calls>,
 ) -> Result<Connection, ConnectError> {
     let pincer = PincerClient::new(&config.name, calls);
-    let client = match (&config.command, &config.url) {
-        (Some(command), None) => {
+    let client = match (&config.command, &config.url, &config.host) {
+        (Some(command), None, None) => {
             let cwd = config
                 .cwd
                 .clone()
@@ -141,12 +141,16 @@ pub(super) async fn connect(
                 Err(err) => return Err(with_hint(config, command, err)),
             }
         }
-        (None, Some(url)) => {
+        (None, Some(url), None) => {
             // rmcp builds its HTTP client with rustls and no crypto provider of its
             // own, and panics if none is installed: install ring (the one `main`
             // installs) unless one already is — then this returns Err, which is fine.
             let _ = rustls::crypto::ring::default_provider().install_default();
             let transport = StreamableHttpClientTransport::from_config(http_config(config, url)?);
+            handshake(&config.name, serve_client(pincer, transport)).await?
+        }
+        (None, None, Some(link)) => {
+            let transport = super::bridge::Bridge::new(&config.name, link.clone());
             handshake(&config.name, serve_client(pincer, transport)).await?
         }
         _ => return Err(ConnectError::Shape(config.name.clone())),

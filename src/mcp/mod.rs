@@ -21,11 +21,13 @@
 //! - `elicit`  — a form or a link asked as questions, the answers as the server's result
 //! - `tool`    — the [`crate::tools::Tool`] adapter for one MCP tool; names, results
 //! - `schema`  — a call's arguments checked against the schema the server gave
+//! - `bridge`  — a server inside the host program, reached through its protocol
 //!
 //! This module must not read config files or secrets itself: the caller passes
 //! [`McpServerConfig`]s in.
 
 mod asking;
+mod bridge;
 mod client;
 mod connect;
 mod elicit;
@@ -35,6 +37,7 @@ mod tool;
 
 use std::time::Duration;
 
+pub use bridge::{HostLink, HostMessage};
 pub use client::{ACCEPTED, OFFERED};
 pub use manager::McpManager;
 pub use tool::tool_name;
@@ -44,8 +47,8 @@ pub use tool::tool_name;
 pub struct McpServerConfig {
     /// The server's name in config; the middle part of its tools' names.
     pub name: String,
-    /// A program to run, speaking MCP over stdin/stdout. Exactly one of `command` and
-    /// `url` is set.
+    /// A program to run, speaking MCP over stdin/stdout. Exactly one of `command`, `url`
+    /// and `host` is set.
     pub command: Option<String>,
     /// Arguments for `command`.
     pub args: Vec<String>,
@@ -62,6 +65,9 @@ pub struct McpServerConfig {
     /// The folder a stdio server starts in (`[mcp.servers.NAME] cwd`); `None`: a folder
     /// of its own, `<folders>/<name>` (see `McpManager::start`).
     pub cwd: Option<std::path::PathBuf>,
+    /// A server inside the program driving Pincer (an SDK's in-process server), reached
+    /// through the host protocol; then `command` and `url` are unset.
+    pub host: Option<HostLink>,
     /// `[mcp.servers.NAME] trusted`: the owner vouches for its tools' names and
     /// descriptions; otherwise a turn they are offered in is untrusted.
     pub trusted: bool,

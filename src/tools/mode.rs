@@ -7,7 +7,8 @@
 //!   acts asks;
 //! - `plan` — only tools declared for plan mode (they read, look up or plan) are
 //!   offered and run, plus `exit_plan_mode {plan}`, whose approval by the host ends
-//!   plan mode;
+//!   plan mode; outside it, `enter_plan_mode {}` lets the model go into it (it only
+//!   narrows what runs, so it is not asked about);
 //! - `bypassPermissions` — nothing asks (`deny` rules still refuse);
 //! - `dontAsk` — nothing asks either: a call that would be asked is refused instead,
 //!   unless an "always" answer already allows it.
@@ -72,6 +73,24 @@ impl PermissionMode {
 }
 
 pub const EXIT_PLAN_MODE: &str = "exit_plan_mode";
+pub const ENTER_PLAN_MODE: &str = "enter_plan_mode";
+
+/// Of the tools a turn would offer, those its conversation's mode lets it have: plan
+/// mode only what reads, and the way out; a host's conversation elsewhere the way in;
+/// a chat (no mode) neither.
+pub fn keep_offered(
+    mode: Option<PermissionMode>,
+    tools: &mut Vec<crate::provider::ToolSpec>,
+    effects: impl Fn(&str) -> Effects,
+) {
+    match mode {
+        Some(PermissionMode::Plan) => {
+            tools.retain(|t| t.name != ENTER_PLAN_MODE && effects(&t.name).in_plan_mode());
+        }
+        Some(_) => tools.retain(|t| t.name != EXIT_PLAN_MODE),
+        None => tools.retain(|t| t.name != EXIT_PLAN_MODE && t.name != ENTER_PLAN_MODE),
+    }
+}
 
 /// The modes and tool presets of the conversations a host drives, by session, and the
 /// most model calls a turn of theirs may make where the host set it (`--max-turns`).
@@ -166,5 +185,37 @@ impl TypedTool for ExitPlanMode {
             "The user approved the plan. The permission mode is now {}: carry the plan out.",
             now.as_str()
         ))
+    }
+}
+
+/// `enter_plan_mode {}` (the CLI's `EnterPlanMode`): offered where a host drives the
+/// conversation and it is not in plan mode, never to a subagent. It only narrows what
+/// runs, so nobody is asked; the host sees the mode change.
+pub struct EnterPlanMode {
+    pub modes: Arc<Modes>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EnterPlanModeArgs {}
+
+#[async_trait]
+impl TypedTool for EnterPlanMode {
+    type Args = EnterPlanModeArgs;
+    const NAME: &'static str = ENTER_PLAN_MODE;
+    const EFFECTS: Effects = Effects::PLAN;
+
+    fn description(&self) -> String {
+        "Before a task that is not simple: go into plan mode, where you look around with the reading tools and design the approach, then present it with exit_plan_mode for the user to approve before you change anything.".into()
+    }
+
+    async fn run(&self, _args: EnterPlanModeArgs, ctx: &ToolContext) -> Result<String, ToolError> {
+        let Some(session) = ctx.session.filter(|s| self.modes.get(*s).is_some()) else {
+            return Err(ToolError::new(
+                "plan mode is for conversations a program drives; this one has none",
+            ));
+        };
+        self.modes.set(session, PermissionMode::Plan);
+        Ok("Entered plan mode. Explore with the reading tools and design the approach; when the plan is ready, present it with exit_plan_mode.".into())
     }
 }

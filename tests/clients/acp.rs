@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use pincer_fakes::{FakeModel, Step};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::rig::{self, Ran};
 use crate::common::{TestHome, openai_config};
@@ -245,4 +245,23 @@ fn png(width: u32, height: u32) -> Vec<u8> {
         .write_to(&mut out, image::ImageFormat::Png)
         .expect("encode png");
     out.into_inner()
+}
+
+#[tokio::test]
+async fn the_model_entering_plan_mode_is_reported_as_a_current_mode_update() {
+    let model = FakeModel::start().await;
+    for sdk in SDKS {
+        model.push_all([
+            Step::tool_call("enter_plan_mode", json!({})),
+            Step::text("Planning."),
+        ]);
+        let home = home(&model, "");
+        let Some(ran) = drive(sdk, &home, "one_word", &[]).await else {
+            return;
+        };
+        assert_eq!(reply(&ran), "Planning.", "{sdk:?}: {ran}");
+        let reported = updates(&ran, "current_mode_update");
+        assert_eq!(reported.len(), 1, "{sdk:?}: {ran}");
+        assert_eq!(reported[0]["currentModeId"], "plan", "{sdk:?}: {ran}");
+    }
 }

@@ -6,8 +6,8 @@
 //! owner's questions as a host program does; where nobody can answer (`pincer mcp call`
 //! without a terminal), the server is told `decline`.
 //!
-//! Not run here: the suite's `auth/*` scenarios. Pincer has no OAuth client (a server's
-//! token goes in `.security.yml` as a header), so they fail, with an error that says so.
+//! The suite's `auth/*` scenarios fail: Pincer has no OAuth client (a server's token goes
+//! in `.security.yml` as a header). One of them is run to show the error says so.
 
 use std::path::Path;
 
@@ -26,6 +26,8 @@ struct Scenario {
     checks: Vec<Value>,
     /// What the client command printed.
     client_stdout: String,
+    /// What it printed on stderr.
+    client_stderr: String,
     /// The suite's own run: its exit code and report.
     suite: rig::Ran,
 }
@@ -66,9 +68,10 @@ impl std::fmt::Display for Scenario {
             .collect();
         write!(
             f,
-            "checks:\n  {}\nclient stdout:\n{}\nsuite: {}",
+            "checks:\n  {}\nclient stdout:\n{}\nclient stderr:\n{}\nsuite: {}",
             checks.join("\n  "),
             self.client_stdout,
+            self.client_stderr,
             self.suite
         )
     }
@@ -90,17 +93,22 @@ async fn scenario(name: &str, command: &str, env: &[(&str, &str)]) -> Option<Sce
         &out_dir,
     ];
     let suite = rig::run(&node, SUITE, &args, env).await;
-    let results = std::fs::read_dir(out.path())
-        .expect("read results")
-        .flatten()
-        .next()
-        .unwrap_or_else(|| panic!("the suite saved no results; {suite}"))
-        .path();
+    // `<out>/<scenario>-<time>/`, or `<out>/auth/<name>-<time>/` for `auth/<name>`.
+    let mut results = out.path().to_path_buf();
+    while !results.join("checks.json").exists() {
+        results = std::fs::read_dir(&results)
+            .expect("read results")
+            .flatten()
+            .next()
+            .unwrap_or_else(|| panic!("the suite saved no results; {suite}"))
+            .path();
+    }
     let read = |file: &str| std::fs::read_to_string(results.join(file)).unwrap_or_default();
     let checks = serde_json::from_str(&read("checks.json")).expect("checks.json");
     Some(Scenario {
         checks,
         client_stdout: read("stdout.txt"),
+        client_stderr: read("stderr.txt"),
         suite,
     })
 }
@@ -259,6 +267,21 @@ async fn where_nobody_can_answer_the_server_is_told_decline() {
     assert_eq!(
         run.client_stdout.trim(),
         "Elicitation was not accepted",
+        "{run}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_wants_oauth_is_refused_with_the_way_to_give_it_a_token() {
+    let home = TestHome::new();
+    let command = pincer(&home, "mcp check");
+    let Some(run) = scenario("auth/metadata-default", &command, &[]).await else {
+        return;
+    };
+    assert!(
+        run.client_stderr.contains("wants authorization (OAuth)")
+            && run.client_stderr.contains(".security.yml")
+            && run.client_stderr.contains("headers.Authorization"),
         "{run}"
     );
 }

@@ -9,7 +9,8 @@ import json
 import os
 import sys
 
-from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, HookMatcher
+from claude_agent_sdk import (ClaudeAgentOptions, ClaudeSDKClient, HookMatcher,
+                              create_sdk_mcp_server, tool)
 from claude_agent_sdk.types import PermissionResultAllow, PermissionResultDeny
 
 
@@ -154,6 +155,28 @@ async def max_turns():
     opts = options(max_turns=1, permission_mode="bypassPermissions")
     async with ClaudeSDKClient(options=opts) as client:
         await converse(client, "keep looking")
+
+
+async def enter_plan():
+    registered = {"PreToolUse": [HookMatcher(matcher="EnterPlanMode",
+                                             hooks=[hook("PreToolUse", {})])]}
+    opts = options(hooks=registered, can_use_tool=allow_all)
+    async with ClaudeSDKClient(options=opts) as client:
+        await converse(client, "redo the whole thing")
+
+
+@tool("add", "Add two whole numbers", {"a": int, "b": int})
+async def add(args):
+    say("tool_called", args=args)
+    return {"content": [{"type": "text", "text": f"the sum is {args['a'] + args['b']}"}]}
+
+
+async def sdk_mcp():
+    calc = create_sdk_mcp_server("calc", "1.0.0", tools=[add])
+    opts = options(mcp_servers={"calc": calc}, can_use_tool=allow_all)
+    async with ClaudeSDKClient(options=opts) as client:
+        await converse(client, "what is 2 + 3?")
+        say("mcp_status", value=await client.get_mcp_status())
 
 
 if __name__ == "__main__":

@@ -323,3 +323,77 @@ async fn an_interrupt_from_the_sdk_ends_the_turn_and_the_next_one_answers() {
     assert_eq!(results[1]["result"], "Here.");
     assert_eq!(results[1]["is_error"], false);
 }
+
+#[tokio::test]
+async fn an_sdks_in_process_mcp_server_is_listed_asked_about_and_called_through_mcp_message() {
+    let model = FakeModel::start().await;
+    model.push_all([
+        Step::tool_call("mcp__calc__add", json!({"a": 2, "b": 3})),
+        Step::text("5"),
+    ]);
+    let home = home(&model);
+    let Some(ran) = sdk(&home, "sdk_mcp", &[]).await else {
+        return;
+    };
+    ran.succeeded();
+    // The model was offered the SDK's tool, under the CLI's name, with its description.
+    let offered = sent(&model, 0);
+    assert!(offered.contains("mcp__calc__add"), "{offered}");
+    assert!(offered.contains("Add two whole numbers"), "{offered}");
+    // The owner's program was asked, then its function ran with the model's arguments.
+    assert_eq!(ran.event("can_use_tool")["tool"], "mcp__calc__add", "{ran}");
+    assert_eq!(
+        ran.event("tool_called")["args"],
+        json!({"a": 2, "b": 3}),
+        "{ran}"
+    );
+    // Its answer went back to the model.
+    assert!(
+        sent(&model, 1).contains("the sum is 5"),
+        "{}",
+        sent(&model, 1)
+    );
+    assert_eq!(messages(&ran, "ResultMessage")[0]["result"], "5", "{ran}");
+    let servers = &ran.event("mcp_status")["value"]["mcpServers"];
+    assert_eq!(servers[0]["name"], "calc", "{ran}");
+    assert_eq!(servers[0]["status"], "connected", "{servers}");
+}
+
+#[tokio::test]
+async fn the_model_can_enter_plan_mode_and_then_only_reads_until_it_presents_a_plan() {
+    let model = FakeModel::start().await;
+    model.push_all([
+        Step::tool_call("enter_plan_mode", json!({})),
+        Step::tool_call("write_file", json!({"path": "early.txt", "content": "x"})),
+        Step::text("Here is the plan."),
+    ]);
+    let home = home(&model);
+    let Some(ran) = sdk(&home, "enter_plan", &[]).await else {
+        return;
+    };
+    ran.succeeded();
+    let offered = |n: usize| crate::common::trust::tool_names(&model.requests()[n].body);
+    assert!(
+        offered(0).contains(&"enter_plan_mode".to_string()),
+        "{:?}",
+        offered(0)
+    );
+    assert!(!offered(0).contains(&"exit_plan_mode".to_string()));
+    // In plan mode: the way out is offered, writing is not, and a write is refused.
+    assert!(
+        offered(1).contains(&"exit_plan_mode".to_string()),
+        "{:?}",
+        offered(1)
+    );
+    assert!(!offered(1).contains(&"write_file".to_string()));
+    assert!(!offered(1).contains(&"enter_plan_mode".to_string()));
+    assert!(sent(&model, 2).contains("does not run in plan mode"));
+    assert!(!home.workspace().join("early.txt").exists());
+    // A hook matching the CLI's name saw the call; nobody was asked about it.
+    assert_eq!(
+        ran.event("hook")["input"]["tool_name"],
+        "enter_plan_mode",
+        "{ran}"
+    );
+    assert!(ran.events("can_use_tool").is_empty(), "{ran}");
+}

@@ -570,13 +570,9 @@ impl Turn<'_> {
         let mut tools = agent
             .tools
             .offered_with(&caller, &agent.loaded.get(self.session_id));
-        // Plan mode offers only what reads, and the way out; elsewhere no way out.
-        match agent.modes.get(self.session_id) {
-            Some(crate::tools::mode::PermissionMode::Plan) => {
-                tools.retain(|t| agent.tools.effects_of(&t.name).in_plan_mode());
-            }
-            _ => tools.retain(|t| t.name != crate::tools::mode::EXIT_PLAN_MODE),
-        }
+        crate::tools::mode::keep_offered(agent.modes.get(self.session_id), &mut tools, |n| {
+            agent.tools.effects_of(n)
+        });
         // An MCP server nobody vouches for wrote these tools' descriptions: they are
         // in the prompt now, so the turn is untrusted.
         if !self.taint.is_set()

@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 
 use super::{Route, State, ask, content, internal};
 use crate::tools::approval::Approval;
-use crate::tools::mode::EXIT_PLAN_MODE;
+use crate::tools::mode::{ENTER_PLAN_MODE, EXIT_PLAN_MODE};
 
 /// Run one prompt's turn and stream it to the client.
 pub(super) async fn prompt(
@@ -56,6 +56,8 @@ pub(super) async fn prompt(
         cx.send_notification(SessionNotification::new(session.clone(), update))
     };
     let mut started = HashSet::new();
+    // `enter_plan_mode` calls in flight: once one succeeds, the client hears the mode.
+    let mut entering = HashSet::new();
     let stop = loop {
         tokio::select! {
             message = out.recv() => {
@@ -85,6 +87,9 @@ pub(super) async fn prompt(
                         ))?;
                     }
                     Chunk::ToolInputAvailable { tool_call_id, tool_name, input } => {
+                        if tool_name == ENTER_PLAN_MODE {
+                            entering.insert(tool_call_id.clone());
+                        }
                         if tool_name == "todo" {
                             update(SessionUpdate::Plan(plan(&input)))?;
                         }
@@ -106,6 +111,9 @@ pub(super) async fn prompt(
                         }
                     }
                     Chunk::ToolOutputAvailable { tool_call_id, output } => {
+                        if entering.remove(&tool_call_id) {
+                            update(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new("plan")))?;
+                        }
                         update(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
                             tool_call_id,
                             ToolCallUpdateFields::new()

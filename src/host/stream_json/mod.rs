@@ -1,7 +1,8 @@
 //! `pincer agent --protocol stream-json`: the Claude Code CLI's stdio protocol (seed
 //! 002), one JSON object a line both ways. In: `user` messages (queued, one turn each),
-//! `control_request`s (`initialize`, `interrupt`, `set_permission_mode`, `set_model`;
-//! others answered as unsupported) and `control_response`s to ours. Out, per turn:
+//! `control_request`s (`initialize`, `interrupt`, `set_permission_mode`, `set_model`,
+//! `mcp_status`, `get_context_usage`; others answered as unsupported) and
+//! `control_response`s to ours (`can_use_tool`, `hook_callback`, `mcp_message`). Out, per turn:
 //! `system`/`init`, an `assistant` line per content block (text, thinking, tool_use), a
 //! `user` line per tool result, `stream_event`s with `--include-partial-messages`, and
 //! one `result`; `control_request` `can_use_tool` whenever a call needs approval (with
@@ -19,6 +20,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::{mpsc, oneshot};
 
+mod sdk_mcp;
 mod wire;
 
 use super::hooks::{self, HookCall};
@@ -27,8 +29,8 @@ use crate::home::Home;
 use crate::tools::approval::Approval;
 use crate::tools::mode::PermissionMode;
 use wire::{
-    Kept, adapted, allow_rule, context_usage, covers, initialized, mcp_servers, result, set_mode,
-    suggestions, user_text,
+    Kept, adapted, added_rules, allow_rule, context_usage, covers, initialized, mcp_servers,
+    result, set_mode, suggestions, user_text,
 };
 
 /// What `claude_code_version` says: the SDKs warn below 2.0.0.
@@ -43,7 +45,8 @@ pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
     }
     let (asks_tx, asks) = mpsc::channel(8);
     let (hooks_tx, hook_calls) = mpsc::channel(8);
-    let core = Core::start_hooked(home, asks_tx, Some(hooks_tx))?;
+    let (servers, mcp_messages) = sdk_mcp::servers(&args.sdk_servers);
+    let core = Core::start_hooked(home, asks_tx, Some(hooks_tx), servers)?;
     // `--fork-session`: the conversation goes on in a copy; the original is only read.
     let session = match (&args.session, args.fork_session) {
         (Some(from), true) => {
@@ -76,6 +79,7 @@ pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
         gatherings: HashMap::new(),
         session_rules: Vec::new(),
         context_tokens: 0,
+        sdk_mcp: sdk_mcp::SdkServers::default(),
     };
     if let Some(model) = host.args.model.clone()
         && let Err(err) = core
@@ -86,7 +90,7 @@ pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
     {
         eprintln!("pincer agent: --model {model}: {err}");
     }
-    let result = host.serve(core, asks, hook_calls).await;
+    let result = host.serve(core, asks, hook_calls, mcp_messages).await;
     result.map(|failed| {
         if failed {
             ExitCode::FAILURE
@@ -127,6 +131,8 @@ struct Host {
     /// The last model call's prompt size (input, cache read and write tokens), for
     /// `get_context_usage`.
     context_tokens: u64,
+    /// Messages for the SDK's in-process MCP servers waiting for their answer.
+    sdk_mcp: sdk_mcp::SdkServers,
 }
 
 struct Pending {
@@ -168,6 +174,7 @@ impl Host {
         core: Core,
         mut asks: mpsc::Receiver<Ask>,
         mut hook_calls: mpsc::Receiver<HookCall>,
+        mut mcp_messages: mpsc::Receiver<crate::mcp::HostMessage>,
     ) -> anyhow::Result<bool> {
         let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
         let (handles, mut outbound, stop) = core.split();
@@ -183,16 +190,7 @@ impl Host {
                     // End of input (or unreadable input): answer what is queued, then go.
                     _ => {
                         stdin_open = false;
-                        // Nobody is left to answer approvals, or hooks.
-                        for (_, pending) in self.pending.drain() {
-                            let _ = pending.answer.send(Approval::Unavailable(
-                                "the host closed its input; nobody can approve".into(),
-                            ));
-                        }
-                        self.hook_requests.clear();
-                        for (_, gathering) in self.gatherings.drain() {
-                            let _ = gathering.answer.send(gathering.answers);
-                        }
+                        self.nobody_answers();
                     }
                 },
                 call = hook_calls.recv() => {
@@ -205,6 +203,11 @@ impl Host {
                     self.output(message.body).await?;
                     if self.turn.is_none() && let Some(next) = self.queue.pop_front() {
                         self.begin(next, running).await?;
+                    }
+                }
+                Some(message) = mcp_messages.recv() => {
+                    if let Some(line) = self.sdk_mcp.request(message, stdin_open) {
+                        self.line(line).await?;
                     }
                 }
                 ask = asks.recv() => {
@@ -253,6 +256,19 @@ impl Host {
             _ => {}
         }
         Ok(())
+    }
+
+    /// The host closed its input: nobody is left to answer approvals, hooks or MCP.
+    fn nobody_answers(&mut self) {
+        for (_, pending) in self.pending.drain() {
+            let why = "the host closed its input; nobody can approve";
+            let _ = pending.answer.send(Approval::Unavailable(why.into()));
+        }
+        self.hook_requests.clear();
+        self.sdk_mcp.close();
+        for (_, gathering) in self.gatherings.drain() {
+            let _ = gathering.answer.send(gathering.answers);
+        }
     }
 
     async fn begin(&mut self, text: String, running: &super::Handles) -> anyhow::Result<()> {
@@ -308,10 +324,7 @@ impl Host {
                     self.agent.models().caps.context_tokens(model),
                     self.context_tokens,
                 )),
-                None => Err(
-                    "no model has answered in this conversation yet; ask again after the first turn"
-                        .into(),
-                ),
+                None => Err(wire::NO_MODEL_YET.into()),
             },
             other => Err(format!("{other} is not supported by pincer agent")),
         };
@@ -328,6 +341,9 @@ impl Host {
         let Some(id) = response["request_id"].as_str() else {
             return;
         };
+        if self.sdk_mcp.answered(response) {
+            return;
+        }
         if let Some((gathering, block, event)) = self.hook_requests.remove(id) {
             let answer = if response["subtype"] == "error" {
                 let error = response["error"].as_str().unwrap_or("no reason given");
@@ -380,16 +396,8 @@ impl Host {
                     _ => match allow_rule(&body["updatedPermissions"], &pending) {
                         Some(Kept::Stored) => Approval::Always,
                         Some(Kept::Session) => {
-                            self.session_rules.extend(
-                                body["updatedPermissions"]
-                                    .as_array()
-                                    .into_iter()
-                                    .flatten()
-                                    .filter(|u| u["type"] == "addRules" && u["behavior"] == "allow")
-                                    .flat_map(|u| {
-                                        u["rules"].as_array().cloned().unwrap_or_default()
-                                    }),
-                            );
+                            self.session_rules
+                                .extend(added_rules(&body["updatedPermissions"]));
                             Approval::Once
                         }
                         None => Approval::Once,
@@ -631,17 +639,11 @@ impl Host {
             Chunk::ToolOutputAvailable {
                 tool_call_id,
                 output,
-            } => {
-                self.end_message().await?;
-                self.tool_result(&tool_call_id, &output, false).await?;
-            }
+            } => self.tool_result(&tool_call_id, &output, false).await?,
             Chunk::ToolOutputError {
                 tool_call_id,
                 error_text,
-            } => {
-                self.end_message().await?;
-                self.tool_result(&tool_call_id, &error_text, true).await?;
-            }
+            } => self.tool_result(&tool_call_id, &error_text, true).await?,
             Chunk::FinishStep => self.end_message().await?,
             Chunk::Retract => {}
             Chunk::Error { error_text } => {
@@ -746,6 +748,7 @@ impl Host {
     }
 
     async fn tool_result(&mut self, id: &str, content: &str, is_error: bool) -> anyhow::Result<()> {
+        self.end_message().await?;
         let line = json!({
             "type": "user",
             "message": {"role": "user", "content": [

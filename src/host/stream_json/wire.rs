@@ -216,3 +216,18 @@ fn models() -> Value {
     }
     Value::Array(models)
 }
+
+/// The allow rules of `updatedPermissions`' `addRules` entries.
+pub(super) fn added_rules(updates: &Value) -> Vec<Value> {
+    updates
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|u| u["type"] == "addRules" && u["behavior"] == "allow")
+        .flat_map(|u| u["rules"].as_array().cloned().unwrap_or_default())
+        .collect()
+}
+
+/// `get_context_usage` before any model answered.
+pub(super) const NO_MODEL_YET: &str =
+    "no model has answered in this conversation yet; ask again after the first turn";
