@@ -66,6 +66,7 @@ impl AgentBuilder {
                 tasks: Tasks::new(1),
                 modes: Default::default(),
                 loaded: Default::default(),
+                seen: Default::default(),
             },
         }
     }

@@ -130,6 +130,8 @@ pub struct Agent {
     modes: std::sync::Arc<crate::tools::mode::Modes>,
     /// The MCP tools each conversation found with `tool_search`.
     loaded: std::sync::Arc<crate::tools::deferred::Loaded>,
+    /// What the model servers said about their windows and token counts.
+    seen: window::Seen,
 }
 
 /// The result of one turn: how it ended and which stored user messages it answered.

@@ -3,12 +3,20 @@
 //! table's `context_tokens`) the conversation is made to fit — first by pruning old
 //! tool results (those before the last `KEEP_TURNS` turns become a one-line stub naming
 //! the file the whole result was saved to), then, if still over, by summarising the
-//! older part as `/compact` does. The store keeps every word (`pincer sessions show`).
+//! older part, keeping only what fits `TARGET` of the window word for word, so the
+//! next turns do not compact again. The store keeps every word (`pincer sessions show`).
+//!
+//! The estimate is corrected by what the servers report: each call's prompt tokens,
+//! as the server counted them, against the estimate of that request ([`Seen`]) — which
+//! also takes out tools a server dropped; and a window a server names (in an overflow
+//! error, or its own listing) replaces a larger assumed one.
 
 use super::Agent;
 use crate::provider::{ChatRequest, Part};
 use crate::store::{self, StoredMessage};
 
+/// What a compaction to fit the window leaves: this share of the window.
+pub const TARGET: f64 = 0.4;
 /// The most recent turns whose tool results are always sent whole.
 const KEEP_TURNS: usize = 3;
 /// Results this long or shorter are never pruned: a stub would save nothing.
@@ -31,6 +39,97 @@ pub fn estimate(req: &ChatRequest) -> u64 {
         .filter(|p| matches!(p, Part::Image { data: Some(_), .. }))
         .count() as u64;
     bytes as u64 / 4 + images * IMAGE_TOKENS
+}
+
+/// A request's size, estimated with and without its tools.
+#[derive(Debug, Clone, Copy)]
+pub struct Estimate {
+    pub all: u64,
+    pub without_tools: u64,
+}
+
+impl Estimate {
+    pub fn of(req: &ChatRequest) -> Estimate {
+        let all = estimate(req);
+        Estimate {
+            all,
+            without_tools: all.saturating_sub(json_len(&req.tools) as u64 / 4),
+        }
+    }
+}
+
+/// What the servers said about their models while Pincer ran, by model label.
+#[derive(Debug, Default)]
+pub struct Seen {
+    /// Context windows the servers named.
+    windows: std::sync::Mutex<std::collections::HashMap<String, u64>>,
+    /// How the model's server counts: the prompt tokens it counted ÷ the estimate, and
+    /// whether it left the tools out (a chat template without a place for them).
+    counts: std::sync::Mutex<std::collections::HashMap<String, (f64, bool)>>,
+}
+
+impl Seen {
+    /// The server of `label` says its window is `tokens`.
+    pub fn learn_window(&self, label: &str, tokens: u64) {
+        if tokens > 0 {
+            lock(&self.windows).insert(label.to_string(), tokens);
+        }
+    }
+
+    /// The window `label`'s server named, if it did.
+    pub fn told(&self, label: &str) -> Option<u64> {
+        lock(&self.windows).get(label).copied()
+    }
+
+    /// The window of `label`: `assumed` (config or the built-in table), or less where
+    /// the server said so.
+    pub fn window(&self, label: &str, assumed: u64) -> u64 {
+        lock(&self.windows)
+            .get(label)
+            .map_or(assumed, |&told| told.min(assumed))
+    }
+
+    /// A call to `label` estimated at `estimated` was counted `counted` tokens by its
+    /// server. Nearer the estimate without tools than with them: the server dropped
+    /// them. The ratio is kept between a quarter and four, so one odd answer cannot
+    /// make the estimate absurd.
+    pub fn calibrate(&self, label: &str, estimated: Estimate, counted: u64) {
+        if estimated.without_tools == 0 || counted == 0 {
+            return;
+        }
+        let dropped = estimated.all > estimated.without_tools
+            && counted < (estimated.all + estimated.without_tools) / 2;
+        let base = if dropped {
+            estimated.without_tools
+        } else {
+            estimated.all
+        };
+        let ratio = (counted as f64 / base as f64).clamp(0.25, 4.0);
+        lock(&self.counts).insert(label.to_string(), (ratio, dropped));
+    }
+
+    /// The size `label`'s server will count for a request estimated at `estimated`.
+    pub fn size(&self, label: &str, estimated: Estimate) -> u64 {
+        let (ratio, dropped) = lock(&self.counts)
+            .get(label)
+            .copied()
+            .unwrap_or((1.0, false));
+        let base = if dropped {
+            estimated.without_tools
+        } else {
+            estimated.all
+        };
+        (base as f64 * ratio).ceil() as u64
+    }
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One stored message's size in tokens, as `estimate` counts it.
+pub fn message_tokens(message: &StoredMessage) -> u64 {
+    json_len(&message.parts) as u64 / 4
 }
 
 /// The bytes `value` takes as JSON, counted as it is written out, never held.
@@ -167,6 +266,33 @@ mod tests {
         });
         let with_picture = estimate(&req);
         assert!(with_picture >= base + IMAGE_TOKENS && with_picture < base + IMAGE_TOKENS + 20);
+    }
+
+    #[test]
+    fn what_a_server_counted_corrects_the_estimate_and_dropped_tools_are_left_out() {
+        let seen = Seen::default();
+        let estimated = Estimate {
+            all: 3000,
+            without_tools: 1000,
+        };
+        assert_eq!(seen.size("p/m", estimated), 3000, "nothing counted yet");
+        // The server counted 1,140: near the estimate without the tools, 14% over it.
+        seen.calibrate("p/m", estimated, 1140);
+        let later = Estimate {
+            all: 4000,
+            without_tools: 2000,
+        };
+        assert_eq!(seen.size("p/m", later), 2280);
+        // A server that counts the tools: the whole estimate, corrected.
+        seen.calibrate("q/m", estimated, 3300);
+        assert_eq!(seen.size("q/m", later), 4400);
+        // An absurd count is bounded.
+        seen.calibrate("r/m", estimated, 1);
+        assert!(seen.size("r/m", later) >= 500);
+        assert_eq!(seen.window("p/m", 128_000), 128_000);
+        seen.learn_window("p/m", 8192);
+        assert_eq!(seen.window("p/m", 128_000), 8192);
+        assert_eq!(seen.window("p/m", 4096), 4096);
     }
 
     #[test]

@@ -168,10 +168,16 @@ impl Dispatcher {
                     tier: origin.tier,
                 };
                 match self.agent.compact(session, &spender).await {
-                    Ok(Some(done)) => format!(
-                        "Compacted {} older messages into a summary of {} characters; the full transcript stays in `pincer sessions show`.",
-                        done.messages, done.summary_chars
-                    ),
+                    Ok(Some(done)) => match done.refused {
+                        Some(why) => format!(
+                            "The model's summary was not good enough ({why}), so {} older messages were left out of what the model sees instead; the latest stay word for word, and the full transcript stays in `pincer sessions show`.",
+                            done.messages
+                        ),
+                        None => format!(
+                            "Compacted {} older messages into a summary of {} characters; the full transcript stays in `pincer sessions show`.",
+                            done.messages, done.summary_chars
+                        ),
+                    },
                     Ok(None) => {
                         "This conversation is short; there is nothing to compact yet.".into()
                     }

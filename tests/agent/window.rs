@@ -1,7 +1,10 @@
 //! Compaction before the wall: a conversation against a model with a small context
 //! window keeps working for 50 turns: old tool results become stubs naming their saved
 //! file, the older part is summarised (with what turn 1 said reaching the summariser),
-//! and no request is ever over the window.
+//! and no request is ever over the window. On an 8K window compaction converges (it
+//! does not run again every turn); a summary too poor to stand in for the messages is
+//! refused; a server's overflow error teaches Pincer its real window, and a message that
+//! cannot fit is set aside rather than left to make every later turn fail.
 
 use pincer_fakes::{FakeModel, Step};
 use serde_json::json;
@@ -9,7 +12,7 @@ use serde_json::json;
 use crate::common::{TestHome, openai_config};
 
 const SUMMARISER: &str = "You keep notes on a conversation";
-const SUMMARY: &str = "Goals: keep the basil alive. Facts: the basil is on the north window.";
+const SUMMARY: &str = "Goals: keep the basil alive and the garden watered. Facts: the basil is on the north window; the garden log is in garden.log. Open tasks: none.";
 const WINDOW: u64 = 4_000;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -99,4 +102,145 @@ async fn fifty_turns_fit_a_4000_token_window() {
     let transcript = home.transcript();
     assert!(transcript.contains("remember: the basil is on the north window"));
     assert_eq!(transcript.matches("all is well").count(), 50);
+}
+
+/// `n` turns of about 400 tokens each (a question, an answer) times `scale`, piped into
+/// `pincer chat`.
+fn converse(home: &TestHome, model: &FakeModel, n: usize, scale: usize) -> crate::common::Run {
+    let mut lines = Vec::new();
+    for turn in 1..=n {
+        let question = "how do the tomatoes do today? ".repeat(18 * scale);
+        lines.push(format!("question {turn}: {question}"));
+        let answer = "they are fine and growing. ".repeat(36 * scale);
+        model.push(Step::text(format!("answer {turn}: {answer}")));
+    }
+    home.run_with_stdin(&["chat"], &(lines.join("\n") + "\n"))
+}
+
+fn summaries(model: &FakeModel) -> usize {
+    model
+        .requests()
+        .iter()
+        .filter(|r| r.body.to_string().contains(SUMMARISER))
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_an_8k_window_twenty_turns_compact_at_most_twice() {
+    let model = FakeModel::start().await;
+    model.limit_context(Some(8_192));
+    // As llama.cpp with a chat template that has no place for tools: they are neither
+    // counted nor called, and a Pincer that counts them compacts far too often.
+    model.drop_tools(true);
+    model.answer_when_system_contains(SUMMARISER, Step::text(SUMMARY));
+    let home = TestHome::new();
+    home.write_config(&openai_config(
+        &model,
+        "[models.\"fake/m\"]\ncontext_tokens = 8192\n",
+    ));
+    std::fs::create_dir_all(home.workspace()).expect("workspace");
+    let run = converse(&home, &model, 20, 1);
+    assert!(run.ok(), "{}", run.stderr);
+    assert!(run.stdout.contains("answer 20:"), "{}", run.stdout);
+    let compactions = summaries(&model);
+    assert!(
+        (1..=2).contains(&compactions),
+        "{compactions} compactions in 20 turns"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_long_turns_and_a_long_summary_compaction_does_not_run_every_turn() {
+    let model = FakeModel::start().await;
+    model.limit_context(Some(8_192));
+    model.drop_tools(true);
+    // A summary of about 1,000 tokens, as a small model writes at its limit.
+    let long = format!(
+        "{SUMMARY} {}",
+        "The tomatoes were asked about and are fine. ".repeat(90)
+    );
+    model.answer_when_system_contains(SUMMARISER, Step::text(long));
+    let home = TestHome::new();
+    home.write_config(&openai_config(
+        &model,
+        "[models.\"fake/m\"]\ncontext_tokens = 8192\n",
+    ));
+    std::fs::create_dir_all(home.workspace()).expect("workspace");
+    let run = converse(&home, &model, 20, 2);
+    assert!(run.ok(), "{}", run.stderr);
+    assert!(run.stdout.contains("answer 20:"), "{}", run.stdout);
+    let compactions = summaries(&model);
+    // Keeping six messages and counting the dropped tools, it compacted on 14 of the 20
+    // turns; compacting to 40% of the window, about one turn in four at most.
+    assert!(
+        compactions <= 5,
+        "{compactions} compactions in 20 turns of 800 tokens"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_summary_too_poor_to_stand_in_is_refused_and_the_latest_turns_stay() {
+    let model = FakeModel::start().await;
+    model.limit_context(Some(8_192));
+    model.drop_tools(true);
+    // What a small model really wrote for 23 messages.
+    model.answer_when_system_contains(SUMMARISER, Step::text("Marijuana & Health Care Team"));
+    let home = TestHome::new();
+    home.write_config(&openai_config(
+        &model,
+        "[models.\"fake/m\"]\ncontext_tokens = 8192\n",
+    ));
+    std::fs::create_dir_all(home.workspace()).expect("workspace");
+    let run = converse(&home, &model, 16, 1);
+    assert!(run.ok(), "{}", run.stderr);
+    assert!(run.stdout.contains("answer 16:"), "{}", run.stdout);
+    assert!(
+        summaries(&model) >= 1,
+        "the conversation was never compacted"
+    );
+    let turns: Vec<String> = model
+        .requests()
+        .iter()
+        .map(|r| r.body.to_string())
+        .filter(|b| !b.contains(SUMMARISER))
+        .collect();
+    let last = turns.last().expect("a last turn");
+    assert!(
+        !last.contains("Marijuana"),
+        "the poor summary stood in: {last}"
+    );
+    assert!(last.contains("earlier messages were left out"), "{last}");
+    assert!(
+        last.contains("answer 15:"),
+        "the latest turns stay word for word"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_that_cannot_fit_is_set_aside_and_the_next_turn_works() {
+    let model = FakeModel::start().await;
+    model.limit_context(Some(WINDOW));
+    model.answer_when_system_contains(SUMMARISER, Step::text(SUMMARY));
+    let home = TestHome::new();
+    // Pincer assumes a large window; the server's is 4,000 tokens.
+    home.write_config(&openai_config(&model, ""));
+    std::fs::create_dir_all(home.workspace()).expect("workspace");
+    model.push(Step::text("Short answer."));
+    let huge = "a very long paste of a log line that goes on. ".repeat(500);
+    let run = home.run_with_stdin(&["chat"], &format!("{huge}\nand now a short one\n"));
+    let shown = format!("{}{}", run.stdout, run.stderr);
+    assert!(shown.contains("set aside"), "{shown}");
+    assert!(run.stdout.contains("Short answer."), "{shown}");
+    // The second turn went out without the paste, which stays in the store.
+    let answered = model
+        .requests()
+        .into_iter()
+        .map(|r| r.body.to_string())
+        .find(|b| b.contains("and now a short one"))
+        .expect("the second turn reached the model");
+    assert!(
+        !answered.contains("a very long paste"),
+        "the failed message came back"
+    );
+    assert!(home.transcript().contains("a very long paste"));
 }

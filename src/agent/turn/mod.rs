@@ -6,6 +6,7 @@
 //! - `host`    — the host's `UserPromptSubmit` and `Stop` hooks
 
 mod calls;
+mod fit;
 mod host;
 mod secrets;
 
@@ -408,6 +409,7 @@ impl Turn<'_> {
         &mut self,
     ) -> Result<Option<(crate::provider::ChatResponse, String)>, Ended> {
         let request = self.fitted_request().await?;
+        let estimated = window::Estimate::of(&request);
         self.reply.step_start().await;
         if self.iterations == 1
             && let Some(arrived) = self.first.arrived
@@ -452,17 +454,14 @@ impl Turn<'_> {
             return Err(stopped(self.control));
         };
         match result {
-            Ok(ok) => Ok(Some(ok)),
-            Err(err) if err.kind == ErrorKind::ContextTooLong && !self.compacted => {
-                self.compacted = true;
-                match self.agent.compact(self.session_id, &self.spender()).await {
-                    Ok(Some(_)) => {
-                        self.reload().await?;
-                        Ok(None)
-                    }
-                    _ => Err(Ended::Failed(err.to_string())),
-                }
+            Ok(ok) => {
+                let usage = ok.0.usage;
+                let counted =
+                    usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
+                self.agent.seen.calibrate(&ok.1, estimated, counted);
+                Ok(Some(ok))
             }
+            Err(err) if err.kind == ErrorKind::ContextTooLong => self.overflowed(err).await,
             Err(err) => {
                 if shown.is_empty() && self.route.escalate(self.agent, "the light chain failed") {
                     return Ok(None);
@@ -470,52 +469,6 @@ impl Turn<'_> {
                 Err(Ended::Failed(err.to_string()))
             }
         }
-    }
-
-    /// The next request, made to fit `agent.compact_at` of the chain's smallest context
-    /// window: old tool results pruned first, then the older conversation summarised
-    /// (once a turn). A request still over goes as it is; the provider's answer decides.
-    async fn fitted_request(&mut self) -> Result<ChatRequest, Ended> {
-        let mut request = self.request();
-        let caps = &self.agent.models.caps;
-        let window = self
-            .route
-            .chain
-            .labels()
-            .map(|label| caps.context_tokens(label))
-            .min()
-            .unwrap_or(crate::capabilities::DEFAULT_CONTEXT_TOKENS);
-        let limit = (window as f64 * self.agent.limits.compact_at) as u64;
-        if window::estimate(&request) <= limit {
-            return Ok(request);
-        }
-        match self.agent.prune(self.session_id).await {
-            Ok(true) => {
-                self.reload().await?;
-                request = self.request();
-                if window::estimate(&request) <= limit {
-                    return Ok(request);
-                }
-            }
-            Ok(false) => {}
-            Err(err) => tracing::warn!("old tool results not pruned: {err}"),
-        }
-        if !self.window_compacted {
-            self.window_compacted = true;
-            match self.agent.compact(self.session_id, &self.spender()).await {
-                Ok(Some(done)) => {
-                    tracing::info!(
-                        messages = done.messages,
-                        "the conversation was summarised to fit the context window"
-                    );
-                    self.reload().await?;
-                    request = self.request();
-                }
-                Ok(None) => {}
-                Err(err) => tracing::warn!("compaction before the context limit failed: {err}"),
-            }
-        }
-        Ok(request)
     }
 
     /// Read the conversation again from the store (after pruning or compaction), with

@@ -164,6 +164,13 @@ impl FakeModel {
         self.shared.limit_context(tokens);
     }
 
+    /// Neither count nor call the tools of requests (`true`), as a server whose chat
+    /// template has no place for them: its prompt tokens and `limit_context` leave them
+    /// out.
+    pub fn drop_tools(&self, drop: bool) {
+        self.shared.drop_tools(drop);
+    }
+
     /// Answer every request whose system prompt contains `needle` with `step`, before
     /// and apart from the script queue (a standing answer, never used up): e.g. the
     /// summariser's requests while the conversation's turns follow the script.

@@ -118,7 +118,7 @@ async fn chat(shared: Arc<Shared>, format: Format, headers: HeaderMap, raw: Byte
         return refuse(404, Some(&message));
     }
 
-    if let Some((tokens, limit)) = shared.over_context(&raw) {
+    if let Some((tokens, limit)) = shared.over_context(&body, &raw) {
         let body = match format {
             Format::OpenAi => serde_json::json!({"error": {
                 "message": format!("This model's maximum context length is {limit} tokens. However, your messages resulted in {tokens} tokens. Please reduce the length of the messages."),

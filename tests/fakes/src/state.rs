@@ -56,6 +56,9 @@ struct Inner {
     transcription_delay: Option<std::time::Duration>,
     /// `limit_context`: requests estimated over this many tokens are refused.
     context_limit: Option<u64>,
+    /// `drop_tools`: the tools of a request are neither counted nor called, as a
+    /// server whose chat template has no place for them.
+    drops_tools: bool,
     /// `answer_when_system_contains`: standing answers to requests whose system prompt
     /// holds the text, taken before the queue (and never used up).
     rules: Vec<(String, Step)>,
@@ -208,10 +211,22 @@ impl Shared {
         self.lock().context_limit = tokens;
     }
 
+    pub(crate) fn drop_tools(&self, drop: bool) {
+        self.lock().drops_tools = drop;
+    }
+
+    /// The tokens of the request's tools when the server drops them (`drop_tools`).
+    fn dropped(&self, body: &Value) -> u64 {
+        match self.lock().drops_tools {
+            true if body.get("tools").is_some() => body["tools"].to_string().len() as u64 / 4,
+            _ => 0,
+        }
+    }
+
     /// The request's estimated tokens when they are over `limit_context`'s limit.
-    pub(crate) fn over_context(&self, raw: &Bytes) -> Option<(u64, u64)> {
+    pub(crate) fn over_context(&self, body: &Value, raw: &Bytes) -> Option<(u64, u64)> {
         let limit = self.lock().context_limit?;
-        let tokens = raw.len() as u64 / 4;
+        let tokens = (raw.len() as u64 / 4).saturating_sub(self.dropped(body));
         (tokens > limit).then_some((tokens, limit))
     }
 
@@ -221,6 +236,7 @@ impl Shared {
 
     /// Takes the next step (or the echo default) and numbers the turn.
     pub(crate) fn begin_turn(&self, format: Format, body: &Value, raw: &Bytes) -> (Step, Turn) {
+        let dropped = self.dropped(body);
         let mut inner = self.lock();
         let system = recorded::system_text(body);
         let ruled = inner
@@ -244,7 +260,10 @@ impl Shared {
         let first_call = inner.calls + 1;
         inner.calls += calls;
         let shared = inner.cache.shared(format, body);
-        let prompt = tokens::prompt(format, shared, raw);
+        let mut prompt = tokens::prompt(format, shared, raw);
+        prompt.total = prompt.total.saturating_sub(dropped).max(1);
+        prompt.cache_read = prompt.cache_read.min(prompt.total);
+        prompt.cache_write = prompt.cache_write.min(prompt.total - prompt.cache_read);
         let created = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
