@@ -174,7 +174,7 @@ fn summary_tokens(keep: Keep) -> u64 {
 /// for what it replaces, naming the people the conversation named, and keeping the
 /// request still open at its end. Else why not.
 fn check(summary: &str, old: &[&StoredMessage], transcript: &str) -> Result<(), String> {
-    let floor = (transcript.chars().count() / 20).clamp(80, 400);
+    let floor = (transcript.chars().count() / 40).clamp(60, 240);
     let length = summary.chars().count();
     if length < floor {
         return Err(format!(
@@ -265,13 +265,26 @@ fn open_request(old: &[&StoredMessage]) -> Option<Vec<String>> {
 /// What stands in for `count` messages left out without a summary: the earlier
 /// summary, and a line saying so.
 fn left_out(previous: &str, count: usize) -> String {
-    let line = format!(
-        "[{count} earlier messages were left out here to fit the context window; `pincer sessions show` has them]"
-    );
-    if previous.trim().is_empty() {
+    const SAID: &str = " earlier messages were left out here";
+    // A line from an earlier time counts these too, rather than a line per time.
+    let (before, earlier) = match previous.trim_end().rsplit_once('\n') {
+        Some((before, last)) => (before, last),
+        None => ("", previous.trim_end()),
+    };
+    let (kept, count) = match earlier
+        .strip_prefix('[')
+        .and_then(|rest| rest.split_once(SAID))
+        .and_then(|(n, _)| n.parse::<usize>().ok())
+    {
+        Some(n) => (before, count + n),
+        None => (previous.trim_end(), count),
+    };
+    let line =
+        format!("[{count}{SAID} to fit the context window; `pincer sessions show` has them]");
+    if kept.trim().is_empty() {
         line
     } else {
-        format!("{previous}\n{line}")
+        format!("{kept}\n{line}")
     }
 }
 
@@ -327,7 +340,10 @@ mod tests {
             message(store::Role::Assistant, "I will."),
             message(store::Role::User, "and tell Miriam the seeds arrived"),
             message(store::Role::Assistant, "Done."),
-            message(store::Role::User, "please reorganise the greenhouse schedule"),
+            message(
+                store::Role::User,
+                "please reorganise the greenhouse schedule",
+            ),
         ];
         let old: Vec<&StoredMessage> = messages.iter().collect();
         let transcript = render(&old);
@@ -348,5 +364,11 @@ mod tests {
         assert!(left_out("", 23).starts_with("[23 earlier messages were left out"));
         let both = left_out("Goals: the garden.", 4);
         assert!(both.starts_with("Goals: the garden.\n[4 earlier"), "{both}");
+        let again = left_out(&both, 6);
+        assert!(
+            again.starts_with("Goals: the garden.\n[10 earlier"),
+            "{again}"
+        );
+        assert_eq!(again.lines().count(), 2, "{again}");
     }
 }

@@ -71,6 +71,10 @@ pub struct Limits {
     pub mcp_wait: Duration,
     /// `agent.compact_at`: the share of the context window a request may fill.
     pub compact_at: f64,
+    /// `agent.small_window_tokens`: under this window a model gets a small prompt.
+    pub small_window: u64,
+    /// `agent.small_window_tools`: the tools it is offered whole.
+    pub small_tools: Vec<String>,
 }
 
 impl Limits {
@@ -83,6 +87,8 @@ impl Limits {
             max_tokens: config.agent.max_tokens,
             mcp_wait: Duration::from_secs(config.mcp.connect_wait_secs),
             compact_at: config.agent.compact_at,
+            small_window: config.agent.small_window_tokens,
+            small_tools: config.agent.small_window_tools.clone(),
         }
     }
 }

@@ -42,7 +42,13 @@ pub struct Context<'a> {
     /// The workspace's skills (`crate::tools::skills::list`), listed by the caller,
     /// which also needs them to decide whether to offer the skill tool.
     pub skills: &'a [crate::tools::skills::Skill],
+    /// A model with a small context window (`agent.small_window_tokens`): the owner's
+    /// profile and memory index are cut to `SMALL_SECTION` characters each.
+    pub small: bool,
 }
+
+/// The most of the owner's profile, and of the memory index, a small prompt carries.
+const SMALL_SECTION: usize = 1_200;
 
 pub fn build(
     memory: &Memory,
@@ -87,11 +93,24 @@ pub fn build(
         );
     }
     if context.owner_memory {
+        let fit = |text: &str, rest: &str| -> String {
+            if !context.small || text.chars().count() <= SMALL_SECTION {
+                return text.to_string();
+            }
+            let cut: String = text.chars().take(SMALL_SECTION).collect();
+            format!("{cut}\n[cut to fit a small context window; {rest}]")
+        };
         if let Ok(Some(profile)) = memory.user_profile() {
-            section("About your owner", &profile);
+            section("About your owner", &fit(&profile, "the rest is in USER.md"));
         }
         if let Ok(Some(index)) = memory.index() {
-            section("Memory index (MEMORY.md)", &index.text);
+            section(
+                "Memory index (MEMORY.md)",
+                &fit(
+                    &index.text,
+                    "the rest is in MEMORY.md; memory_search finds it",
+                ),
+            );
         }
     }
     // The clock is not here: each user message carries its own time stamp, so this
@@ -148,6 +167,7 @@ mod tests {
             owner_memory: true,
             task: false,
             skills: &[],
+            small: false,
         };
         let a = build(&memory, dir.path(), true, &ctx);
         assert!(a.stable.contains("Dry wit.") && a.stable.contains("owner likes tea"));
@@ -181,6 +201,7 @@ mod tests {
             owner_memory: false,
             task: false,
             skills: &[],
+            small: false,
         };
         let prompt = build(&memory, dir.path(), true, &ctx).stable;
         assert!(prompt.contains("Dry wit."));

@@ -154,6 +154,7 @@ pub fn build_agent(
     let tasks = crate::tasks::Tasks::new(config.agent.task_max_iterations);
     let modes = Arc::new(crate::tools::mode::Modes::default());
     let loaded = Arc::new(crate::tools::deferred::Loaded::default());
+    let builtins = Arc::new(std::sync::OnceLock::new());
     // A server's question during a call goes to the owner the way an "ask" does.
     let mut servers = mcp_servers(config, secrets, &jail, &workspace)?;
     servers.extend(brought);
@@ -181,6 +182,7 @@ pub fn build_agent(
         Arc::new(crate::tools::deferred::ToolSearch {
             mcp: Arc::clone(&mcp),
             loaded: Arc::clone(&loaded),
+            builtins: Arc::clone(&builtins),
         }),
         Arc::new(
             ExecTool::new(|group| config.tools.exec.deny_groups.denies(group))
@@ -199,6 +201,25 @@ pub fn build_agent(
         memory::tool(memory::Action::Forget, &owner_memory, timezone),
     ])
     .with_mcp(Arc::clone(&mcp));
+    let _ = builtins.set(
+        tools
+            .specs()
+            .iter()
+            .map(|spec| (spec.clone(), tools.effects_of(&spec.name)))
+            .collect(),
+    );
+    if let Some(unknown) = config
+        .agent
+        .small_window_tools
+        .iter()
+        .find(|name| !tools.specs().iter().any(|spec| &spec.name == *name))
+    {
+        let names: Vec<&str> = tools.specs().iter().map(|s| s.name.as_str()).collect();
+        return Err(StartError::Permissions(format!(
+            "agent.small_window_tools names `{unknown}`, which is not a built-in tool; the built-ins are: {}",
+            names.join(", ")
+        )));
+    }
     let guard = Guard {
         permissions,
         scrubber,

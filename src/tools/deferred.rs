@@ -1,7 +1,9 @@
-//! Deferred MCP tools: a gateway with hundreds of MCP tools would send every schema in
+//! Deferred tools: a gateway with hundreds of MCP tools would send every schema in
 //! every request. Only the first `OFFERED` (by name) are offered whole; the rest are
 //! found with `tool_search {query}`, which names the best matches and loads them into
-//! the conversation, so the model can call them from its next step on.
+//! the conversation, so the model can call them from its next step on. A model with a
+//! small context window is offered only a few built-ins whole
+//! (`agent.small_window_tools`); `tool_search` finds the other built-ins for it too.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -52,6 +54,8 @@ pub fn split(mut specs: Vec<ToolSpec>) -> (Vec<ToolSpec>, Vec<ToolSpec>) {
 pub struct ToolSearch {
     pub mcp: Arc<McpManager>,
     pub loaded: Arc<Loaded>,
+    /// The built-in tools and what they do, set once the registry is built.
+    pub builtins: Arc<std::sync::OnceLock<Vec<(ToolSpec, Effects)>>>,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -69,7 +73,7 @@ impl TypedTool for ToolSearch {
 
     fn description(&self) -> String {
         format!(
-            "Find more MCP tools: only the first {OFFERED} are listed. Search by what you need; the best matches are loaded and can be called from your next step."
+            "Find more tools: not all are listed (MCP tools past the first {OFFERED}; with a small context window, most built-ins). Search by what you need; the best matches are loaded and can be called from your next step."
         )
     }
 
@@ -91,7 +95,19 @@ impl TypedTool for ToolSearch {
             .filter(|t| ctx.caller.may_use(&t.spec().name, t.effects()))
             .map(|t| t.spec())
             .collect();
-        let (_, deferred) = split(specs);
+        let (offered, mut deferred) = split(specs);
+        // The offered MCP tools and the built-ins may be left out of a small prompt.
+        deferred.extend(offered);
+        deferred.extend(
+            self.builtins
+                .get()
+                .into_iter()
+                .flatten()
+                .filter(|(spec, effects)| {
+                    spec.name != TOOL_SEARCH && ctx.caller.may_use(&spec.name, *effects)
+                })
+                .map(|(spec, _)| spec.clone()),
+        );
         let mut scored: Vec<(usize, &ToolSpec)> = deferred
             .iter()
             .map(|spec| {

@@ -468,6 +468,40 @@ impl Registry {
         specs
     }
 
+    /// What `caller` is offered by a model with a small context window: the built-ins
+    /// in `keep`, `tool_search`, and the tools (built-in or MCP) the conversation
+    /// `loaded` with it.
+    pub fn offered_small(
+        &self,
+        caller: &Caller,
+        loaded: &std::collections::HashSet<String>,
+        keep: &[String],
+    ) -> Vec<ToolSpec> {
+        let wanted = |name: &String| {
+            keep.contains(name) || name == deferred::TOOL_SEARCH || loaded.contains(name)
+        };
+        let mut specs: Vec<ToolSpec> = self
+            .specs
+            .iter()
+            .zip(&self.tools)
+            .filter(|(spec, tool)| wanted(&spec.name) && caller.may_use(&spec.name, tool.effects()))
+            .map(|(spec, _)| spec.clone())
+            .collect();
+        let mut mcp: Vec<ToolSpec> = self
+            .mcp
+            .iter()
+            .flat_map(|mcp| mcp.tools())
+            .filter(|tool| {
+                loaded.contains(&tool.spec().name)
+                    && caller.may_use(&tool.spec().name, tool.effects())
+            })
+            .map(|tool| tool.spec())
+            .collect();
+        mcp.sort_by(|a, b| a.name.cmp(&b.name));
+        specs.extend(mcp);
+        specs
+    }
+
     /// `execute` with no permission rules (tests).
     #[cfg(test)]
     pub async fn call(&self, name: &str, args: Value, ctx: &ToolContext) -> Outcome {

@@ -12,7 +12,7 @@ use serde_json::json;
 use crate::common::{TestHome, openai_config};
 
 const SUMMARISER: &str = "You keep notes on a conversation";
-const SUMMARY: &str = "Goals: keep the basil alive and the garden watered. Facts: the basil is on the north window; the garden log is in garden.log. Open tasks: none.";
+const SUMMARY: &str = "Goals: keep the basil alive and the garden watered, checking on it every day. Facts: the basil is on the north window; the garden log is in garden.log, one line a day with the date and what was watered; each check read it and all was well. Open tasks: none; the user asks again how the garden is.";
 const WINDOW: u64 = 4_000;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -243,4 +243,52 @@ async fn a_message_that_cannot_fit_is_set_aside_and_the_next_turn_works() {
         "the failed message came back"
     );
     assert!(home.transcript().contains("a very long paste"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_window_gets_a_small_prompt_and_finds_the_other_tools_by_search() {
+    let model = FakeModel::start().await;
+    model.push_all([
+        Step::tool_call("tool_search", json!({"query": "fetch a web page"})),
+        Step::text("Found it."),
+    ]);
+    let home = TestHome::new();
+    home.write_config(&openai_config(
+        &model,
+        "[models.\"fake/m\"]\ncontext_tokens = 8192\n",
+    ));
+    std::fs::create_dir_all(home.workspace()).expect("workspace");
+    let run = home.run(&["chat", "-m", "read the news page for me"]);
+    assert!(run.ok(), "{}", run.stderr);
+    let requests = model.requests();
+    let offered = crate::common::trust::tool_names(&requests[0].body);
+    let expected = [
+        "edit_file",
+        "exec",
+        "memory_search",
+        "memory_write",
+        "read_file",
+        "tool_search",
+        "write_file",
+    ];
+    let mut sorted = offered.clone();
+    sorted.sort();
+    assert_eq!(sorted, expected, "{offered:?}");
+    // The first request stays under a quarter of the window.
+    let tokens = requests[0].body.to_string().len() / 4;
+    assert!(tokens <= 8192 / 4, "the first request is {tokens} tokens");
+    // What the search found is offered from the next step on.
+    let next = crate::common::trust::tool_names(&requests[1].body);
+    assert!(next.contains(&"web_fetch".to_string()), "{next:?}");
+
+    // A large window gets every tool.
+    let big = FakeModel::start().await;
+    let home = TestHome::new();
+    home.write_config(&openai_config(&big, ""));
+    std::fs::create_dir_all(home.workspace()).expect("workspace");
+    let run = home.run(&["chat", "-m", "hi"]);
+    assert!(run.ok(), "{}", run.stderr);
+    let all = crate::common::trust::tool_names(&big.requests()[0].body);
+    assert!(all.len() > expected.len() + 5, "{all:?}");
+    assert!(all.contains(&"web_fetch".to_string()));
 }

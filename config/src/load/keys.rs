@@ -93,6 +93,8 @@ pub(crate) const ROOT: Node = Table(&[
             ("max_tokens", Leaf),
             ("compact_at", Leaf),
             ("task_max_iterations", Leaf),
+            ("small_window_tokens", Leaf),
+            ("small_window_tools", Leaf),
         ]),
     ),
     (

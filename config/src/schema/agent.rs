@@ -40,7 +40,22 @@ pub struct AgentConfig {
     pub compact_at: f64,
     /// Model calls a subagent task may make (the `task` tool).
     pub task_max_iterations: u32,
+    /// A model whose context window is under this many tokens gets a small prompt:
+    /// only `small_window_tools` offered whole (the rest found with `tool_search`).
+    pub small_window_tokens: u64,
+    /// The tools offered whole to a model with a small window.
+    pub small_window_tools: Vec<String>,
 }
+
+/// The tools a small-window model is offered whole by default.
+pub const SMALL_WINDOW_TOOLS: [&str; 6] = [
+    "read_file",
+    "write_file",
+    "edit_file",
+    "exec",
+    "memory_write",
+    "memory_search",
+];
 
 impl Default for AgentConfig {
     fn default() -> Self {
@@ -57,6 +72,8 @@ impl Default for AgentConfig {
             max_tokens: 4096,
             compact_at: 0.75,
             task_max_iterations: 15,
+            small_window_tokens: 16_384,
+            small_window_tools: SMALL_WINDOW_TOOLS.map(String::from).to_vec(),
         }
     }
 }

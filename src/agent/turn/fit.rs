@@ -17,7 +17,7 @@ use crate::store;
 impl Turn<'_> {
     /// The chain's smallest context window, as assumed or as its servers said; and the
     /// label whose token counts correct the estimate (the chain's first).
-    fn window(&self) -> (u64, String) {
+    pub(super) fn window(&self) -> (u64, String) {
         let caps = &self.agent.models.caps;
         let seen = &self.agent.seen;
         let labels: Vec<&str> = self.route.chain.labels().collect();

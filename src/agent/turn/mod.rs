@@ -520,9 +520,14 @@ impl Turn<'_> {
             },
         };
         let caller = self.caller();
-        let mut tools = agent
-            .tools
-            .offered_with(&caller, &agent.loaded.get(self.session_id));
+        let loaded = agent.loaded.get(self.session_id);
+        let small = self.window().0 < agent.limits.small_window;
+        let mut tools = match small {
+            true => agent
+                .tools
+                .offered_small(&caller, &loaded, &agent.limits.small_tools),
+            false => agent.tools.offered_with(&caller, &loaded),
+        };
         crate::tools::mode::keep_offered(agent.modes.get(self.session_id), &mut tools, |n| {
             agent.tools.effects_of(n)
         });
@@ -560,6 +565,7 @@ impl Turn<'_> {
                 owner_memory: agent.tool_policy.owner_memory(&self.origin),
                 task: self.first.task.is_some(),
                 skills: &skills,
+                small,
             },
         );
         ChatRequest {
