@@ -2,8 +2,9 @@
 //! against the fake model, in-process. Prints the share of turns the router sent to
 //! the light chain, the input tokens sent per turn, and the share of input tokens the
 //! (fake) provider reported as cache hits — counted per model in the providers' order,
-//! tools → system → messages (`tests/fakes/src/cache.rs`). Measures and prints;
-//! asserts nothing. The figures in `docs/benchmarks.md` come from this run.
+//! tools → system → messages (`tests/fakes/src/cache.rs`); then the first request a
+//! model with an 8K context window gets ("hi": its size and tools). Measures and
+//! prints; asserts nothing. The figures in `docs/benchmarks.md` come from this run.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -113,6 +114,60 @@ async fn bench() -> anyhow::Result<()> {
     println!(
         "| input tokens reported as cache hits | {:.0}% |",
         100.0 * usage.cache_read_tokens as f64 / input.max(1) as f64
+    );
+    shutdown.cancel();
+    first_request_on_8k().await
+}
+
+/// The first request ("hi") a model with an 8,192-token window is sent: bytes,
+/// tokens (bytes ÷ 4) and share of the window, and the tools offered.
+async fn first_request_on_8k() -> anyhow::Result<()> {
+    let fake = FakeModel::start().await;
+    let dir = tempfile::tempdir().context("cannot create a temporary home")?;
+    let home = pincer::Home::resolve(Some(dir.path().to_path_buf()), None);
+    let toml = format!(
+        "version = 1\n[router]\nlight = [\"fake/small\"]\n\n[providers.fake]\nkind = \"openai\"\nbase_url = \"{}\"\n\n[models.\"fake/small\"]\ncontext_tokens = 8192\n",
+        fake.openai_base()
+    );
+    let config = pincer_config::load_str(&toml, &home.config_file, &home.security_file, &[])?;
+    let shutdown = CancellationToken::new();
+    let mut running = pincer::start(
+        &home,
+        &config,
+        &pincer_config::Secrets::default(),
+        &[],
+        shutdown.clone(),
+    )?;
+    running
+        .inbound
+        .send(Terminal::new(false).message("hi".into()))
+        .await?;
+    loop {
+        let message = tokio::time::timeout(Duration::from_secs(30), running.outbound.recv())
+            .await
+            .context("the turn took over 30 s")?
+            .context("the core stopped")?;
+        if matches!(
+            message.body,
+            OutboundBody::Done | OutboundBody::Chunk(pincer_channels::Chunk::Finish { .. })
+        ) {
+            break;
+        }
+    }
+    let request = fake.requests().into_iter().next().context("no request")?;
+    let bytes = request.body.to_string().len();
+    let tools: Vec<String> = request.body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+        .collect();
+    println!(
+        "| first request, 8K-window model (\"hi\") | {bytes} bytes, ~{} tokens ({:.0}% of the window); {} tools: {} |",
+        bytes / 4,
+        100.0 * (bytes / 4) as f64 / 8192.0,
+        tools.len(),
+        tools.join(", ")
     );
     shutdown.cancel();
     Ok(())
