@@ -4,6 +4,8 @@
 //! # Layout
 //! - `types` — the provider-neutral conversation model (messages, parts, tools, usage).
 //! - `error` — `ProviderError`/`ErrorKind` and the classification of HTTP failures.
+//! - `overflow` — context-overflow errors as each server words them, and the window
+//!   they name.
 //! - `body` — a request body whose tool list is serialized from the shared specs.
 //! - `sse` — an incremental Server-Sent Events decoder.
 //! - `transport` — what both wire formats share: keys and their rotation, the
@@ -23,6 +25,7 @@ mod chain;
 mod cooldown;
 mod error;
 mod openai;
+mod overflow;
 mod sse;
 mod transport;
 pub mod types;
