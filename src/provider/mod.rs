@@ -16,6 +16,7 @@
 //! - `anthropic` — the Anthropic Messages API.
 //! - `chain` — try models in order: retry transient failures, fall back on the rest.
 //! - `cooldown` — which models are resting after errors, shared by every chain.
+//! - `window` — asking a server for a model's context window.
 //!
 //! A provider makes exactly one call per `stream` and never retries; retrying is the
 //! chain's job. Nothing here reads configuration files: the caller builds
@@ -33,6 +34,7 @@ mod pace;
 mod sse;
 mod transport;
 pub mod types;
+mod window;
 
 #[cfg(test)]
 mod fake_server;
@@ -56,6 +58,7 @@ pub use types::{
     ChatMessage, ChatRequest, ChatResponse, ImageData, Part, Role, StopReason, StreamEvent,
     ToolSpec, Usage, text_of,
 };
+pub use window::{ServerWindow, window_from_server};
 
 /// One model endpoint.
 #[async_trait::async_trait]
