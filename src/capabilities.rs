@@ -107,6 +107,7 @@ mod tests {
                 vision: Some(true),
                 context_tokens: Some(8192),
                 thinking_budget: None,
+                ..ModelCaps::default()
             },
         );
         overrides.insert(
@@ -115,6 +116,7 @@ mod tests {
                 vision: None,
                 context_tokens: Some(32_000),
                 thinking_budget: None,
+                ..ModelCaps::default()
             },
         );
         let caps = Capabilities::new(overrides);

@@ -84,6 +84,7 @@ impl Models {
                 wire.api_keys = secrets.provider_keys(name, settings.kind, env);
                 wire.timeout = Duration::from_secs(settings.timeout_secs);
                 wire.idle_timeout = Duration::from_secs(settings.idle_timeout_secs);
+                wire.read_call_timeouts(&config.models);
                 (name.clone(), provider::build(kind, wire, http.clone()))
             })
             .collect();

@@ -1,12 +1,15 @@
 //! `pincer doctor` against the fakes: a healthy setup passes, and each broken piece —
 //! no config, a rejected provider key, a rejected bot token, a missing MCP program, a
-//! readable secrets file — is one FAIL line with its fix, and no secret is printed.
+//! readable secrets file, a model server refusing tools for want of `--jinja` — is one
+//! FAIL line with its fix, and no secret is printed. What a model does with an offered
+//! tool (a structured call, a call written as text, nothing) is one line too.
 
 mod common;
 
 use common::TestHome;
-use pincer_fakes::FakeModel;
 use pincer_fakes::telegram::FakeTelegram;
+use pincer_fakes::{FakeModel, Step};
+use serde_json::json;
 
 const KEY: &str = "sk-doctor-good-key-1234567890";
 
@@ -31,13 +34,15 @@ async fn setup(key: &str, token: Option<&str>, extra: &str) -> (TestHome, FakeMo
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_healthy_setup_passes_every_check() {
-    let (home, _model, telegram) = setup(KEY, None, "").await;
+    let (home, model, telegram) = setup(KEY, None, "").await;
+    model.push(Step::tool_call("get_weather", json!({"city": "Paris"})));
     let run = home.run(&["doctor"]);
     assert!(run.ok(), "{run:?}");
     for line in [
         "ok    config",
         "ok    provider fake",
         "key accepted",
+        "ok    tools fake/m     returns structured tool calls",
         "ok    telegram         logged in as pincer_test_bot",
         "ok    workspace",
         "warn  web_search",
@@ -150,4 +155,58 @@ fn slack_token(slack: &pincer_fakes::slack::FakeSlack) -> String {
         .find(|l| l.contains("bot_token"))
         .expect("a bot token line");
     line.split('"').nth(1).expect("quoted token").to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tool_check_tells_structured_text_and_missing_calls_apart() {
+    let (home, model, _telegram) = setup(KEY, None, "").await;
+    // Qwen2.5-Coder under llama.cpp without a tool-call parser writes the call as text.
+    model.push(Step::text(
+        "```json\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n```",
+    ));
+    let run = home.run(&["doctor"]);
+    assert!(run.ok(), "{run:?}");
+    assert!(
+        run.stdout
+            .contains("warn  tools fake/m     writes its tool calls as text"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("--jinja"), "{}", run.stdout);
+    let sent = model.requests().pop().unwrap();
+    assert_eq!(sent.body["tools"][0]["function"]["name"], "get_weather");
+
+    model.push(Step::text("It is sunny in Paris."));
+    let run = home.run(&["doctor"]);
+    assert!(
+        run.stdout
+            .contains("warn  tools fake/m     answered without calling the tool"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_refusing_tools_without_jinja_fails_naming_the_flag() {
+    let (home, model, _telegram) = setup(KEY, None, "").await;
+    // llama-server's own answer, recorded from a real server started without --jinja.
+    model.push(Step::Error {
+        status: 500,
+        body: r#"{"error":{"code":500,"message":"tools param requires --jinja flag","type":"server_error"}}"#.into(),
+        retry_after: None,
+    });
+    let run = home.run(&["doctor"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    for line in [
+        "FAIL  tools fake/m     the server refuses tools: tools param requires --jinja flag",
+        "fix: restart the server with --jinja",
+        "1 problem(s)",
+    ] {
+        assert!(
+            run.stdout.contains(line),
+            "missing {line:?} in:\n{}",
+            run.stdout
+        );
+    }
+    assert_eq!(model.requests().len(), 1, "asked once, not retried");
 }

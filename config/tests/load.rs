@@ -139,7 +139,7 @@ fn the_documented_example_loads() {
     assert_eq!(c.providers["openai"].kind, ProviderKind::Openai);
     assert_eq!(c.providers["anthropic"].kind, ProviderKind::Anthropic);
     assert_eq!(c.providers["anthropic"].timeout_secs, 120);
-    assert_eq!(c.providers["anthropic"].idle_timeout_secs, 30);
+    assert_eq!(c.providers["anthropic"].idle_timeout_secs, 90);
     assert_eq!(c.prices["openai/gpt-4.1-mini"].output, 1.60);
     assert_eq!(c.prices["openai/gpt-4.1-mini"].cache_read, None);
     assert_eq!(c.tools.web_search.backend.as_deref(), Some("brave"));

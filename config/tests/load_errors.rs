@@ -450,6 +450,10 @@ fn other_meaning_checks() {
         &["at least 1"],
     );
     has(
+        &err("[models.\"local/qwen\"]\ncall_timeout_secs = 0\n"),
+        &["line 2", "call_timeout_secs` must be at least 1"],
+    );
+    has(
         &err("[host]\napproval_timeout_secs = 0\n"),
         &["line 2", "`host.approval_timeout_secs` must be at least 1"],
     );

@@ -1,6 +1,6 @@
 //! `pincer doctor`: check everything a working assistant needs — the home and its
-//! permissions, config.toml, .security.yml, each provider (its key, and whether it
-//! answers), each enabled channel (its token, and whether the platform accepts it),
+//! permissions, config.toml, .security.yml, each provider (its key, whether it
+//! answers, and what it does with a tool: `tools`), each enabled channel (its token, and whether the platform accepts it),
 //! the MCP servers, the workspace, the database and the gateway — and say how to fix
 //! what is wrong. One line per check on stdout (`ok`, `warn` or `FAIL`, a fix under
 //! each problem); exit 1 when anything failed. Nothing it prints carries a secret.
@@ -14,6 +14,8 @@ use secrecy::ExposeSecret;
 
 use super::env_vars;
 use crate::home::Home;
+
+mod tools;
 use crate::scrub::Scrubber;
 use crate::store::Store;
 
@@ -163,6 +165,8 @@ async fn check_providers(
         .chain(&config.router.heavy)
         .filter_map(|entry| pincer_config::ModelRef::parse(entry).map(|m| m.provider))
         .collect();
+    // Providers that answered, with their first model in [router], for the tool check.
+    let mut reachable: Vec<(String, String)> = Vec::new();
     for (name, provider) in &config.providers {
         let what = format!("provider {name}");
         if !used.contains(&name.as_str()) {
@@ -210,17 +214,24 @@ async fn check_providers(
                     format!("{base} rejected the key ({})", response.status()),
                     key_fix,
                 ),
-                code if code < 500 => report.ok(
-                    &what,
-                    format!(
-                        "{base} answers{}",
-                        if keys.is_empty() {
-                            " (no key set; fine for a local server)"
-                        } else {
-                            ", key accepted"
-                        }
-                    ),
-                ),
+                code if code < 500 => {
+                    report.ok(
+                        &what,
+                        format!(
+                            "{base} answers{}",
+                            if keys.is_empty() {
+                                " (no key set; fine for a local server)"
+                            } else {
+                                ", key accepted"
+                            }
+                        ),
+                    );
+                    let prefix = format!("{name}/");
+                    let mut labels = config.router.light.iter().chain(&config.router.heavy);
+                    if let Some(label) = labels.find(|l| l.starts_with(&prefix)) {
+                        reachable.push((name.clone(), label.clone()));
+                    }
+                }
                 _ => report.warn(
                     &what,
                     format!("{base} answered {}", response.status()),
@@ -229,6 +240,7 @@ async fn check_providers(
             },
         }
     }
+    tools::check(config, secrets, env, &reachable, report).await;
     if config.router.light.is_empty() && config.router.heavy.is_empty() {
         report.fail(
             "router",

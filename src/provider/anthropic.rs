@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use super::body::Body;
 use super::error::{self, ErrorKind, ProviderError};
-use super::transport::{self, Flow, Transport};
+use super::transport::{self, Call, Flow, Transport};
 use super::types::{ChatRequest, ChatResponse, Part, Role, StopReason, StreamEvent, Usage};
 use super::{Provider, ProviderKind, ProviderSettings};
 
@@ -41,6 +41,7 @@ impl AnthropicProvider {
         &self,
         req: &ChatRequest,
         key: Option<&SecretString>,
+        call: &Call,
         on_event: &mut (dyn for<'a> FnMut(StreamEvent<'a>) + Send),
     ) -> Result<ChatResponse, ProviderError> {
         let mut request = self
@@ -48,7 +49,7 @@ impl AnthropicProvider {
             .http
             .post(self.transport.url("/v1/messages"))
             .header("anthropic-version", API_VERSION)
-            .json(&encode_request(req));
+            .json(&encode_request(req, call.budget.max_tokens));
         if let Some(key) = key {
             let mut value = HeaderValue::from_str(key.expose_secret()).map_err(|_| {
                 ProviderError::new(
@@ -79,13 +80,22 @@ impl Provider for AnthropicProvider {
         on_event: &mut (dyn for<'a> FnMut(StreamEvent<'a>) + Send),
     ) -> Result<ChatResponse, ProviderError> {
         let key = self.transport.key();
-        let call = self.call(req, key.map(|(_, key)| key), on_event);
-        self.transport.run(key.map(|(index, _)| index), call).await
+        let call = self.transport.begin(req);
+        let meter = &call.meter;
+        let mut watch = |event: StreamEvent<'_>| {
+            meter.reply_began();
+            on_event(event);
+        };
+        let reply = self.call(req, key.map(|(_, key)| key), &call, &mut watch);
+        self.transport
+            .run(key.map(|(index, _)| index), &call, reply)
+            .await
     }
 }
 
-/// The JSON body of one streamed Messages call.
-pub fn encode_request(req: &ChatRequest) -> Body<Vec<Tool<'_>>> {
+/// The JSON body of one streamed Messages call; `max_tokens` 0 means 4,096 (the API
+/// requires one).
+pub fn encode_request(req: &ChatRequest, max_tokens: u32) -> Body<Vec<Tool<'_>>> {
     let mut system = Vec::new();
     if !req.system_stable.is_empty() {
         system.push(json!({
@@ -125,8 +135,8 @@ pub fn encode_request(req: &ChatRequest) -> Body<Vec<Tool<'_>>> {
     if let Some(Value::Array(content)) = messages.last_mut().and_then(|m| m.get_mut("content")) {
         mark_last(content);
     }
-    let mut max_tokens = if req.max_tokens > 0 {
-        req.max_tokens
+    let mut max_tokens = if max_tokens > 0 {
+        max_tokens
     } else {
         DEFAULT_MAX_TOKENS
     };

@@ -54,7 +54,7 @@ fn request_marks_the_cacheable_prefix() {
         recalled_at: None,
     };
     assert_eq!(
-        serde_json::to_value(encode_request(&req)).unwrap(),
+        serde_json::to_value(encode_request(&req, req.max_tokens)).unwrap(),
         json!({
             "model": "claude-sonnet-4-5",
             "max_tokens": 2048,
@@ -112,7 +112,7 @@ fn the_request_is_marked_before_the_recalled_memory_and_at_its_end() {
         ..ChatRequest::default()
     };
     let marks = |req: &ChatRequest| -> Vec<String> {
-        let body = serde_json::to_value(encode_request(req)).unwrap();
+        let body = serde_json::to_value(encode_request(req, req.max_tokens)).unwrap();
         let mut marked = Vec::new();
         for message in body["messages"].as_array().unwrap() {
             for block in message["content"].as_array().unwrap() {
@@ -143,7 +143,7 @@ fn empty_system_and_tools_are_omitted_and_max_tokens_defaults() {
         messages: vec![ChatMessage::user_text("hi")],
         ..ChatRequest::default()
     };
-    let body = serde_json::to_value(encode_request(&req)).unwrap();
+    let body = serde_json::to_value(encode_request(&req, req.max_tokens)).unwrap();
     assert!(body.get("system").is_none());
     assert!(body.get("tools").is_none());
     assert_eq!(body["max_tokens"], json!(DEFAULT_MAX_TOKENS));
@@ -313,7 +313,7 @@ fn thinking_is_asked_for_and_its_signed_blocks_go_back_only_while_it_is_on() {
         thinking_budget: 2048,
         ..ChatRequest::default()
     };
-    let body = serde_json::to_value(encode_request(&req)).unwrap();
+    let body = serde_json::to_value(encode_request(&req, req.max_tokens)).unwrap();
     assert_eq!(
         body["thinking"],
         json!({"type": "enabled", "budget_tokens": 2048})
@@ -329,7 +329,7 @@ fn thinking_is_asked_for_and_its_signed_blocks_go_back_only_while_it_is_on() {
         ])
     );
     req.thinking_budget = 0;
-    let body = serde_json::to_value(encode_request(&req)).unwrap();
+    let body = serde_json::to_value(encode_request(&req, req.max_tokens)).unwrap();
     assert!(body.get("thinking").is_none());
     assert_eq!(
         body["messages"][1]["content"],

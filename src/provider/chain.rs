@@ -4,7 +4,12 @@
 //! session) and skip it while it rests, and fall back to the next model on failures
 //! another model may not have. A reply that stalls or turns to garbage after it began
 //! is abandoned for the next model, announced by `StreamEvent::Restart`; it is never
-//! repeated on the same model. The chain never runs tools: the caller runs them after
+//! repeated on the same model. Neither is a call that ran out of time while the server
+//! was still reading it (`still_reading`): sent again at once, it would queue behind
+//! the reading the server may still be doing, so the chain moves on to the next model
+//! (the provider has meanwhile learnt the model reads slower, and gives its next call
+//! more time). A server missing a start-up flag (`ServerConfig`) is not retried either.
+//! The chain never runs tools: the caller runs them after
 //! a complete reply, so an abandoned reply runs none. Cancellation is the caller's:
 //! drop the future.
 
@@ -206,8 +211,9 @@ impl Chain {
                 Err(err) => err,
             };
             // Output already shown is never repeated on the same model; a transient
-            // failure mid-reply moves on to the next model instead.
-            if emitted || !err.is_transient() || attempt >= self.max_retries {
+            // failure mid-reply moves on to the next model instead, as does a request
+            // the server may still be reading.
+            if emitted || !err.is_transient() || err.still_reading || attempt >= self.max_retries {
                 return Err(GaveUp { err, emitted });
             }
             let delay = match err.retry_after {

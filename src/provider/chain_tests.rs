@@ -246,6 +246,43 @@ async fn server_errors_are_retried_then_fall_back_and_the_model_rests() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_call_the_server_was_still_reading_is_not_retried_on_that_model() {
+    let mut reading = err(ErrorKind::Timeout);
+    reading.still_reading = true;
+    let first = Scripted::new(vec![Step::Fail(reading.clone()), Step::Fail(reading)]);
+    let second = Scripted::new(vec![Step::Reply("from b")]);
+    let chain = Chain::new(vec![entry(&first, "a/m1"), entry(&second, "b/m2")]);
+    let start = Instant::now();
+    assert_eq!(answered_by(&chain).await, "b/m2");
+    assert_eq!(
+        first.calls().len(),
+        1,
+        "sent once, not again while it is read"
+    );
+    assert_eq!(start.elapsed(), Duration::ZERO, "no backoff either");
+    // Alone in its chain, the timeout is the answer.
+    let chain = Chain::new(vec![entry(&first, "a/m1")]);
+    let error = run(&chain).await.0.unwrap_err();
+    assert!(error.still_reading);
+    assert_eq!(first.calls().len(), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_server_missing_a_flag_is_not_retried_and_rests_for_an_hour() {
+    let first = Scripted::new(vec![Step::Fail(
+        err(ErrorKind::ServerConfig).with_status(500),
+    )]);
+    let second = Scripted::new(vec![Step::Reply("from b")]);
+    let chain = Chain::new(vec![entry(&first, "a/m1"), entry(&second, "b/m2")]);
+    assert_eq!(answered_by(&chain).await, "b/m2");
+    assert_eq!(first.calls().len(), 1);
+    assert_eq!(
+        chain.cooldowns().cooling("a/m1", Instant::now()),
+        Some((secs(3600), ErrorKind::ServerConfig))
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn an_auth_failure_falls_back_at_once_and_rests_the_model_for_an_hour() {
     let first = Scripted::new(vec![Step::Fail(err(ErrorKind::Auth).with_status(401))]);
     let second = Scripted::new(vec![Step::Reply("from b"), Step::Reply("from b")]);

@@ -1,9 +1,10 @@
 //! Which models are resting after a failure, and until when: one table per process,
 //! shared by every chain and session, keyed by a chain entry's label
 //! ("openai/gpt-4.1-mini"). A model that keeps failing the same way rests longer each
-//! time (rate limit 30 s → 1 min → 5 min); a success forgets its history. Auth, billing
-//! and unknown-model failures rest for an hour: they need a human. It decides nothing
-//! about retries or fallback (the chain does) and never sleeps; time comes in as `now`.
+//! time (rate limit 30 s → 1 min → 5 min); a success forgets its history. Auth, billing,
+//! unknown-model and server-setup failures rest for an hour: they need a human. It
+//! decides nothing about retries or fallback (the chain does) and never sleeps; time
+//! comes in as `now`.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -23,7 +24,10 @@ fn ladder(kind: ErrorKind) -> Option<Ladder> {
         | ErrorKind::Timeout
         | ErrorKind::Network
         | ErrorKind::InvalidResponse => Some(Ladder::Flaky),
-        ErrorKind::Auth | ErrorKind::Billing | ErrorKind::ModelNotFound => Some(Ladder::NeedsHuman),
+        ErrorKind::Auth
+        | ErrorKind::Billing
+        | ErrorKind::ModelNotFound
+        | ErrorKind::ServerConfig => Some(Ladder::NeedsHuman),
         ErrorKind::BadRequest | ErrorKind::ContextTooLong => None,
     }
 }
@@ -38,8 +42,9 @@ enum Ladder {
     /// Server errors, timeouts, dropped connections, unreadable replies. Recorded only
     /// after the chain's own retries, so the model already failed several times.
     Flaky,
-    /// Auth, billing and unknown models: nothing changes until someone edits a key, an
-    /// account or the config (and restarting Pincer forgets the table anyway).
+    /// Auth, billing, unknown models and a server started without a flag it needs:
+    /// nothing changes until someone edits a key, an account, the config or the
+    /// server's command line (and restarting Pincer forgets the table anyway).
     NeedsHuman,
 }
 
@@ -79,6 +84,7 @@ pub fn reason(kind: ErrorKind) -> &'static str {
         ErrorKind::BadRequest => "rejected request",
         ErrorKind::ModelNotFound => "unknown model",
         ErrorKind::InvalidResponse => "unreadable reply",
+        ErrorKind::ServerConfig => "a server setting missing",
     }
 }
 

@@ -1,11 +1,16 @@
 //! What went wrong with a model call, in terms a retry policy and a user can act on:
 //! `ErrorKind` for the chain, a `Display` sentence that names the fix for the user, and
 //! the classification of HTTP statuses, both wire formats' error JSON, `Retry-After`
-//! headers and reqwest failures into them. It never sees or prints an API key.
+//! headers and reqwest failures into them. A context overflow carries the window the
+//! server named (`context_limit`, read by `overflow`); a server started without a flag
+//! it needs (llama.cpp's `--jinja`) is `ServerConfig`, named in the fix. It never sees
+//! or prints an API key.
 
 use std::time::Duration;
 
 use serde_json::Value;
+
+use super::overflow;
 
 /// Longest provider message kept in an error, in characters.
 const MAX_MESSAGE_CHARS: usize = 300;
@@ -24,6 +29,10 @@ pub enum ErrorKind {
     BadRequest,
     ModelNotFound,
     InvalidResponse,
+    /// The server lacks a start-up flag the request needs (llama.cpp without `--jinja`
+    /// refuses tools; vLLM without `--enable-auto-tool-choice`): it fails the same way
+    /// until someone restarts it, so it is never retried.
+    ServerConfig,
 }
 
 impl ErrorKind {
@@ -41,6 +50,7 @@ impl ErrorKind {
             Self::BadRequest => "bad_request",
             Self::ModelNotFound => "model_not_found",
             Self::InvalidResponse => "invalid_response",
+            Self::ServerConfig => "server_config",
         }
     }
 }
@@ -61,6 +71,14 @@ pub struct ProviderError {
     pub provider: String,
     /// The environment variable the provider's key may come from, for the auth hint.
     pub key_env: Option<&'static str>,
+    /// The whole-call limit passed before any of the reply arrived: the server was
+    /// still reading the request (or silent while it did). Sending the same request
+    /// again at once would queue it behind that reading, so the chain does not retry
+    /// it on the same model.
+    pub still_reading: bool,
+    /// What a context overflow said about sizes (the window, the prompt). Boxed: most
+    /// errors have none, and every `Result` carrying this error pays for its size.
+    figures: Option<Box<overflow::Figures>>,
 }
 
 impl ProviderError {
@@ -78,7 +96,26 @@ impl ProviderError {
             status: None,
             provider: String::new(),
             key_env: None,
+            still_reading: false,
+            figures: None,
         }
+    }
+
+    /// The context window the server named when it refused a request as too long
+    /// (llama.cpp `n_ctx`, "maximum context length is N tokens", "> N maximum"), in
+    /// tokens. `None` for other errors and for servers that do not say.
+    pub fn context_limit(&self) -> Option<u64> {
+        self.figures.as_ref().and_then(|f| f.limit)
+    }
+
+    /// The request's size as the server counted it when it refused it as too long.
+    pub fn prompt_tokens(&self) -> Option<u64> {
+        self.figures.as_ref().and_then(|f| f.prompt)
+    }
+
+    /// The start-up flags the server said it needs (`ServerConfig`), e.g. `--jinja`.
+    pub fn missing_flags(&self) -> Vec<String> {
+        missing_flags(&self.message)
     }
 
     pub fn with_status(mut self, status: u16) -> Self {
@@ -152,8 +189,26 @@ fn describe(e: &ProviderError) -> String {
             Some("try again later".to_string()),
         ),
         ErrorKind::ContextTooLong => (
-            "the conversation is too long for the model".to_string(),
-            Some("start afresh with /new or shrink it with /compact".to_string()),
+            match (e.prompt_tokens(), e.context_limit()) {
+                (Some(prompt), Some(limit)) => format!(
+                    "the conversation is too long for the model ({prompt} tokens; its window is {limit})"
+                ),
+                (None, Some(limit)) => format!(
+                    "the conversation is too long for the model (its window is {limit} tokens)"
+                ),
+                _ => "the conversation is too long for the model".to_string(),
+            },
+            Some(match e.context_limit() {
+                Some(limit) => format!(
+                    "start afresh with /new or shrink it with /compact; set context_tokens = {limit} under [models.\"{}/<model>\"] so Pincer compacts in time",
+                    if e.provider.is_empty() {
+                        "<provider>"
+                    } else {
+                        &e.provider
+                    }
+                ),
+                None => "start afresh with /new or shrink it with /compact".to_string(),
+            }),
         ),
         ErrorKind::BadRequest => (format!("{who} rejected the request"), None),
         ErrorKind::ModelNotFound => (
@@ -163,6 +218,13 @@ fn describe(e: &ProviderError) -> String {
             )),
         ),
         ErrorKind::InvalidResponse => (format!("{who} sent a reply Pincer could not read"), None),
+        ErrorKind::ServerConfig => (
+            format!("{who}'s server was started without a setting it needs"),
+            Some(match missing_flags(&e.message).as_slice() {
+                [] => "restart the server with the setting its message names".to_string(),
+                flags => format!("restart the server with {}", flags.join(" and ")),
+            }),
+        ),
     };
     let mut out = summary;
     if let Some(status) = e.status {
@@ -224,9 +286,12 @@ pub fn classify_http(status: u16, body: &str, retry_after: Option<Duration>) -> 
         None => body.trim().to_string(),
     };
     let kind = classify(Some(status), &fields.kind, &message);
-    ProviderError::new(kind, message)
-        .with_status(status)
-        .with_retry_after(retry_after)
+    let mut err = ProviderError::new(kind, message);
+    if kind == ErrorKind::ContextTooLong {
+        let figures = overflow::figures(parsed.as_ref().map(error_object), &err.message);
+        err.figures = Some(Box::new(figures));
+    }
+    err.with_status(status).with_retry_after(retry_after)
 }
 
 /// Classify an error object that arrived inside a 200 stream (OpenAI `{"error":{..}}`,
@@ -239,7 +304,13 @@ pub fn classify_stream_error(value: &Value) -> ProviderError {
         fields.message
     };
     let kind = classify(fields.status, &fields.kind, &message);
-    let err = ProviderError::new(kind, message);
+    let mut err = ProviderError::new(kind, message);
+    if kind == ErrorKind::ContextTooLong {
+        err.figures = Some(Box::new(overflow::figures(
+            Some(error_object(value)),
+            &err.message,
+        )));
+    }
     match fields.status {
         Some(status) => err.with_status(status),
         None => err,
@@ -252,7 +323,11 @@ pub fn from_reqwest(err: &reqwest::Error) -> ProviderError {
     let detail = std::error::Error::source(err)
         .map(|source| format!("{err}: {source}"))
         .unwrap_or_else(|| err.to_string());
-    if err.is_timeout() {
+    if err.is_connect() {
+        // Nothing was sent: trying again is safe, whatever the cause (a connect timeout
+        // included).
+        ProviderError::new(ErrorKind::Network, detail)
+    } else if err.is_timeout() {
         ProviderError::new(ErrorKind::Timeout, detail)
     } else if err.is_body() || err.is_decode() {
         // reqwest reports a body that broke off (e.g. a chunked stream closed early) as
@@ -275,8 +350,13 @@ struct ErrorFields {
     status: Option<u16>,
 }
 
+/// The error object of an error body: `{"error": {..}}`'s inner object, else the body.
+fn error_object(value: &Value) -> &Value {
+    value.get("error").unwrap_or(value)
+}
+
 fn error_fields(value: &Value) -> ErrorFields {
-    let inner = value.get("error").unwrap_or(value);
+    let inner = error_object(value);
     let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_string();
     if let Some(message) = inner.as_str() {
         return ErrorFields {
@@ -317,6 +397,9 @@ fn classify(status: Option<u16>, kind: &str, message: &str) -> ErrorKind {
     {
         return ErrorKind::Auth;
     }
+    if !missing_flags(&message).is_empty() {
+        return ErrorKind::ServerConfig;
+    }
     if matches!(status, Some(503 | 529)) || is("overloaded") {
         return ErrorKind::Overloaded;
     }
@@ -326,14 +409,7 @@ fn classify(status: Option<u16>, kind: &str, message: &str) -> ErrorKind {
     if matches!(status, Some(408 | 504)) || is("timeout") {
         return ErrorKind::Timeout;
     }
-    if client_side
-        && (is("context_length_exceeded")
-            || is("request_too_large")
-            || says("prompt is too long")
-            || says("maximum context length")
-            || says("context window")
-            || says("context length"))
-    {
+    if overflow::is_overflow(kind, &message, client_side) {
         return ErrorKind::ContextTooLong;
     }
     if status == Some(404)
@@ -351,6 +427,33 @@ fn classify(status: Option<u16>, kind: &str, message: &str) -> ErrorKind {
     }
     // An error in a stream with nothing recognisable: treat as the server's fault.
     ErrorKind::Server
+}
+
+/// The command-line flags an error says the server must be started with: llama.cpp's
+/// "tools param requires --jinja flag", vLLM's "\"auto\" tool choice requires
+/// --enable-auto-tool-choice and --tool-call-parser to be set". Only a `--flag` named
+/// next to "requires", "flag", "start it with" or "to be set" counts, so a message that
+/// merely quotes a command line is not taken for one.
+pub fn missing_flags(message: &str) -> Vec<String> {
+    let lower = message.to_lowercase();
+    let asks = ["requires", " flag", "start it with", "to be set"]
+        .iter()
+        .any(|p| lower.contains(p));
+    if !asks {
+        return Vec::new();
+    }
+    let mut flags: Vec<String> = Vec::new();
+    for word in message.split(|c: char| c.is_whitespace() || matches!(c, '`' | '\'' | '"')) {
+        let word = word.trim_end_matches(|c: char| !c.is_ascii_alphanumeric());
+        let is_flag = word.strip_prefix("--").is_some_and(|name| {
+            name.starts_with(|c: char| c.is_ascii_alphabetic())
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        });
+        if is_flag && !flags.iter().any(|f| f == word) {
+            flags.push(word.to_string());
+        }
+    }
+    flags
 }
 
 #[cfg(test)]

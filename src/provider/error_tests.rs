@@ -189,3 +189,50 @@ fn long_messages_are_cut() {
     let err = ProviderError::new(ErrorKind::Server, "é".repeat(1000));
     assert_eq!(err.message.chars().count(), MAX_MESSAGE_CHARS + 1);
 }
+
+/// llama-server started without `--jinja`, asked for tools: recorded verbatim from a
+/// real server (xllamacpp 2026.10.11549).
+const NO_JINJA: &str = include_str!("fixtures/llamacpp_no_jinja.json");
+
+#[test]
+fn a_server_missing_a_flag_is_a_configuration_error_that_names_the_flag() {
+    let err = classify_http(500, NO_JINJA, None).for_provider("local", None);
+    assert_eq!(err.kind, ErrorKind::ServerConfig);
+    assert!(
+        !err.is_transient(),
+        "retrying cannot help until it restarts"
+    );
+    assert_eq!(
+        err.to_string(),
+        "provider local's server was started without a setting it needs (HTTP 500): \
+         tools param requires --jinja flag; restart the server with --jinja"
+    );
+    assert!(!err.to_string().contains("try again later"));
+
+    let vllm = r#"{"error":{"message":"\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set","type":"BadRequestError","param":null,"code":400}}"#;
+    let err = classify_http(400, vllm, None);
+    assert_eq!(err.kind, ErrorKind::ServerConfig);
+    assert!(
+        err.to_string()
+            .ends_with("restart the server with --enable-auto-tool-choice and --tool-call-parser"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_command_line_quoted_in_passing_is_not_a_missing_flag() {
+    assert!(missing_flags("llama-server --port 8080 crashed: out of memory").is_empty());
+    assert_eq!(
+        missing_flags("start it with `--embeddings`"),
+        ["--embeddings"]
+    );
+    assert_eq!(
+        classify_http(
+            500,
+            r#"{"error":{"message":"model crashed (--ctx-size 8192)"}}"#,
+            None
+        )
+        .kind,
+        ErrorKind::Server
+    );
+}

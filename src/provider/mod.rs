@@ -4,14 +4,19 @@
 //! # Layout
 //! - `types` — the provider-neutral conversation model (messages, parts, tools, usage).
 //! - `error` — `ProviderError`/`ErrorKind` and the classification of HTTP failures.
+//! - `overflow` — context-overflow errors as each server words them, and the window
+//!   they name.
 //! - `body` — a request body whose tool list is serialized from the shared specs.
 //! - `sse` — an incremental Server-Sent Events decoder.
+//! - `pace` — each model's measured reading and writing speeds.
+//! - `budget` — one call's whole-call limit and `max_tokens`, sized from those speeds.
 //! - `transport` — what both wire formats share: keys and their rotation, the
 //!   whole-call timeout, the idle watchdog, reading the event stream.
 //! - `openai` — OpenAI-compatible chat completions (OpenAI, OpenRouter, Ollama, vLLM …).
 //! - `anthropic` — the Anthropic Messages API.
 //! - `chain` — try models in order: retry transient failures, fall back on the rest.
 //! - `cooldown` — which models are resting after errors, shared by every chain.
+//! - `window` — asking a server for a model's context window.
 //!
 //! A provider makes exactly one call per `stream` and never retries; retrying is the
 //! chain's job. Nothing here reads configuration files: the caller builds
@@ -19,19 +24,26 @@
 
 mod anthropic;
 mod body;
+mod budget;
 mod chain;
 mod cooldown;
 mod error;
 mod openai;
+mod overflow;
+mod pace;
 mod sse;
 mod transport;
 pub mod types;
+mod window;
 
 #[cfg(test)]
 mod fake_server;
 #[cfg(test)]
 mod http_tests;
+#[cfg(test)]
+mod timing_tests;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -40,11 +52,13 @@ pub use chain::{Chain, ChainEntry};
 pub use cooldown::Cooldowns;
 pub use error::{ErrorKind, ProviderError};
 pub use openai::OpenAiProvider;
+pub use pace::{Pace, Speeds};
 pub use sse::{SseDecoder, SseEvent};
 pub use types::{
     ChatMessage, ChatRequest, ChatResponse, ImageData, Part, Role, StopReason, StreamEvent,
     ToolSpec, Usage, text_of,
 };
+pub use window::{ServerWindow, window_from_server};
 
 /// One model endpoint.
 #[async_trait::async_trait]
@@ -70,22 +84,47 @@ pub struct ProviderSettings {
     pub base_url: String,
     /// May be empty: then no auth header is sent (Ollama, local servers).
     pub api_keys: Vec<secrecy::SecretString>,
-    /// Bound on the whole request, first byte to last.
+    /// Bound on a reply once the request is read (`timeout_secs`); each call adds the
+    /// time the model is expected to need to read its request.
     pub timeout: Duration,
-    /// Longest silence allowed between stream bytes.
+    /// Longest silence allowed between stream bytes (keep-alives count as bytes).
     pub idle_timeout: Duration,
+    /// `[models."NAME/<model>"] call_timeout_secs`, by model name: the whole limit of
+    /// a call to that model, reading included.
+    pub call_timeouts: BTreeMap<String, Duration>,
+    /// Where the models' measured speeds are kept. Each provider has its own unless
+    /// the caller hands several the same table.
+    pub pace: Arc<Pace>,
 }
 
 impl ProviderSettings {
-    /// Settings with the documented defaults: 120 s per request, 30 s idle, no key.
+    /// Settings with the documented defaults: 120 s per reply, 90 s idle, no key, no
+    /// per-model limits.
     pub fn new(name: impl Into<String>, base_url: impl Into<String>) -> Self {
         Self {
             name: name.into(),
             base_url: base_url.into(),
             api_keys: Vec::new(),
             timeout: Duration::from_secs(120),
-            idle_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(90),
+            call_timeouts: BTreeMap::new(),
+            pace: Arc::new(Pace::new()),
         }
+    }
+
+    /// Take the `call_timeout_secs` of this provider's models from `[models.*]`.
+    pub fn read_call_timeouts(&mut self, models: &BTreeMap<String, pincer_config::ModelCaps>) {
+        let prefix = format!("{}/", self.name);
+        self.call_timeouts = models
+            .iter()
+            .filter_map(|(label, caps)| {
+                let model = label.strip_prefix(&prefix)?;
+                Some((
+                    model.to_string(),
+                    Duration::from_secs(caps.call_timeout_secs?),
+                ))
+            })
+            .collect();
     }
 }
 

@@ -4,7 +4,9 @@
 //!
 //! Tool-call arguments are parsed once, when the stream ends. Arguments that are not
 //! valid JSON are kept as `Value::String(raw)` so the tool pipeline can tell the model
-//! its arguments were broken; the encoder sends such a string back verbatim.
+//! its arguments were broken; the encoder sends such a string back verbatim. llama.cpp's
+//! own `timings` (prompt and output tokens and the milliseconds each took) are read as
+//! the call's measured speeds.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,7 +17,8 @@ use serde_json::{Value, json};
 
 use super::body::Body;
 use super::error::{self, ProviderError};
-use super::transport::{self, Flow, Transport};
+use super::pace::Sample;
+use super::transport::{self, Call, Flow, Transport};
 use super::types::{
     ChatRequest, ChatResponse, Part, Role, StopReason, StreamEvent, ToolSpec, Usage,
 };
@@ -40,15 +43,17 @@ impl OpenAiProvider {
         &self,
         req: &ChatRequest,
         key: Option<&SecretString>,
+        call: &Call,
         on_event: &mut (dyn for<'a> FnMut(StreamEvent<'a>) + Send),
     ) -> Result<ChatResponse, ProviderError> {
         let mut with_usage = !self.no_stream_options.load(Ordering::Relaxed);
         loop {
+            let body = encode_request(req, with_usage, call.budget.max_tokens);
             let mut request = self
                 .transport
                 .http
                 .post(self.transport.url("/chat/completions"))
-                .json(&encode_request(req, with_usage));
+                .json(&body);
             if let Some(key) = key {
                 request = request.bearer_auth(key.expose_secret());
             }
@@ -73,6 +78,9 @@ impl OpenAiProvider {
             self.transport
                 .pump(response, |event| decoder.on_data(&event.data, on_event))
                 .await?;
+            if let Some(timings) = decoder.timings {
+                call.meter.server_measured(timings);
+            }
             return decoder.finish();
         }
     }
@@ -86,13 +94,21 @@ impl Provider for OpenAiProvider {
         on_event: &mut (dyn for<'a> FnMut(StreamEvent<'a>) + Send),
     ) -> Result<ChatResponse, ProviderError> {
         let key = self.transport.key();
-        let call = self.call(req, key.map(|(_, key)| key), on_event);
-        self.transport.run(key.map(|(index, _)| index), call).await
+        let call = self.transport.begin(req);
+        let meter = &call.meter;
+        let mut watch = |event: StreamEvent<'_>| {
+            meter.reply_began();
+            on_event(event);
+        };
+        let reply = self.call(req, key.map(|(_, key)| key), &call, &mut watch);
+        self.transport
+            .run(key.map(|(index, _)| index), &call, reply)
+            .await
     }
 }
 
-/// The JSON body of one streamed chat-completions call.
-pub fn encode_request(req: &ChatRequest, with_usage: bool) -> Body<Vec<Tool<'_>>> {
+/// The JSON body of one streamed chat-completions call; `max_tokens` 0 sends none.
+pub fn encode_request(req: &ChatRequest, with_usage: bool, max_tokens: u32) -> Body<Vec<Tool<'_>>> {
     let mut messages = Vec::new();
     let system = [req.system_stable.as_str(), req.system_volatile.as_str()]
         .into_iter()
@@ -116,8 +132,8 @@ pub fn encode_request(req: &ChatRequest, with_usage: bool) -> Body<Vec<Tool<'_>>
     if with_usage {
         body["stream_options"] = json!({"include_usage": true});
     }
-    if req.max_tokens > 0 {
-        body["max_tokens"] = json!(req.max_tokens);
+    if max_tokens > 0 {
+        body["max_tokens"] = json!(max_tokens);
     }
     Body {
         fields: body,
@@ -257,6 +273,8 @@ pub struct StreamDecoder {
     calls: BTreeMap<u64, PendingCall>,
     finish_reason: Option<String>,
     usage: Usage,
+    /// The server's own measurement of the call (llama.cpp's `timings`).
+    timings: Option<Sample>,
     /// `[DONE]` arrived. A finish reason alone also completes a reply, for servers
     /// that never send `[DONE]`.
     done: bool,
@@ -284,6 +302,9 @@ impl StreamDecoder {
         }
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
             self.usage = decode_usage(usage);
+        }
+        if let Some(timings) = chunk.get("timings").and_then(decode_timings) {
+            self.timings = Some(timings);
         }
         let choices = chunk.get("choices").and_then(Value::as_array);
         for choice in choices.into_iter().flatten() {
@@ -398,6 +419,22 @@ fn parse_arguments(raw: String) -> Value {
         return json!({});
     }
     serde_json::from_str(&raw).unwrap_or(Value::String(raw))
+}
+
+/// llama.cpp's `timings`: `prompt_n` tokens read (its cache excluded) in `prompt_ms`,
+/// `predicted_n` written in `predicted_ms`.
+fn decode_timings(timings: &Value) -> Option<Sample> {
+    let count = |key: &str| timings.get(key).and_then(Value::as_u64);
+    let millis = |key: &str| {
+        let ms = timings.get(key).and_then(Value::as_f64)?;
+        (ms.is_finite() && ms >= 0.0).then(|| std::time::Duration::from_secs_f64(ms / 1000.0))
+    };
+    Some(Sample {
+        prompt_tokens: count("prompt_n")?,
+        reading: millis("prompt_ms")?,
+        output_tokens: count("predicted_n")?,
+        writing: millis("predicted_ms")?,
+    })
 }
 
 fn decode_usage(usage: &Value) -> Usage {

@@ -64,7 +64,8 @@ fn request() -> ChatRequest {
 
 #[test]
 fn request_encodes_tool_calls_and_results() {
-    let body = serde_json::to_value(encode_request(&request(), true)).unwrap();
+    let body =
+        serde_json::to_value(encode_request(&request(), true, request().max_tokens)).unwrap();
     assert_eq!(
         body,
         json!({
@@ -99,7 +100,7 @@ fn empty_halves_and_options_are_omitted() {
         messages: vec![ChatMessage::user_text("hi")],
         ..ChatRequest::default()
     };
-    let body = serde_json::to_value(encode_request(&req, false)).unwrap();
+    let body = serde_json::to_value(encode_request(&req, false, req.max_tokens)).unwrap();
     assert_eq!(
         body,
         json!({

@@ -1,7 +1,14 @@
 //! What both wire formats share around one HTTP call: choosing the API key (and rotating
-//! to the next after an auth or rate-limit failure), the whole-call timeout, reading a
-//! rejected answer, and pumping the SSE stream under the idle watchdog. It knows nothing
-//! of either format's JSON.
+//! to the next after an auth or rate-limit failure), sizing the call (`begin`: its
+//! whole-call limit and `max_tokens`, from the model's measured speeds), the whole-call
+//! timeout, reading a rejected answer, pumping the SSE stream under the idle watchdog,
+//! and measuring how fast the model read and wrote. It knows nothing of either format's
+//! JSON.
+//!
+//! The idle watchdog counts every byte as life, keep-alive comments (`:` lines) too:
+//! llama.cpp sends only those, every 30 s, while it reads a long prompt. A timeout
+//! before any of the reply arrived — the server still reading — is marked
+//! `still_reading` and teaches the model's table that it reads slower than that.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -11,8 +18,10 @@ use futures_util::StreamExt;
 use secrecy::{ExposeSecret, SecretString};
 
 use super::ProviderSettings;
+use super::budget::{self, Budget, Limits, Meter};
 use super::error::{self, ErrorKind, ProviderError, format_duration};
 use super::sse::{SseDecoder, SseEvent};
+use super::types::{ChatRequest, ChatResponse};
 
 /// Whether the stream handler wants more events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +42,15 @@ impl Rejection {
     pub fn classify(&self) -> ProviderError {
         error::classify_http(self.status, &self.body, self.retry_after)
     }
+}
+
+/// One call in progress: how it is bounded and its clock.
+#[derive(Debug)]
+pub struct Call {
+    /// "provider/model": the key of the model's speeds, and how messages name it.
+    pub label: String,
+    pub budget: Budget,
+    pub meter: Meter,
 }
 
 pub struct Transport {
@@ -70,32 +88,89 @@ impl Transport {
         keys.get(index).map(|key| (index, key))
     }
 
-    /// Run one call: bound it by the whole-call timeout, then label any error with the
-    /// provider, scrub keys from it and rotate the key if the failure was the key's.
-    pub async fn run<T>(
+    /// Size a call of `req` to the model's measured speeds and the configured limits.
+    pub fn begin(&self, req: &ChatRequest) -> Call {
+        let label = format!("{}/{}", self.settings.name, req.model);
+        let limits = Limits {
+            reply: self.settings.timeout,
+            call: self.settings.call_timeouts.get(&req.model).copied(),
+        };
+        let speeds = self.settings.pace.speeds(&label);
+        let budget = budget::size(budget::estimate_tokens(req), req.max_tokens, limits, speeds);
+        if budget.max_tokens != req.max_tokens {
+            tracing::debug!(
+                label,
+                asked = req.max_tokens,
+                max_tokens = budget.max_tokens,
+                output_per_sec = speeds.output_per_sec,
+                limit = %format_duration(budget.limit),
+                "max_tokens sized to what the model can write within the call's limit"
+            );
+        }
+        Call {
+            label,
+            budget,
+            meter: Meter::start(),
+        }
+    }
+
+    /// Run one call: bound it by its whole-call limit, learn the model's speeds from
+    /// it, then label any error with the provider, scrub keys from it and rotate the
+    /// key if the failure was the key's.
+    pub async fn run(
         &self,
         key_index: Option<usize>,
-        call: impl Future<Output = Result<T, ProviderError>>,
-    ) -> Result<T, ProviderError> {
-        let result = match tokio::time::timeout(self.settings.timeout, call).await {
+        call: &Call,
+        reply: impl Future<Output = Result<ChatResponse, ProviderError>>,
+    ) -> Result<ChatResponse, ProviderError> {
+        let result = match tokio::time::timeout(call.budget.limit, reply).await {
             Ok(result) => result,
-            Err(_elapsed) => Err(ProviderError::new(
-                ErrorKind::Timeout,
-                format!(
-                    "no complete reply within {}; raise providers.{}.timeout_secs if the model needs longer",
-                    format_duration(self.settings.timeout),
-                    self.settings.name
-                ),
-            )),
+            Err(_elapsed) => Err(self.out_of_time(call)),
         };
-        result.map_err(|err| {
-            if let Some(index) = key_index {
-                self.rotate_after(index, err.kind);
+        let pace = &self.settings.pace;
+        let mut err = match result {
+            Ok(reply) => {
+                pace.record(&call.label, call.meter.sample(&reply.usage));
+                return Ok(reply);
             }
-            let mut err = err.for_provider(&self.settings.name, Some(self.key_env));
-            err.message = self.scrub(&err.message);
-            err
-        })
+            Err(err) => err,
+        };
+        // A timeout Pincer measured (the answers 408 and 504 carry a status) before any
+        // of the reply: the server was still reading, and reads slower than this.
+        if err.kind == ErrorKind::Timeout && err.status.is_none() && !call.meter.replying() {
+            err.still_reading = true;
+            pace.record_slow_read(&call.label, call.budget.prompt_tokens, call.meter.elapsed());
+        }
+        if let Some(index) = key_index {
+            self.rotate_after(index, err.kind);
+        }
+        let mut err = err.for_provider(&self.settings.name, Some(self.key_env));
+        err.message = self.scrub(&err.message);
+        Err(err)
+    }
+
+    /// The whole-call limit passed: say what the model was doing and which setting
+    /// gives it longer.
+    fn out_of_time(&self, call: &Call) -> ProviderError {
+        let limit = format_duration(call.budget.limit);
+        let label = &call.label;
+        let setting = if call.budget.fixed {
+            format!("raise [models.\"{label}\"] call_timeout_secs")
+        } else {
+            format!(
+                "raise providers.{}.timeout_secs, or set [models.\"{label}\"] call_timeout_secs",
+                self.settings.name
+            )
+        };
+        let message = if call.meter.replying() {
+            format!("no complete reply within {limit}; {setting} if the model needs longer")
+        } else {
+            format!(
+                "the model was still reading the request (about {} tokens) when the call's limit of {limit} passed; the next call allows for the reading speed seen now, or {setting}",
+                call.budget.prompt_tokens
+            )
+        };
+        ProviderError::new(ErrorKind::Timeout, message)
     }
 
     fn rotate_after(&self, index: usize, kind: ErrorKind) {

@@ -225,6 +225,12 @@ fn models(c: &Config) -> Option<Problem> {
                 "must be at least 1024 (the model's context window, in tokens)",
             ));
         }
+        if caps.call_timeout_secs == Some(0) {
+            return Some(problem(
+                &["models", label, "call_timeout_secs"],
+                "must be at least 1 (seconds for one whole call to the model)",
+            ));
+        }
         if let Some(budget) = caps.thinking_budget.filter(|n| *n > 0) {
             if budget < 1024 {
                 return Some(problem(

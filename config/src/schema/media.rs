@@ -18,6 +18,10 @@ pub struct ModelCaps {
     /// at least 1024 when on). Its thinking blocks are kept and sent back as required.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking_budget: Option<u32>,
+    /// The whole limit of one call to this model, in seconds, reading and reply together
+    /// (instead of `providers.NAME.timeout_secs` plus the measured reading time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_timeout_secs: Option<u64>,
 }
 
 /// `[transcription]`: voice notes and audio files to text, through an OpenAI-compatible

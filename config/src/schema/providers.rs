@@ -12,10 +12,13 @@ pub struct ProviderConfig {
     /// Endpoint; `None` means the kind's public API (see [`ProviderConfig::base_url`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
-    /// Whole-request timeout, seconds.
+    /// Whole-request timeout, seconds: the time a reply may take once the model has
+    /// read the request (the time reading takes is added per call, from the model's
+    /// measured speed; `[models."P/M"] call_timeout_secs` fixes the whole limit instead).
     #[serde(default = "default_timeout_secs")]
     pub timeout_secs: u64,
-    /// Abandon a stream that sends nothing for this long, seconds.
+    /// Abandon a stream that sends nothing for this long, seconds. Keep-alive comments
+    /// count as something: llama.cpp sends one every 30 s while it reads a long prompt.
     #[serde(default = "default_idle_timeout_secs")]
     pub idle_timeout_secs: u64,
 }
@@ -25,7 +28,8 @@ fn default_timeout_secs() -> u64 {
 }
 
 fn default_idle_timeout_secs() -> u64 {
-    30
+    // Well above llama.cpp's 30 s keep-alive, so one late ping does not end the call.
+    90
 }
 
 impl ProviderConfig {
