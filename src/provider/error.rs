@@ -82,12 +82,6 @@ pub struct ProviderError {
 }
 
 impl ProviderError {
-    /// The context window the server named in an overflow error. (Filled in by the
-    /// overflow classification of each server's error body.)
-    pub fn context_limit(&self) -> Option<u64> {
-        None
-    }
-
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Self {
             kind,
