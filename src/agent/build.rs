@@ -222,6 +222,11 @@ impl Agent {
     }
 
     /// Each MCP server's state ("connected", "connecting", "failed: …").
+    /// The server of `label` says its context window is `tokens` (`window::Seen`).
+    pub fn learn_window(&self, label: &str, tokens: u64) {
+        self.seen.learn_window(label, tokens);
+    }
+
     pub fn mcp_status(&self) -> Vec<(String, String)> {
         self.tools.mcp_status()
     }

@@ -7,6 +7,7 @@
 
 pub mod channels;
 mod run;
+mod windows;
 
 pub use run::{GatewayError, Stopped, run};
 
@@ -312,6 +313,7 @@ pub fn start_wired(
     )?);
     // The task tool runs child turns on this agent.
     agent.tasks().attach(&agent);
+    windows::learn(&agent, config, secrets, env);
     let (inbound, inbound_rx) = mpsc::channel(INBOUND_CAPACITY);
     let dispatcher = Dispatcher::new(
         Arc::clone(&agent),
