@@ -58,6 +58,7 @@ const MODEL: Node = Table(&[
     ("vision", Leaf),
     ("context_tokens", Leaf),
     ("thinking_budget", Leaf),
+    ("text_tool_calls", Leaf),
 ]);
 
 const HOOK: Node = Table(&[
