@@ -4,9 +4,11 @@
 //! - `calls` — one reply's tool calls: batches, checkpoints, results stored in order
 //! - `secrets` — tool-call arguments with secrets taken out; the owner told
 //! - `host`    — the host's `UserPromptSubmit` and `Stop` hooks
+//! - `output`  — a model call's answer made ready: a runaway's kept text, text calls
 
 mod calls;
 mod host;
+mod output;
 mod secrets;
 
 use std::time::Instant;
@@ -408,6 +410,7 @@ impl Turn<'_> {
         &mut self,
     ) -> Result<Option<(crate::provider::ChatResponse, String)>, Ended> {
         let request = self.fitted_request().await?;
+        let hang_up = self.reply.watch_call(&request.tools);
         self.reply.step_start().await;
         if self.iterations == 1
             && let Some(arrived) = self.first.arrived
@@ -444,6 +447,7 @@ impl Turn<'_> {
                 self.keep_shown(shown).await;
                 return Err(Ended::Budget(Budget::Time(self.started.elapsed().as_secs())));
             }
+            _ = hang_up.cancelled() => Some(Ok(output::hung_up())),
             result = chain.stream(request, &mut on_event) => Some(result),
         };
         self.usage.model_ms += called.elapsed().as_millis() as u64;
@@ -452,7 +456,7 @@ impl Turn<'_> {
             return Err(stopped(self.control));
         };
         match result {
-            Ok(ok) => Ok(Some(ok)),
+            Ok(ok) => Ok(Some(self.output(ok))),
             Err(err) if err.kind == ErrorKind::ContextTooLong && !self.compacted => {
                 self.compacted = true;
                 match self.agent.compact(self.session_id, &self.spender()).await {
