@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use pincer_config::ModelCaps;
+use pincer_config::{ModelCaps, TextToolCalls};
 
 /// The context window assumed for a model the table does not know.
 pub const DEFAULT_CONTEXT_TOKENS: u64 = 128_000;
@@ -44,6 +44,8 @@ pub struct Caps {
     pub context_tokens: u64,
     /// Anthropic extended thinking tokens (0 = off); never on unless configured.
     pub thinking_budget: u32,
+    /// When tool calls written in the reply's text are run (`agent::text_calls`).
+    pub text_tool_calls: TextToolCalls,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -71,6 +73,7 @@ impl Capabilities {
                 .or(builtin.map(|(_, _, tokens)| tokens))
                 .unwrap_or(DEFAULT_CONTEXT_TOKENS),
             thinking_budget: configured.thinking_budget.unwrap_or(0),
+            text_tool_calls: configured.text_tool_calls.unwrap_or_default(),
         }
     }
 
@@ -107,6 +110,7 @@ mod tests {
                 vision: Some(true),
                 context_tokens: Some(8192),
                 thinking_budget: None,
+                text_tool_calls: Some(TextToolCalls::Off),
                 ..ModelCaps::default()
             },
         );
@@ -116,6 +120,7 @@ mod tests {
                 vision: None,
                 context_tokens: Some(32_000),
                 thinking_budget: None,
+                text_tool_calls: None,
                 ..ModelCaps::default()
             },
         );
@@ -130,7 +135,8 @@ mod tests {
             Caps {
                 vision: false,
                 context_tokens: DEFAULT_CONTEXT_TOKENS,
-                thinking_budget: 0
+                thinking_budget: 0,
+                text_tool_calls: TextToolCalls::Auto,
             }
         );
         // Configured: a local model that sees, and a known one with a smaller window
@@ -140,7 +146,8 @@ mod tests {
             Caps {
                 vision: true,
                 context_tokens: 8192,
-                thinking_budget: 0
+                thinking_budget: 0,
+                text_tool_calls: TextToolCalls::Off,
             }
         );
         assert_eq!(
@@ -148,7 +155,8 @@ mod tests {
             Caps {
                 vision: true,
                 context_tokens: 32_000,
-                thinking_budget: 0
+                thinking_budget: 0,
+                text_tool_calls: TextToolCalls::Auto,
             }
         );
         // The longest prefix wins: gpt-4.1-mini is not gpt-4.1's entry by accident.

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use pincer_config::{
     Config, ConfigError, DenyGroups, DmPolicy, GroupPolicy, ProviderKind, QueueMode, SlackMode,
-    load, load_str,
+    TextToolCalls, load, load_str,
 };
 
 fn sec() -> PathBuf {
@@ -192,6 +192,8 @@ input = 0
 output = 0
 cache_read = 0.0
 cache_write = 0.0
+[models."local/llama3.2"]
+text_tool_calls = "off"
 "#);
     assert_eq!(c.agent.queue_mode, QueueMode::Interrupt);
     assert_eq!(c.agent.max_turn_cost_usd, 1.0);
@@ -204,6 +206,10 @@ cache_write = 0.0
     );
     assert!(!c.tools.exec.deny_groups.denies("fs"));
     assert_eq!(c.providers["local"].base_url(), "http://127.0.0.1:11434/v1");
+    assert_eq!(
+        c.models["local/llama3.2"].text_tool_calls,
+        Some(TextToolCalls::Off)
+    );
 }
 
 #[test]

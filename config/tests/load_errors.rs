@@ -297,6 +297,10 @@ fn misspelt_choices_list_the_choices() {
         &err("[channels.discord]\ndm_policy = \"closed\"\n"),
         &["\"pairing\""],
     );
+    has(
+        &err("[models.\"local/qwen\"]\ntext_tool_calls = \"yes\"\n"),
+        &["text_tool_calls", "\"auto\", \"on\" or \"off\""],
+    );
 }
 
 #[test]

@@ -9,6 +9,8 @@
 //! - `route`   — which chain answers (router score, pins, escalation)
 //! - `load`    — the transcript as the model sees it (summary, timestamps)
 //! - `clean`   — reasoning blocks and leaked tool markup out of the visible text
+//! - `text_calls` — tool calls a model wrote as text, made calls
+//! - `runaway` — a reply stopped on the stream when it loops or writes template tokens
 //! - `compact` — summarising the older part of a long conversation
 //! - `window`  — keeping the request inside the model's context window
 //! - `history` — stored messages to provider messages
@@ -29,7 +31,9 @@ pub mod prompt;
 mod remember;
 mod reply;
 mod route;
+mod runaway;
 mod stuck;
+mod text_calls;
 mod turn;
 mod window;
 

@@ -4,14 +4,21 @@
 //! and reactions. Streamed text is never lost when the bus is momentarily full, and
 //! every text passes the scrubber before it leaves: streamed text through a
 //! `StreamScrubber`, so a secret split across deltas is still caught, and through the
-//! `StreamCleaner`, so reasoning or tool markup a model leaks never shows.
+//! `StreamCleaner`, so reasoning or tool markup a model leaks never shows. Before all
+//! that, each model call's text passes a runaway `Guard`: a reply that writes template
+//! tokens or loops is stopped there — the call is cancelled through the token
+//! `watch_call` gave — and the person is told why, in one sentence, after what came
+//! before.
 
 use std::sync::Arc;
 
 use pincer_channels::{Chunk, FinishReason, OutboundBody, OutboundMessage, Target, TurnUsage};
 use tokio::sync::mpsc::{self, error::TrySendError};
+use tokio_util::sync::CancellationToken;
 
 use super::clean::StreamCleaner;
+use super::runaway::{Cut, Guard};
+use crate::provider::ToolSpec;
 use crate::scrub::{Scrubber, StreamScrubber};
 
 pub struct Reply {
@@ -34,6 +41,12 @@ pub struct Reply {
     thoughts: StreamScrubber,
     /// Streamed text, held back while it may be reasoning or leaked tool markup.
     cleaner: StreamCleaner,
+    /// The model call's text, watched for template tokens and loops before anything.
+    guard: Guard,
+    /// Cancelled when the guard stops the reply: the turn hangs up on the model.
+    hang_up: CancellationToken,
+    /// Why a reply was stopped, said after its text.
+    stopped: Option<String>,
     /// The turn's assistant message id; block ids are made from it.
     message_id: String,
     /// Blocks made so far, for fresh ids.
@@ -70,6 +83,9 @@ impl Reply {
             thoughts: StreamScrubber::new(Arc::clone(&scrubber)),
             scrubber,
             cleaner: StreamCleaner::default(),
+            guard: Guard::default(),
+            hang_up: CancellationToken::new(),
+            stopped: None,
             message_id: format!("msg-{}", crate::store::now_ms()),
             blocks: 0,
             text_block: None,
@@ -160,8 +176,40 @@ impl Reply {
         self.send_chunk(Chunk::FinishStep).await;
     }
 
+    /// A model call begins that offered `offered`: its stream is watched afresh, and
+    /// the token returned is cancelled the moment it runs away.
+    pub fn watch_call(&mut self, offered: &[ToolSpec]) -> CancellationToken {
+        self.guard.reset();
+        // A stopped reply that left nothing to say is followed by another call (a
+        // stronger model's): its answer is what the person gets.
+        self.stopped = None;
+        self.cleaner = StreamCleaner::offering(offered);
+        self.hang_up = CancellationToken::new();
+        self.hang_up.clone()
+    }
+
+    /// The tools the current model call offered.
+    pub fn offered(&self) -> &[ToolSpec] {
+        self.cleaner.offered()
+    }
+
+    /// Where the current model call's reply was stopped, if it was; the person is told
+    /// why after its text, unless it only ended in a stray template token.
+    pub fn take_cut(&mut self) -> Option<Cut> {
+        let cut = self.guard.take_cut()?;
+        if cut.ran_on {
+            self.stopped = Some(cut.why.sentence());
+        }
+        Some(cut)
+    }
+
     /// Called from the stream callback, which cannot wait.
     pub fn delta(&mut self, text: &str) {
+        // Watched even where nobody sees it stream: a scheduled run loops too.
+        let text = self.guard.push(text);
+        if self.guard.cut().is_some() {
+            self.hang_up.cancel();
+        }
         if self.quiet {
             return;
         }
@@ -169,7 +217,7 @@ impl Reply {
         // Only what the cleaner and then the stream scrubber release: the end of the
         // text so far waits until the next delta or the finished message shows it is
         // neither a marker's nor a secret's start.
-        let visible = self.cleaner.push(text);
+        let visible = self.cleaner.push(&text);
         let released = self.stream.push(&visible);
         if released.is_empty() {
             return;
@@ -282,6 +330,7 @@ impl Reply {
 
     /// The reply streamed so far is abandoned (the model chain switched models).
     pub fn retract(&mut self) {
+        self.guard.reset();
         self.cleaner.reset();
         self.stream.discard();
         self.shown.clear();
@@ -308,6 +357,7 @@ impl Reply {
         let id = self.text_block.take();
         let nothing = text.trim().is_empty() || (self.quiet && text.trim() == HEARTBEAT_OK);
         if nothing && id.is_none() {
+            self.say_why_stopped().await;
             return;
         }
         let id = match id {
@@ -343,6 +393,14 @@ impl Reply {
             }
         }
         self.send_chunk(Chunk::TextEnd { id, text }).await;
+        self.say_why_stopped().await;
+    }
+
+    /// The sentence saying why the reply was stopped, once, after its text.
+    async fn say_why_stopped(&mut self) {
+        if let Some(sentence) = self.stopped.take() {
+            self.notice(sentence).await;
+        }
     }
 
     pub async fn notice(&mut self, text: String) {
@@ -471,6 +529,65 @@ mod tests {
         let chunks = drain(&mut rx);
         assert!(chunks.contains(&Chunk::Retract));
         assert!(streamed(&chunks).starts_with("fresh"));
+    }
+
+    #[tokio::test]
+    async fn a_runaway_reply_hangs_up_and_says_why_after_its_text() {
+        for quiet in [false, true] {
+            let (tx, mut rx) = mpsc::channel(1024);
+            let target = Target::chat("terminal", "local", None);
+            let mut reply = Reply::new(tx, target, None, quiet, scrubber());
+            let hang_up = reply.watch_call(&[]);
+            reply.delta("hello");
+            assert!(!hang_up.is_cancelled());
+            reply.delta("<|im_end|>\n<|im_start|>user\nhi");
+            assert!(hang_up.is_cancelled(), "quiet: {quiet}");
+            // What the stream had already read goes nowhere.
+            reply.delta(" again<|im_end|>");
+            let cut = reply.take_cut().expect("cut");
+            assert_eq!(cut.kept, "hello");
+            reply.finished_text(cut.kept).await;
+            let mut bodies = Vec::new();
+            while let Ok(message) = rx.try_recv() {
+                bodies.push(message.body);
+            }
+            let shown: String = bodies
+                .iter()
+                .filter_map(|b| match b {
+                    OutboundBody::Chunk(Chunk::TextDelta { delta, .. }) => Some(delta.as_str()),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(shown, if quiet { "" } else { "hello" });
+            assert!(
+                matches!(bodies.iter().rev().nth(1), Some(OutboundBody::Chunk(Chunk::TextEnd { text, .. })) if text == "hello"),
+                "{bodies:?}"
+            );
+            match bodies.last() {
+                Some(OutboundBody::Notice(why)) => assert!(why.contains("<|im_end|>"), "{why}"),
+                other => panic!("ended with {other:?}"),
+            }
+            // A new call starts clean.
+            let hang_up = reply.watch_call(&[]);
+            reply.delta("fine");
+            assert!(!hang_up.is_cancelled());
+            assert!(reply.take_cut().is_none());
+        }
+    }
+
+    #[tokio::test]
+    async fn a_stray_token_at_the_end_is_dropped_without_a_word() {
+        let (mut reply, mut rx) = reply(&scrubber());
+        let hang_up = reply.watch_call(&[]);
+        reply.delta("All done.<|im_end|>");
+        assert!(hang_up.is_cancelled());
+        let cut = reply.take_cut().expect("cut");
+        reply.finished_text(cut.kept).await;
+        let mut notices = 0;
+        while let Ok(message) = rx.try_recv() {
+            notices += usize::from(matches!(message.body, OutboundBody::Notice(_)));
+        }
+        assert_eq!(notices, 0);
     }
 
     #[tokio::test]

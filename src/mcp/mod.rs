@@ -32,7 +32,7 @@ mod client;
 mod connect;
 mod elicit;
 mod manager;
-mod schema;
+pub(crate) mod schema;
 mod tool;
 
 use std::time::Duration;

@@ -59,6 +59,7 @@ const MODEL: Node = Table(&[
     ("context_tokens", Leaf),
     ("thinking_budget", Leaf),
     ("call_timeout_secs", Leaf),
+    ("text_tool_calls", Leaf),
 ]);
 
 const HOOK: Node = Table(&[

@@ -22,6 +22,26 @@ pub struct ModelCaps {
     /// (instead of `providers.NAME.timeout_secs` plus the measured reading time).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_timeout_secs: Option<u64>,
+    /// Whether tool calls the model writes as text (`<tool_call>…`, a JSON object naming
+    /// an offered tool, …) are run as calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_tool_calls: Option<TextToolCalls>,
+}
+
+/// `[models."P/M"] text_tool_calls`: when tool calls written in a reply's text are run.
+/// Only calls to a tool the request offered, with arguments its schema accepts, ever
+/// count; anything else stays text (its markup hidden from the person).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TextToolCalls {
+    /// Read the text for calls when the reply has no structured tool call.
+    #[default]
+    Auto,
+    /// Also when it has: calls written in the text run after the structured ones (a
+    /// server that parses only the first call of a reply leaves the others as text).
+    On,
+    /// Never: a model whose text often shows calls as examples.
+    Off,
 }
 
 /// `[transcription]`: voice notes and audio files to text, through an OpenAI-compatible

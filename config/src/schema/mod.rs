@@ -24,7 +24,7 @@ pub use channels::{
 pub use config::{CONFIG_VERSION, Config};
 pub use host::HostConfig;
 pub use mcp::{McpConfig, McpServer};
-pub use media::{ModelCaps, TranscriptionConfig};
+pub use media::{ModelCaps, TextToolCalls, TranscriptionConfig};
 pub use providers::{Price, ProviderConfig, ProviderKind};
 pub use router::{ModelRef, RouterConfig};
 pub use schedules::{CronConfig, HeartbeatConfig, MemoryConfig};

@@ -4,10 +4,12 @@
 //! - `calls` — one reply's tool calls: batches, checkpoints, results stored in order
 //! - `secrets` — tool-call arguments with secrets taken out; the owner told
 //! - `host`    — the host's `UserPromptSubmit` and `Stop` hooks
+//! - `output`  — a model call's answer made ready: a runaway's kept text, text calls
 
 mod calls;
 mod fit;
 mod host;
+mod output;
 mod secrets;
 
 use std::time::Instant;
@@ -410,6 +412,7 @@ impl Turn<'_> {
     ) -> Result<Option<(crate::provider::ChatResponse, String)>, Ended> {
         let request = self.fitted_request().await?;
         let estimated = window::Estimate::of(&request);
+        let hang_up = self.reply.watch_call(&request.tools);
         self.reply.step_start().await;
         if self.iterations == 1
             && let Some(arrived) = self.first.arrived
@@ -446,6 +449,7 @@ impl Turn<'_> {
                 self.keep_shown(shown).await;
                 return Err(Ended::Budget(Budget::Time(self.started.elapsed().as_secs())));
             }
+            _ = hang_up.cancelled() => Some(Ok(output::hung_up())),
             result = chain.stream(request, &mut on_event) => Some(result),
         };
         self.usage.model_ms += called.elapsed().as_millis() as u64;
@@ -459,7 +463,7 @@ impl Turn<'_> {
                 let counted =
                     usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
                 self.agent.seen.calibrate(&ok.1, estimated, counted);
-                Ok(Some(ok))
+                Ok(Some(self.output(ok)))
             }
             Err(err) if err.kind == ErrorKind::ContextTooLong => self.overflowed(err).await,
             Err(err) => {

@@ -178,6 +178,12 @@ impl FakeModel {
         self.shared.add_rule(needle.to_string(), step);
     }
 
+    /// How many streamed replies so far lost their client before their end (the client
+    /// hung up on a model that ran away, or gave up on a slow one).
+    pub fn hung_up(&self) -> u64 {
+        self.shared.hung_up()
+    }
+
     /// Clears the script queue and the request log, as `POST /_fake/reset` does.
     pub fn reset(&self) {
         self.shared.reset();

@@ -44,6 +44,8 @@ pub(crate) struct Turn {
     /// Anthropic `thinking: {"type": "enabled"}`: the reply opens with a signed
     /// thinking block.
     pub thinking: bool,
+    /// Counts streams whose client hung up before their end.
+    pub hung_up: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// Why the reply ended.
@@ -129,6 +131,16 @@ pub(crate) async fn respond(step: Step, turn: Turn, shutdown: watch::Receiver<bo
                 let pause = Some(Duration::from_millis(chunk_delay_ms));
                 break reply(text, Vec::new(), Stop::EndTurn, pause);
             }
+            Step::Runaway {
+                text,
+                repeat,
+                times,
+                chunk_delay_ms,
+            } => {
+                let pause = Some(Duration::from_millis(chunk_delay_ms));
+                let text = text + &repeat.repeat(times as usize);
+                break reply(text, Vec::new(), Stop::MaxTokens, pause);
+            }
             Step::Stall => break Plan::Stall,
             Step::Cut(text) => break Plan::Partial { text, abort: true },
             Step::Unfinished(text) => break Plan::Partial { text, abort: false },
@@ -203,7 +215,8 @@ fn streamed(plan: Plan, turn: &Turn, shutdown: watch::Receiver<bool>) -> Respons
     if close {
         headers.insert(CONNECTION, HeaderValue::from_static("close"));
     }
-    (StatusCode::OK, headers, sse::body(frames, shutdown)).into_response()
+    let body = sse::counted_body(frames, shutdown, Some(turn.hung_up.clone()));
+    (StatusCode::OK, headers, body).into_response()
 }
 
 async fn whole(plan: Plan, turn: &Turn, mut shutdown: watch::Receiver<bool>) -> Response {

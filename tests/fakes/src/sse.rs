@@ -5,6 +5,8 @@
 
 use std::collections::VecDeque;
 use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
@@ -40,26 +42,63 @@ pub(crate) fn raw_event(name: Option<&str>, data: &str) -> String {
 /// A body that plays `frames` in order; it ends cleanly after the last one unless that
 /// frame was `Hang` or `Abort`.
 pub(crate) fn body(frames: Vec<Frame>, shutdown: watch::Receiver<bool>) -> Body {
-    let state = (VecDeque::from(frames), shutdown);
-    let stream = futures_util::stream::unfold(state, |(mut frames, mut shutdown)| async move {
-        loop {
-            match frames.pop_front()? {
-                Frame::Send(text) => return Some((Ok(Bytes::from(text)), (frames, shutdown))),
-                Frame::Pause(pause) => tokio::time::sleep(pause).await,
-                Frame::Hang => {
-                    // An error here means the fake itself is gone: stop hanging either way.
-                    let _ = shutdown.wait_for(|down| *down).await;
-                    let cut = io::Error::other("fake model shut down while stalled");
-                    return Some((Err(cut), (VecDeque::new(), shutdown)));
-                }
-                Frame::Abort => {
-                    let cut = io::Error::other("fake model cut the connection");
-                    return Some((Err(cut), (VecDeque::new(), shutdown)));
+    counted_body(frames, shutdown, None)
+}
+
+/// `body`, adding one to `hung_up` if the client leaves while frames are left to play.
+pub(crate) fn counted_body(
+    frames: Vec<Frame>,
+    shutdown: watch::Receiver<bool>,
+    hung_up: Option<Arc<AtomicU64>>,
+) -> Body {
+    let frames = Left {
+        frames: VecDeque::from(frames),
+        hung_up,
+    };
+    let stream =
+        futures_util::stream::unfold((frames, shutdown), |(mut left, mut shutdown)| async move {
+            loop {
+                match left.frames.pop_front()? {
+                    Frame::Send(text) => return Some((Ok(Bytes::from(text)), (left, shutdown))),
+                    Frame::Pause(pause) => tokio::time::sleep(pause).await,
+                    Frame::Hang => {
+                        // An error here means the fake itself is gone: stop hanging either way.
+                        let _ = shutdown.wait_for(|down| *down).await;
+                        let cut = io::Error::other("fake model shut down while stalled");
+                        return Some((Err(cut), (left.done(), shutdown)));
+                    }
+                    Frame::Abort => {
+                        let cut = io::Error::other("fake model cut the connection");
+                        return Some((Err(cut), (left.done(), shutdown)));
+                    }
                 }
             }
-        }
-    });
+        });
     Body::from_stream(stream)
+}
+
+/// The frames a body has still to play. Dropped with some left, the client hung up.
+struct Left {
+    frames: VecDeque<Frame>,
+    hung_up: Option<Arc<AtomicU64>>,
+}
+
+impl Left {
+    /// Nothing more to play (the body ends here on purpose).
+    fn done(mut self) -> Left {
+        self.frames.clear();
+        self
+    }
+}
+
+impl Drop for Left {
+    fn drop(&mut self) {
+        if let Some(hung_up) = &self.hung_up
+            && !self.frames.is_empty()
+        {
+            hung_up.fetch_add(1, Ordering::Relaxed);
+        }
+    }
 }
 
 /// `text` in one-word pieces that concatenate back to it exactly (whitespace stays on

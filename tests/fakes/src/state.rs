@@ -32,6 +32,8 @@ pub(crate) struct Shared {
     bodies_off: std::sync::atomic::AtomicBool,
     /// How many transcription requests are recorded, for `wait_for_transcriptions`.
     transcribed: watch::Sender<usize>,
+    /// How many streamed replies lost their client before their end (`hung_up`).
+    hung_up: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 #[derive(Default)]
@@ -73,7 +75,12 @@ impl Shared {
             bodies_off: std::sync::atomic::AtomicBool::new(false),
             shutdown,
             started: Instant::now(),
+            hung_up: Default::default(),
         }
+    }
+
+    pub(crate) fn hung_up(&self) -> u64 {
+        self.hung_up.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -277,6 +284,7 @@ impl Shared {
             prompt,
             created,
             thinking: format == Format::Anthropic && body["thinking"]["type"] == "enabled",
+            hung_up: std::sync::Arc::clone(&self.hung_up),
         };
         (step, turn)
     }

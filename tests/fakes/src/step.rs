@@ -50,6 +50,15 @@ pub enum Step {
     Unfinished(String),
     /// 200 and an SSE stream whose `data:` lines are not valid JSON.
     Malformed,
+    /// A model that runs away: stream `text`, then `repeat` again and again, up to `times`
+    /// copies, one word per chunk `chunk_delay_ms` apart, then stop with `max_tokens` /
+    /// `"length"`. A client that stops it early hangs up: `FakeModel::hung_up` counts it.
+    Runaway {
+        text: String,
+        repeat: String,
+        times: u32,
+        chunk_delay_ms: u64,
+    },
     /// 200, then an in-stream error: Anthropic `event: error` with
     /// `{"type":"error","error":{"type":kind,..}}`; OpenAI `data: {"error":{"type":kind,..}}`.
     StreamError { kind: String },
@@ -108,6 +117,17 @@ impl Step {
         }
     }
 
+    /// `text`, then `repeat` 2,000 times, 2 ms a chunk: long enough that a client that
+    /// reads it all is seen to.
+    pub fn runaway(text: impl Into<String>, repeat: impl Into<String>) -> Step {
+        Step::Runaway {
+            text: text.into(),
+            repeat: repeat.into(),
+            times: 2000,
+            chunk_delay_ms: 2,
+        }
+    }
+
     /// 200, then an in-stream error of this kind (e.g. `"overloaded_error"`).
     pub fn stream_error(kind: impl Into<String>) -> Step {
         Step::StreamError { kind: kind.into() }
@@ -145,7 +165,8 @@ mod tests {
             {"slow_text": {"text": "a b", "chunk_delay_ms": 10}},
             {"cut": "half"},
             "malformed",
-            {"stream_error": {"kind": "overloaded_error"}}
+            {"stream_error": {"kind": "overloaded_error"}},
+            {"runaway": {"text": "hi", "repeat": " hi", "times": 2000, "chunk_delay_ms": 2}}
         ]))
         .expect("the documented JSON forms parse");
         assert_eq!(steps[0], Step::text("hi"));
@@ -154,6 +175,7 @@ mod tests {
         assert_eq!(steps[3], Step::Stall.after_ms(5));
         assert_eq!(steps[4], Step::slow_text("a b", 10));
         assert_eq!(steps[7], Step::stream_error("overloaded_error"));
+        assert_eq!(steps[8], Step::runaway("hi", " hi"));
     }
 
     #[test]

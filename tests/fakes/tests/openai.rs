@@ -161,6 +161,38 @@ async fn truncated_stops_with_length() {
 }
 
 #[tokio::test]
+async fn a_runaway_streams_its_repeats_and_counts_a_client_that_hangs_up() {
+    let fake = FakeModel::start().await;
+    fake.push(Step::Runaway {
+        text: "hello".into(),
+        repeat: " again".into(),
+        times: 3,
+        chunk_delay_ms: 1,
+    });
+    let body = post_openai(&fake, &openai_body("hi", true, false))
+        .await
+        .text()
+        .await
+        .unwrap();
+    let events = events(&body);
+    assert_eq!(openai_text(&events), "hello again again again");
+    let last = events.iter().rev().find(|e| e.data != "[DONE]").unwrap();
+    assert_eq!(last.json()["choices"][0]["finish_reason"], "length");
+    assert_eq!(fake.hung_up(), 0, "read to its end");
+
+    fake.push(Step::runaway("hello", " again"));
+    let mut response = post_openai(&fake, &openai_body("hi", true, false)).await;
+    let first = response.chunk().await.unwrap();
+    assert!(first.is_some());
+    drop(response);
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+    while fake.hung_up() == 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert_eq!(fake.hung_up(), 1, "the client left mid-stream");
+}
+
+#[tokio::test]
 async fn non_streamed_request_gets_a_chat_completion_object() {
     let fake = FakeModel::start().await;
     fake.push(Step::ToolCalls {

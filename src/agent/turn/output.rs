@@ -1,0 +1,46 @@
+//! What a model call answered, made ready for the loop: a reply the runaway guard
+//! stopped on the stream keeps only what came before the stop — and, ending as a
+//! finished reply, is never sent back to "continue" — and the tool calls a model wrote
+//! as text become calls (`text_calls`). The turn calls `output` on every answer.
+
+use super::Turn;
+use crate::agent::text_calls;
+use crate::provider::{ChatResponse, Part, StopReason};
+
+/// What a call the turn hung up on answers until `output` fills it in: no parts, and
+/// no label (the chain did not say which of its models was streaming).
+pub(super) fn hung_up() -> (ChatResponse, String) {
+    let response = ChatResponse {
+        parts: Vec::new(),
+        stop: StopReason::EndTurn,
+        usage: Default::default(),
+    };
+    (response, String::new())
+}
+
+impl Turn<'_> {
+    /// `answer` as the loop uses it.
+    pub(super) fn output(&mut self, answer: (ChatResponse, String)) -> (ChatResponse, String) {
+        let (mut response, mut label) = answer;
+        if let Some(cut) = self.reply.take_cut() {
+            tracing::warn!(
+                session_id = self.session_id,
+                why = ?cut.why,
+                kept = cut.kept.len(),
+                "the model's reply ran away; stopped it on the stream"
+            );
+            response
+                .parts
+                .retain(|part| matches!(part, Part::Reasoning { .. }));
+            response.parts.push(Part::Text { text: cut.kept });
+            // Cut short on purpose: a finished reply, not one to continue.
+            response.stop = StopReason::EndTurn;
+            if label.is_empty() {
+                label = self.route.chain.labels().next().unwrap_or_default().into();
+            }
+        }
+        let mode = self.agent.models.caps.of(&label).text_tool_calls;
+        let response = text_calls::read(response, self.reply.offered(), mode);
+        (response, label)
+    }
+}
