@@ -183,7 +183,7 @@ impl Reply {
         // A stopped reply that left nothing to say is followed by another call (a
         // stronger model's): its answer is what the person gets.
         self.stopped = None;
-        self.cleaner = StreamCleaner::offering(offered);
+        self.cleaner.offer(offered);
         self.hang_up = CancellationToken::new();
         self.hang_up.clone()
     }
@@ -210,6 +210,18 @@ impl Reply {
         if self.guard.cut().is_some() {
             self.hang_up.cancel();
         }
+        self.show(&text);
+    }
+
+    /// The model call's stream ended whole: what the guard still held goes on (a reply
+    /// continued after its token limit is shown across calls).
+    pub fn call_ended(&mut self) {
+        let rest = self.guard.finish();
+        self.show(&rest);
+    }
+
+    /// Text the guard let through, on to the cleaner, the scrubber and the channel.
+    fn show(&mut self, text: &str) {
         if self.quiet {
             return;
         }
@@ -217,7 +229,7 @@ impl Reply {
         // Only what the cleaner and then the stream scrubber release: the end of the
         // text so far waits until the next delta or the finished message shows it is
         // neither a marker's nor a secret's start.
-        let visible = self.cleaner.push(&text);
+        let visible = self.cleaner.push(text);
         let released = self.stream.push(&visible);
         if released.is_empty() {
             return;
