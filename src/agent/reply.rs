@@ -194,10 +194,11 @@ impl Reply {
     }
 
     /// Where the current model call's reply was stopped, if it was; the person is told
-    /// why after its text, unless it only ended in a stray template token.
-    pub fn take_cut(&mut self) -> Option<Cut> {
+    /// why after its text, unless the stream `ended` on its own just after a stray
+    /// template token (a call hung up on may have run on: that is said).
+    pub fn take_cut(&mut self, ended: bool) -> Option<Cut> {
         let cut = self.guard.take_cut()?;
-        if cut.ran_on {
+        if cut.ran_on || !ended {
             self.stopped = Some(cut.why.sentence());
         }
         Some(cut)
@@ -556,7 +557,7 @@ mod tests {
             assert!(hang_up.is_cancelled(), "quiet: {quiet}");
             // What the stream had already read goes nowhere.
             reply.delta(" again<|im_end|>");
-            let cut = reply.take_cut().expect("cut");
+            let cut = reply.take_cut(true).expect("cut");
             assert_eq!(cut.kept, "hello");
             reply.finished_text(cut.kept).await;
             let mut bodies = Vec::new();
@@ -583,23 +584,27 @@ mod tests {
             let hang_up = reply.watch_call(&[]);
             reply.delta("fine");
             assert!(!hang_up.is_cancelled());
-            assert!(reply.take_cut().is_none());
+            assert!(reply.take_cut(true).is_none());
         }
     }
 
     #[tokio::test]
     async fn a_stray_token_at_the_end_is_dropped_without_a_word() {
-        let (mut reply, mut rx) = reply(&scrubber());
-        let hang_up = reply.watch_call(&[]);
-        reply.delta("All done.<|im_end|>");
-        assert!(hang_up.is_cancelled());
-        let cut = reply.take_cut().expect("cut");
-        reply.finished_text(cut.kept).await;
-        let mut notices = 0;
-        while let Ok(message) = rx.try_recv() {
-            notices += usize::from(matches!(message.body, OutboundBody::Notice(_)));
+        // The stream ended on its own just after the token: nothing to explain. Hung up
+        // on right after it, the model may have gone on: that is said.
+        for (ended, said) in [(true, 0), (false, 1)] {
+            let (mut reply, mut rx) = reply(&scrubber());
+            let hang_up = reply.watch_call(&[]);
+            reply.delta("All done.<|im_end|>");
+            assert!(hang_up.is_cancelled());
+            let cut = reply.take_cut(ended).expect("cut");
+            reply.finished_text(cut.kept).await;
+            let mut notices = 0;
+            while let Ok(message) = rx.try_recv() {
+                notices += usize::from(matches!(message.body, OutboundBody::Notice(_)));
+            }
+            assert_eq!(notices, said, "ended: {ended}");
         }
-        assert_eq!(notices, 0);
     }
 
     #[tokio::test]

@@ -7,12 +7,15 @@ use super::Turn;
 use crate::agent::text_calls;
 use crate::provider::{ChatResponse, Part, StopReason};
 
+/// The stop reason of a call the turn hung up on.
+const HUNG_UP: &str = "hung up on";
+
 /// What a call the turn hung up on answers until `output` fills it in: no parts, and
 /// no label (the chain did not say which of its models was streaming).
 pub(super) fn hung_up() -> (ChatResponse, String) {
     let response = ChatResponse {
         parts: Vec::new(),
-        stop: StopReason::EndTurn,
+        stop: StopReason::Other(HUNG_UP.into()),
         usage: Default::default(),
     };
     (response, String::new())
@@ -22,7 +25,8 @@ impl Turn<'_> {
     /// `answer` as the loop uses it.
     pub(super) fn output(&mut self, answer: (ChatResponse, String)) -> (ChatResponse, String) {
         let (mut response, mut label) = answer;
-        match self.reply.take_cut() {
+        let ended = response.stop != StopReason::Other(HUNG_UP.into());
+        match self.reply.take_cut(ended) {
             Some(cut) => {
                 tracing::warn!(
                     session_id = self.session_id,
