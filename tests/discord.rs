@@ -123,10 +123,7 @@ async fn a_long_reply_arrives_in_ordered_chunks_within_2000_characters() {
     let s = setup("").await;
     let mut long = String::new();
     for n in 0..8 {
-        long.push_str(&format!(
-            "Section {n}: {}\n\n",
-            "words that fill the paragraph ".repeat(10)
-        ));
+        long.push_str(&format!("Section {n}: {}\n\n", filler(10)));
         long.push_str(&format!(
             "```rust\n{}```\n\n",
             format!("let x{n} = {n}; // a line of code\n").repeat(12)
@@ -254,4 +251,12 @@ async fn a_revoked_token_shows_as_down_in_status_and_the_gateway_keeps_running()
         !s.log().contains(s.platform.token()),
         "the token was logged"
     );
+}
+
+/// `n` different runs of filler words: the same words over and over would be a model
+/// looping, which the agent stops.
+fn filler(n: usize) -> String {
+    (0..n)
+        .map(|i| format!("words that fill the paragraph, run {i} "))
+        .collect()
 }

@@ -106,10 +106,7 @@ async fn a_long_reply_is_split_and_a_streamed_one_is_edited_in_place() {
     let s = setup("", "owners = [\"slack:U42\"]").await;
     let mut long = String::new();
     for n in 0..10 {
-        long.push_str(&format!(
-            "Section {n}: {}\n\n",
-            "words that fill the paragraph & more ".repeat(14)
-        ));
+        long.push_str(&format!("Section {n}: {}\n\n", filler(14)));
     }
     assert!(long.chars().count() > 5000);
     s.model.push(Step::text(long));
@@ -306,4 +303,12 @@ async fn the_fake_platform_contract_holds_for_slack() {
     assert_eq!(p.typing(&dm), None);
     assert!(!p.press(&dm, 1, "once").await, "no buttons shown yet");
     assert!(p.limit() >= 4000);
+}
+
+/// `n` different runs of filler words: the same words over and over would be a model
+/// looping, which the agent stops.
+fn filler(n: usize) -> String {
+    (0..n)
+        .map(|i| format!("words that fill the paragraph & more, run {i} "))
+        .collect()
 }

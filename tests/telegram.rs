@@ -39,10 +39,7 @@ async fn a_long_reply_with_code_arrives_as_ordered_chunks_within_the_limit() {
     let s = setup("", "owners = [\"telegram:42\"]").await;
     let mut long = String::new();
     for n in 0..12 {
-        long.push_str(&format!(
-            "Section {n}: {}\n\n",
-            "words that fill the paragraph ".repeat(12)
-        ));
+        long.push_str(&format!("Section {n}: {}\n\n", filler(12)));
         long.push_str(&format!(
             "```rust\n{}```\n\n",
             format!("let x{n} = {n}; // a line of code\n").repeat(20)
@@ -599,4 +596,12 @@ async fn a_question_offers_its_choices_as_buttons_to_the_person_asked_who_may_al
         "anything?",
         "\"half past ten\" was not a turn of its own"
     );
+}
+
+/// `n` different runs of filler words: the same words over and over would be a model
+/// looping, which the agent stops.
+fn filler(n: usize) -> String {
+    (0..n)
+        .map(|i| format!("words that fill the paragraph, run {i} "))
+        .collect()
 }

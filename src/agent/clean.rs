@@ -272,6 +272,7 @@ enum Found {
 
 impl StreamCleaner {
     /// A cleaner for a reply to a request that offered `offered`.
+    #[cfg(test)]
     pub fn offering(offered: &[ToolSpec]) -> Self {
         StreamCleaner {
             offered: offered.to_vec(),
@@ -335,6 +336,12 @@ impl StreamCleaner {
             self.released = !out.is_empty();
         }
         out
+    }
+
+    /// The next model call offers `offered` (what is held stays: a reply continued
+    /// after its token limit goes on across calls).
+    pub fn offer(&mut self, offered: &[ToolSpec]) {
+        self.offered = offered.to_vec();
     }
 
     /// The tools the current model call offered.

@@ -183,7 +183,7 @@ impl Reply {
         // A stopped reply that left nothing to say is followed by another call (a
         // stronger model's): its answer is what the person gets.
         self.stopped = None;
-        self.cleaner = StreamCleaner::offering(offered);
+        self.cleaner.offer(offered);
         self.hang_up = CancellationToken::new();
         self.hang_up.clone()
     }
@@ -194,10 +194,11 @@ impl Reply {
     }
 
     /// Where the current model call's reply was stopped, if it was; the person is told
-    /// why after its text, unless it only ended in a stray template token.
-    pub fn take_cut(&mut self) -> Option<Cut> {
+    /// why after its text, unless the stream `ended` on its own just after a stray
+    /// template token (a call hung up on may have run on: that is said).
+    pub fn take_cut(&mut self, ended: bool) -> Option<Cut> {
         let cut = self.guard.take_cut()?;
-        if cut.ran_on {
+        if cut.ran_on || !ended {
             self.stopped = Some(cut.why.sentence());
         }
         Some(cut)
@@ -210,6 +211,18 @@ impl Reply {
         if self.guard.cut().is_some() {
             self.hang_up.cancel();
         }
+        self.show(&text);
+    }
+
+    /// The model call's stream ended whole: what the guard still held goes on (a reply
+    /// continued after its token limit is shown across calls).
+    pub fn call_ended(&mut self) {
+        let rest = self.guard.finish();
+        self.show(&rest);
+    }
+
+    /// Text the guard let through, on to the cleaner, the scrubber and the channel.
+    fn show(&mut self, text: &str) {
         if self.quiet {
             return;
         }
@@ -217,7 +230,7 @@ impl Reply {
         // Only what the cleaner and then the stream scrubber release: the end of the
         // text so far waits until the next delta or the finished message shows it is
         // neither a marker's nor a secret's start.
-        let visible = self.cleaner.push(&text);
+        let visible = self.cleaner.push(text);
         let released = self.stream.push(&visible);
         if released.is_empty() {
             return;
@@ -544,7 +557,7 @@ mod tests {
             assert!(hang_up.is_cancelled(), "quiet: {quiet}");
             // What the stream had already read goes nowhere.
             reply.delta(" again<|im_end|>");
-            let cut = reply.take_cut().expect("cut");
+            let cut = reply.take_cut(true).expect("cut");
             assert_eq!(cut.kept, "hello");
             reply.finished_text(cut.kept).await;
             let mut bodies = Vec::new();
@@ -571,23 +584,27 @@ mod tests {
             let hang_up = reply.watch_call(&[]);
             reply.delta("fine");
             assert!(!hang_up.is_cancelled());
-            assert!(reply.take_cut().is_none());
+            assert!(reply.take_cut(true).is_none());
         }
     }
 
     #[tokio::test]
     async fn a_stray_token_at_the_end_is_dropped_without_a_word() {
-        let (mut reply, mut rx) = reply(&scrubber());
-        let hang_up = reply.watch_call(&[]);
-        reply.delta("All done.<|im_end|>");
-        assert!(hang_up.is_cancelled());
-        let cut = reply.take_cut().expect("cut");
-        reply.finished_text(cut.kept).await;
-        let mut notices = 0;
-        while let Ok(message) = rx.try_recv() {
-            notices += usize::from(matches!(message.body, OutboundBody::Notice(_)));
+        // The stream ended on its own just after the token: nothing to explain. Hung up
+        // on right after it, the model may have gone on: that is said.
+        for (ended, said) in [(true, 0), (false, 1)] {
+            let (mut reply, mut rx) = reply(&scrubber());
+            let hang_up = reply.watch_call(&[]);
+            reply.delta("All done.<|im_end|>");
+            assert!(hang_up.is_cancelled());
+            let cut = reply.take_cut(ended).expect("cut");
+            reply.finished_text(cut.kept).await;
+            let mut notices = 0;
+            while let Ok(message) = rx.try_recv() {
+                notices += usize::from(matches!(message.body, OutboundBody::Notice(_)));
+            }
+            assert_eq!(notices, said, "ended: {ended}");
         }
-        assert_eq!(notices, 0);
     }
 
     #[tokio::test]

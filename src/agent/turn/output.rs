@@ -7,12 +7,15 @@ use super::Turn;
 use crate::agent::text_calls;
 use crate::provider::{ChatResponse, Part, StopReason};
 
+/// The stop reason of a call the turn hung up on.
+const HUNG_UP: &str = "hung up on";
+
 /// What a call the turn hung up on answers until `output` fills it in: no parts, and
 /// no label (the chain did not say which of its models was streaming).
 pub(super) fn hung_up() -> (ChatResponse, String) {
     let response = ChatResponse {
         parts: Vec::new(),
-        stop: StopReason::EndTurn,
+        stop: StopReason::Other(HUNG_UP.into()),
         usage: Default::default(),
     };
     (response, String::new())
@@ -22,22 +25,27 @@ impl Turn<'_> {
     /// `answer` as the loop uses it.
     pub(super) fn output(&mut self, answer: (ChatResponse, String)) -> (ChatResponse, String) {
         let (mut response, mut label) = answer;
-        if let Some(cut) = self.reply.take_cut() {
-            tracing::warn!(
-                session_id = self.session_id,
-                why = ?cut.why,
-                kept = cut.kept.len(),
-                "the model's reply ran away; stopped it on the stream"
-            );
-            response
-                .parts
-                .retain(|part| matches!(part, Part::Reasoning { .. }));
-            response.parts.push(Part::Text { text: cut.kept });
-            // Cut short on purpose: a finished reply, not one to continue.
-            response.stop = StopReason::EndTurn;
-            if label.is_empty() {
-                label = self.route.chain.labels().next().unwrap_or_default().into();
+        let ended = response.stop != StopReason::Other(HUNG_UP.into());
+        match self.reply.take_cut(ended) {
+            Some(cut) => {
+                tracing::warn!(
+                    session_id = self.session_id,
+                    why = ?cut.why,
+                    kept = cut.kept.len(),
+                    "the model's reply ran away; stopped it on the stream"
+                );
+                response
+                    .parts
+                    .retain(|part| matches!(part, Part::Reasoning { .. }));
+                response.parts.push(Part::Text { text: cut.kept });
+                // Cut short on purpose: a finished reply, not one to continue.
+                response.stop = StopReason::EndTurn;
+                if label.is_empty() {
+                    label = self.route.chain.labels().next().unwrap_or_default().into();
+                }
             }
+            // The stream ended whole: what the guard still held goes on.
+            None => self.reply.call_ended(),
         }
         let mode = self.agent.models.caps.of(&label).text_tool_calls;
         let response = text_calls::read(response, self.reply.offered(), mode);

@@ -77,6 +77,9 @@
 //! - OpenAI streams carry `usage` only with `stream_options.include_usage: true` (then
 //!   every chunk has `"usage": null` and a last chunk has `"choices": []` and the usage).
 //! - Text streams one word per delta; tool arguments go in up to three fragments.
+//! - `Step::Runaway` plays a model that loops (a text, then another thousands of times,
+//!   ending in `max_tokens`); `hung_up()` counts streamed replies whose client left
+//!   before their end, so a test can tell a loop was cut rather than read through.
 //! - Usage imitates prompt caching as providers do it: per model, a request counts as
 //!   cached what it shares with that model's previous request in the providers' order
 //!   (tools, system prompt, messages), whatever the JSON key order; Anthropic only when
@@ -90,7 +93,8 @@
 //!   `{"error":{"status":429,"body":"","retry_after":1}}` (`body`, `retry_after` optional),
 //!   `{"delay":{"ms":500,"then":{"text":"late"}}}`,
 //!   `{"slow_text":{"text":"a b c","chunk_delay_ms":100}}`, `"stall"`, `{"cut":"text"}`,
-//!   `{"unfinished":"text"}`, `"malformed"`, `{"stream_error":{"kind":"overloaded_error"}}`.
+//!   `{"unfinished":"text"}`, `"malformed"`, `{"stream_error":{"kind":"overloaded_error"}}`,
+//!   `{"runaway":{"text":"hi","repeat":" hi","times":2000,"chunk_delay_ms":2}}`.
 //! - `GET /_fake/requests` — `[{"format":"openai"|"anthropic","body":..,"headers":[[k,v]..],"at_ms":N}]`.
 //! - `POST /_fake/reset` — clears queue and log, transcription log and failures, and
 //!   sets the transcript back to its default (204).
