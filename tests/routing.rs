@@ -161,7 +161,9 @@ async fn a_too_long_context_is_compacted_and_the_turn_retried_once() {
         body: too_long.into(),
         retry_after: None,
     });
-    fake.push(Step::text("The user listed facts 0 to 2."));
+    fake.push(Step::text(
+        "The user gave three facts, numbered zero to two, one message each, and has not asked about them yet.",
+    ));
     fake.push(Step::text("Answer after compaction."));
     let run = home.run(&["chat", "-m", "what facts did I give?"]);
     assert!(run.ok(), "{run:?}");

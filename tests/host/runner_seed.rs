@@ -354,7 +354,7 @@ async fn seed_001s_events_queries_and_stats() {
     assert!(
         compacted["summary"]
             .as_str()
-            .is_some_and(|s| s.contains("Compacted")),
+            .is_some_and(|s| s.contains("older messages")),
         "{compacted}"
     );
     runner.until_type("turn_complete", None).await;

@@ -100,23 +100,31 @@ impl Turn<'_> {
     pub(super) async fn overflowed(
         &mut self,
         err: ProviderError,
+        estimated: window::Estimate,
     ) -> Result<Option<(crate::provider::ChatResponse, String)>, Ended> {
         let (_, label) = self.window();
         if let Some(told) = err.context_limit() {
             self.agent.seen.learn_window(&label, told);
         }
+        // What the server counted of the refused request corrects the estimate.
+        if let Some(counted) = err.prompt_tokens() {
+            self.agent.seen.calibrate(&label, estimated, counted);
+        }
         if !self.compacted {
             self.compacted = true;
             let (window, label) = self.window();
-            let keep = self.keep(&self.request(), window, &label);
             let spender = self.spender();
-            if let Ok(Some(_)) = self
-                .agent
-                .compact_keeping(self.session_id, &spender, keep)
-                .await
-            {
-                self.reload().await?;
-                return Ok(None);
+            // By the window; where that leaves nothing to summarise (the estimate says
+            // it fits, the server says it does not), the last few messages kept.
+            for keep in [self.keep(&self.request(), window, &label), Keep::Messages] {
+                if let Ok(Some(_)) = self
+                    .agent
+                    .compact_keeping(self.session_id, &spender, keep)
+                    .await
+                {
+                    self.reload().await?;
+                    return Ok(None);
+                }
             }
         }
         let (window, _) = self.window();

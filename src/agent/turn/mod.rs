@@ -465,7 +465,9 @@ impl Turn<'_> {
                 self.agent.seen.calibrate(&ok.1, estimated, counted);
                 Ok(Some(self.output(ok)))
             }
-            Err(err) if err.kind == ErrorKind::ContextTooLong => self.overflowed(err).await,
+            Err(err) if err.kind == ErrorKind::ContextTooLong => {
+                self.overflowed(err, estimated).await
+            }
             Err(err) => {
                 if shown.is_empty() && self.route.escalate(self.agent, "the light chain failed") {
                     return Ok(None);
