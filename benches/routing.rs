@@ -55,23 +55,30 @@ fn main() -> ExitCode {
     }
 }
 
-async fn bench() -> anyhow::Result<()> {
-    let fake = FakeModel::start().await;
+/// The core started in a temporary home (kept while the returned directory lives) with
+/// `toml` as its configuration.
+fn start(toml: &str) -> anyhow::Result<(tempfile::TempDir, pincer::Running, CancellationToken)> {
     let dir = tempfile::tempdir().context("cannot create a temporary home")?;
     let home = pincer::Home::resolve(Some(dir.path().to_path_buf()), None);
-    let toml = format!(
-        "version = 1\n[router]\nlight = [\"fake/light\"]\nheavy = [\"fake/heavy\"]\n\n[providers.fake]\nkind = \"openai\"\nbase_url = \"{}\"\n",
-        fake.openai_base()
-    );
-    let config = pincer_config::load_str(&toml, &home.config_file, &home.security_file, &[])?;
+    let config = pincer_config::load_str(toml, &home.config_file, &home.security_file, &[])?;
     let shutdown = CancellationToken::new();
-    let mut running = pincer::start(
+    let running = pincer::start(
         &home,
         &config,
         &pincer_config::Secrets::default(),
         &[],
         shutdown.clone(),
     )?;
+    Ok((dir, running, shutdown))
+}
+
+async fn bench() -> anyhow::Result<()> {
+    let fake = FakeModel::start().await;
+    let toml = format!(
+        "version = 1\n[router]\nlight = [\"fake/light\"]\nheavy = [\"fake/heavy\"]\n\n[providers.fake]\nkind = \"openai\"\nbase_url = \"{}\"\n",
+        fake.openai_base()
+    );
+    let (_dir, mut running, shutdown) = start(&toml)?;
     let terminal = Terminal::new(false);
     let turns = script();
     for text in &turns {
@@ -123,21 +130,11 @@ async fn bench() -> anyhow::Result<()> {
 /// tokens (bytes ÷ 4) and share of the window, and the tools offered.
 async fn first_request_on_8k() -> anyhow::Result<()> {
     let fake = FakeModel::start().await;
-    let dir = tempfile::tempdir().context("cannot create a temporary home")?;
-    let home = pincer::Home::resolve(Some(dir.path().to_path_buf()), None);
     let toml = format!(
         "version = 1\n[router]\nlight = [\"fake/small\"]\n\n[providers.fake]\nkind = \"openai\"\nbase_url = \"{}\"\n\n[models.\"fake/small\"]\ncontext_tokens = 8192\n",
         fake.openai_base()
     );
-    let config = pincer_config::load_str(&toml, &home.config_file, &home.security_file, &[])?;
-    let shutdown = CancellationToken::new();
-    let mut running = pincer::start(
-        &home,
-        &config,
-        &pincer_config::Secrets::default(),
-        &[],
-        shutdown.clone(),
-    )?;
+    let (_dir, mut running, shutdown) = start(&toml)?;
     running
         .inbound
         .send(Terminal::new(false).message("hi".into()))
