@@ -3,7 +3,7 @@
 //! and one-shot jobs), and end to end through the binary: a job made from a Telegram
 //! chat is delivered to that chat, and `pincer cron` handles bad input.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

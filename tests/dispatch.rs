@@ -2,7 +2,7 @@
 //! real store, agent loop and providers against the fake model: steering, followup,
 //! collect, interrupt, and many sessions at once.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, SystemTime};
 

@@ -1,7 +1,7 @@
 //! The MCP manager against the `fake-mcp` server: tools listed and called, a broken
 //! server failing alone, and a crashed server reconnected.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! memory tools, recall in a new session and on another channel, the daily log, the
 //! index cap's warning, and the chat commands.
 
-mod common;
+use crate::common;
 
 use std::time::SystemTime;
 

@@ -3,7 +3,7 @@
 //! (an MCP header's credential also without its `Bearer` scheme). Driven in-process
 //! through `pincer::start` against the fake model, which these commands never reach.
 
-mod common;
+use crate::common;
 
 use std::time::SystemTime;
 
