@@ -25,7 +25,9 @@ use crate::store::{Store, StoreError};
 use context::GroupContext;
 
 pub use limits::{InboxAllowance, RateLimiter, Rated};
-pub use origin::{Origin, Place, TERMINAL_SENDER, indent, sanitize_name, speaker_line};
+pub use origin::{
+    Origin, Place, TERMINAL_SENDER, WEB_CHANNEL, indent, sanitize_name, speaker_line,
+};
 pub use pairing::{CODE_ALPHABET, CODE_LEN, MAX_PENDING, new_code};
 
 /// What to do with an inbound message.

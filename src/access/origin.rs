@@ -6,6 +6,10 @@
 
 use pincer_config::Tier;
 
+/// The web panel's chat, a channel the gateway runs itself: the first part of its
+/// session keys. Only the owner reaches it (behind the panel's login).
+pub const WEB_CHANNEL: &str = "web";
+
 /// The kind of place a turn happens in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Place {
@@ -51,7 +55,7 @@ impl Origin {
     /// The owner in the web panel's chat.
     pub fn web() -> Origin {
         Origin {
-            sender: format!("{}:owner", crate::web::CHANNEL),
+            sender: format!("{WEB_CHANNEL}:owner"),
             name: "owner".into(),
             tier: Tier::Owner,
             place: Place::Direct,
@@ -64,7 +68,7 @@ impl Origin {
     pub fn local(channel: &str) -> Option<Origin> {
         if channel == pincer_channels::terminal::CHANNEL {
             Some(Origin::terminal())
-        } else if channel == crate::web::CHANNEL {
+        } else if channel == WEB_CHANNEL {
             Some(Origin::web())
         } else {
             None

@@ -33,8 +33,9 @@ use super::layout;
 use super::relay::Opened;
 use super::wire::Wire;
 
-/// The web chat's channel name: the first part of its session key.
-pub const CHANNEL: &str = "web";
+/// The web chat's channel name: the first part of its session key. Defined with the
+/// origins, which tell the web chat's owner apart from a chat platform's sender.
+pub use crate::access::WEB_CHANNEL as CHANNEL;
 /// The one chat on it: the owner's.
 pub const CHAT: &str = "owner";
 
