@@ -225,7 +225,7 @@ pub(super) async fn run(
     }
     usage.duration_ms = turn_started.elapsed().as_millis() as u64;
     reply.end(ended.finish_reason(), usage).await;
-    crate::metrics::turn_ended(turn_origin.tier, &ended, began.elapsed());
+    crate::metrics::turn_ended(turn_origin.tier, ended.word(), began.elapsed());
     TurnReport {
         ended,
         answered,
