@@ -10,6 +10,7 @@ mod common;
 mod conformance;
 
 mod agent;
+mod architecture;
 mod chat;
 mod cli_errors;
 mod clients;
