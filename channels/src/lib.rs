@@ -57,7 +57,7 @@ pub use chunk::{Chunk, FinishReason, TurnUsage};
 pub use key::SessionKey;
 pub use message::{
     Ack, ChatKind, Done, InboundMessage, MediaKind, MediaRef, OutboundBody, OutboundMessage,
-    Receipt, SYSTEM, Scheduled, Sender, Target,
+    Receipt, SYSTEM, Scheduled, Sender, Target, Tier,
 };
 pub use registry::{ChannelHandle, ChannelInfo, Rate, Registry};
 pub use terminal::Terminal;

@@ -116,6 +116,16 @@ impl Done {
     }
 }
 
+/// How much a sender is trusted, ordered `Guest < Member < Owner`. The core decides
+/// tiers; this crate only carries one, on a scheduled run's message, and reads none of
+/// the configuration behind it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Tier {
+    Guest,
+    Member,
+    Owner,
+}
+
 /// A scheduled run's own facts, for the synthetic message that starts it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scheduled {
@@ -123,7 +133,7 @@ pub struct Scheduled {
     pub job: String,
     /// The tier the job was made at; the run gets no more (the sender is the job's
     /// creator, and the run gets less if the creator has lost their standing since).
-    pub tier: pincer_config::Tier,
+    pub tier: Tier,
     /// The job was made in a group: its runs are treated as group turns.
     pub in_group: bool,
 }

@@ -26,7 +26,8 @@ use context::GroupContext;
 
 pub use limits::{InboxAllowance, RateLimiter, Rated};
 pub use origin::{
-    Origin, Place, TERMINAL_SENDER, WEB_CHANNEL, indent, sanitize_name, speaker_line,
+    Origin, Place, TERMINAL_SENDER, WEB_CHANNEL, indent, message_tier, sanitize_name, speaker_line,
+    tier_of_message,
 };
 pub use pairing::{CODE_ALPHABET, CODE_LEN, MAX_PENDING, new_code};
 
@@ -144,7 +145,7 @@ impl Gate {
                 origin: Origin {
                     sender: message.sender.canonical.clone(),
                     name: sanitize_name(&message.sender.display_name),
-                    tier: scheduled.tier.min(now),
+                    tier: tier_of_message(scheduled.tier).min(now),
                     place: if scheduled.in_group {
                         Place::Group
                     } else {

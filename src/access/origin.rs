@@ -6,6 +6,25 @@
 
 use pincer_config::Tier;
 
+/// A tier as the channels crate carries it on a message (it has its own type: it reads
+/// no configuration).
+pub fn message_tier(tier: Tier) -> pincer_channels::Tier {
+    match tier {
+        Tier::Guest => pincer_channels::Tier::Guest,
+        Tier::Member => pincer_channels::Tier::Member,
+        Tier::Owner => pincer_channels::Tier::Owner,
+    }
+}
+
+/// A tier a message carries, as the core's.
+pub fn tier_of_message(tier: pincer_channels::Tier) -> Tier {
+    match tier {
+        pincer_channels::Tier::Guest => Tier::Guest,
+        pincer_channels::Tier::Member => Tier::Member,
+        pincer_channels::Tier::Owner => Tier::Owner,
+    }
+}
+
 /// The web panel's chat, a channel the gateway runs itself: the first part of its
 /// session keys. Only the owner reaches it (behind the panel's login).
 pub const WEB_CHANNEL: &str = "web";

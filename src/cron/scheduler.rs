@@ -263,7 +263,7 @@ pub fn system_message(
         deliver_to,
         scheduled: Some(Scheduled {
             job: name.to_string(),
-            tier: job.tier,
+            tier: crate::access::message_tier(job.tier),
             in_group: job.in_group,
         }),
         done: Some(done),
