@@ -20,10 +20,7 @@ fn fake(name: &str) -> McpServerConfig {
 }
 
 fn quick() -> Backoff {
-    Backoff {
-        first: Duration::from_millis(100),
-        max: Duration::from_secs(1),
-    }
+    Backoff::new(Duration::from_millis(100), Duration::from_secs(1))
 }
 
 fn ctx(dir: &Path) -> ToolContext {

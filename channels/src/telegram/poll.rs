@@ -15,7 +15,7 @@ use super::Telegram;
 use super::convert::{self, CHANNEL, Me};
 use super::errors::channel_error;
 use crate::approval::parse_button;
-use crate::backoff::Backoff;
+use crate::backoff;
 use crate::channel::{Channel, ChannelError, Health, InboundSender};
 use crate::inbox::MediaFetcher;
 use crate::message::{Ack, Target};
@@ -31,7 +31,7 @@ impl Channel for Telegram {
         bus: InboundSender,
         shutdown: CancellationToken,
     ) -> Result<(), ChannelError> {
-        let mut backoff = Backoff::reconnect();
+        let mut backoff = backoff::reconnect();
         let mut offset: i32 = 0;
         let fetcher = self.fetcher();
         loop {
@@ -49,7 +49,7 @@ impl Channel for Telegram {
                 }
                 Ok(false) => return Ok(()), // the core is gone
                 Err(err) => {
-                    let (health, wait) = backoff.after(&err);
+                    let (health, wait) = backoff::after(&mut backoff, &err);
                     self.set_health(health);
                     wait
                 }
