@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use pincer_channels::{InboundMessage, OutboundMessage};
+use pincer_channels::{Inbound, OutboundMessage};
 use pincer_config::{Config, Secrets};
 use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
@@ -88,7 +88,7 @@ pub struct Wiring {
 /// A running core.
 pub struct Running {
     /// Where channels push what people say.
-    pub inbound: mpsc::Sender<InboundMessage>,
+    pub inbound: mpsc::Sender<Inbound>,
     /// What the core wants said, for the channel side to deliver.
     pub outbound: mpsc::Receiver<OutboundMessage>,
     /// The sending side of `outbound`, for what else speaks (the scheduler's reports).
