@@ -10,7 +10,7 @@ use pincer_config::QueueMode;
 use super::Dispatcher;
 use crate::access::{Origin, Place};
 use crate::steering::StopReason;
-use crate::store::Status;
+use crate::store::{Status, StoreError};
 use crate::tasks::Whose;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -297,24 +297,25 @@ impl Dispatcher {
             );
         }
         match self.pin_model(key, choice).await {
-            Ok(said) | Err(said) => said,
+            Ok(said) => said,
+            Err(err) => err.to_string(),
         }
     }
 
     /// Pin the conversation `key` to `choice` (`light`, `heavy`, `auto`, or a
     /// `provider/model` label) and say so; `Err` says why not.
-    pub async fn pin_model(&self, key: &SessionKey, choice: &str) -> Result<String, String> {
+    pub async fn pin_model(&self, key: &SessionKey, choice: &str) -> Result<String, PinError> {
         let store = &self.store;
         let session = store
             .current_session(&key.to_string())
             .await
-            .map_err(|err| format!("Could not find this conversation: {err}"))?;
+            .map_err(PinError::Session)?;
         let pin = match choice {
             "auto" | "" | "default" => None,
             "light" | "heavy" => Some(choice.to_string()),
             label => match self.agent.models().pinned(label) {
                 Ok(_) => Some(label.to_string()),
-                Err(err) => return Err(format!("Cannot pin {err}")),
+                Err(err) => return Err(PinError::Model(err)),
             },
         };
         let said = match &pin {
@@ -328,10 +329,23 @@ impl Dispatcher {
         };
         match store.set_pin(session, pin).await {
             Ok(()) => Ok(said),
-            Err(err) => Err(format!("Could not change the model: {err}")),
+            Err(err) => Err(PinError::Save(err)),
         }
     }
+}
 
+/// Why a conversation could not be pinned to a model (`/model`, a host's `set_model`).
+#[derive(Debug, thiserror::Error)]
+pub enum PinError {
+    #[error("Could not find this conversation: {0}")]
+    Session(StoreError),
+    #[error("Cannot pin {0}")]
+    Model(crate::models::ModelsError),
+    #[error("Could not change the model: {0}")]
+    Save(StoreError),
+}
+
+impl Dispatcher {
     async fn usage(&self, key: &SessionKey) -> String {
         let store = &self.store;
         let mut lines = Vec::new();

@@ -7,7 +7,7 @@ mod commands;
 mod lanes;
 
 /// The chat commands, for hosts that list them or tell them from messages.
-pub use commands::{Command, HELP, parse as parse_command};
+pub use commands::{Command, HELP, PinError, parse as parse_command};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -85,7 +85,9 @@ pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
             .await
     {
         runner
-            .line(json!({"type": "command_error", "command": "set_model", "error": err}))
+            .line(
+                json!({"type": "command_error", "command": "set_model", "error": err.to_string()}),
+            )
             .await?;
     }
     let key = runner.chat.key.to_string();

@@ -316,6 +316,7 @@ impl Host {
                     .pin_model(&self.chat.key, model)
                     .await
                     .map(|_| json!({"model": model}))
+                    .map_err(|err| err.to_string())
             }
             "mcp_status" => Ok(json!({"mcpServers": mcp_servers(self.agent.mcp_status())})),
             "get_context_usage" => match &self.model {
