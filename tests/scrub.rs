@@ -61,16 +61,18 @@ fn message(n: usize, text: &str) -> InboundMessage {
         reply_to: None,
         addressed: true,
         received_at: SystemTime::now(),
-        ack: None,
         deliver_to: None,
         scheduled: None,
-        done: None,
     }
 }
 
 /// Send `text` and return the answer's text.
 async fn answer(core: &mut Core, n: usize, text: &str) -> String {
-    core.running.inbound.send(message(n, text)).await.unwrap();
+    core.running
+        .inbound
+        .send(message(n, text).into())
+        .await
+        .unwrap();
     loop {
         let out = tokio::time::timeout(WAIT, core.running.outbound.recv())
             .await

@@ -54,8 +54,8 @@ pub use channel::{
 pub use chunk::{Chunk, FinishReason, TurnUsage};
 pub use key::SessionKey;
 pub use message::{
-    Ack, ChatKind, Done, InboundMessage, MediaKind, MediaRef, OutboundBody, OutboundMessage,
-    Receipt, SYSTEM, Scheduled, Sender, Target, Tier,
+    Ack, ChatKind, Done, Inbound, InboundMessage, MediaKind, MediaRef, OutboundBody,
+    OutboundMessage, Receipt, SYSTEM, Scheduled, Sender, Target, Tier,
 };
 pub use registry::{ChannelHandle, ChannelInfo, Rate, Registry};
 pub use terminal::Terminal;

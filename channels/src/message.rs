@@ -159,12 +159,54 @@ pub struct InboundMessage {
     /// Whether the bot was addressed: a mention, a reply to it, or a command.
     pub addressed: bool,
     pub received_at: SystemTime,
-    pub ack: Option<Ack>,
     /// Where replies go when not back to this chat (a scheduled job's delivery target).
     pub deliver_to: Option<Target>,
     /// Set on the scheduler's synthetic messages only: which job runs, at which tier.
     pub scheduled: Option<Scheduled>,
+}
+
+/// What travels on the inbound bus: one message, and beside it the handles of its
+/// delivery (they say when it is stored and answered; they are not its content).
+#[derive(Debug)]
+pub struct Inbound {
+    pub message: InboundMessage,
+    /// Fired once the message is stored: only then does its adapter confirm it to the
+    /// platform (a Telegram offset, a Slack envelope ack).
+    pub ack: Option<Ack>,
+    /// Fired when the turn that answered the message ends (a scheduled run, the web
+    /// chat's request wait on it).
     pub done: Option<Done>,
+}
+
+impl Inbound {
+    /// The message and the handle its adapter waits on before confirming it.
+    pub fn acked(message: InboundMessage, ack: Ack) -> Inbound {
+        Inbound {
+            message,
+            ack: Some(ack),
+            done: None,
+        }
+    }
+
+    /// The message and the handle told when its turn ends.
+    pub fn answered(message: InboundMessage, done: Done) -> Inbound {
+        Inbound {
+            message,
+            ack: None,
+            done: Some(done),
+        }
+    }
+}
+
+/// A message nobody waits on: no ack, no completion.
+impl From<InboundMessage> for Inbound {
+    fn from(message: InboundMessage) -> Inbound {
+        Inbound {
+            message,
+            ack: None,
+            done: None,
+        }
+    }
 }
 
 impl InboundMessage {

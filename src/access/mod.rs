@@ -246,7 +246,7 @@ impl Gate {
         if !allowed {
             return Ok(Decision::Refuse);
         }
-        let key = message.session_key().to_string();
+        let key = message.session_key();
         let said = speaker_line(
             &message.sender.display_name,
             &message.sender.canonical,

@@ -54,11 +54,11 @@ use crate::provider::ToolSpec;
 
 pub use args::{ArgsError, Parsed, TypedTool};
 pub(crate) use budget::save as save_output;
-pub use caller::{Caller, ToolPolicy};
+pub use caller::{Caller, ToolPatternError, ToolPolicy};
 pub use confine::confine;
 pub use effects::Effects;
 pub use error::ToolError;
-pub use permissions::{Decision, Permissions};
+pub use permissions::{Decision, Permissions, RuleError};
 pub use send::SendMessage;
 pub use send_file::SendFile;
 pub use taint::Taint;

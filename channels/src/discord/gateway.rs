@@ -297,7 +297,7 @@ impl Discord {
         };
         let prefix = inbound.message_id.clone();
         crate::inbox::attach(&mut inbound, attachments, fetcher, &prefix);
-        bus.send(inbound).await.is_ok()
+        bus.send(inbound.into()).await.is_ok()
     }
 
     /// Where a message was posted. Gateway messages carry `guild_id` (none in a DM);

@@ -18,7 +18,7 @@ use crate::approval::parse_button;
 use crate::backoff;
 use crate::channel::{Channel, ChannelError, Health, InboundSender};
 use crate::inbox::MediaFetcher;
-use crate::message::{Ack, Target};
+use crate::message::{Ack, Inbound, Target};
 
 #[async_trait]
 impl Channel for Telegram {
@@ -143,8 +143,7 @@ impl Telegram {
                 let prefix = inbound.chat_id.clone();
                 crate::inbox::attach(&mut inbound, attachments, fetcher, &prefix);
                 let (ack, stored) = Ack::pair();
-                inbound.ack = Some(ack);
-                if bus.send(inbound).await.is_err() {
+                if bus.send(Inbound::acked(inbound, ack)).await.is_err() {
                     return Ok(false);
                 }
                 if stored.await.is_err() {

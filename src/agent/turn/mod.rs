@@ -14,7 +14,7 @@ mod secrets;
 
 use std::time::Instant;
 
-use super::outcome::{Budget, Ended};
+use super::outcome::{Budget, Ended, TurnError};
 use super::reply::Reply;
 use super::route::{ESCALATE, Route, escalate_spec};
 use super::stuck::{Verdict, Watch};
@@ -138,10 +138,10 @@ pub(super) async fn run(
                         Err(blocked) => Err(blocked),
                     }
                 }
-                Err(err) => Err(err.to_string()),
+                Err(err) => Err(TurnError::from(err)),
             }
         }
-        Err(err) => Err(err.to_string()),
+        Err(err) => Err(TurnError::from(err)),
     };
     let mut heard = vec![first.text.clone()];
     let mut said = String::new();
@@ -242,7 +242,7 @@ impl Turn<'_> {
         loop {
             // Checkpoint: loop start.
             if let Err(err) = self.steer_in().await {
-                return Ended::Failed(err.to_string());
+                return Ended::Failed(err.into());
             }
             if let Some(ended) = self.gate().await {
                 return ended;
@@ -295,7 +295,7 @@ impl Turn<'_> {
                 )
                 .await;
             match recorded {
-                Err(err) if !parts.is_empty() => return Ended::Failed(err.to_string()),
+                Err(err) if !parts.is_empty() => return Ended::Failed(err.into()),
                 Err(err) => tracing::warn!("usage not recorded: {err}"),
                 Ok(_) => {}
             }
@@ -478,7 +478,7 @@ impl Turn<'_> {
                 if !shown && self.route.escalate(self.agent, "the light chain failed") {
                     return Ok(None);
                 }
-                Err(Ended::Failed(err.to_string()))
+                Err(Ended::Failed(err.into()))
             }
         }
     }
@@ -491,7 +491,7 @@ impl Turn<'_> {
             .agent
             .load(self.session_id, self.first, &mut answered)
             .await
-            .map_err(|e| Ended::Failed(e.to_string()))?;
+            .map_err(|e| Ended::Failed(e.into()))?;
         if !self.route.sees {
             for message in &mut self.messages {
                 crate::media::unshow(&mut message.parts);
@@ -670,7 +670,7 @@ impl Turn<'_> {
         let store = &self.agent.store;
         let limit = self.agent.limits.max_day_cost_usd;
         let since = self.agent.start_of_day_ms();
-        let failed = |err: store::StoreError| Ended::Failed(err.to_string());
+        let failed = |err: store::StoreError| Ended::Failed(err.into());
         let spent = if self.origin.is_owner() {
             store.owner_cost_since(since).await.map_err(failed)?
         } else {
