@@ -221,7 +221,10 @@ mod tests {
         assert_eq!(cleaned.text, "Here it is.");
         assert_eq!(cleaned.reasoning, "the user wants a haiku");
         assert_eq!(clean("<THINKING>x</THINKING>Done").text, "Done");
-        assert_eq!(clean("A <reasoning>b</reasoning>C").text, "A C");
+        assert_eq!(clean("A\n<reasoning>b</reasoning>\nC").text, "A\n\nC");
+        // Mid-sentence it is a word, shown (a model names the tag as often as it uses it).
+        let prose = "A <reasoning>b</reasoning>C";
+        assert_eq!(clean(prose).text, prose);
     }
 
     #[test]

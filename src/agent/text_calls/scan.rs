@@ -3,16 +3,19 @@
 //! the finished text (`clean`, `read`) are taken apart, so the person never sees what
 //! runs as a call and never loses what does not.
 //!
-//! - Reasoning: a `<think>…</think>` block (or `<thinking>`, `<reasoning>`) anywhere; and,
-//!   where the chat template opened the block, a closing tag nobody opened: everything
-//!   before it was reasoning (`Piece::Retract`). Nothing in reasoning is ever a call.
+//! - Reasoning: a `<think>…</think>` block (or `<thinking>`, `<reasoning>`) at the
+//!   reply's start or where a call may start; and, where the chat template opened the
+//!   block, a closing tag nobody opened, once, where a call may start (never in code or
+//!   a quote): everything before it was reasoning (`Piece::Retract`). Nothing in
+//!   reasoning is ever a call.
 //! - Markup: `<tool_call>…`, `<tools>…`, `<function=name>…`, `[TOOL_CALLS]…`,
 //!   `<|python_tag|>…` — only where a call may start (`lines`: a line's start, outside
 //!   code and quotes), through its closing tag or to the end. Never shown; `read` runs it
 //!   when it is calls to offered tools.
 //! - JSON: a fenced or bare call object where a call may start, only for a request that
 //!   offered tools, as `text_tool_calls` allows: `auto` takes it only as the whole reply
-//!   and only without a structured call, `on` wherever a call may start, `off` never.
+//!   and only without a structured call, `on` wherever a call may start, `off` never;
+//!   never once the text has passed `MAX_SCAN_BYTES` (`read` does not read it).
 //!
 //! It decides on markup and JSON only, never on the words of the text. A stream is held
 //! back only while what is held may still be a marker or a call.
@@ -20,7 +23,7 @@
 use pincer_config::TextToolCalls;
 
 use super::lines::Lines;
-use super::{Block as JsonBlock, block_at};
+use super::{Block as JsonBlock, MAX_SCAN_BYTES, block_at};
 use crate::provider::ToolSpec;
 
 /// Reasoning blocks: (opening tag, closing tag). Matched without regard to case.
@@ -146,6 +149,9 @@ pub struct Scanner {
     /// A reasoning block was opened (or a lone closing tag taken): later closing tags
     /// are text.
     reasoning_seen: bool,
+    /// Bytes of this model call's text pushed so far: past `MAX_SCAN_BYTES`, `read`
+    /// will not read the text, so no JSON in it is a call.
+    pushed: usize,
 }
 
 impl Scanner {
@@ -161,6 +167,7 @@ impl Scanner {
             lines: Lines::default(),
             consumed: false,
             reasoning_seen: false,
+            pushed: 0,
         }
     }
 
@@ -171,6 +178,7 @@ impl Scanner {
         self.offered = offered.to_vec();
         self.mode = mode;
         self.structured = false;
+        self.pushed = 0;
     }
 
     /// The same scanner at the start of a reply.
@@ -192,6 +200,7 @@ impl Scanner {
     /// Take `text` apart as far as it can be told.
     pub fn push(&mut self, text: &str, out: &mut Vec<Piece>) {
         self.held.push_str(text);
+        self.pushed += text.len();
         self.run(false, out);
     }
 
@@ -203,6 +212,8 @@ impl Scanner {
     fn json(&self) -> Json {
         match self.mode {
             _ if self.offered.is_empty() => Json::Never,
+            // `read` does not read a text this long: JSON in it is text.
+            _ if self.pushed > MAX_SCAN_BYTES => Json::Never,
             TextToolCalls::Off => Json::Never,
             TextToolCalls::Auto if self.structured => Json::Never,
             TextToolCalls::Auto => Json::Whole,
@@ -246,6 +257,9 @@ impl Scanner {
                         out.push(Piece::Shown(raw));
                     }
                     out.push(Piece::Retract(tag));
+                    // Nothing before the tag stays shown, so the text after it starts
+                    // afresh; the tag stood where a call may start, so no fence, span
+                    // or quote was open to forget.
                     self.lines = Lines::default();
                     self.consumed = false;
                     self.reasoning_seen = true;
@@ -325,7 +339,11 @@ impl Scanner {
         let json = self.json();
         for (at, c) in held.char_indices() {
             let rest = &held[at..];
-            if c == '<' {
+            // Reasoning opens at the reply's start or where a call may start, never in
+            // code or a quote (`<think>` in a sentence is a word); a lone closing tag
+            // only where a call may start, and only once.
+            let reasoning_may_open = !consumed || lines.call_may_start();
+            if c == '<' && reasoning_may_open {
                 for (open, close) in REASONING {
                     match prefix(rest, open) {
                         Prefix::Whole => {
@@ -340,7 +358,7 @@ impl Scanner {
                         _ => {}
                     }
                 }
-                if !self.reasoning_seen {
+                if !self.reasoning_seen && lines.call_may_start() {
                     for (_, close) in REASONING {
                         match prefix(rest, close) {
                             Prefix::Whole => {

@@ -463,3 +463,120 @@ fn unclosed_openings_are_read_in_one_pass() {
         []
     );
 }
+
+fn tagged(path: &str) -> String {
+    format!(
+        "<tool_call>{{\"name\": \"write_file\", \"arguments\": {{\"path\": \"{path}\", \"content\": \"x\"}}}}</tool_call>"
+    )
+}
+
+/// `text` runs nothing, and shows (streamed and finished) exactly as written.
+fn shown_as_written(text: &str) {
+    for (streamed, response) in each_way(text, &write_file()) {
+        assert_eq!(calls_of(&response), [], "{text}");
+        assert_eq!(shown(response.parts), text.trim(), "{text}");
+        assert_eq!(streamed.trim(), text.trim(), "{text}");
+    }
+}
+
+/// Red team, round 3 (N1): a `</think>` quoted in code once took the answer before it
+/// for reasoning and forgot the open fence, so the example in the fence ran.
+#[test]
+fn a_closing_think_tag_in_code_is_text_and_never_lets_an_example_run() {
+    let call = tagged("b21.txt");
+    for text in [
+        format!(
+            "The answer is 42, because of reasons.\n\nReasoning models end with `</think>`, then e.g.:\n```\n{call}\n```"
+        ),
+        format!("The answer is 42.\n\nA transcript:\n```\nLet me think...</think>\n{call}\n```"),
+        format!("The answer is 42.\n```\n</think>\n{call}\n```"),
+        format!("The answer is 42.\n> </think>\n{call}"),
+        "The answer is 42. Tip: models close reasoning with </think> and then answer.".into(),
+    ] {
+        shown_as_written(&text);
+    }
+    // On its own line, outside code, it still ends reasoning the template opened.
+    for (streamed, response) in each_way(&format!("Let me see.\n</think>\n{call}"), &write_file()) {
+        assert_eq!(calls_of(&response).len(), 1);
+        assert_eq!(streamed.trim(), "");
+    }
+}
+
+/// N2: a `<think>` quoted in code or mid-sentence once swallowed the rest of the answer.
+#[test]
+fn an_opening_think_tag_in_code_or_prose_is_text() {
+    for text in [
+        "Wrap it in `<think>` tags. The real answer is 42.",
+        "Use this tag:\n```\n<think>\n```\nThe real answer is 42.",
+        "Models write <think> first. The real answer is 42.",
+        "> <think>\nThe real answer is 42.",
+    ] {
+        shown_as_written(text);
+    }
+    // At the start, or on its own line, it is reasoning.
+    for text in ["  <think>hm</think>\nAnswer", "Answer\n<think>hm</think>"] {
+        for (_, response) in each_way(text, &write_file()) {
+            assert_eq!(shown(response.parts), "Answer", "{text}");
+        }
+    }
+}
+
+/// N3: a fence opened on a list item's line once went unseen, so its example ran.
+#[test]
+fn a_fence_on_a_list_items_line_keeps_its_example_from_running() {
+    let call = tagged("b2.txt");
+    for text in [
+        format!("Steps:\n- ````xml\n  {call}\n  ````\n- done"),
+        format!("- ~~~\n  {call}\n  ~~~"),
+        format!("1. ```\n   {call}\n   ```"),
+        format!("* ```\n{call}\n```"),
+        format!("Steps:\n- ```xml\n  {call}\n  ```\n- done"),
+    ] {
+        shown_as_written(&text);
+    }
+    // After the item's fence closes, a call on its own line is a call again.
+    let text = format!("- ```\n  x\n  ```\n\n{}", tagged("after.txt"));
+    for (_, response) in each_way(&text, &write_file()) {
+        assert_eq!(calls_of(&response).len(), 1, "{text}");
+    }
+}
+
+/// N4: a line lazily continuing a quote, and a span opened by a longer backtick run,
+/// once let a call on the next line run.
+#[test]
+fn a_quote_goes_on_to_a_blank_line_and_a_span_closes_only_by_its_own_run() {
+    let call = tagged("b4.txt");
+    for text in [
+        format!("> The docs show:\n{call}\n\nEnd."),
+        format!("Write `a` ``like\n{call}`` to call."),
+    ] {
+        shown_as_written(&text);
+    }
+    let text = format!("> A quote.\n\n{}", tagged("after.txt"));
+    for (_, response) in each_way(&text, &write_file()) {
+        assert_eq!(calls_of(&response).len(), 1, "{text}");
+    }
+}
+
+/// N5: past `MAX_SCAN_BYTES` the stream once hid a JSON call line that `read`, which does
+/// not read so long a text, left in the stored text.
+#[test]
+fn past_the_scan_limit_a_json_call_streams_as_text() {
+    let mut filler = String::new();
+    let mut n = 0;
+    while filler.len() <= MAX_SCAN_BYTES {
+        filler.push_str(&format!("{n} {} {}\n", n * 7, n * 13));
+        n += 1;
+    }
+    let text = format!("{filler}{WRITE}\nBye.");
+    for piece in [4096, usize::MAX] {
+        let (streamed, response) = replay(&text, &write_file(), piece, TextToolCalls::On);
+        assert_eq!(calls_of(&response), []);
+        let shown = shown(response.parts);
+        assert!(
+            shown.ends_with(&format!("{WRITE}\nBye.")),
+            "pieces of {piece}"
+        );
+        assert_eq!(streamed.trim(), shown, "pieces of {piece}");
+    }
+}
