@@ -3,8 +3,7 @@
 //! buttons, errors and health, files and edits out. (Conversations through the whole
 //! binary are in tests/discord.rs.)
 
-#[path = "conformance/adapter.rs"]
-mod adapter;
+use crate::conformance::adapter;
 
 use std::sync::Arc;
 use std::time::Duration;

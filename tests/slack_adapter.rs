@@ -3,8 +3,7 @@
 //! health, approval buttons, the Events API listener, and sending. (Conversations
 //! through the whole binary are in tests/slack.rs.)
 
-#[path = "conformance/adapter.rs"]
-mod adapter;
+use crate::conformance::adapter;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -2,8 +2,7 @@
 //! in only once the core asks, files out, reactions, edits, typing in a topic.
 //! (Conversations through the whole binary are in tests/telegram.rs.)
 
-#[path = "conformance/adapter.rs"]
-mod adapter;
+use crate::conformance::adapter;
 
 use std::sync::Arc;
 use std::time::Duration;
