@@ -21,19 +21,33 @@ pub const PATIENCE: Duration = Duration::from_secs(30);
 const POLL: Duration = Duration::from_millis(50);
 
 /// Poll `check` until it gives a value and return it; after `PATIENCE`, fail with what
-/// `failure` says then. A check that itself awaits is cut off at the same deadline.
-/// Reads tokio's clock, so it also works on a paused clock.
+/// `failure` says then. Reads tokio's clock, so it also works on a paused clock.
+///
+/// A check may await, but is not cut off: on a paused clock the runtime jumps ahead
+/// whenever it is idle, and a check waiting on a socket would then meet the deadline
+/// at once. Keep each check short; the deadline is checked between checks.
 pub async fn wait_for<T>(
+    check: impl AsyncFnMut() -> Option<T>,
+    failure: impl FnOnce() -> String,
+) -> T {
+    wait_for_within(PATIENCE, check, failure).await
+}
+
+/// `wait_for` with more patience than `PATIENCE`: only for what legitimately takes
+/// minutes, a real model on a slow machine (tests/real_model), and then as a multiple
+/// of `PATIENCE`, with the reason beside it.
+pub async fn wait_for_within<T>(
+    patience: Duration,
     mut check: impl AsyncFnMut() -> Option<T>,
     failure: impl FnOnce() -> String,
 ) -> T {
-    let deadline = tokio::time::Instant::now() + PATIENCE;
+    let deadline = tokio::time::Instant::now() + patience;
     loop {
-        if let Ok(Some(found)) = tokio::time::timeout_at(deadline, check()).await {
+        if let Some(found) = check().await {
             return found;
         }
         if tokio::time::Instant::now() >= deadline {
-            panic!("after {PATIENCE:?}: {}", failure());
+            panic!("after {patience:?}: {}", failure());
         }
         tokio::time::sleep(POLL).await;
     }
