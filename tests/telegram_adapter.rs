@@ -2,21 +2,16 @@
 //! in only once the core asks, files out, reactions, edits, typing in a topic.
 //! (Conversations through the whole binary are in tests/telegram.rs.)
 
-#[path = "conformance/adapter.rs"]
-mod adapter;
-
 use std::sync::Arc;
-use std::time::Duration;
 
-use adapter::telegram_settings;
+use crate::conformance::adapter::telegram_settings;
 use pincer_channels::inbox::fetch_all;
 use pincer_channels::telegram::{Telegram, TelegramSettings};
 use pincer_channels::{Channel, InboundMessage, OutboundMedia, Target};
+use pincer_fakes::PATIENCE;
 use pincer_fakes::telegram::{FakeTelegram, Incoming};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-
-const WAIT: Duration = Duration::from_secs(10);
 
 fn adapter(fake: &FakeTelegram, inbox: &std::path::Path) -> Arc<Telegram> {
     Telegram::new(telegram_settings(fake, inbox), Default::default()).unwrap()
@@ -24,7 +19,7 @@ fn adapter(fake: &FakeTelegram, inbox: &std::path::Path) -> Arc<Telegram> {
 
 /// The next message on the bus, acknowledged as the core does once it is stored.
 async fn next(bus: &mut mpsc::Receiver<InboundMessage>) -> InboundMessage {
-    let mut message = tokio::time::timeout(WAIT, bus.recv())
+    let mut message = tokio::time::timeout(PATIENCE, bus.recv())
         .await
         .expect("a message on the bus in time")
         .expect("the bus is open");

@@ -6,7 +6,7 @@
 //! drive the real adapter and the real channel manager in this process (`adapter`).
 #![allow(dead_code)] // each channel file uses the whole suite, but through a macro
 
-mod adapter;
+pub mod adapter;
 
 use std::ops::Deref;
 use std::sync::Arc;
