@@ -2,11 +2,9 @@
 //! JSON, the tool runs, and the model gets its result; `text_tool_calls = "off"`
 //! leaves the text alone.
 
-use std::time::Duration;
-
 use pincer_fakes::{FakeModel, Step};
 
-use crate::common::{TestHome, openai_config};
+use crate::common::{PATIENCE, TestHome, openai_config};
 
 /// The reply Qwen2.5-Coder gave in issue 34: the call in a fenced JSON block, as text.
 fn fenced_call() -> Step {
@@ -34,7 +32,7 @@ async fn a_call_written_as_text_runs_and_is_never_shown() {
         "Your notes say: buy oat milk.",
         "{run:?}"
     );
-    let requests = model.wait_for_requests(2, Duration::from_secs(5)).await;
+    let requests = model.wait_for_requests(2, PATIENCE).await;
     assert_eq!(requests.len(), 2);
     let messages = requests[1].body["messages"].as_array().expect("messages");
     let call = messages
