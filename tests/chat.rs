@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use common::{TestHome, WAIT};
+use common::{PATIENCE, TestHome};
 use pincer_fakes::{FakeModel, Format, Step};
 use serde_json::json;
 
@@ -135,7 +135,7 @@ async fn piped_lines_are_answered_in_order_one_per_line() {
     assert!(run.ok(), "{run:?}");
     assert_eq!(run.stdout, "echo: first\necho: second\necho: third\n");
     let seen: Vec<String> = fake
-        .wait_for_requests(3, WAIT)
+        .wait_for_requests(3, PATIENCE)
         .await
         .iter()
         .map(|r| r.last_user_text())

@@ -6,7 +6,7 @@ use crate::common;
 
 use std::time::Duration;
 
-use common::{TestHome, WAIT, openai_config, set_mode};
+use common::{PATIENCE, TestHome, openai_config, set_mode};
 use pincer_fakes::{FakeModel, Step};
 
 /// Run `pincer chat -m hi` against a home holding only `config` and check it failed
@@ -251,7 +251,7 @@ async fn chat_m_never_reads_stdin() {
     let run = home.run_with_stdin(&["chat", "-m", "real"], "ignored\nignored too\n");
     assert!(run.ok(), "stderr: {}", run.stderr);
     assert_eq!(run.stdout, "echo: real\n");
-    let sent = fake.wait_for_requests(1, WAIT).await;
+    let sent = fake.wait_for_requests(1, PATIENCE).await;
     assert_eq!(sent.len(), 1, "one message, one model call");
     assert_eq!(sent[0].last_user_text(), "real");
     assert!(!sent[0].body.to_string().contains("ignored"));

@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use common::{TestHome, WAIT};
+use common::{PATIENCE, TestHome};
 use pincer::provider::Part;
 use pincer::store::{Role, Store};
 use pincer_fakes::{FakeModel, Step};
@@ -21,7 +21,7 @@ async fn killed_mid_turn_the_message_survives_and_the_conversation_continues() {
         .spawn()
         .unwrap();
     // The turn now waits on a model that never finishes: kill it there.
-    fake.wait_for_requests(1, WAIT).await;
+    fake.wait_for_requests(1, PATIENCE).await;
     child.kill().unwrap(); // SIGKILL: no chance to clean up
     child.wait().unwrap();
 
@@ -55,7 +55,7 @@ async fn killed_after_a_tool_ran_the_call_and_result_stay_paired() {
     ));
     fake.push(Step::Stall);
     let mut child = home.command(&["chat", "-m", "write a"]).spawn().unwrap();
-    fake.wait_for_requests(2, WAIT).await;
+    fake.wait_for_requests(2, PATIENCE).await;
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(

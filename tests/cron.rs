@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
+use common::wait_until;
 use pincer::cron::{JobRequest, Maker, Scheduler, TokioClock, create};
 use pincer::store::Store;
 use pincer_channels::{Inbound, OutboundBody, OutboundMessage, Target};
@@ -280,15 +281,10 @@ async fn a_one_shot_job_runs_once_and_is_gone() {
     message.done.unwrap().fire(Ok(()));
     // The paused clock moves on only while every task waits, so this polls until the
     // scheduler has dealt with the finished run.
-    let mut gone = false;
-    for _ in 0..100 {
-        gone = rig.store.job("reminder").await.unwrap().is_none();
-        if gone {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(gone, "a finished one-shot job removes itself");
+    wait_until("the finished one-shot job removing itself", async || {
+        rig.store.job("reminder").await.unwrap().is_none()
+    })
+    .await;
     assert!(
         tokio::time::timeout(Duration::from_secs(86_400), rig.fired.recv())
             .await

@@ -3,12 +3,11 @@
 //! buttons, errors and health, files and edits out. (Conversations through the whole
 //! binary are in tests/discord.rs.)
 
-use crate::conformance::adapter;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use adapter::discord_settings;
+use crate::conformance::adapter::discord_settings;
 use pincer_channels::approval::{self, Choice, PendingApprovals};
 use pincer_channels::discord::{Discord, DiscordSettings};
 use pincer_channels::inbox::fetch_all;
@@ -17,10 +16,9 @@ use pincer_channels::{
     Target,
 };
 use pincer_fakes::discord::{BOT_ID, FakeDiscord, Fault, Incoming, objects};
+use pincer_fakes::{PATIENCE, wait_for, wait_until};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-
-const WAIT: Duration = Duration::from_secs(15);
 
 struct Running {
     fake: FakeDiscord,
@@ -71,20 +69,16 @@ impl Running {
     }
 
     async fn connected(&self) {
-        assert!(self.fake.wait_connected(WAIT).await, "never connected");
-        let deadline = tokio::time::Instant::now() + WAIT;
-        while self.discord.health() != Health::Up {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "{}",
-                self.discord.health()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        assert!(self.fake.wait_connected(PATIENCE).await, "never connected");
+        wait_for(
+            async || (self.discord.health() == Health::Up).then_some(()),
+            || format!("never up: {}", self.discord.health()),
+        )
+        .await;
     }
 
     async fn next(&mut self) -> InboundMessage {
-        tokio::time::timeout(WAIT, self.bus.recv())
+        tokio::time::timeout(PATIENCE, self.bus.recv())
             .await
             .expect("a message on the bus in time")
             .expect("the bus open")
@@ -107,6 +101,18 @@ fn target(chat: u64, thread: Option<u64>) -> Target {
         thread_id: thread.map(|t| t.to_string()),
         user: false,
     }
+}
+
+/// Wait until the adapter says it is down; why it says.
+async fn down(r: &Running) -> String {
+    wait_for(
+        async || match r.discord.health() {
+            Health::Down(why) => Some(why),
+            _ => None,
+        },
+        || format!("never down: {}", r.discord.health()),
+    )
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -185,12 +191,12 @@ async fn a_dropped_socket_resumes_and_replays_exactly_what_was_missed() {
     assert_eq!(r.next().await.text, "before");
     r.fake.drop_socket();
     r.fake.inject(Incoming::dm(42, "while away"));
-    assert!(r.fake.wait_for_resumes(1, WAIT).await, "no RESUME");
+    assert!(r.fake.wait_for_resumes(1, PATIENCE).await, "no RESUME");
     assert_eq!(r.next().await.text, "while away");
     r.fake.send_reconnect(); // op 7: resume again
     r.fake.inject(Incoming::dm(42, "after op 7"));
     assert!(
-        r.fake.wait_for_resumes(2, WAIT).await,
+        r.fake.wait_for_resumes(2, PATIENCE).await,
         "no RESUME after op 7"
     );
     assert_eq!(r.next().await.text, "after op 7");
@@ -209,14 +215,7 @@ async fn after_an_outage_missed_messages_are_fetched_once() {
     r.fake.inject(Incoming::dm(42, "during the outage"));
     // serenity gives up resuming and identifies anew; a message sent the moment the
     // new session is up must not hide the gap from the catch-up over REST.
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while r.fake.identifies() < 2 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "never identified again"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    wait_until("a second IDENTIFY", async || r.fake.identifies() >= 2).await;
     r.fake.inject(Incoming::dm(42, "just after"));
     let mut got = vec![r.next().await.text, r.next().await.text];
     got.sort();
@@ -238,7 +237,7 @@ async fn a_slow_catch_up_does_not_hold_back_live_messages() {
     r.fake.inject(Incoming::dm(42, "during the outage"));
     assert!(
         !r.fake
-            .wait_for_calls("list_messages", 1, WAIT)
+            .wait_for_calls("list_messages", 1, PATIENCE)
             .await
             .is_empty(),
         "never caught up"
@@ -288,7 +287,7 @@ async fn approval_buttons_answer_the_owner_and_refuse_others() {
     // A stranger's press is refused with the toast, and decides nothing.
     let channel = objects::dm_channel(42);
     r.fake.press(channel, question.id, 7, &expected[0]).unwrap();
-    let answers = r.fake.wait_for_answers(1, WAIT).await;
+    let answers = r.fake.wait_for_answers(1, PATIENCE).await;
     assert_eq!(answers[0].body["type"], 4);
     assert_eq!(
         answers[0].body["data"]["content"],
@@ -299,10 +298,13 @@ async fn approval_buttons_answer_the_owner_and_refuse_others() {
     r.fake
         .press(channel, question.id, 42, &expected[1])
         .unwrap();
-    let answers = r.fake.wait_for_answers(2, WAIT).await;
+    let answers = r.fake.wait_for_answers(2, PATIENCE).await;
     assert_eq!(answers[1].body["data"]["content"], Choice::Always.outcome());
     assert_eq!(
-        tokio::time::timeout(WAIT, answer).await.unwrap().unwrap(),
+        tokio::time::timeout(PATIENCE, answer)
+            .await
+            .unwrap()
+            .unwrap(),
         Choice::Always
     );
     prompter
@@ -350,14 +352,17 @@ async fn a_questions_choices_are_buttons_in_rows_of_five_for_the_person_asked() 
     let data = sixth["custom_id"].as_str().unwrap().to_string();
     let channel = objects::dm_channel(42);
     r.fake.press(channel, question.id, 7, &data).unwrap();
-    let answers = r.fake.wait_for_answers(1, WAIT).await;
+    let answers = r.fake.wait_for_answers(1, PATIENCE).await;
     assert_eq!(
         answers[0].body["data"]["content"],
         "Only the person asked can answer this."
     );
     r.fake.press(channel, question.id, 42, &data).unwrap();
     assert_eq!(
-        tokio::time::timeout(WAIT, answer).await.unwrap().unwrap(),
+        tokio::time::timeout(PATIENCE, answer)
+            .await
+            .unwrap()
+            .unwrap(),
         approval::Reply::Picked(5)
     );
     r.quiet().await;
@@ -411,21 +416,10 @@ async fn a_revoked_token_is_down_with_the_fix_named() {
     let fake = FakeDiscord::start().await;
     fake.revoke_token(true);
     let r = Running::start_with(fake).await;
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        if let Health::Down(why) = r.discord.health() {
-            assert!(why.contains("rejected the bot token"), "{why}");
-            assert!(why.contains("DISCORD_BOT_TOKEN"), "{why}");
-            assert!(!why.contains(r.fake.token()), "the token leaked: {why}");
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{}",
-            r.discord.health()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let why = down(&r).await;
+    assert!(why.contains("rejected the bot token"), "{why}");
+    assert!(why.contains("DISCORD_BOT_TOKEN"), "{why}");
+    assert!(!why.contains(r.fake.token()), "the token leaked: {why}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -433,20 +427,9 @@ async fn a_refused_message_content_intent_is_down_with_the_portal_setting_named(
     let fake = FakeDiscord::start().await;
     fake.refuse_intents(true);
     let r = Running::start_with(fake).await;
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        if let Health::Down(why) = r.discord.health() {
-            assert!(why.contains("Message Content Intent"), "{why}");
-            assert!(why.contains("developer portal"), "{why}");
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{}",
-            r.discord.health()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let why = down(&r).await;
+    assert!(why.contains("Message Content Intent"), "{why}");
+    assert!(why.contains("developer portal"), "{why}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -13,7 +13,7 @@ use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use common::WAIT;
+use common::{PATIENCE, wait_until};
 
 struct Core {
     _home: common::TestHome,
@@ -43,19 +43,6 @@ fn start_wired(
         running,
         shutdown,
     })
-}
-
-/// Wait until `check` holds; fail, saying `what`, after `WAIT`.
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while !check().await {
-        assert!(tokio::time::Instant::now() < deadline, "{what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
 }
 
 fn message(chat: &str, n: usize, text: &str) -> Inbound {
@@ -90,7 +77,7 @@ async fn until_turns_end(
     let mut seen = Vec::new();
     let mut ended = 0;
     while ended < turns {
-        let message = tokio::time::timeout(WAIT, outbound.recv())
+        let message = tokio::time::timeout(PATIENCE, outbound.recv())
             .await
             .expect("turn did not end in time")
             .expect("bus open");
@@ -152,7 +139,7 @@ async fn steer_delivers_a_mid_turn_message_and_skips_unstarted_tool_calls() {
         .send(message("local", 1, "list my files"))
         .await
         .unwrap();
-    fake.wait_for_requests(1, WAIT).await;
+    fake.wait_for_requests(1, PATIENCE).await;
     core.running
         .inbound
         .send(message("local", 2, "actually, just say hi"))
@@ -226,7 +213,7 @@ async fn followup_runs_each_queued_message_as_its_own_turn() {
         .send(message("local", 1, "one"))
         .await
         .unwrap();
-    fake.wait_for_requests(1, WAIT).await;
+    fake.wait_for_requests(1, PATIENCE).await;
     core.running
         .inbound
         .send(message("local", 2, "two"))
@@ -257,7 +244,7 @@ async fn collect_merges_queued_messages_into_one_next_turn() {
         .send(message("local", 1, "one"))
         .await
         .unwrap();
-    fake.wait_for_requests(1, WAIT).await;
+    fake.wait_for_requests(1, PATIENCE).await;
     core.running
         .inbound
         .send(message("local", 2, "two"))
@@ -296,7 +283,7 @@ async fn interrupt_aborts_the_running_turn_and_answers_the_newest() {
         .unwrap();
     // Once the first words are out, the long answer is surely the one streaming.
     let first = loop {
-        let next = tokio::time::timeout(WAIT, core.running.outbound.recv())
+        let next = tokio::time::timeout(PATIENCE, core.running.outbound.recv())
             .await
             .unwrap()
             .unwrap();
@@ -345,7 +332,7 @@ async fn stop_ends_a_running_turn_and_says_so() {
         .send(message("local", 1, "talk slowly"))
         .await
         .unwrap();
-    fake.wait_for_requests(1, WAIT).await;
+    fake.wait_for_requests(1, PATIENCE).await;
     core.running
         .inbound
         .send(message("local", 2, "/stop"))
@@ -447,7 +434,7 @@ async fn the_gateway_answers_what_the_last_run_left_unanswered_exactly_once() {
         "the reply goes back to the chat it came from"
     );
     store.set_status(vec![now], Status::Done).await.unwrap();
-    eventually("answered messages are settled", || async {
+    wait_until("the answered messages settling", async || {
         store.unanswered().await.unwrap().is_empty()
     })
     .await;
@@ -479,7 +466,7 @@ async fn the_web_chat_s_unanswered_message_is_answered_after_a_restart() {
         (target.channel.as_str(), target.chat_id.as_str()),
         ("web", "owner")
     );
-    eventually("the message is settled", || async {
+    wait_until("the message settling", async || {
         store.unanswered().await.unwrap().is_empty()
     })
     .await;
@@ -511,7 +498,7 @@ async fn idle_session_workers_are_reaped() {
     }
     until_turns_end(&mut running.outbound, 5).await;
     assert_eq!(running.dispatcher.live_sessions(), 5);
-    eventually("idle workers must exit", || async {
+    wait_until("the idle workers exiting", async || {
         running.dispatcher.live_sessions() == 0
     })
     .await;
@@ -566,7 +553,7 @@ async fn strangers_cannot_jam_pairing_and_a_repeat_sender_keeps_their_code() {
             .send(stranger(id, "hello"))
             .await
             .unwrap();
-        let reply = tokio::time::timeout(WAIT, core.running.outbound.recv())
+        let reply = tokio::time::timeout(PATIENCE, core.running.outbound.recv())
             .await
             .unwrap()
             .unwrap();
@@ -603,7 +590,7 @@ async fn strangers_cannot_jam_pairing_and_a_repeat_sender_keeps_their_code() {
         .send(message("local", 1, "/status"))
         .await
         .unwrap();
-    let next = tokio::time::timeout(WAIT, core.running.outbound.recv())
+    let next = tokio::time::timeout(PATIENCE, core.running.outbound.recv())
         .await
         .unwrap()
         .unwrap();

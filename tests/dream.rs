@@ -8,9 +8,8 @@ use crate::common;
 use std::collections::BTreeSet;
 use std::process::Stdio;
 use std::sync::Arc;
-use std::time::Duration;
 
-use common::{TestHome, WAIT};
+use common::{PATIENCE, TestHome, wait_until};
 use pincer_fakes::{FakeModel, Step};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -263,7 +262,7 @@ async fn a_crash_mid_dream_leaves_everything_consistent_and_the_next_dream_compl
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    fake.wait_for_requests(asked + 1, WAIT).await;
+    fake.wait_for_requests(asked + 1, PATIENCE).await;
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(commits(&home), before, "no commit");
@@ -343,7 +342,7 @@ async fn the_owners_hand_edits_are_read_by_the_dream_and_win_over_it() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    fake.wait_for_requests(asked + 1, WAIT).await;
+    fake.wait_for_requests(asked + 1, PATIENCE).await;
     // While the model thinks, the owner edits a file the dream is about to change.
     let by_hand = "---\nname: home\ndescription: lives in Porto, Foz\ntype: user\n---\nFoz do Douro, by hand.\n";
     std::fs::write(home.workspace().join("memory/home.md"), by_hand).unwrap();
@@ -430,7 +429,7 @@ async fn the_scheduled_dream_runs_at_its_hour_in_agent_timezone() {
         {"op": "create", "path": "memory/rita.md", "type": "user", "description": "sister Rita visits in December 2026", "content": "Rita, sister."}
     ])));
     let task = tokio::spawn(dream.run(Arc::clone(&running.agent), shutdown.clone()));
-    let requests = fake.wait_for_requests(1, WAIT).await;
+    let requests = fake.wait_for_requests(1, PATIENCE).await;
     assert!(
         requests[0]
             .body
@@ -438,13 +437,10 @@ async fn the_scheduled_dream_runs_at_its_hour_in_agent_timezone() {
             .contains("my sister Rita visits")
     );
     let file = home.workspace().join("memory/rita.md");
-    for _ in 0..50 {
-        if file.exists() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(file.exists(), "the scheduled dream applied its operations");
+    wait_until("the scheduled dream applying its operations", async || {
+        file.exists()
+    })
+    .await;
     shutdown.cancel();
     task.await.unwrap();
 }

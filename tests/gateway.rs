@@ -5,18 +5,16 @@
 
 use crate::common;
 
+use std::cell::RefCell;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::TestHome;
+use common::{PATIENCE, TestHome, wait_for};
 
 /// A config with a model (never called) and no channel enabled.
 const NO_CHANNELS: &str = "version = 1\n[router]\nlight = [\"fake/m\"]\n\n[providers.fake]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\n";
-
-/// How long a gateway may take to start or to stop.
-const PATIENCE: Duration = Duration::from_secs(15);
 
 /// A running `pincer run`, killed on drop if the test did not stop it.
 struct Gateway {
@@ -52,27 +50,29 @@ impl Gateway {
     }
 
     /// Wait until a stderr line contains `needle`; panic after `PATIENCE`.
-    fn wait_for_line(&mut self, needle: &str) {
-        let deadline = Instant::now() + PATIENCE;
-        while !self.seen.contains(needle) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) => {
-                    self.seen.push_str(&line);
-                    self.seen.push('\n');
-                }
-                Err(_) => panic!(
+    async fn wait_for_line(&mut self, needle: &str) {
+        let Gateway { lines, seen, .. } = self;
+        let seen = RefCell::new(seen);
+        wait_for(
+            async || {
+                let mut seen = seen.borrow_mut();
+                seen.extend(lines.try_iter().map(|line| line + "\n"));
+                seen.contains(needle).then_some(())
+            },
+            || {
+                format!(
                     "no stderr line with {needle:?}; stderr so far:\n{}",
-                    self.seen
-                ),
-            }
-        }
+                    seen.borrow()
+                )
+            },
+        )
+        .await
     }
 
     /// Wait until the gateway is serving (its signal handlers are installed before it
     /// starts: src/cli/run.rs).
-    fn wait_until_running(&mut self) {
-        self.wait_for_line("gateway running");
+    async fn wait_until_running(&mut self) {
+        self.wait_for_line("gateway running").await;
     }
 
     fn signal(&self, name: &str) {
@@ -84,20 +84,13 @@ impl Gateway {
     }
 
     /// Wait for the process to exit; its exit code, or a panic after `PATIENCE`.
-    fn wait_for_exit(&mut self) -> Option<i32> {
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("try_wait") {
-                return status.code();
-            }
-            if Instant::now() > deadline {
-                panic!(
-                    "pincer run did not stop within {PATIENCE:?}; stderr:\n{}",
-                    self.seen
-                );
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+    async fn wait_for_exit(&mut self) -> Option<i32> {
+        let Gateway { child, seen, .. } = self;
+        wait_for(
+            async || child.try_wait().expect("try_wait").map(|s| s.code()),
+            || format!("pincer run did not stop; stderr:\n{seen}"),
+        )
+        .await
     }
 
     /// Whatever stderr remains after the process ended, appended to `seen`.
@@ -120,11 +113,11 @@ impl Drop for Gateway {
     }
 }
 
-fn stops_cleanly_on(signal: &str) {
+async fn stops_cleanly_on(signal: &str) {
     let home = TestHome::new();
     home.write_config(NO_CHANNELS);
     let mut gateway = Gateway::start(&home);
-    gateway.wait_until_running();
+    gateway.wait_until_running().await;
     assert!(
         gateway.child.try_wait().expect("try_wait").is_none(),
         "the gateway must keep running with no channel enabled"
@@ -135,7 +128,7 @@ fn stops_cleanly_on(signal: &str) {
         gateway.seen
     );
     gateway.signal(signal);
-    let code = gateway.wait_for_exit();
+    let code = gateway.wait_for_exit().await;
     let stderr = gateway.drain().to_string();
     assert_eq!(
         code,
@@ -145,22 +138,22 @@ fn stops_cleanly_on(signal: &str) {
     assert!(stderr.contains("stopped"), "{stderr}");
 }
 
-#[test]
-fn with_no_channel_it_waits_and_stops_on_sigterm() {
-    stops_cleanly_on("TERM");
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_no_channel_it_waits_and_stops_on_sigterm() {
+    stops_cleanly_on("TERM").await;
 }
 
-#[test]
-fn sigint_stops_it_cleanly_too() {
-    stops_cleanly_on("INT");
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigint_stops_it_cleanly_too() {
+    stops_cleanly_on("INT").await;
 }
 
-#[test]
-fn a_second_gateway_on_the_same_home_is_refused() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_gateway_on_the_same_home_is_refused() {
     let home = TestHome::new();
     home.write_config(NO_CHANNELS);
     let mut first = Gateway::start(&home);
-    first.wait_until_running();
+    first.wait_until_running().await;
 
     let second = home.run(&["run"]);
     second.fails_with(&["another", "already running"]);
@@ -175,7 +168,7 @@ fn a_second_gateway_on_the_same_home_is_refused() {
     );
 
     first.signal("TERM");
-    assert_eq!(first.wait_for_exit(), Some(0));
+    assert_eq!(first.wait_for_exit().await, Some(0));
 }
 
 #[test]
@@ -203,21 +196,21 @@ async fn status_shows_each_mcp_servers_state_while_the_gateway_runs() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    let status = loop {
-        let status = home.run(&["status"]).stdout;
-        // The broken server is retried with a backoff, so between its failures it
-        // shows "connecting" for a moment: wait for a look that catches it failed.
-        let line = |name: &str| status.lines().find(|l| l.contains(name)).unwrap_or("");
-        if line("mcp:calc").contains("ready") && line("mcp:broken").contains("failed") {
-            break status;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "status never showed calc ready and broken failed: {status}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(250));
-    };
+    let status = wait_for(
+        async || {
+            let status = home.run(&["status"]).stdout;
+            // The broken server is retried with a backoff, so between its failures it
+            // shows "connecting" for a moment: wait for a look that catches it failed.
+            let line = |name: &str| status.lines().find(|l| l.contains(name)).unwrap_or("");
+            let both = line("mcp:calc").contains("ready") && line("mcp:broken").contains("failed");
+            both.then_some(status)
+        },
+        || {
+            let status = home.run(&["status"]).stdout;
+            format!("status never showed calc ready and broken failed: {status}")
+        },
+    )
+    .await;
     assert!(status.contains("mcp:broken"), "{status}");
     let _ = child.kill();
     let _ = child.wait();
@@ -230,8 +223,8 @@ fn free_port() -> u16 {
         .expect("a free port")
 }
 
-#[test]
-fn the_web_panel_gets_a_token_and_a_half_sent_request_does_not_hold_the_shutdown() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_panel_gets_a_token_and_a_half_sent_request_does_not_hold_the_shutdown() {
     use std::io::{Read, Write};
     let home = TestHome::new();
     let port = free_port();
@@ -239,7 +232,7 @@ fn the_web_panel_gets_a_token_and_a_half_sent_request_does_not_hold_the_shutdown
         "{NO_CHANNELS}\n[web]\nenabled = true\nlisten = \"127.0.0.1:{port}\"\n"
     ));
     let mut gateway = Gateway::start(&home);
-    gateway.wait_until_running();
+    gateway.wait_until_running().await;
     assert!(gateway.seen.contains("pincer web url"), "{}", gateway.seen);
     // A loopback panel without a token made one, privately, and the login link holds it.
     let secrets = std::fs::read_to_string(home.path().join(".security.yml")).expect("secrets");
@@ -281,7 +274,12 @@ fn the_web_panel_gets_a_token_and_a_half_sent_request_does_not_hold_the_shutdown
     )
     .unwrap();
     gateway.signal("TERM");
-    assert_eq!(gateway.wait_for_exit(), Some(0), "{}", gateway.drain());
+    assert_eq!(
+        gateway.wait_for_exit().await,
+        Some(0),
+        "{}",
+        gateway.drain()
+    );
 }
 
 #[test]

@@ -3,10 +3,12 @@
 
 use crate::common;
 
+use std::cell::RefCell;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::{PATIENCE, wait_for};
 use pincer::mcp::{Backoff, McpManager, McpServerConfig};
 use pincer::tools::{Tool, ToolContext};
 use serde_json::{Value, json};
@@ -56,7 +58,7 @@ async fn lists_and_calls_the_tools_of_a_server() {
         "connecting",
         "start must not wait for the server"
     );
-    manager.settle(Duration::from_secs(10)).await;
+    manager.settle(PATIENCE).await;
     assert_eq!(
         manager.status(),
         vec![("fake".to_string(), "ready, 7 tools".to_string())]
@@ -113,7 +115,7 @@ async fn a_server_answering_a_protocol_version_pincer_does_not_speak_is_refused(
         ..fake("draft")
     };
     let manager = McpManager::start_with(vec![draft], dir.path().into(), quick());
-    manager.settle(Duration::from_secs(10)).await;
+    manager.settle(PATIENCE).await;
     let status = &manager.status()[0].1;
     assert!(
         status.starts_with(
@@ -133,7 +135,7 @@ async fn a_server_that_cannot_start_fails_alone() {
         ..Default::default()
     };
     let manager = McpManager::start_with(vec![broken, fake("good")], dir.path().into(), quick());
-    manager.settle(Duration::from_secs(10)).await;
+    manager.settle(PATIENCE).await;
 
     let status = manager.status();
     assert_eq!(status[0].0, "broken");
@@ -170,7 +172,7 @@ async fn a_crashed_server_is_reported_then_reconnected() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let manager = McpManager::start_with(vec![fake("fake")], d.into(), quick());
-    manager.settle(Duration::from_secs(10)).await;
+    manager.settle(PATIENCE).await;
     let echo = find(&manager, "mcp__fake__echo");
     let crash = find(&manager, "mcp__fake__crash");
 
@@ -185,20 +187,26 @@ async fn a_crashed_server_is_reported_then_reconnected() {
         "{err}"
     );
 
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        match call(&echo, json!({"text": "back"}), d).await {
-            Ok(text) => {
-                assert_eq!(text, "back");
-                break;
-            }
-            Err(e) if Instant::now() < deadline => {
+    let last_error = RefCell::new(String::new());
+    let text = wait_for(
+        async || match call(&echo, json!({"text": "back"}), d).await {
+            Ok(text) => Some(text),
+            Err(e) => {
                 assert!(e.starts_with("MCP server fake "), "{e}");
-                tokio::time::sleep(Duration::from_millis(50)).await;
+                *last_error.borrow_mut() = e;
+                None
             }
-            Err(e) => panic!("never reconnected: {e}; status {:?}", manager.status()),
-        }
-    }
+        },
+        || {
+            format!(
+                "never reconnected: {}; status {:?}",
+                last_error.borrow(),
+                manager.status()
+            )
+        },
+    )
+    .await;
+    assert_eq!(text, "back");
     assert_eq!(manager.status()[0].1, "ready, 7 tools");
 }
 
@@ -206,23 +214,15 @@ async fn a_crashed_server_is_reported_then_reconnected() {
 async fn a_dropped_manager_stops_offering_tools() {
     let dir = tempfile::tempdir().unwrap();
     let manager = McpManager::start_with(vec![fake("fake")], dir.path().into(), quick());
-    manager.settle(Duration::from_secs(10)).await;
+    manager.settle(PATIENCE).await;
     let echo = find(&manager, "mcp__fake__echo");
     drop(manager);
     // Its connection closes in the background: calls fail from then on.
-    let deadline = Instant::now() + common::PATIENCE;
-    let err = loop {
-        match call(&echo, json!({"text": "x"}), dir.path()).await {
-            Err(err) => break err,
-            Ok(_) if Instant::now() < deadline => {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            Ok(_) => panic!(
-                "the tool still works {:?} after its manager was dropped",
-                common::PATIENCE
-            ),
-        }
-    };
+    let err = wait_for(
+        async || call(&echo, json!({"text": "x"}), dir.path()).await.err(),
+        || "the tool still works after its manager was dropped".into(),
+    )
+    .await;
     assert!(err.starts_with("MCP server fake "), "{err}");
 }
 
@@ -263,7 +263,7 @@ async fn a_streamable_http_server_works_too() {
         ..Default::default()
     };
     let manager = McpManager::start_with(vec![config], dir.path().into(), quick());
-    manager.settle(Duration::from_secs(10)).await;
+    manager.settle(PATIENCE).await;
     assert_eq!(manager.status()[0].1, "ready, 7 tools");
     let add = find(&manager, "mcp__web__add");
     assert_eq!(
@@ -283,7 +283,7 @@ async fn an_unreachable_https_server_fails_without_panicking() {
         ..Default::default()
     };
     let manager = McpManager::start_with(vec![config], dir.path().into(), quick());
-    manager.settle(Duration::from_secs(10)).await;
+    manager.settle(PATIENCE).await;
     let status = &manager.status()[0].1;
     assert!(
         status.starts_with("failed: MCP handshake failed"),

@@ -4,8 +4,7 @@
 
 use crate::common;
 
-use std::time::Duration;
-
+use common::PATIENCE;
 use pincer::mcp::{McpManager, McpServerConfig};
 use pincer::tools::ToolContext;
 use serde_json::json;
@@ -38,7 +37,7 @@ async fn a_server_sees_its_configured_env_and_not_the_parents_secrets() {
         ..Default::default()
     };
     let manager = McpManager::start(vec![config], dir.path().into());
-    manager.settle(Duration::from_secs(10)).await;
+    manager.settle(PATIENCE).await;
     let env = manager
         .tools()
         .into_iter()

@@ -6,7 +6,7 @@ use crate::common;
 
 use std::time::SystemTime;
 
-use common::{TestHome, WAIT};
+use common::{PATIENCE, TestHome};
 use pincer_channels::{ChatKind, InboundMessage, Sender};
 use pincer_fakes::{FakeModel, Step};
 use serde_json::{Value, json};
@@ -143,7 +143,7 @@ async fn a_memory_written_in_one_session_is_recalled_in_a_new_one_and_on_another
         .await
         .unwrap();
     loop {
-        let message = tokio::time::timeout(WAIT, running.outbound.recv())
+        let message = tokio::time::timeout(PATIENCE, running.outbound.recv())
             .await
             .unwrap()
             .unwrap();

@@ -5,16 +5,13 @@
 
 use crate::common;
 
-use std::time::Duration;
-
+use common::PATIENCE;
 use common::telegram::setup;
 use pincer_fakes::Step;
 use pincer_fakes::telegram::Incoming;
 use serde_json::json;
 
 const OWNER: i64 = 42;
-const WAIT: Duration = Duration::from_secs(15);
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_command_is_shown_whole_before_it_is_approved() {
     let s = setup(
@@ -40,7 +37,7 @@ async fn a_long_command_is_shown_whole_before_it_is_approved() {
     );
     let document = s
         .platform
-        .wait_for_call("sendDocument", WAIT)
+        .wait_for_call("sendDocument", PATIENCE)
         .await
         .expect("the whole command went out as a file");
     assert!(
@@ -126,7 +123,7 @@ async fn an_mcp_server_runs_in(sandbox: &str) {
     let _gateway = s.start_connected().await;
     let last = std::cell::RefCell::new(String::new());
     common::wait_for(
-        || {
+        async || {
             let status = s.home.run(&["status"]).stdout;
             let ready = status.contains("ready, 7 tools");
             *last.borrow_mut() = status;

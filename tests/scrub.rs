@@ -12,7 +12,7 @@ use pincer_channels::{ChatKind, InboundMessage, Sender};
 use pincer_fakes::FakeModel;
 use tokio_util::sync::CancellationToken;
 
-use common::WAIT;
+use common::PATIENCE;
 
 /// The provider key, from the environment.
 const API_KEY: &str = "test-key-7Hq2xLz9Vb4Nc8Rt1Kd5";
@@ -74,7 +74,7 @@ async fn answer(core: &mut Core, n: usize, text: &str) -> String {
         .await
         .unwrap();
     loop {
-        let out = tokio::time::timeout(WAIT, core.running.outbound.recv())
+        let out = tokio::time::timeout(PATIENCE, core.running.outbound.recv())
             .await
             .expect("an answer in time")
             .expect("bus open");

@@ -154,7 +154,7 @@ async fn envelopes_are_acknowledged_within_3_s_while_the_model_takes_10() {
     let _gateway = s.start();
     assert!(s.platform.wait_for_connection(1, common::PATIENCE).await);
     s.platform.inject(Incoming::dm(42, "take your time"));
-    let deliveries = s.platform.wait_for_acks(1, Duration::from_secs(5)).await;
+    let deliveries = s.platform.wait_for_acks(1, common::PATIENCE).await;
     let latency = deliveries[0].ack_latency().expect("acknowledged");
     assert!(latency < Duration::from_secs(3), "acked after {latency:?}");
     assert!(
@@ -165,7 +165,7 @@ async fn envelopes_are_acknowledged_within_3_s_while_the_model_takes_10() {
         "the model is still busy"
     );
     s.platform
-        .wait_for_text("D42", "finally", Duration::from_secs(20))
+        .wait_for_text("D42", "finally", common::PATIENCE)
         .await
         .expect("answered");
     assert_eq!(

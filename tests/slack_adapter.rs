@@ -3,22 +3,20 @@
 //! health, approval buttons, the Events API listener, and sending. (Conversations
 //! through the whole binary are in tests/slack.rs.)
 
-use crate::conformance::adapter;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use adapter::slack_settings;
+use crate::conformance::adapter::slack_settings;
 use pincer_channels::approval::{Choice, PendingApprovals, button_data};
 use pincer_channels::inbox::fetch_all;
 use pincer_channels::slack::{Slack, SlackMode, SlackSettings};
 use pincer_channels::{ChatKind, Health, Inbound, InboundMessage, OutboundMedia, Target};
 use pincer_fakes::slack::{FakeSlack, Incoming, Signing, SlackFault};
+use pincer_fakes::{PATIENCE, wait_for};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-
-const WAIT: Duration = Duration::from_secs(10);
 
 struct Running {
     slack: Arc<Slack>,
@@ -70,7 +68,7 @@ fn start_with(settings: impl FnOnce(SlackSettings) -> SlackSettings, fake: &Fake
 impl Running {
     /// The next message on the bus, acknowledged as the core would once stored.
     async fn next(&mut self) -> InboundMessage {
-        let mut inbound = tokio::time::timeout(WAIT, self.bus.recv())
+        let mut inbound = tokio::time::timeout(PATIENCE, self.bus.recv())
             .await
             .expect("a message on the bus in time")
             .expect("the bus is open");
@@ -88,16 +86,14 @@ impl Running {
         assert_eq!(next.text, "the last word", "unexpected message on the bus");
     }
 
+    /// Wait until the adapter's health passes `check`; that health.
     async fn wait_health(&self, check: impl Fn(&Health) -> bool) -> Health {
         let handle = self.slack.handle();
-        let deadline = tokio::time::Instant::now() + WAIT;
-        loop {
-            let health = handle.health();
-            if check(&health) || tokio::time::Instant::now() > deadline {
-                return health;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        wait_for(
+            async || Some(handle.health()).filter(|health| check(health)),
+            || format!("the health never passed the check: {:?}", handle.health()),
+        )
+        .await
     }
 }
 
@@ -155,7 +151,7 @@ async fn a_mention_arriving_twice_reaches_the_bus_once_and_bots_and_edits_never(
     run.nothing_more(last_word(&fake)).await;
     // Every envelope was acknowledged, the duplicate and the ignored ones too (and the
     // last word).
-    let deliveries = fake.wait_for_acks(7, WAIT).await;
+    let deliveries = fake.wait_for_acks(7, PATIENCE).await;
     assert!(
         deliveries.iter().all(|d| d.acked_at.is_some()),
         "{deliveries:#?}"
@@ -190,7 +186,7 @@ async fn a_thread_is_its_own_session_and_replies_go_into_it() {
         .send(&target, "**noted**")
         .await
         .unwrap();
-    let sent = fake.wait_for_text("C1", "noted", WAIT).await.unwrap();
+    let sent = fake.wait_for_text("C1", "noted", PATIENCE).await.unwrap();
     assert_eq!(sent.thread_ts.as_deref(), Some(parent.as_str()));
     assert_eq!(sent.text, "*noted*", "markdown goes out as mrkdwn");
 }
@@ -199,13 +195,13 @@ async fn a_thread_is_its_own_session_and_replies_go_into_it() {
 async fn unacknowledged_envelopes_come_back_after_a_dropped_socket_and_a_disconnect() {
     let fake = FakeSlack::start().await;
     let mut run = start_with(|s| s, &fake);
-    assert!(fake.wait_for_connection(1, WAIT).await);
+    assert!(fake.wait_for_connection(1, PATIENCE).await);
     assert_eq!(run.wait_health(|h| *h == Health::Up).await, Health::Up);
 
     // Slack asks to reconnect: the adapter opens a new connection at once.
     assert!(fake.ask_to_reconnect("refresh_requested"));
     assert!(
-        fake.wait_for_connection(2, WAIT).await,
+        fake.wait_for_connection(2, PATIENCE).await,
         "reconnected after disconnect"
     );
     fake.inject(Incoming::dm(7, "after the refresh"));
@@ -213,7 +209,7 @@ async fn unacknowledged_envelopes_come_back_after_a_dropped_socket_and_a_disconn
 
     // A message the core is slow to store is not acked before the socket drops...
     fake.inject(Incoming::dm(7, "in flight"));
-    let mut held = tokio::time::timeout(WAIT, run.bus.recv())
+    let mut held = tokio::time::timeout(PATIENCE, run.bus.recv())
         .await
         .unwrap()
         .unwrap();
@@ -221,14 +217,14 @@ async fn unacknowledged_envelopes_come_back_after_a_dropped_socket_and_a_disconn
     let degraded = run.wait_health(|h| matches!(h, Health::Degraded(_))).await;
     assert!(degraded.to_string().contains("reconnecting"), "{degraded}");
     assert!(
-        fake.wait_for_connection(3, WAIT).await,
+        fake.wait_for_connection(3, PATIENCE).await,
         "reconnected after a drop"
     );
     assert_eq!(run.wait_health(|h| *h == Health::Up).await, Health::Up);
     // ...so Slack sends it again on the new connection, and the adapter does not pass it
     // on twice; once stored, the redelivery is acknowledged.
     held.ack.take().unwrap().fire();
-    let deliveries = fake.wait_for_acks(3, WAIT).await;
+    let deliveries = fake.wait_for_acks(3, PATIENCE).await;
     let in_flight = deliveries
         .iter()
         .find(|d| d.payload["event"]["text"] == "in flight")
@@ -242,14 +238,14 @@ async fn unacknowledged_envelopes_come_back_after_a_dropped_socket_and_a_disconn
 async fn a_connection_that_keeps_dropping_is_reopened_promptly_every_time() {
     let fake = FakeSlack::start().await;
     let mut run = start_with(|s| s, &fake);
-    assert!(fake.wait_for_connection(1, WAIT).await);
+    assert!(fake.wait_for_connection(1, PATIENCE).await);
     // Four working connections drop in a row. Backing off as from failures would wait
     // 1, 2, 4 and then 8 s; each was greeted, so each is reopened after a second.
     for n in 2..=5 {
         assert_eq!(run.wait_health(|h| *h == Health::Up).await, Health::Up);
         let dropped = tokio::time::Instant::now();
         assert!(fake.drop_socket());
-        assert!(fake.wait_for_connection(n, WAIT).await);
+        assert!(fake.wait_for_connection(n, PATIENCE).await);
         let waited = dropped.elapsed();
         assert!(
             waited < Duration::from_secs(5),
@@ -297,7 +293,7 @@ async fn a_rejected_token_is_down_and_names_the_fix() {
 async fn approval_buttons_answer_the_owner_and_refuse_anyone_else() {
     let fake = FakeSlack::start().await;
     let run = start_with(|s| s, &fake);
-    assert!(fake.wait_for_connection(1, WAIT).await);
+    assert!(fake.wait_for_connection(1, PATIENCE).await);
     let handle = run.slack.handle();
     let prompter = handle
         .approvals
@@ -324,7 +320,10 @@ async fn approval_buttons_answer_the_owner_and_refuse_anyone_else() {
     // The owner presses (through the conformance suite's contract): the waiting call
     // gets the answer.
     assert!(pincer_fakes::platform::FakePlatform::press(&fake, "D7", 7, "once").await);
-    let choice = tokio::time::timeout(WAIT, answer).await.unwrap().unwrap();
+    let choice = tokio::time::timeout(PATIENCE, answer)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(choice, Choice::Once);
     let toasts = fake.wait_for_ephemerals(2).await;
     assert_eq!(toasts[1].text, "✅ Allowed once");
@@ -354,7 +353,7 @@ async fn approval_buttons_answer_the_owner_and_refuse_anyone_else() {
 async fn a_questions_choices_are_buttons_for_the_person_asked() {
     let fake = FakeSlack::start().await;
     let run = start_with(|s| s, &fake);
-    assert!(fake.wait_for_connection(1, WAIT).await);
+    assert!(fake.wait_for_connection(1, PATIENCE).await);
     let prompter = run.slack.handle().approvals.clone().expect("buttons");
     let target = dm("U7");
     let (id, answer) = run
@@ -381,7 +380,10 @@ async fn a_questions_choices_are_buttons_for_the_person_asked() {
     let refusal = fake.wait_for_ephemerals(1).await;
     assert_eq!(refusal[0].text, "Only the person asked can answer this.");
     assert!(fake.press("D7", "U7", "p1"));
-    let reply = tokio::time::timeout(WAIT, answer).await.unwrap().unwrap();
+    let reply = tokio::time::timeout(PATIENCE, answer)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(reply, pincer_channels::approval::Reply::Picked(1));
 }
 

@@ -5,12 +5,11 @@ use crate::common;
 
 use std::time::{Duration, Instant};
 
+use common::PATIENCE;
 use common::telegram::setup;
 use common::{pairing_code, wait_until};
 use pincer_fakes::Step;
 use pincer_fakes::telegram::{Fault, Incoming};
-
-const WAIT: Duration = Duration::from_secs(15);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_owner_talks_in_a_direct_message_with_typing_shown_then_stopped() {
@@ -50,7 +49,7 @@ async fn a_long_reply_with_code_arrives_as_ordered_chunks_within_the_limit() {
     let _gateway = s.start();
     s.platform.inject(Incoming::dm(42, "write a lot"));
     // Done when the last section's code block has all its 20 lines.
-    wait_until("the end of the reply", || {
+    wait_until("the end of the reply", async || {
         s.texts_to(42).concat().matches("let x11 = 11;").count() >= 20
     })
     .await;
@@ -260,7 +259,7 @@ async fn rate_limits_are_waited_out() {
     let s = setup("", "owners = [\"telegram:42\"]").await;
     s.model.push(Step::text("after the wait"));
     let _gateway = s.start();
-    s.platform.wait_for_call("getUpdates", WAIT).await;
+    s.platform.wait_for_call("getUpdates", PATIENCE).await;
     for method in ["sendMessage", "editMessageText"] {
         s.platform
             .fail_next(method, Fault::TooManyRequests { retry_after: 1 });
@@ -307,7 +306,7 @@ async fn a_crash_between_receiving_and_replying_answers_once_after_restart() {
     s.model.push(Step::Stall);
     let gateway = s.start();
     s.platform.inject(Incoming::dm(42, "are you alive?"));
-    s.model.wait_for_requests(1, WAIT).await;
+    s.model.wait_for_requests(1, PATIENCE).await;
     drop(gateway); // SIGKILL mid-turn
     let _gateway = s.start();
     s.wait_for_text(42, "echo: are you alive?").await;
@@ -402,7 +401,7 @@ async fn a_job_made_in_a_chat_is_delivered_to_that_chat() {
         "{}",
         reminder.text
     );
-    wait_until("the one-shot job's removal after it ran", || {
+    wait_until("the one-shot job's removal after it ran", async || {
         let list = s.home.run(&["cron", "list"]).stdout;
         list.contains("No scheduled jobs")
     })
@@ -444,7 +443,7 @@ async fn a_risky_call_waits_for_the_owners_button_and_strangers_cannot_press_it(
         .expect("buttons on screen");
     let toast = s
         .platform
-        .wait_for_call("answerCallbackQuery", WAIT)
+        .wait_for_call("answerCallbackQuery", PATIENCE)
         .await
         .expect("the press is answered");
     assert!(
@@ -557,7 +556,7 @@ async fn a_question_offers_its_choices_as_buttons_to_the_person_asked_who_may_al
         .expect("buttons on screen");
     let toast = s
         .platform
-        .wait_for_call("answerCallbackQuery", WAIT)
+        .wait_for_call("answerCallbackQuery", PATIENCE)
         .await
         .expect("the press is answered");
     let toast = toast.param("text").as_str().unwrap_or_default().to_string();

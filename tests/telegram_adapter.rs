@@ -2,20 +2,17 @@
 //! in only once the core asks, files out, reactions, edits, typing in a topic.
 //! (Conversations through the whole binary are in tests/telegram.rs.)
 
-use crate::conformance::adapter;
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use adapter::telegram_settings;
+use crate::conformance::adapter::telegram_settings;
 use pincer_channels::inbox::fetch_all;
 use pincer_channels::telegram::{Telegram, TelegramSettings};
 use pincer_channels::{Channel, Inbound, InboundMessage, OutboundMedia, Target};
+use pincer_fakes::PATIENCE;
 use pincer_fakes::telegram::{FakeTelegram, Incoming};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-
-const WAIT: Duration = Duration::from_secs(10);
 
 fn adapter(fake: &FakeTelegram, inbox: &std::path::Path) -> Arc<Telegram> {
     Telegram::new(telegram_settings(fake, inbox), Default::default()).unwrap()
@@ -23,7 +20,7 @@ fn adapter(fake: &FakeTelegram, inbox: &std::path::Path) -> Arc<Telegram> {
 
 /// The next message on the bus, acknowledged as the core does once it is stored.
 async fn next(bus: &mut mpsc::Receiver<Inbound>) -> InboundMessage {
-    let mut inbound = tokio::time::timeout(WAIT, bus.recv())
+    let mut inbound = tokio::time::timeout(PATIENCE, bus.recv())
         .await
         .expect("a message on the bus in time")
         .expect("the bus is open");

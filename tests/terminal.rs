@@ -6,7 +6,7 @@ use crate::common;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use common::{Captured, TestHome, WAIT};
+use common::{Captured, PATIENCE, TestHome};
 use pincer_fakes::{FakeModel, Step};
 use serde_json::json;
 
@@ -39,10 +39,10 @@ async fn a_line_typed_mid_reply_steers_the_turn_in_the_real_binary() {
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(b"list my files\n").unwrap();
     stdin.flush().unwrap();
-    fake.wait_for_requests(1, WAIT).await;
+    fake.wait_for_requests(1, PATIENCE).await;
     stdin.write_all(b"no wait, just greet me\n").unwrap();
     stdin.flush().unwrap();
-    let requests = fake.wait_for_requests(2, WAIT).await;
+    let requests = fake.wait_for_requests(2, PATIENCE).await;
     assert_eq!(requests.len(), 2);
     let second = requests[1].body["messages"].to_string();
     assert!(

@@ -5,8 +5,7 @@
 
 use crate::common;
 
-use std::time::Duration;
-
+use common::PATIENCE;
 use common::pairing_code;
 use common::telegram::{Setup, setup};
 use common::trust::owner_memory;
@@ -17,7 +16,6 @@ use pincer_fakes::slack::FakeSlack;
 use pincer_fakes::telegram::Incoming;
 use serde_json::{Value, json};
 
-const WAIT: Duration = Duration::from_secs(15);
 const GROUP: i64 = -1001;
 const OWNER: i64 = 42;
 const MEMBER: i64 = 7;
@@ -35,7 +33,7 @@ fn tool_names(body: &Value) -> Vec<String> {
 
 /// Wait until the model has received `n` requests.
 async fn requests(s: &Setup, n: usize) -> Vec<pincer_fakes::Recorded> {
-    let got = s.model.wait_for_requests(n, WAIT).await;
+    let got = s.model.wait_for_requests(n, PATIENCE).await;
     assert!(got.len() >= n, "{} of {n} model requests came", got.len());
     got
 }
@@ -383,7 +381,7 @@ async fn a_members_press_on_the_owners_question_is_refused() {
     s.platform.press(GROUP, MEMBER, ":once").expect("buttons");
     let toast = s
         .platform
-        .wait_for_call("answerCallbackQuery", WAIT)
+        .wait_for_call("answerCallbackQuery", PATIENCE)
         .await
         .expect("the press is answered");
     assert!(
@@ -426,7 +424,7 @@ async fn an_owner_is_reached_by_user_id<P: FakePlatform>(platform: P) -> P {
     let dm = s.platform.dm(1, "message me and schedule a report").await;
     for needle in ["PROACTIVE HELLO", "JOB REPORT"] {
         let found = common::wait_for(
-            || {
+            async || {
                 s.platform
                     .shown()
                     .into_iter()

@@ -548,7 +548,7 @@ async fn a_members_message_answered_after_a_crash_is_still_a_members() {
     let body = again.body.to_string();
     assert_eq!(holds_owner_memory(&body), None, "{body}");
     assert!(body.contains("a member — not your owner"), "{body}");
-    wait_until("the crash's answer was sent once", || {
+    wait_until("the crash's answer was sent once", async || {
         s.texts_to(MEMBER)
             .iter()
             .filter(|t| t.contains("echo:"))
@@ -611,7 +611,7 @@ async fn a_guest_on<P: FakePlatform>(platform: P) {
     assert_eq!(tool_names(&sent[0].body), ["web_fetch", "web_search"]);
     assert!(tool_results(&sent[1].body)[0].contains("(guest)"));
     s.platform.group(5, 1, "save the plan", true).await;
-    wait_until("the owner's question", || {
+    wait_until("the owner's question", async || {
         s.platform.shown().iter().any(|m| m.buttons)
     })
     .await;
@@ -750,7 +750,7 @@ async fn recall_batched_with_the_owners_gives_a_member_and_a_guest_nothing() {
             .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap_or_default())
             .collect()
     };
-    wait_until("the owner's turn in the daily log", || {
+    wait_until("the owner's turn in the daily log", async || {
         read_log().contains("OWNERASK")
     })
     .await;

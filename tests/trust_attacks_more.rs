@@ -138,7 +138,7 @@ async fn a_guests_claims_do_not_reach_the_dream_as_the_owners() {
     s.platform.inject(Incoming::dm(OWNER, "/dream").command());
     // The dream reads only conversations where every speaker is an owner, and guests'
     // turns are not written to the daily log: it has nothing from the guest to read.
-    wait_until("the dream answered", || !s.texts_to(OWNER).is_empty()).await;
+    wait_until("the dream answered", async || !s.texts_to(OWNER).is_empty()).await;
     for request in s.model.requests() {
         let body = request.body.to_string();
         if body.contains("long-term memory") {
@@ -247,7 +247,7 @@ async fn an_owners_job_made_in_a_group_brings_no_owner_memory_to_the_group() {
         .inject(owner_says("post a digest here every hour"));
     // A group turn is untrusted content: making the job asks the owner first, and so
     // does running it (every cron action but `list` schedules something).
-    wait_until("the owner allowed the job", || {
+    wait_until("the owner allowed the job", async || {
         s.platform.press(GROUP, OWNER, "once").is_some()
     })
     .await;
@@ -258,15 +258,15 @@ async fn an_owners_job_made_in_a_group_brings_no_owner_memory_to_the_group() {
             .filter(|m| m.method == "sendMessage" && m.chat_id == GROUP && m.text.contains("cron"))
             .count()
     };
-    wait_until("the second question came", || questions() >= 2).await;
-    wait_until("the owner allowed running it", || {
+    wait_until("the second question came", async || questions() >= 2).await;
+    wait_until("the owner allowed running it", async || {
         s.platform.press(GROUP, OWNER, "once").is_some()
     })
     .await;
     // The job's turn and the rest of the owner's run side by side: either may take
     // the scripted "Scheduled.", so the job is found by its request, not its reply.
     let run = wait_for(
-        || {
+        async || {
             s.model
                 .requests()
                 .into_iter()
@@ -299,7 +299,7 @@ async fn a_guests_status_and_usage_do_not_show_the_owners_spending() {
             .filter(|t| t.contains("allowance"))
             .collect()
     };
-    wait_until("both answers came", || answers().len() == 2).await;
+    wait_until("both answers came", async || answers().len() == 2).await;
     for shown in answers() {
         assert!(
             !shown.contains("tokens") && shown.contains("$0.0000"),
@@ -333,7 +333,10 @@ async fn a_member_over_budget_cannot_spend_through_compact() {
     };
     for n in 1..=7 {
         s.platform.inject(member_dm(&format!("message {n}")));
-        wait_until("the member was told about the allowance", || told() == n).await;
+        wait_until("the member was told about the allowance", async || {
+            told() == n
+        })
+        .await;
     }
     s.platform.inject(member_dm("/compact").command());
     let answer = s.wait_for_text(MEMBER, "ompact").await.text;
@@ -361,7 +364,7 @@ async fn a_guest_can_neither_stop_the_owners_reply_nor_pin_the_groups_model() {
         );
     }
     let pinned = s.wait_for_text(GROUP, "change the model").await.text;
-    wait_until("the owner's turn ended, answered or stopped", || {
+    wait_until("the owner's turn ended, answered or stopped", async || {
         s.texts_to(GROUP)
             .iter()
             .any(|t| t.contains("OWNER ANSWER COMPLETE") || t.contains("Stopped."))
@@ -393,7 +396,7 @@ async fn a_revoked_senders_stored_message_is_not_answered_after_a_restart() {
     let _gateway = s.start();
     // Left-over messages are answered or set aside before the gateway says it runs; a
     // turn for this one would have started then, before the owner's message came.
-    common::wait_until("the restarted gateway running", || {
+    common::wait_until("the restarted gateway running", async || {
         s.log().matches("gateway running").count() >= 2
     })
     .await;
@@ -470,15 +473,10 @@ async fn a_restart_answers_neither_a_guests_messages_over_the_rate_nor_their_cha
     s.settled().await;
     // Only the turn the crash cuts short is left to answer: the rest were set aside.
     let store = pincer::store::Store::open(&s.home.path().join("pincer.db")).unwrap();
-    let mut left = 0;
-    for _ in 0..500 {
-        left = store.unanswered().await.unwrap().len();
-        if left == 1 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    assert_eq!(left, 1, "what the gateway left unanswered");
+    wait_until("one turn left unanswered by the gateway", async || {
+        store.unanswered().await.unwrap().len() == 1
+    })
+    .await;
     drop(gateway);
     let _gateway = s.start();
     s.wait_for_text(GROUP, "echo: Mallory").await;
@@ -586,7 +584,7 @@ async fn group_reply(s: &common::telegram::Setup, message: Incoming) -> String {
     let before = s.texts_to(GROUP).len();
     s.platform.inject(message);
     wait_for(
-        || s.texts_to(GROUP).get(before).cloned(),
+        async || s.texts_to(GROUP).get(before).cloned(),
         || format!("no answer in the group: {:#?}", s.texts_to(GROUP)),
     )
     .await

@@ -1,14 +1,12 @@
 //! Clean output: reasoning blocks and leaked tool-call markup never reach the chat or
 //! the visible text of the transcript; Anthropic thinking blocks go back signed.
 
-use std::time::Duration;
-
 use pincer_fakes::telegram::Incoming;
 use pincer_fakes::{FakeModel, Step};
 use serde_json::json;
 
-use crate::common::TestHome;
 use crate::common::telegram::setup;
+use crate::common::{PATIENCE, TestHome};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn think_blocks_and_tool_markup_never_reach_the_chat_or_the_transcript() {
@@ -88,7 +86,7 @@ async fn anthropic_thinking_blocks_go_back_signed_around_a_tool_call() {
     let run = home.run(&["chat", "-m", "what is in my workspace?"]);
     assert!(run.ok(), "{run:?}");
     assert_eq!(run.stdout.trim(), "The workspace is empty.");
-    let requests = model.wait_for_requests(2, Duration::from_secs(5)).await;
+    let requests = model.wait_for_requests(2, PATIENCE).await;
     assert_eq!(
         requests[0].body["thinking"],
         json!({"type": "enabled", "budget_tokens": 2048})

@@ -2,11 +2,9 @@
 //! tokens as text, or repeats itself, is hung up on at once — one model call, no
 //! "Continue" — and the person gets what came before plus one sentence saying why.
 
-use std::time::Duration;
-
 use pincer_fakes::{FakeModel, Step};
 
-use crate::common::{TestHome, openai_config};
+use crate::common::{TestHome, openai_config, wait_until};
 
 /// Run one `chat -m` against `model`; the run, and the model's requests.
 async fn chat(model: &FakeModel, step: Step) -> (crate::common::Run, usize) {
@@ -19,12 +17,12 @@ async fn chat(model: &FakeModel, step: Step) -> (crate::common::Run, usize) {
     (run, model.requests().len())
 }
 
-/// Wait until the fake saw its client leave mid-stream, or give up after a while.
+/// Wait until the fake saw its client leave mid-stream; how many clients left so.
 async fn hung_up(model: &FakeModel) -> u64 {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while model.hung_up() == 0 && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_until("the client leaving mid-stream", async || {
+        model.hung_up() > 0
+    })
+    .await;
     model.hung_up()
 }
 

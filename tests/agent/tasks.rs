@@ -4,18 +4,15 @@
 //! most 3 run at once, and a restart reports a running background task interrupted,
 //! once.
 
-use std::time::{Duration, Instant};
-
 use pincer_fakes::telegram::Incoming;
 use pincer_fakes::{Recorded, Step};
 use serde_json::json;
 
 use crate::common::telegram::{Setup, setup};
+use crate::common::wait_until;
 
 /// Heads the system prompt of a subagent's turn (`pincer::agent::prompt::TASK_RULE`).
 const CHILD: &str = "You are working on one task handed to you";
-const WAIT: Duration = Duration::from_secs(15);
-
 fn is_child(request: &Recorded) -> bool {
     request.body.to_string().contains(CHILD)
 }
@@ -42,11 +39,10 @@ async fn owner() -> Setup {
 
 /// Wait until the model has seen `n` requests of a subagent.
 async fn children(s: &Setup, n: usize) {
-    let deadline = Instant::now() + WAIT;
-    while s.model.requests().iter().filter(|r| is_child(r)).count() < n {
-        assert!(Instant::now() < deadline, "{n} child requests never came");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_until(&format!("{n} child requests"), async || {
+        s.model.requests().iter().filter(|r| is_child(r)).count() >= n
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

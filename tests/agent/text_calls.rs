@@ -3,11 +3,9 @@
 //! leaves the text alone. A reply that ran away runs none of the calls it wrote, and a
 //! reply cut short keeps only what the person saw of it.
 
-use std::time::Duration;
-
 use pincer_fakes::{FakeModel, Step};
 
-use crate::common::{TestHome, openai_config};
+use crate::common::{PATIENCE, TestHome, openai_config};
 
 /// The reply Qwen2.5-Coder gave in issue 34: the call in a fenced JSON block, as text.
 fn fenced_call() -> Step {
@@ -35,7 +33,7 @@ async fn a_call_written_as_text_runs_and_is_never_shown() {
         "Your notes say: buy oat milk.",
         "{run:?}"
     );
-    let requests = model.wait_for_requests(2, Duration::from_secs(5)).await;
+    let requests = model.wait_for_requests(2, PATIENCE).await;
     assert_eq!(requests.len(), 2);
     let messages = requests[1].body["messages"].as_array().expect("messages");
     let call = messages
@@ -93,9 +91,8 @@ async fn a_call_written_in_a_reply_that_ran_away_never_runs() {
         run.stderr.contains("repeating") || run.stdout.contains("repeating"),
         "{run:?}"
     );
-    // The loop was cut on the stream and the turn ended: the call it wrote before the
-    // loop did not run, so the model was never asked again with its result.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The loop was cut on the stream and the turn ended (the process has exited): the
+    // call it wrote before the loop did not run, so the model was never asked again.
     assert_eq!(model.requests().len(), 1, "{run:?}");
     assert!(!run.stdout.contains("tool_call"), "{run:?}");
 }

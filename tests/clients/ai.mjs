@@ -21,8 +21,9 @@ const url = process.env.PINCER_URL;
 const token = process.env.PINCER_TOKEN;
 const api = `${url}/api/chat`;
 const auth = { authorization: `Bearer ${token}` };
-/// How long a condition may take before the script gives up (the Rust side has its own).
-const PATIENCE_MS = 60_000;
+/// How long a condition may take before the script gives up: the Rust tests' PATIENCE
+/// (tests/fakes/src/wait.rs), passed in by tests/clients/rig.rs.
+const PATIENCE_MS = Number(process.env.PINCER_TEST_PATIENCE_MS || 30_000);
 
 const print = (line) => process.stdout.write(JSON.stringify(line) + "\n");
 

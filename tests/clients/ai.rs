@@ -4,13 +4,11 @@
 //! `useChat` runs them (`tests/clients/ai.mjs`). A stream the library rejects, or one that
 //! leaves a text part streaming, fails here.
 
-use std::time::{Duration, Instant};
-
 use pincer_fakes::{FakeModel, Step};
 use serde_json::Value;
 
 use super::rig::{self, Ran};
-use crate::common::{Gateway, TestHome, openai_config};
+use crate::common::{Gateway, TestHome, openai_config, wait_for};
 
 const TOKEN: &str = "ai-sdk-test-token-3c9e1f7a-64b2-4d08-a5e1";
 
@@ -35,18 +33,16 @@ impl Panel {
         home.write_secrets(&format!("web:\n  token: \"{TOKEN}\"\n"));
         let gateway = home.start_gateway();
         let url = format!("http://127.0.0.1:{port}");
-        let deadline = Instant::now() + crate::common::PATIENCE;
-        while !reqwest::get(format!("{url}/healthz"))
-            .await
-            .is_ok_and(|r| r.status().is_success())
-        {
-            assert!(
-                Instant::now() < deadline,
-                "the panel did not come up:\n{}",
-                home.gateway_log()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        wait_for(
+            async || {
+                reqwest::get(format!("{url}/healthz"))
+                    .await
+                    .is_ok_and(|r| r.status().is_success())
+                    .then_some(())
+            },
+            || format!("the panel did not come up:\n{}", home.gateway_log()),
+        )
+        .await;
         Panel {
             url,
             _gateway: gateway,

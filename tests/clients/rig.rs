@@ -7,8 +7,14 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-/// How long one client script may take before the case fails.
-pub const DEADLINE: Duration = Duration::from_secs(90);
+use crate::common::PATIENCE;
+
+/// How long one client script may take before the case fails: a few `PATIENCE`s, since
+/// the script waits up to `PATIENCE` itself for what it expects (it is told so in
+/// `PINCER_TEST_PATIENCE_MS`) and its own failure says more than this one.
+fn script_deadline() -> Duration {
+    PATIENCE * 3
+}
 
 /// `tests/clients`, where the scripts and the installed libraries are.
 pub fn dir() -> PathBuf {
@@ -78,7 +84,7 @@ impl std::fmt::Display for Ran {
 }
 
 /// Run `interpreter script args…` in `tests/clients` with `env` added, within
-/// `DEADLINE`. Lines of stdout that are not JSON are kept as strings.
+/// `script_deadline()`. Lines of stdout that are not JSON are kept as strings.
 pub async fn run(interpreter: &Path, script: &str, args: &[&str], env: &[(&str, &str)]) -> Ran {
     let mut command = tokio::process::Command::new(interpreter);
     command
@@ -102,11 +108,13 @@ pub async fn run(interpreter: &Path, script: &str, args: &[&str], env: &[(&str, 
     let bin = dir().join("node_modules/.bin");
     let path = std::env::var("PATH").unwrap_or_default();
     command.env("PATH", format!("{}:{path}", bin.display()));
+    command.env("PINCER_TEST_PATIENCE_MS", PATIENCE.as_millis().to_string());
     command.envs(env.iter().copied());
     let child = command.spawn().expect("start the client script");
-    let output = tokio::time::timeout(DEADLINE, child.wait_with_output())
+    let deadline = script_deadline();
+    let output = tokio::time::timeout(deadline, child.wait_with_output())
         .await
-        .unwrap_or_else(|_| panic!("{script} did not finish in {DEADLINE:?}"))
+        .unwrap_or_else(|_| panic!("{script} did not finish in {deadline:?}"))
         .expect("wait for the client script");
     let lines = String::from_utf8_lossy(&output.stdout)
         .lines()

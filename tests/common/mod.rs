@@ -8,7 +8,6 @@ pub mod trust;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::Duration;
 
 use pincer_fakes::FakeModel;
 
@@ -218,30 +217,8 @@ pub fn set_mode(path: &Path, mode: u32) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
 }
 
-pub const WAIT: Duration = Duration::from_secs(10);
-
-/// How long `wait_for` and `wait_until` give the code under test before failing: long,
-/// since it only matters when a test fails, and the test machines are busy.
-pub const PATIENCE: Duration = Duration::from_secs(30);
-
-/// Poll `check` until it gives a value and return it; after `PATIENCE`, fail with what
-/// `failure` says then. Reads tokio's clock, so it also works on a paused clock.
-pub async fn wait_for<T>(
-    mut check: impl FnMut() -> Option<T>,
-    failure: impl FnOnce() -> String,
-) -> T {
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    loop {
-        if let Some(found) = check() {
-            return found;
-        }
-        if tokio::time::Instant::now() >= deadline {
-            panic!("after {PATIENCE:?}: {}", failure());
-        }
-        // Not faster: some checks start a process (`pincer status`) each time.
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
+/// How every test waits for what it expects (see `pincer_fakes::wait`).
+pub use pincer_fakes::{PATIENCE, wait_for, wait_for_within, wait_until};
 
 /// What a child process writes to a pipe, read as it comes by a thread (so the pipe
 /// never fills up).
@@ -275,16 +252,11 @@ impl Captured {
     /// Wait until what was read shows `needle` `count` times.
     pub async fn shows(&self, needle: &str, count: usize) {
         wait_for(
-            || (self.text().matches(needle).count() >= count).then_some(()),
+            async || (self.text().matches(needle).count() >= count).then_some(()),
             || format!("never showed {needle:?} {count} times:\n{}", self.text()),
         )
         .await
     }
-}
-
-/// Wait until `done` holds; after `PATIENCE`, fail saying `what` never happened.
-pub async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    wait_for(|| done().then_some(()), || format!("{what} never happened")).await
 }
 
 /// The fake MCP server binary (`pincer-fakes`' `fake-mcp`), built beside `pincer` by

@@ -68,7 +68,7 @@ pub async fn wait_shown(
     log: impl FnOnce() -> String,
 ) -> Shown {
     wait_for(
-        || {
+        async || {
             platform
                 .shown()
                 .into_iter()
@@ -141,7 +141,7 @@ impl<P: FakePlatform> Setup<P> {
     pub async fn status_shows(&self, state: &str) -> String {
         let name = format!("{} ", self.platform.name());
         wait_for(
-            || {
+            async || {
                 let status = self.home.run(&["status"]).stdout;
                 let shows = status.lines().any(|line| {
                     line.trim_start()

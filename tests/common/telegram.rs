@@ -40,7 +40,7 @@ impl platform::Setup<FakeTelegram> {
     /// Wait until a message to `chat` finally shows `needle`.
     pub async fn wait_for_text(&self, chat: i64, needle: &str) -> Sent {
         wait_for(
-            || {
+            async || {
                 self.shown()
                     .into_iter()
                     .find(|m| m.chat_id == chat && m.text.contains(needle))
@@ -70,7 +70,7 @@ impl platform::Setup<FakeTelegram> {
     /// this, a message nobody answered was refused, or is in `pincer sessions`.
     pub async fn settled(&self) {
         wait_for(
-            || (self.platform.pending_updates() == 0).then_some(()),
+            async || (self.platform.pending_updates() == 0).then_some(()),
             || {
                 format!(
                     "{} updates still unconfirmed; gateway log:\n{}",

@@ -2,14 +2,12 @@
 //! group), the tools a model request offered and the tool results it carried, and an
 //! owner's memory whose every part carries a marker to look for in what the model saw.
 
-use std::time::Duration;
-
 use pincer_fakes::Recorded;
 use serde_json::Value;
 
+use super::PATIENCE;
 use super::telegram::Setup;
 
-pub const WAIT: Duration = Duration::from_secs(15);
 pub const GROUP: i64 = -1001;
 pub const OWNER: i64 = 42;
 pub const MEMBER: i64 = 7;
@@ -46,7 +44,7 @@ pub fn tool_results(body: &Value) -> Vec<String> {
 
 /// Wait until the model has received `n` requests.
 pub async fn requests(s: &Setup, n: usize) -> Vec<Recorded> {
-    let got = s.model.wait_for_requests(n, WAIT).await;
+    let got = s.model.wait_for_requests(n, PATIENCE).await;
     assert!(got.len() >= n, "{} of {n} model requests came", got.len());
     got
 }

@@ -3,7 +3,7 @@
 //! starts by itself, which no chat message can trigger on cue). One `InProcess` per
 //! fake: how to build its adapter, and where the fake holds a person's direct chat.
 //! The settings that point each adapter at its fake serve the adapter tests too
-//! (tests/{telegram,discord,slack}_adapter.rs include this file).
+//! (tests/{telegram,discord,slack}_adapter.rs use this module).
 #![allow(dead_code)] // each adapter test uses one platform's settings
 
 use std::path::Path;

@@ -7,7 +7,6 @@
 use std::os::unix::fs::symlink;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
-use std::time::Duration;
 
 use pincer::tools::{Caller, Guard, Outcome, Registry, ToolContext};
 use serde_json::{Value, json};
@@ -174,7 +173,7 @@ fn a_fifo_is_refused_at_once() {
         let _ = done.send((read, write));
     });
     let (read, write) = finished
-        .recv_timeout(Duration::from_secs(60))
+        .recv_timeout(crate::common::PATIENCE)
         .expect("read_file blocked on a FIFO");
     refused(&read, "is a FIFO (named pipe), not a regular file");
     refused(&write, "not a regular file");

@@ -2,15 +2,13 @@
 //! host program drives it; with the ordering rules every protocol's output must keep.
 
 use std::process::Stdio;
-use std::time::Duration;
 
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
+use crate::common::PATIENCE;
 use crate::common::TestHome;
-
-pub const WAIT: Duration = Duration::from_secs(20);
 
 pub struct Proc {
     child: Child,
@@ -48,9 +46,9 @@ impl Proc {
         stdin.flush().await.expect("flush");
     }
 
-    /// The next line, within `WAIT`.
+    /// The next line, within `PATIENCE`.
     pub async fn next(&mut self) -> Option<Value> {
-        let line = tokio::time::timeout(WAIT, self.lines.next_line())
+        let line = tokio::time::timeout(PATIENCE, self.lines.next_line())
             .await
             .unwrap_or_else(|_| panic!("no line in time; seen: {:#?}", self.seen))
             .expect("read stdout")?;
@@ -85,7 +83,7 @@ impl Proc {
     pub async fn finish(mut self) -> (Option<i32>, Vec<Value>) {
         self.stdin = None;
         while self.next().await.is_some() {}
-        let status = tokio::time::timeout(WAIT, self.child.wait())
+        let status = tokio::time::timeout(PATIENCE, self.child.wait())
             .await
             .expect("exit in time")
             .expect("wait");

@@ -127,7 +127,7 @@ async fn interrupt_plan_mode_set_model_and_resume() {
     runner.send(message("count slowly")).await;
     runner.until_type("init", None).await;
     // Interrupt once the model is answering.
-    model.wait_for_requests(1, super::rig::WAIT).await;
+    model.wait_for_requests(1, crate::common::PATIENCE).await;
     runner.send(json!({"type": "interrupt"})).await;
     runner.until_type("interrupted", None).await;
     let stopped = runner.until_type("result", None).await;

@@ -61,7 +61,7 @@ async fn a_permission_request_nobody_answers_is_refused_in_time_and_the_turn_com
     assert!(progress["elapsedTimeSeconds"].as_f64().unwrap_or_default() >= 1.0);
     // …then refused with the reason, and the turn goes on to its end.
     // Progress keeps coming while it waits: bound the wait for the refusal itself.
-    let warning = tokio::time::timeout(super::rig::WAIT, runner.until_type("warning", None))
+    let warning = tokio::time::timeout(crate::common::PATIENCE, runner.until_type("warning", None))
         .await
         .expect("the unanswered request was refused within the wait");
     assert_eq!(warning["requestId"], ask["requestId"]);

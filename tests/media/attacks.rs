@@ -8,7 +8,8 @@ use pincer_fakes::telegram::Incoming;
 use pincer_fakes::{Recorded, Step};
 use serde_json::json;
 
-use super::rig::{OWNER, Rig, WAIT, Wire, png_claiming};
+use super::rig::{OWNER, Rig, Wire, png_claiming};
+use crate::common::{PATIENCE, wait_until};
 
 const GROUP: i64 = -1001;
 const GUEST: i64 = 99;
@@ -52,7 +53,7 @@ async fn a_slow_transcription_holds_up_no_other_chat() {
     rig.start().await;
     rig.telegram
         .inject(Incoming::dm(MEMBER, "").with_voice(b"OggS-not-measured".to_vec()));
-    rig.model.wait_for_transcriptions(1, WAIT).await;
+    rig.model.wait_for_transcriptions(1, PATIENCE).await;
     // The member's voice note is with the transcriber; the owner writes meanwhile.
     rig.telegram.inject(Incoming::dm(OWNER as i64, "ping"));
     rig.shown(&rig.telegram, "42", "echo: ping").await;
@@ -137,14 +138,10 @@ async fn the_owners_turn_in_a_group_neither_sends_their_private_files_nor_acts_u
             .mentioning_bot(),
     );
     // The ordinary file needs the owner's yes: a question with buttons in the group.
-    let deadline = std::time::Instant::now() + WAIT;
-    while rig.telegram.press(GROUP, OWNER as i64, "deny").is_none() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no approval question in the group"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_until("an approval question in the group, pressed", async || {
+        rig.telegram.press(GROUP, OWNER as i64, "deny").is_some()
+    })
+    .await;
     rig.shown(&rig.telegram, &GROUP.to_string(), "Done.").await;
     assert!(rig.telegram.sent_files().is_empty(), "nothing was sent");
     let requests = rig.requests(3).await;

@@ -7,7 +7,8 @@ use pincer_fakes::telegram::MediaKind;
 use pincer_fakes::{Recorded, Step, discord, slack, telegram};
 use serde_json::json;
 
-use super::rig::{OWNER, Rig, WAIT, Wire, png};
+use super::rig::{OWNER, Rig, Wire, png};
+use crate::common::PATIENCE;
 
 /// Queue a turn that calls `send_file` with `args`, then says `done`.
 fn script_send(rig: &Rig, args: serde_json::Value, done: &str) {
@@ -87,7 +88,7 @@ async fn a_png_goes_as_a_photo_and_a_csv_as_a_document_on_every_platform() {
     rig.slack
         .inject(slack::Incoming::dm(OWNER, "and the costs"));
     rig.shown(&rig.slack, "D42", "costs on slack").await;
-    let uploads = rig.slack.wait_for_uploads(2, WAIT).await;
+    let uploads = rig.slack.wait_for_uploads(2, PATIENCE).await;
     let done: Vec<_> = uploads.iter().filter(|u| u.completed).collect();
     assert_eq!(done.len(), 2, "{uploads:#?}");
     assert_eq!(done[0].file_name, "chart.png");

@@ -3,7 +3,8 @@
 
 use pincer_fakes::{discord, slack, telegram};
 
-use super::rig::{OWNER, Rig, WAIT, Wire};
+use super::rig::{OWNER, Rig, Wire};
+use crate::common::PATIENCE;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ack_reaction_reaches_telegram_discord_and_slack() {
@@ -13,7 +14,7 @@ async fn ack_reaction_reaches_telegram_discord_and_slack() {
     let id = rig
         .telegram
         .inject(telegram::Incoming::dm(OWNER as i64, "hello"));
-    let reactions = rig.telegram.wait_for_reactions(1, WAIT).await;
+    let reactions = rig.telegram.wait_for_reactions(1, PATIENCE).await;
     assert_eq!(
         reactions,
         vec![(OWNER as i64, id, "👀".to_string())],
@@ -23,11 +24,14 @@ async fn ack_reaction_reaches_telegram_discord_and_slack() {
     );
 
     let id = rig.discord.inject(discord::Incoming::dm(OWNER, "hello"));
-    let reactions = rig.discord.wait_for_reactions(1, WAIT).await;
+    let reactions = rig.discord.wait_for_reactions(1, PATIENCE).await;
     assert_eq!(reactions, vec![(rig.discord_dm(), id, "👀".to_string())]);
 
     let ts = rig.slack.inject(slack::Incoming::dm(OWNER, "hello"));
-    crate::common::wait_until("a reaction on Slack", || !rig.slack.reactions().is_empty()).await;
+    crate::common::wait_until("a reaction on Slack", async || {
+        !rig.slack.reactions().is_empty()
+    })
+    .await;
     // Slack names reactions: 👀 is "eyes".
     assert_eq!(
         rig.slack.reactions(),

@@ -2,21 +2,18 @@
 //! model speaking either wire format: the media tests send a photo, a voice note or a
 //! document from each platform and look at what reached the model and what came back.
 
-use std::time::Duration;
-
 use pincer_fakes::FakeModel;
 use pincer_fakes::discord::{self, FakeDiscord};
 use pincer_fakes::platform::FakePlatform;
 use pincer_fakes::slack::FakeSlack;
 use pincer_fakes::telegram::FakeTelegram;
 
+use crate::common::PATIENCE;
 use crate::common::platform::{channel_table, wait_shown};
 use crate::common::{Gateway, TestHome};
 
 /// The owner's small number on every platform (telegram:42, discord:…, slack:U42).
 pub const OWNER: u64 = 42;
-pub const WAIT: Duration = Duration::from_secs(20);
-
 /// Which wire format the fake model is spoken to in.
 #[derive(Clone, Copy, Debug)]
 pub enum Wire {
@@ -80,7 +77,7 @@ impl Rig {
         let platforms: [&dyn FakePlatform; 3] = [&self.telegram, &self.discord, &self.slack];
         for platform in platforms {
             assert!(
-                platform.connected(WAIT).await,
+                platform.connected(PATIENCE).await,
                 "{} never connected; gateway log:\n{}",
                 platform.name(),
                 self.log()
@@ -99,7 +96,7 @@ impl Rig {
 
     /// Wait until the fake model has seen `n` requests.
     pub async fn requests(&self, n: usize) -> Vec<pincer_fakes::Recorded> {
-        let seen = self.model.wait_for_requests(n, WAIT).await;
+        let seen = self.model.wait_for_requests(n, PATIENCE).await;
         assert!(
             seen.len() >= n,
             "the model saw {} requests, not {n}; gateway log:\n{}",

@@ -5,7 +5,8 @@
 
 use pincer_fakes::{discord, telegram};
 
-use super::rig::{OWNER, Rig, WAIT, Wire};
+use super::rig::{OWNER, Rig, Wire};
+use crate::common::PATIENCE;
 
 const TRANSCRIPTION: &str = "[transcription]\nprovider = \"fake\"\nmodel = \"whisper-1\"\n";
 
@@ -26,7 +27,7 @@ async fn a_telegram_voice_note_is_transcribed_into_the_request_and_the_transcrip
         .inject(telegram::Incoming::dm(OWNER as i64, "").with_voice(ogg()));
     rig.shown(&rig.telegram, "42", "echo:").await;
 
-    let heard = rig.model.wait_for_transcriptions(1, WAIT).await;
+    let heard = rig.model.wait_for_transcriptions(1, PATIENCE).await;
     assert_eq!(heard.len(), 1);
     assert_eq!(heard[0].model, "whisper-1");
     assert_eq!(heard[0].size, 2048, "the whole recording is sent");

@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use super::server::{Flavor, MODEL, Server};
 use super::tap::Tap;
-use crate::common::{Captured, Run, TestHome};
+use crate::common::{Captured, PATIENCE, Run, TestHome, wait_for_within};
 
-/// How long one `pincer` run may take before the test fails. Generous: only a failing
-/// test waits it out, and a 2-core machine shared with builds reads and writes slowly.
-pub const RUN_DEADLINE: Duration = Duration::from_secs(900);
+/// How long one `pincer` run may take before the test fails: thirty `PATIENCE`s (15
+/// min), since a real model on a 2-core machine shared with builds may take minutes
+/// per answer, and a run asks it several times. Only a failing test waits it out.
+pub const RUN_DEADLINE: Duration = PATIENCE.saturating_mul(30);
 
 /// The chat-template control tokens a person must never see (SmolLM2 speaks ChatML;
 /// the others are the families' own).
@@ -160,18 +161,13 @@ pub struct Background {
 impl Background {
     /// Wait for its exit (within `RUN_DEADLINE`); its exit code.
     pub async fn wait(mut self) -> Option<i32> {
-        let deadline = tokio::time::Instant::now() + RUN_DEADLINE;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("poll pincer") {
-                return status.code();
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "pincer did not exit within {RUN_DEADLINE:?}; stderr:\n{}",
-                self.stderr.text()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let Background { child, stderr, .. } = &mut self;
+        wait_for_within(
+            RUN_DEADLINE,
+            async || child.try_wait().expect("poll pincer").map(|s| s.code()),
+            || format!("pincer did not exit; stderr:\n{}", stderr.text()),
+        )
+        .await
     }
 }
 

@@ -16,8 +16,12 @@ use std::time::Duration;
 
 use tokio::sync::{Mutex, MutexGuard, OnceCell};
 
-/// How long the server may take to load the model and answer `/health`.
-const START_DEADLINE: Duration = Duration::from_secs(120);
+use crate::common::{PATIENCE, wait_for_within};
+
+/// How long the server may take to load the model and answer `/health`: four
+/// `PATIENCE`s, since loading a model on a 2-core machine shared with builds takes far
+/// longer than anything the fakes do.
+const START_DEADLINE: Duration = PATIENCE.saturating_mul(4);
 
 /// The context window every server runs with: small, as local models' often are, so a
 /// test conversation can outgrow it.
@@ -160,20 +164,21 @@ impl Server {
     /// Wait until `/health` answers 200 (it answers 503 while the model loads).
     async fn wait_healthy(&self) {
         let client = reqwest::Client::new();
-        let deadline = tokio::time::Instant::now() + START_DEADLINE;
-        loop {
-            let health = client.get(format!("{}/health", self.url)).send().await;
-            if health.is_ok_and(|r| r.status().is_success()) {
-                return;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "the model server at {} was not healthy within {START_DEADLINE:?}; its log:\n{}",
-                self.url,
-                self.log_text()
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        wait_for_within(
+            START_DEADLINE,
+            async || {
+                let health = client.get(format!("{}/health", self.url)).send().await;
+                health.is_ok_and(|r| r.status().is_success()).then_some(())
+            },
+            || {
+                format!(
+                    "the model server at {} was not healthy; its log:\n{}",
+                    self.url,
+                    self.log_text()
+                )
+            },
+        )
+        .await
     }
 
     /// The server's log so far (the last 4 KB of it).

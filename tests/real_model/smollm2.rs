@@ -6,23 +6,21 @@ use std::time::Duration;
 use super::rig::{Local, RUN_DEADLINE, template_tokens_in};
 use super::server::{Flavor, WINDOW, serial};
 use super::tap;
+use crate::common::{PATIENCE, wait_for_within};
 use serde_json::{Value, json};
 
 /// How long Pincer may take to show text it has received: printing it is immediate, so
-/// this is only a bound for a busy machine.
-const SHOW_DEADLINE: Duration = Duration::from_secs(60);
+/// this is only a bound for a machine busy with the model itself: two `PATIENCE`s.
+const SHOW_DEADLINE: Duration = PATIENCE.saturating_mul(2);
 
-/// Wait until `done` holds, polling; after `patience`, fail with `what` and the evidence.
+/// Wait until `done` holds; after `patience`, fail with `what` and the evidence.
 async fn wait_until(local: &Local, patience: Duration, what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + patience;
-    while !done() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{what} never happened within {patience:?}; {}",
-            local.evidence()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_for_within(
+        patience,
+        async || done().then_some(()),
+        || format!("{what} never happened; {}", local.evidence()),
+    )
+    .await
 }
 
 /// The person sees the first words while the model is still writing the rest, and the

@@ -11,19 +11,16 @@
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use fantoccini::{Client, ClientBuilder, Locator};
 use pincer_fakes::telegram::Incoming;
 
-use crate::common::pairing_code;
 use crate::common::telegram::setup;
+use crate::common::{pairing_code, wait_for, wait_until};
 
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 const CHROMIUM: &str = "/usr/bin/chromium";
 const TOKEN: &str = "browser-test-token-5f1c0a9e-2b7d4c81e06f93a5";
-const WAIT: Duration = Duration::from_secs(20);
-
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -46,7 +43,7 @@ impl Drop for Driver {
 }
 
 impl Driver {
-    fn start() -> Option<Driver> {
+    async fn start() -> Option<Driver> {
         if !std::path::Path::new(CHROMEDRIVER).exists() {
             assert!(
                 std::env::var_os("CI").is_none(),
@@ -62,11 +59,10 @@ impl Driver {
             .stderr(Stdio::null())
             .spawn()
             .expect("start chromedriver");
-        let deadline = Instant::now() + WAIT;
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "chromedriver did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_until("chromedriver listening", async || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        })
+        .await;
         Some(Driver {
             child,
             port,
@@ -106,31 +102,32 @@ async fn screenshot(browser: &Client, name: &str) {
 
 /// Wait for `css` to match an element whose text contains `needle`.
 async fn wait_text(browser: &Client, css: &str, needle: &str) -> String {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        for element in browser
-            .find_all(Locator::Css(css))
-            .await
-            .unwrap_or_default()
-        {
-            if let Ok(text) = element.text().await
-                && text.contains(needle)
+    // The page as last seen, for the failure message (which cannot ask the browser).
+    let last_page = std::cell::RefCell::new(String::new());
+    wait_for(
+        async || {
+            for element in browser
+                .find_all(Locator::Css(css))
+                .await
+                .unwrap_or_default()
             {
-                return text;
+                if let Ok(text) = element.text().await
+                    && text.contains(needle)
+                {
+                    return Some(text);
+                }
             }
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no `{css}` saying `{needle}` in:\n{}",
-            browser.source().await.unwrap_or_default()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+            *last_page.borrow_mut() = browser.source().await.unwrap_or_default();
+            None
+        },
+        || format!("no `{css}` saying `{needle}` in:\n{}", last_page.borrow()),
+    )
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_owner_uses_the_panel_in_chromium() {
-    let Some(driver) = Driver::start() else {
+    let Some(driver) = Driver::start().await else {
         return;
     };
     let port = free_port();
@@ -146,17 +143,12 @@ async fn the_owner_uses_the_panel_in_chromium() {
     let _gateway = s.start();
     let base = format!("http://127.0.0.1:{port}");
     // The gateway is up when /healthz says every channel is.
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let ok = reqwest::get(format!("{base}/healthz"))
+    wait_until("the panel coming up", async || {
+        reqwest::get(format!("{base}/healthz"))
             .await
-            .is_ok_and(|r| r.status().is_success());
-        if ok {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the panel did not come up");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+            .is_ok_and(|r| r.status().is_success())
+    })
+    .await;
     // A stranger asks to pair.
     s.platform
         .inject(Incoming::dm(7, "hello, who are you?").from(7, "Ana", None));

@@ -1,13 +1,12 @@
 //! The Scheduled tasks page: adding a job with the CLI's validation and messages, Run
 //! now through the gateway's scheduler, Enable/Disable and Remove.
 
-use std::time::{Duration, Instant};
-
 use axum::http::StatusCode;
 use pincer::store::Job;
 use pincer_fakes::Step;
 
 use super::harness::Panel;
+use crate::common::wait_for;
 
 const OWNERS: &str = "[agent]\nowners = [\"telegram:1\"]\ntimezone = \"Europe/Paris\"\n";
 
@@ -203,15 +202,11 @@ async fn run_now_starts_the_job_and_its_result_is_recorded() {
         page.text
     );
     // The run finishes in the background; wait for it to be recorded.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let job = loop {
-        let job = only_job(&panel).await;
-        if job.last_status.is_some() {
-            break job;
-        }
-        assert!(Instant::now() < deadline, "the run was never recorded");
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    };
+    let job = wait_for(
+        async || Some(only_job(&panel).await).filter(|job| job.last_status.is_some()),
+        || "the run was never recorded".into(),
+    )
+    .await;
     assert_eq!(job.last_status.as_deref(), Some("ok"), "{job:?}");
     assert!(job.enabled, "a cron job stays after running");
     let seen = panel.fake.requests();

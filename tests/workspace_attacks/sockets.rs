@@ -4,12 +4,12 @@
 //! sandboxed command — while the owner, also on the loopback, still gets every page,
 //! even after a flood of silent connections.
 
+use std::cell::RefCell;
 use std::os::unix::net::UnixListener;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 use super::rig::{Rig, exec, free_port, get, http, write_file};
-use crate::common::PATIENCE;
+use crate::common::{PATIENCE, wait_for};
 
 /// Connects to every socket path it is given, says what happened, sends a knock.
 const UNIX_PROBE: &str = "import socket, sys\nfor path in sys.argv[1:]:\n    try:\n        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n        s.connect(path)\n        s.sendall(b'KNOCK')\n        s.close()\n        print('REACHED', path)\n    except OSError as e:\n        print('REFUSED', path, e)\n";
@@ -125,24 +125,31 @@ fn panel(sandbox: &'static str) -> (Rig, u16, crate::common::Gateway) {
     rig.home
         .write_secrets(&format!("web:\n  token: \"{TOKEN}\"\n"));
     let gateway = rig.start_gateway();
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        match http(port, &get(port, "/healthz", None), Duration::from_secs(5)) {
-            Ok(answer) if answer.starts_with("HTTP/1.1 200") => break,
-            other => assert!(
-                Instant::now() < deadline,
-                "the panel never came up: {other:?}\n{}",
+    // These tests are not async (the rig owns the runtime that serves the fake model),
+    // so that runtime drives the wait.
+    let last = RefCell::new(Ok(String::new()));
+    rig.runtime.block_on(wait_for(
+        async || match http(port, &get(port, "/healthz", None), PATIENCE) {
+            Ok(answer) if answer.starts_with("HTTP/1.1 200") => Some(()),
+            other => {
+                *last.borrow_mut() = other;
+                None
+            }
+        },
+        || {
+            format!(
+                "the panel never came up: {:?}\n{}",
+                last.borrow(),
                 rig.home.gateway_log()
-            ),
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+            )
+        },
+    ));
     (rig, port, gateway)
 }
 
 /// The owner's client gets the overview page.
 fn owner_gets_pages(port: u16) -> Result<String, String> {
-    let answer = http(port, &get(port, "/", Some(TOKEN)), Duration::from_secs(10))?;
+    let answer = http(port, &get(port, "/", Some(TOKEN)), PATIENCE)?;
     if answer.starts_with("HTTP/1.1 200") && answer.contains("<html") {
         Ok(answer)
     } else {
@@ -224,7 +231,7 @@ fn a_flood_of_silent_connections_does_not_lock_the_owner_out_of_the_panel() {
         "160 silent connections locked the owner out: {page:?}\n{}",
         rig.home.gateway_log()
     );
-    let health = http(port, &get(port, "/healthz", None), Duration::from_secs(10));
+    let health = http(port, &get(port, "/healthz", None), PATIENCE);
     assert!(
         health.as_ref().is_ok_and(|a| a.starts_with("HTTP/1.1 200")),
         "{health:?}"

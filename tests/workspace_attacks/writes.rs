@@ -39,7 +39,7 @@ async fn inbox_link(sandbox: &str) {
     s.wait_for_text(7, "read this").await;
     let kept = s.home.path().join("state/inbox/telegram");
     let files: Vec<_> = wait_for(
-        || {
+        async || {
             std::fs::read_dir(&kept)
                 .ok()
                 .map(|d| d.flatten().collect::<Vec<_>>())

@@ -40,6 +40,8 @@
 //! - `telegram` — `FakeTelegram`: the fake Bot API server, a module folder of its own
 //! - `discord`  — `FakeDiscord`: the fake REST API and gateway, a module folder of its own
 //! - `slack`    — `FakeSlack`: the fake Web API and Socket Mode server, ditto
+//! - `wait`     — `PATIENCE` and `wait_for`/`wait_until`: how every test waits for what it expects
+//!   (`wait_for_within` for the real model's longer waits)
 //!
 //! ## Behaviour worth knowing
 //! - Steps are consumed FIFO, one per chat request that passes the checks, whichever
@@ -129,8 +131,10 @@ mod step;
 pub mod telegram;
 mod tokens;
 mod transcription;
+mod wait;
 
 pub use model::FakeModel;
 pub use recorded::{Format, Recorded, RecordedJson, Transcription};
 pub use server::MISSING_MODEL;
 pub use step::Step;
+pub use wait::{PATIENCE, wait_for, wait_for_within, wait_until};

@@ -2,13 +2,10 @@
 //! their types and bytes), the 10 MB upload limit, reactions, and incoming attachments
 //! and voice messages shaped as Discord shapes them.
 
-use std::time::Duration;
-
+use pincer_fakes::PATIENCE;
 use pincer_fakes::discord::{FakeDiscord, Incoming, TOKEN, objects};
 use reqwest::multipart::{Form, Part};
 use serde_json::{Value, json};
-
-const WAIT: Duration = Duration::from_secs(5);
 
 fn client() -> reqwest::Client {
     reqwest::Client::new()
@@ -57,7 +54,7 @@ async fn files_the_bot_attaches_keep_names_types_and_bytes() {
     assert_eq!(message["attachments"][0]["content_type"], "application/pdf");
     assert_eq!(message["attachments"][1]["content_type"], "image/png");
 
-    let files = fake.wait_for_sent_files(2, WAIT).await;
+    let files = fake.wait_for_sent_files(2, PATIENCE).await;
     assert_eq!(files.len(), 2);
     assert_eq!(files[0].file_name, "report.pdf");
     assert_eq!(files[0].content_type, "application/pdf");
@@ -122,7 +119,7 @@ async fn reactions_are_recorded_percent_decoded() {
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["code"], 10008);
 
-    let reactions = fake.wait_for_reactions(2, WAIT).await;
+    let reactions = fake.wait_for_reactions(2, PATIENCE).await;
     assert_eq!(
         reactions,
         vec![

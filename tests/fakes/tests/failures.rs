@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use common::{anthropic_body, events, openai_body, post_anthropic, post_openai};
 use futures_util::StreamExt;
-use pincer_fakes::{FakeModel, Step};
+use pincer_fakes::{FakeModel, PATIENCE, Step};
 use serde_json::{Value, json};
 
 #[tokio::test]
@@ -137,7 +137,7 @@ async fn stall_sends_one_chunk_then_nothing() {
     let next = tokio::time::timeout(Duration::from_millis(300), stream.next()).await;
     assert!(next.is_err(), "nothing more arrives: {next:?}");
     drop(fake);
-    let after_shutdown = tokio::time::timeout(Duration::from_secs(5), stream.next()).await;
+    let after_shutdown = tokio::time::timeout(PATIENCE, stream.next()).await;
     assert!(
         matches!(after_shutdown, Ok(None | Some(Err(_)))),
         "the stall ends with the fake"

@@ -3,7 +3,7 @@
 use crate::common;
 
 use common::{events, openai_body, openai_text, post_openai};
-use pincer_fakes::{FakeModel, Step};
+use pincer_fakes::{FakeModel, Step, wait_until};
 use serde_json::json;
 
 #[tokio::test]
@@ -185,10 +185,7 @@ async fn a_runaway_streams_its_repeats_and_counts_a_client_that_hangs_up() {
     let first = response.chunk().await.unwrap();
     assert!(first.is_some());
     drop(response);
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
-    while fake.hung_up() == 0 && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    }
+    wait_until("the fake saw the client leave", async || fake.hung_up() > 0).await;
     assert_eq!(fake.hung_up(), 1, "the client left mid-stream");
 }
 

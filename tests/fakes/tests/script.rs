@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::{anthropic_body, openai_body, post_anthropic, post_openai};
-use pincer_fakes::{FakeModel, Format, RecordedJson, Step};
+use pincer_fakes::{FakeModel, Format, PATIENCE, RecordedJson, Step};
 use serde_json::{Value, json};
 
 async fn openai_reply(fake: &FakeModel, text: &str) -> String {
@@ -73,7 +73,7 @@ async fn wait_for_requests_returns_when_enough_arrived_or_on_timeout() {
             .send()
             .await;
     });
-    let got = fake.wait_for_requests(1, Duration::from_secs(10)).await;
+    let got = fake.wait_for_requests(1, PATIENCE).await;
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].last_user_text(), "late");
 }

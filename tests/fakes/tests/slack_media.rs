@@ -1,12 +1,9 @@
 //! The fake Slack and media over raw HTTP: the three-step upload read back as a
 //! completed `Upload`, reactions, and incoming files shaped as Slack shapes them.
 
-use std::time::Duration;
-
+use pincer_fakes::PATIENCE;
 use pincer_fakes::slack::{BOT_TOKEN, FakeSlack, Incoming};
 use serde_json::{Value, json};
-
-const WAIT: Duration = Duration::from_secs(5);
 
 async fn api(fake: &FakeSlack, method: &str, params: Value) -> Value {
     reqwest::Client::new()
@@ -51,7 +48,7 @@ async fn a_completed_upload_keeps_name_bytes_channel_and_comment() {
     .await;
     assert_eq!(done["ok"], true);
 
-    let uploads = fake.wait_for_uploads(1, WAIT).await;
+    let uploads = fake.wait_for_uploads(1, PATIENCE).await;
     let upload = &uploads[0];
     assert_eq!(upload.file_name, "report.pdf");
     assert_eq!(upload.bytes, b"%PDF-1.4");

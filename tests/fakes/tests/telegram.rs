@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use pincer_fakes::PATIENCE;
 use pincer_fakes::telegram::{FakeTelegram, Fault, Incoming};
 use teloxide::net::Download;
 use teloxide::prelude::*;
@@ -11,8 +12,6 @@ use teloxide::types::{
     ReplyParameters, ThreadId, UpdateKind,
 };
 use teloxide::{ApiError, RequestError};
-
-const WAIT: Duration = Duration::from_secs(5);
 
 fn bot(fake: &FakeTelegram) -> Bot {
     let url = reqwest::Url::parse(&fake.api_url()).unwrap();
@@ -310,7 +309,10 @@ async fn chat_actions_commands_reactions_and_deletes() {
         again,
         Err(RequestError::Api(ApiError::MessageToDeleteNotFound))
     ));
-    let action = fake.wait_for_call("sendChatAction", WAIT).await.unwrap();
+    let action = fake
+        .wait_for_call("sendChatAction", PATIENCE)
+        .await
+        .unwrap();
     assert_eq!(action.param("action"), "typing");
     assert_eq!(action.param_i64("chat_id"), Some(42));
 }
@@ -334,7 +336,7 @@ async fn a_document_upload_is_recorded_and_served_back() {
     assert_eq!(sent.method, "sendDocument");
     assert_eq!(sent.file_name.as_deref(), Some("notes.txt"));
     assert_eq!(sent.text, "<i>here</i>");
-    let call = fake.wait_for_call("sendDocument", WAIT).await.unwrap();
+    let call = fake.wait_for_call("sendDocument", PATIENCE).await.unwrap();
     assert_eq!(call.param("document")["file_name"], "notes.txt");
     assert_eq!(call.param("document")["size"], 5);
 
@@ -352,7 +354,7 @@ async fn a_long_poll_returns_as_soon_as_a_message_is_injected() {
         let bot = bot.clone();
         async move { bot.get_updates().timeout(10).await }
     });
-    fake.wait_for_call("getUpdates", WAIT).await.unwrap();
+    fake.wait_for_call("getUpdates", PATIENCE).await.unwrap();
     fake.inject(Incoming::dm(42, "wake up"));
     // The hold is 10 s; waking must not need it.
     let updates = tokio::time::timeout(Duration::from_secs(5), polling)
@@ -373,7 +375,7 @@ async fn an_outage_drops_the_long_poll_and_the_same_url_works_after() {
         let bot = bot.clone();
         async move { bot.get_updates().offset(2).timeout(10).await }
     });
-    fake.wait_for_calls("getUpdates", 2, WAIT).await;
+    fake.wait_for_calls("getUpdates", 2, PATIENCE).await;
 
     fake.outage(Duration::from_millis(300)).await;
     let dropped = polling.await.unwrap();

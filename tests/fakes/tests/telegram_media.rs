@@ -2,8 +2,7 @@
 //! handle and over `/_fake/*`), Telegram's upload limits, and incoming media shaped as
 //! Telegram shapes it (driven by teloxide where a bot would use it, raw HTTP elsewhere).
 
-use std::time::Duration;
-
+use pincer_fakes::PATIENCE;
 use pincer_fakes::telegram::{FakeTelegram, Incoming, MediaKind};
 use reqwest::multipart::{Form, Part};
 use serde_json::{Value, json};
@@ -11,7 +10,6 @@ use teloxide::prelude::*;
 use teloxide::types::{InputFile, ReactionType, UpdateKind};
 use teloxide::{ApiError, RequestError};
 
-const WAIT: Duration = Duration::from_secs(5);
 const MB: usize = 1024 * 1024;
 
 fn bot(fake: &FakeTelegram) -> Bot {
@@ -63,7 +61,7 @@ async fn files_the_bot_sends_are_listed_per_chat_with_bytes_and_caption() {
     .await
     .unwrap();
 
-    let files = fake.wait_for_sent_files(3, WAIT).await;
+    let files = fake.wait_for_sent_files(3, PATIENCE).await;
     assert_eq!(files.len(), 3);
     let in_42 = fake.sent_files_in(42);
     assert_eq!(in_42.len(), 2);
@@ -127,7 +125,7 @@ async fn reactions_are_recorded_and_checked_like_telegram() {
     assert!(unknown.is_err());
     bot.set_message_reaction(ChatId(42), message).await.unwrap();
 
-    let reactions = fake.wait_for_reactions(2, WAIT).await;
+    let reactions = fake.wait_for_reactions(2, PATIENCE).await;
     assert_eq!(
         reactions,
         vec![(42, id, "👀".into()), (42, id, String::new())]

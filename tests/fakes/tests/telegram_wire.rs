@@ -6,6 +6,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use pincer_fakes::telegram::{FakeTelegram, Fault, Incoming, Sent};
+use pincer_fakes::{PATIENCE, wait_until};
 use serde_json::{Value, json};
 
 fn method_url(api_url: &str, token: &str, method: &str) -> String {
@@ -122,7 +123,7 @@ async fn a_raw_multipart_photo_with_caption() {
     assert_eq!(body["result"]["caption"], "a cat");
     assert_eq!(body["result"]["photo"][0]["file_size"], photo.len());
     assert_eq!(body["result"]["message_thread_id"], 4);
-    let sent = fake.wait_for_sent(1, Duration::from_secs(1)).await;
+    let sent = fake.wait_for_sent(1, PATIENCE).await;
     assert_eq!(sent[0].chat_id, -100123);
     assert_eq!(sent[0].file_name.as_deref(), Some("cat.jpg"));
     assert_eq!(sent[0].message_thread_id, Some(4));
@@ -254,14 +255,9 @@ async fn the_binary_is_driven_through_control_routes() {
     assert_eq!(response.status(), 202);
     tokio::time::sleep(Duration::from_millis(250)).await;
     assert!(client.post(&get_me).send().await.is_err());
-    let mut back = false;
-    for _ in 0..50 {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        if client.post(&get_me).send().await.is_ok() {
-            back = true;
-            break;
-        }
-    }
-    assert!(back, "the fake should listen again on the same port");
+    wait_until("the fake listening again on the same port", async || {
+        client.post(&get_me).send().await.is_ok()
+    })
+    .await;
     drop(child);
 }

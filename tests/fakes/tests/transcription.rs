@@ -4,9 +4,7 @@
 
 use crate::common;
 
-use std::time::Duration;
-
-use pincer_fakes::FakeModel;
+use pincer_fakes::{FakeModel, PATIENCE};
 use reqwest::multipart::{Form, Part};
 use serde_json::{Value, json};
 
@@ -164,9 +162,7 @@ async fn scripted_failures_come_once_each_in_order() {
     let response = post(&fake, form("voice.ogg", OGG, None)).await;
     assert_eq!(response.status(), 200);
 
-    let seen = fake
-        .wait_for_transcriptions(3, Duration::from_secs(1))
-        .await;
+    let seen = fake.wait_for_transcriptions(3, PATIENCE).await;
     let statuses: Vec<u16> = seen.iter().map(|t| t.status).collect();
     assert_eq!(statuses, [429, 500, 200]);
 }

@@ -9,10 +9,8 @@ use async_trait::async_trait;
 
 use super::fake::FakeSlack;
 use super::incoming::{Incoming, user_id};
+use crate::PATIENCE;
 use crate::platform::{FakePlatform, Shown};
-
-/// How long `press` waits for the bot to answer the press.
-const ANSWER_WAIT: Duration = Duration::from_secs(10);
 
 #[async_trait]
 impl FakePlatform for FakeSlack {
@@ -107,10 +105,10 @@ impl FakePlatform for FakeSlack {
         if !FakeSlack::press(self, chat, &user_id(user), choice) {
             return false;
         }
-        // Like a person's client: wait (briefly) until the bot shows the presser what
+        // Like a person's client: wait (up to `PATIENCE`) until the bot shows the presser what
         // became of it (an ephemeral message).
         self.shared
-            .wait_until(ANSWER_WAIT, |inner| answered(inner) > before)
+            .wait_until(PATIENCE, |inner| answered(inner) > before)
             .await;
         true
     }

@@ -7,13 +7,11 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use super::{FakeTelegram, Incoming};
+use crate::PATIENCE;
 use crate::platform::{FakePlatform, Shown};
 
 /// The forum topic `thread` writes in.
 const TOPIC: i64 = 77;
-
-/// How long `press` waits for the bot to answer the press.
-const ANSWER_WAIT: Duration = Duration::from_secs(10);
 
 fn group_id(group: u64) -> i64 {
     -(1000 + i64::try_from(group).unwrap_or(0))
@@ -125,9 +123,9 @@ impl FakePlatform for FakeTelegram {
         else {
             return false;
         };
-        // Like a person's client: wait (briefly) until the bot answers the press.
+        // Like a person's client: wait (up to `PATIENCE`) until the bot answers the press.
         self.shared
-            .wait_until(ANSWER_WAIT, |inner| {
+            .wait_until(PATIENCE, |inner| {
                 inner.calls.iter().any(|c| {
                     c.method.eq_ignore_ascii_case("answerCallbackQuery")
                         && c.param("callback_query_id").as_str() == Some(query.as_str())
