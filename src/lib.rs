@@ -17,7 +17,8 @@
 //! - `router`   — the cheap-first score that picks light or heavy per turn
 //! - `provider` — OpenAI-compatible and Anthropic streaming clients, retry/fallback
 //! - `tools`    — the tools the model may call, confined to the workspace
-//! - `sandbox`  — bubblewrap or Landlock around every command run for the model, and its limits
+//! - `sandbox`  — bubblewrap or Landlock around every command run for the model, and its
+//!   limits: the `pincer-sandbox` crate (`sandbox/`), re-exported under this name
 //! - `mcp`      — MCP servers' tools, connected in the background
 //! - `store`    — SQLite sessions, messages, parts, usage; crash repair
 //! - `prices`   — what each call costs
@@ -58,13 +59,14 @@ pub mod prices;
 pub mod provider;
 pub mod retention;
 pub mod router;
-pub mod sandbox;
 pub mod scrub;
 pub mod steering;
 pub mod store;
 pub mod tasks;
 pub mod tools;
 pub mod web;
+
+pub use pincer_sandbox as sandbox;
 
 pub use gateway::{Running, StartError, Wiring, start, start_wired, start_with};
 pub use home::Home;
