@@ -15,7 +15,8 @@
 //! - `agent`    — the turn loop, system prompt, budget gates
 //! - `models`   — light/heavy chains from `[router]` and `[providers.*]`, pinned models
 //! - `router`   — the cheap-first score that picks light or heavy per turn
-//! - `provider` — OpenAI-compatible and Anthropic streaming clients, retry/fallback
+//! - `provider` — OpenAI-compatible and Anthropic streaming clients, retry/fallback:
+//!   the `pincer-provider` crate (`provider/`), re-exported under this name
 //! - `tools`    — the tools the model may call, confined to the workspace
 //! - `sandbox`  — bubblewrap or Landlock around every command run for the model, and its
 //!   limits: the `pincer-sandbox` crate (`sandbox/`), re-exported under this name
@@ -56,7 +57,6 @@ pub mod memory;
 pub mod metrics;
 pub mod models;
 pub mod prices;
-pub mod provider;
 pub mod retention;
 pub mod router;
 pub mod scrub;
@@ -66,6 +66,7 @@ pub mod tasks;
 pub mod tools;
 pub mod web;
 
+pub use pincer_provider as provider;
 pub use pincer_sandbox as sandbox;
 
 pub use gateway::{Running, StartError, Wiring, start, start_wired, start_with};

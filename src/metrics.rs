@@ -23,7 +23,8 @@
 //!   and transcription take seconds and are not overhead.
 //! - turns, turn duration, turns running: the turn loop (`agent::turn`), subagent
 //!   runs included
-//! - model calls and fallbacks: the model chain, one per attempt (a retry is a call)
+//! - model calls and fallbacks: the model chain, one per attempt (a retry is a call),
+//!   through `Recorder`, the observer the gateway hands every chain
 //! - tokens and cost: `Store::record_usage`, which every call that costs goes through
 //! - tool calls: the turn, per call the model asked for
 //! - session queue depth: `steering`, messages waiting for their turn
@@ -42,7 +43,7 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
 use crate::agent::Ended;
-use crate::provider::Usage;
+use crate::provider::{CallObserver, Usage};
 
 /// What `/metrics` answers with: the Prometheus text format, version 0.0.4, which every
 /// Prometheus scrapes (the OpenMetrics encoder's output would need negotiating).
@@ -287,7 +288,7 @@ pub fn session_queue(delta: i64) {
 }
 
 /// One request to `model` ended: "ok", or the error kind's name.
-pub fn model_call(model: &str, outcome: &'static str) {
+fn model_call(model: &str, outcome: &'static str) {
     let labels = CallLabels {
         model: model.to_string(),
         outcome,
@@ -296,7 +297,7 @@ pub fn model_call(model: &str, outcome: &'static str) {
 }
 
 /// A chain gave up on `model` and moves on to the next one, if any.
-pub fn model_fallback(model: &str) {
+fn model_fallback(model: &str) {
     let label = ModelLabel {
         model: model.to_string(),
     };
@@ -333,6 +334,21 @@ pub fn tool_call(tool: &str, outcome: &'static str) {
         outcome,
     };
     METRICS.tool_calls.get_or_create(&labels).inc();
+}
+
+/// The process's metrics as the model chains report to them: the gateway hands one to
+/// each chain it builds, so the provider crate never reaches this module itself.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Recorder;
+
+impl CallObserver for Recorder {
+    fn call(&self, label: &str, outcome: &'static str) {
+        model_call(label, outcome);
+    }
+
+    fn fallback(&self, label: &str) {
+        model_fallback(label);
+    }
 }
 
 /// What is read when `/metrics` is asked, not counted along the way.

@@ -245,7 +245,8 @@ pub fn build_agent(
         .iter()
         .filter_map(|a| Some((a.name.to_string(), a.ack_reaction?.to_string())))
         .collect();
-    let models = Models::from_config(config, secrets, env)?.replacing(providers)?;
+    let models = Models::from_config(config, secrets, env, Arc::new(crate::metrics::Recorder))?
+        .replacing(providers)?;
     Ok(
         AgentBuilder::new(store, models, outbound, owner_memory, timezone)
             .tools(tools)
