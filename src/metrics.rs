@@ -25,7 +25,8 @@
 //!   runs included
 //! - model calls and fallbacks: the model chain, one per attempt (a retry is a call),
 //!   through `Recorder`, the observer the gateway hands every chain
-//! - tokens and cost: `Store::record_usage`, which every call that costs goes through
+//! - tokens and cost: `Store::record_usage`, which every call that costs goes through,
+//!   through `Recorder`, the observer the gateway hands the store
 //! - tool calls: the turn, per call the model asked for
 //! - session queue depth: `steering`, messages waiting for their turn
 
@@ -44,6 +45,7 @@ use prometheus_client::registry::Registry;
 
 use crate::agent::Ended;
 use crate::provider::{CallObserver, Usage};
+use crate::store::UsageObserver;
 
 /// What `/metrics` answers with: the Prometheus text format, version 0.0.4, which every
 /// Prometheus scrapes (the OpenMetrics encoder's output would need negotiating).
@@ -305,7 +307,7 @@ fn model_fallback(model: &str) {
 }
 
 /// A call to `model` used `usage` and cost `cost_usd`.
-pub fn usage(model: &str, usage: Usage, cost_usd: f64) {
+fn usage(model: &str, usage: Usage, cost_usd: f64) {
     for (kind, tokens) in [
         ("input", usage.input_tokens),
         ("output", usage.output_tokens),
@@ -336,8 +338,8 @@ pub fn tool_call(tool: &str, outcome: &'static str) {
     METRICS.tool_calls.get_or_create(&labels).inc();
 }
 
-/// The process's metrics as the model chains report to them: the gateway hands one to
-/// each chain it builds, so the provider crate never reaches this module itself.
+/// The process's metrics as the model chains and the store report to them: the gateway
+/// hands one to each when it builds them, so neither crate reaches this module itself.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Recorder;
 
@@ -348,6 +350,12 @@ impl CallObserver for Recorder {
 
     fn fallback(&self, label: &str) {
         model_fallback(label);
+    }
+}
+
+impl UsageObserver for Recorder {
+    fn usage(&self, model: &str, used: Usage, cost_usd: f64) {
+        usage(model, used, cost_usd);
     }
 }
 

@@ -130,7 +130,7 @@ pub fn build_agent(
         path: workspace.clone(),
         source,
     })?;
-    let store = Store::open(&home.db_file)?;
+    let store = Store::open(&home.db_file)?.with_observer(Arc::new(crate::metrics::Recorder));
     let owner_memory = pincer_memory::Memory::new(&workspace, home.state_dir());
     if let pincer_config::DenyGroups::Some(names) = &config.tools.exec.deny_groups {
         let known: Vec<&str> = crate::tools::exec::GROUPS
