@@ -108,10 +108,8 @@ fn session_message(i: usize, text: &str) -> InboundMessage {
         reply_to: None,
         addressed: true,
         received_at: SystemTime::now(),
-        ack: None,
         deliver_to: None,
         scheduled: None,
-        done: None,
     }
 }
 
@@ -126,7 +124,7 @@ async fn turn(
     let sent = Instant::now();
     running
         .inbound
-        .send(message)
+        .send(message.into())
         .await
         .context("the core stopped taking messages")?;
     loop {

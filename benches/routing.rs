@@ -82,7 +82,10 @@ async fn bench() -> anyhow::Result<()> {
     let terminal = Terminal::new(false);
     let turns = script();
     for text in &turns {
-        running.inbound.send(terminal.message(text.clone())).await?;
+        running
+            .inbound
+            .send(terminal.message(text.clone()).into())
+            .await?;
         loop {
             let message = tokio::time::timeout(Duration::from_secs(30), running.outbound.recv())
                 .await
@@ -137,7 +140,7 @@ async fn first_request_on_8k() -> anyhow::Result<()> {
     let (_dir, mut running, shutdown) = start(&toml)?;
     running
         .inbound
-        .send(Terminal::new(false).message("hi".into()))
+        .send(Terminal::new(false).message("hi".into()).into())
         .await?;
     loop {
         let message = tokio::time::timeout(Duration::from_secs(30), running.outbound.recv())

@@ -45,10 +45,8 @@ fn message(session: usize, n: usize) -> InboundMessage {
         reply_to: None,
         addressed: true,
         received_at: SystemTime::now(),
-        ack: None,
         deliver_to: None,
         scheduled: None,
-        done: None,
     }
 }
 
@@ -167,7 +165,7 @@ async fn run(fake: &FakeModel, wiring: pincer::Wiring) -> anyhow::Result<Run> {
         shutdown.clone(),
     )?;
     // Warm up: one turn opens connections and the database.
-    running.inbound.send(message(usize::MAX, 0)).await?;
+    running.inbound.send(message(usize::MAX, 0).into()).await?;
     wait_turn_ends(&mut running, 1).await?;
     fake.reset();
     let before = rss_kib();
@@ -178,7 +176,7 @@ async fn run(fake: &FakeModel, wiring: pincer::Wiring) -> anyhow::Result<Run> {
     let feeder = tokio::spawn(async move {
         for n in 0..PER_SESSION {
             for session in 0..SESSIONS {
-                if inbound.send(message(session, n)).await.is_err() {
+                if inbound.send(message(session, n).into()).await.is_err() {
                     return;
                 }
             }

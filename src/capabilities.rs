@@ -5,10 +5,15 @@
 //!
 //! Model names match like the price table's: provider prefixes and dated suffixes are
 //! ignored ("anthropic/claude-sonnet-4-5-20250929" is "claude-sonnet-4-5").
+//!
+//! Whether tool calls written as text are read (`text_tool_calls`) defaults by provider:
+//! `off` for Anthropic's API and OpenAI's own (their models make structured calls, and a
+//! call shown as an example must not run), `auto` for any other endpoint (a local server,
+//! or one nobody described).
 
 use std::collections::BTreeMap;
 
-use pincer_config::{ModelCaps, TextToolCalls};
+use pincer_config::{ModelCaps, ProviderConfig, ProviderKind, TextToolCalls};
 
 /// The context window assumed for a model the table does not know.
 pub const DEFAULT_CONTEXT_TOKENS: u64 = 128_000;
@@ -51,11 +56,26 @@ pub struct Caps {
 #[derive(Debug, Clone, Default)]
 pub struct Capabilities {
     overrides: BTreeMap<String, ModelCaps>,
+    /// Each configured provider's default for `text_tool_calls`, by its name.
+    text_calls_by_provider: BTreeMap<String, TextToolCalls>,
 }
 
 impl Capabilities {
     pub fn new(overrides: BTreeMap<String, ModelCaps>) -> Self {
-        Self { overrides }
+        Self {
+            overrides,
+            text_calls_by_provider: BTreeMap::new(),
+        }
+    }
+
+    /// The same table, knowing the configured providers (for the defaults that depend
+    /// on where a model is served).
+    pub fn with_providers(mut self, providers: &BTreeMap<String, ProviderConfig>) -> Self {
+        self.text_calls_by_provider = providers
+            .iter()
+            .map(|(name, provider)| (name.clone(), text_calls_default(provider)))
+            .collect();
+        self
     }
 
     /// What `label` ("provider/model") can do: the config's keys first, then the
@@ -73,7 +93,13 @@ impl Capabilities {
                 .or(builtin.map(|(_, _, tokens)| tokens))
                 .unwrap_or(DEFAULT_CONTEXT_TOKENS),
             thinking_budget: configured.thinking_budget.unwrap_or(0),
-            text_tool_calls: configured.text_tool_calls.unwrap_or_default(),
+            text_tool_calls: configured.text_tool_calls.unwrap_or_else(|| {
+                let provider = label.split_once('/').map_or(label, |(name, _)| name);
+                self.text_calls_by_provider
+                    .get(provider)
+                    .copied()
+                    .unwrap_or(TextToolCalls::Auto)
+            }),
         }
     }
 
@@ -83,6 +109,24 @@ impl Capabilities {
 
     pub fn context_tokens(&self, label: &str) -> u64 {
         self.of(label).context_tokens
+    }
+}
+
+/// `text_tool_calls` for a model of `provider` that sets none: `off` on Anthropic's and
+/// OpenAI's own APIs, `auto` on any other endpoint.
+fn text_calls_default(provider: &ProviderConfig) -> TextToolCalls {
+    let host = provider
+        .base_url()
+        .split_once("://")
+        .map_or(provider.base_url(), |(_, rest)| rest)
+        .split(['/', ':'])
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    match provider.kind {
+        ProviderKind::Anthropic => TextToolCalls::Off,
+        ProviderKind::Openai if host == "api.openai.com" => TextToolCalls::Off,
+        ProviderKind::Openai => TextToolCalls::Auto,
     }
 }
 
@@ -164,5 +208,54 @@ mod tests {
             builtin("openai/gpt-4.1-mini").map(|b| b.0),
             Some("gpt-4.1-mini")
         );
+    }
+
+    #[test]
+    fn text_calls_are_off_on_hosted_apis_and_auto_elsewhere_unless_configured() {
+        let provider = |kind, base_url: Option<&str>| {
+            let mut provider = ProviderConfig::new(kind);
+            provider.base_url = base_url.map(str::to_string);
+            provider
+        };
+        let providers = BTreeMap::from([
+            (
+                "anthropic".to_string(),
+                provider(ProviderKind::Anthropic, None),
+            ),
+            ("openai".to_string(), provider(ProviderKind::Openai, None)),
+            (
+                "openai2".to_string(),
+                provider(ProviderKind::Openai, Some("https://API.openai.com/v1/")),
+            ),
+            (
+                "local".to_string(),
+                provider(ProviderKind::Openai, Some("http://127.0.0.1:8080/v1")),
+            ),
+            (
+                "router".to_string(),
+                provider(ProviderKind::Openai, Some("https://openrouter.ai/api/v1")),
+            ),
+        ]);
+        let overrides = BTreeMap::from([(
+            "openai/gpt-oss".to_string(),
+            ModelCaps {
+                text_tool_calls: Some(TextToolCalls::On),
+                ..ModelCaps::default()
+            },
+        )]);
+        let caps = Capabilities::new(overrides).with_providers(&providers);
+        for (label, mode) in [
+            ("anthropic/claude-sonnet-4-5", TextToolCalls::Off),
+            ("openai/gpt-4.1", TextToolCalls::Off),
+            ("openai2/gpt-4.1", TextToolCalls::Off),
+            ("local/qwen2.5-coder", TextToolCalls::Auto),
+            ("router/qwen/qwen3-8b", TextToolCalls::Auto),
+            // A provider nobody configured: as a local one.
+            ("elsewhere/m", TextToolCalls::Auto),
+            // What the config says wins.
+            ("openai/gpt-oss", TextToolCalls::On),
+        ] {
+            assert_eq!(caps.of(label).text_tool_calls, mode, "{label}");
+        }
     }
 }

@@ -84,16 +84,23 @@ impl Home {
     /// `status` and `doctor` take the same lock for an instant to see whether a
     /// gateway runs, so a lock held only briefly is waited out before giving up.
     pub fn lock_gateway(&self) -> Result<File, LockError> {
+        self.lock_gateway_pausing(|| {
+            #[expect(
+                clippy::disallowed_methods,
+                reason = "start-up, before anything else runs: a brief wait for `status` to let go"
+            )]
+            std::thread::sleep(LOCK_PAUSE);
+        })
+    }
+
+    /// `lock_gateway` with the pause between tries given (the tests' is no time at all).
+    fn lock_gateway_pausing(&self, mut pause: impl FnMut()) -> Result<File, LockError> {
         let mut tries = 0;
         loop {
             match self.try_lock_gateway() {
                 Err(LockError::Held) if tries < LOCK_TRIES => {
                     tries += 1;
-                    #[expect(
-                        clippy::disallowed_methods,
-                        reason = "start-up, before anything else runs: a brief wait for `status` to let go"
-                    )]
-                    std::thread::sleep(LOCK_PAUSE);
+                    pause();
                 }
                 Err(LockError::Held) => return Err(LockError::Running(self.dir.clone())),
                 other => return other,
@@ -180,15 +187,26 @@ mod tests {
     #[test]
     fn a_gateway_starting_while_status_peeks_still_takes_the_lock() {
         let (_dir, home) = home();
-        let peek = home.try_lock_gateway().ok().unwrap();
-        let release = std::thread::spawn(move || {
-            std::thread::sleep(std::time::Duration::from_millis(200));
-            drop(peek);
+        // `status` holds the lock through the first try and lets go during the pause.
+        let mut peek = Some(home.try_lock_gateway().ok().unwrap());
+        let mut pauses = 0;
+        let lock = home.lock_gateway_pausing(|| {
+            pauses += 1;
+            peek.take();
         });
-        let lock = home.lock_gateway();
-        release.join().unwrap();
         assert!(lock.is_ok(), "{:?}", lock.err());
+        assert_eq!(pauses, 1);
         assert!(home.gateway_running());
+    }
+
+    #[test]
+    fn a_lock_held_through_every_try_is_another_gateway() {
+        let (_dir, home) = home();
+        let _held = home.try_lock_gateway().ok().unwrap();
+        let mut pauses = 0;
+        let err = home.lock_gateway_pausing(|| pauses += 1).unwrap_err();
+        assert!(matches!(err, LockError::Running(_)), "{err}");
+        assert_eq!(pauses, LOCK_TRIES);
     }
 
     #[test]
@@ -196,7 +214,7 @@ mod tests {
         let (_dir, home) = home();
         assert!(!home.gateway_running());
         let _first = home.lock_gateway().unwrap();
-        let err = home.lock_gateway().unwrap_err().to_string();
+        let err = home.lock_gateway_pausing(|| {}).unwrap_err().to_string();
         assert!(err.contains("already running"), "{err}");
     }
 }

@@ -43,7 +43,6 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
-use crate::agent::Ended;
 use crate::provider::{CallObserver, Usage};
 use crate::store::UsageObserver;
 
@@ -274,11 +273,11 @@ pub fn turn_running() -> TurnRunning {
     TurnRunning(())
 }
 
-/// A turn at `tier` ended as `ended` after `took`.
-pub fn turn_ended(tier: Tier, ended: &Ended, took: Duration) {
+/// A turn at `tier` ended after `took`; `outcome` is how (`Ended::word`).
+pub fn turn_ended(tier: Tier, outcome: &'static str, took: Duration) {
     let labels = TurnLabels {
         tier: tier.name(),
-        outcome: ended.word(),
+        outcome,
     };
     METRICS.turns.get_or_create(&labels).inc();
     METRICS.turn_duration.observe(took.as_secs_f64());

@@ -101,7 +101,7 @@ impl Models {
             pinned: Mutex::new(HashMap::new()),
             cooldowns: Arc::new(Cooldowns::new()),
             calls,
-            caps: Capabilities::new(config.models.clone()),
+            caps: Capabilities::new(config.models.clone()).with_providers(&config.providers),
         };
         models.light = models.chain(&config.router.light)?;
         models.heavy = models.chain(&config.router.heavy)?;

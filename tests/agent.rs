@@ -2,8 +2,6 @@
 //! stuck detection, compaction before the context limit, subagent tasks, MCP tools on
 //! the first turn, runaway replies, tool calls written as text.
 
-mod common;
-
 #[path = "agent/clean.rs"]
 mod clean;
 #[path = "agent/mcp_first_turn.rs"]

@@ -1,7 +1,7 @@
 //! `pincer chat` end to end: the real binary against the fake model, through both
 //! wire formats, with a scripted tool conversation and piped input.
 
-mod common;
+use crate::common;
 
 use common::{TestHome, WAIT};
 use pincer_fakes::{FakeModel, Format, Step};

@@ -2,7 +2,7 @@
 //! on stderr, exit code 1, and loses nothing (config files untouched, the user's message
 //! kept). Also the `chat -m` contract: stdout carries the reply only, stdin is never read.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -9,8 +9,6 @@
 //! binary with the library and prints what the library handed it, one JSON line per
 //! observation; the Rust side checks those lines.
 
-mod common;
-
 #[path = "clients/cli_reference.rs"]
 mod cli_reference;
 #[path = "clients/rig.rs"]

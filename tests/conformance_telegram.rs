@@ -1,7 +1,6 @@
 //! The channel conformance suite (tests/conformance) run against the fake Telegram.
 
-mod common;
-mod conformance;
+use crate::conformance;
 
 use pincer_fakes::telegram::FakeTelegram;
 

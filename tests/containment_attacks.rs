@@ -5,7 +5,7 @@
 //! with the fake model scripted to make the calls, the deny groups off so the sandbox
 //! alone must hold.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
 //! Crash recovery with the real binary: a process killed mid-turn leaves a transcript
 //! the next start repairs and continues from; nothing the user said is lost.
 
-mod common;
+use crate::common;
 
 use common::{TestHome, WAIT};
 use pincer::provider::Part;

@@ -3,7 +3,7 @@
 //! and one-shot jobs), and end to end through the binary: a job made from a Telegram
 //! chat is delivered to that chat, and `pincer cron` handles bad input.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,14 +11,14 @@ use std::time::Duration;
 use chrono::{DateTime, TimeZone, Utc};
 use pincer::cron::{JobRequest, Maker, Scheduler, TokioClock, create};
 use pincer::store::Store;
-use pincer_channels::{InboundMessage, OutboundBody, OutboundMessage, Target};
+use pincer_channels::{Inbound, OutboundBody, OutboundMessage, Target};
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
 struct Rig {
     _dir: tempfile::TempDir,
     store: Store,
-    fired: mpsc::Receiver<InboundMessage>,
+    fired: mpsc::Receiver<Inbound>,
     outbound: mpsc::Receiver<OutboundMessage>,
     scheduler: Arc<Scheduler>,
 }
@@ -76,8 +76,9 @@ async fn add(
 }
 
 /// The slot (unix ms) a fired message is for: its id is `cron:<job>:<slot>`.
-fn slot(message: &InboundMessage) -> DateTime<Utc> {
-    let ms: i64 = message
+fn slot(fired: &Inbound) -> DateTime<Utc> {
+    let ms: i64 = fired
+        .message
         .message_id
         .rsplit(':')
         .next()
@@ -110,7 +111,7 @@ async fn a_daily_job_keeps_its_local_hour_across_a_dst_change() {
             .unwrap()
             .unwrap();
         assert_eq!(
-            message.target(),
+            message.message.target(),
             Target {
                 channel: "telegram".into(),
                 chat_id: "42".into(),
@@ -206,7 +207,7 @@ async fn a_missed_run_within_grace_runs_once_and_an_older_one_is_skipped() {
     .await; // missed by 2.5 h
     rig.scheduler.tick().await;
     let fired = rig.fired.try_recv().expect("the recent miss runs");
-    assert!(fired.text.contains("do the thing"));
+    assert!(fired.message.text.contains("do the thing"));
     assert!(
         rig.fired.try_recv().is_err(),
         "only once, and not the old one"
@@ -409,7 +410,8 @@ async fn the_heartbeat_beats_only_with_tasks_and_within_its_budget() {
     let beat = tokio::time::timeout(Duration::from_secs(1900), rig.fired.recv())
         .await
         .unwrap()
-        .unwrap();
+        .unwrap()
+        .message;
     assert!(
         beat.text.contains("check the build status") && beat.text.contains("HEARTBEAT_OK"),
         "{}",

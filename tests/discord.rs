@@ -1,7 +1,7 @@
 //! Discord end to end: the real `pincer run` binary against the fake Discord (REST and
 //! gateway) and the fake model. Each test owns its fakes and its Pincer home.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

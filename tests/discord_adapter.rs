@@ -14,7 +14,8 @@ use pincer_channels::approval::{self, Choice, PendingApprovals};
 use pincer_channels::discord::{Discord, DiscordSettings};
 use pincer_channels::inbox::fetch_all;
 use pincer_channels::{
-    Channel, ChatKind, Health, HealthChecker, InboundMessage, MediaKind, OutboundMedia, Target,
+    Channel, ChatKind, Health, HealthChecker, Inbound, InboundMessage, MediaKind, OutboundMedia,
+    Target,
 };
 use pincer_fakes::discord::{BOT_ID, FakeDiscord, Fault, Incoming, objects};
 use tokio::sync::mpsc;
@@ -26,7 +27,7 @@ struct Running {
     fake: FakeDiscord,
     discord: Arc<Discord>,
     approvals: Arc<PendingApprovals>,
-    bus: mpsc::Receiver<InboundMessage>,
+    bus: mpsc::Receiver<Inbound>,
     stop: CancellationToken,
     _inbox: tempfile::TempDir,
 }
@@ -88,6 +89,7 @@ impl Running {
             .await
             .expect("a message on the bus in time")
             .expect("the bus open")
+            .message
     }
 
     /// Nothing more is on its way: a message sent now is the next on the bus (the

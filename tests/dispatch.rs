@@ -2,12 +2,12 @@
 //! real store, agent loop and providers against the fake model: steering, followup,
 //! collect, interrupt, and many sessions at once.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, SystemTime};
 
 use pincer::store::Status;
-use pincer_channels::{ChatKind, InboundMessage, OutboundBody, OutboundMessage, Sender};
+use pincer_channels::{ChatKind, Inbound, InboundMessage, OutboundBody, OutboundMessage, Sender};
 use pincer_fakes::{FakeModel, Step};
 use serde_json::json;
 use tokio::sync::mpsc;
@@ -58,7 +58,7 @@ where
     }
 }
 
-fn message(chat: &str, n: usize, text: &str) -> InboundMessage {
+fn message(chat: &str, n: usize, text: &str) -> Inbound {
     InboundMessage {
         channel: "terminal".into(),
         account: "default".into(),
@@ -76,11 +76,10 @@ fn message(chat: &str, n: usize, text: &str) -> InboundMessage {
         reply_to: None,
         addressed: true,
         received_at: SystemTime::now(),
-        ack: None,
         deliver_to: None,
         scheduled: None,
-        done: None,
     }
+    .into()
 }
 
 /// Collect outbound messages until `turns` turns have ended.
@@ -530,7 +529,7 @@ async fn idle_session_workers_are_reaped() {
     );
 }
 
-fn stranger(id: u32, text: &str) -> InboundMessage {
+fn stranger(id: u32, text: &str) -> Inbound {
     InboundMessage {
         channel: "telegram".into(),
         account: "default".into(),
@@ -548,11 +547,10 @@ fn stranger(id: u32, text: &str) -> InboundMessage {
         reply_to: None,
         addressed: true,
         received_at: SystemTime::now(),
-        ack: None,
         deliver_to: None,
         scheduled: None,
-        done: None,
     }
+    .into()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,7 +4,7 @@
 //! FAIL line with its fix, and no secret is printed. What a model does with an offered
 //! tool (a structured call, a call written as text, nothing) is one line too.
 
-mod common;
+use crate::common;
 
 use common::TestHome;
 use pincer_fakes::telegram::FakeTelegram;

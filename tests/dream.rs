@@ -3,7 +3,7 @@
 //! diff, no commit for a no-op, restore, a crash mid-dream, refused operations, a
 //! hand edit that survives, `/dream`, and `memory.dream_schedule` in agent.timezone.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::process::Stdio;

@@ -3,7 +3,7 @@
 //! without its token, and stops cleanly (exit 0) on SIGTERM and on SIGINT; and the same
 //! gateway in-process through `pincer::gateway::run`.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};

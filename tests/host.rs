@@ -1,8 +1,6 @@
 //! Pincer driven by other programs over stdio: `pincer agent` (stream-json, runner) and
 //! `pincer acp`, against the fake model.
 
-mod common;
-
 #[path = "host/acp.rs"]
 mod acp;
 #[path = "host/locked_tools.rs"]

@@ -1,7 +1,7 @@
 //! The MCP manager against the `fake-mcp` server: tools listed and called, a broken
 //! server failing alone, and a crashed server reconnected.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -20,10 +20,7 @@ fn fake(name: &str) -> McpServerConfig {
 }
 
 fn quick() -> Backoff {
-    Backoff {
-        first: Duration::from_millis(100),
-        max: Duration::from_secs(1),
-    }
+    Backoff::new(Duration::from_millis(100), Duration::from_secs(1))
 }
 
 fn ctx(dir: &Path) -> ToolContext {

@@ -1,7 +1,8 @@
 //! An MCP server's environment: its configured variables and PATH, never Pincer's
-//! own. Alone in its test binary because it sets a variable of this process.
+//! own. The test runs itself again as a child process with a secret in its environment,
+//! so no thread of the test binary ever sees the environment change.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
@@ -9,10 +10,26 @@ use pincer::mcp::{McpManager, McpServerConfig};
 use pincer::tools::ToolContext;
 use serde_json::json;
 
+const TEST: &str = "mcp_env::a_server_sees_its_configured_env_and_not_the_parents_secrets";
+
 #[tokio::test]
 async fn a_server_sees_its_configured_env_and_not_the_parents_secrets() {
-    // SAFETY: the only test in this binary, run before any thread reads the environment.
-    unsafe { std::env::set_var("PINCER_TEST_SECRET", "parent-secret") };
+    if std::env::var_os("PINCER_TEST_SECRET").is_none() {
+        // Run again in a child process that holds a secret in its environment.
+        let out = tokio::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", TEST, "--nocapture", "--test-threads=1"])
+            .env("PINCER_TEST_SECRET", "parent-secret")
+            .output()
+            .await
+            .unwrap();
+        let printed = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && printed.contains("1 passed"),
+            "{printed}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let config = McpServerConfig {
         name: "fake".into(),

@@ -1,8 +1,6 @@
 //! Media end to end: the real `pincer run` with the fake Telegram, Discord and Slack and
 //! the fake model. Photos, voice notes and documents in; files and reactions out.
 
-mod common;
-
 #[path = "media/attacks.rs"]
 mod attacks;
 #[path = "media/documents.rs"]

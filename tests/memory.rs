@@ -2,7 +2,7 @@
 //! memory tools, recall in a new session and on another channel, the daily log, the
 //! index cap's warning, and the chat commands.
 
-mod common;
+use crate::common;
 
 use std::time::SystemTime;
 
@@ -68,10 +68,8 @@ fn owner_on_telegram(text: &str) -> InboundMessage {
         reply_to: None,
         addressed: true,
         received_at: SystemTime::now(),
-        ack: None,
         deliver_to: None,
         scheduled: None,
-        done: None,
     }
 }
 
@@ -141,7 +139,7 @@ async fn a_memory_written_in_one_session_is_recalled_in_a_new_one_and_on_another
     fake.push(Step::text("No peanuts, then."));
     running
         .inbound
-        .send(owner_on_telegram("Any snack ideas? Mind the allergy."))
+        .send(owner_on_telegram("Any snack ideas? Mind the allergy.").into())
         .await
         .unwrap();
     loop {

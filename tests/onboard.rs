@@ -2,7 +2,7 @@
 //! permissions, where the key goes, that the result works with `pincer chat`, and that
 //! an existing setup is only replaced with `--force` (keeping a backup).
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

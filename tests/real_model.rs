@@ -16,8 +16,6 @@
 //! under CI they fail instead. They are named `smollm2::…`: `cargo test --workspace --
 //! --skip smollm2::` leaves them out, `cargo test --test real_model` runs only them.
 
-mod common;
-
 #[path = "real_model/rig.rs"]
 mod rig;
 #[path = "real_model/server.rs"]

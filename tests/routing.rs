@@ -1,7 +1,7 @@
 //! The cheap-first router, pins, escalation, compaction and cost, through the real
 //! binary against the fake model (which records the model name of each request).
 
-mod common;
+use crate::common;
 
 use common::TestHome;
 use pincer_fakes::{FakeModel, Step};

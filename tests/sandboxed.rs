@@ -3,7 +3,7 @@
 //! ask, an MCP server runs inside the sandbox, and doctor names the sandbox. (The
 //! attacks themselves are replayed in `tests/security.rs`.)
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! (an MCP header's credential also without its `Bearer` scheme). Driven in-process
 //! through `pincer::start` against the fake model, which these commands never reach.
 
-mod common;
+use crate::common;
 
 use std::time::SystemTime;
 
@@ -61,16 +61,18 @@ fn message(n: usize, text: &str) -> InboundMessage {
         reply_to: None,
         addressed: true,
         received_at: SystemTime::now(),
-        ack: None,
         deliver_to: None,
         scheduled: None,
-        done: None,
     }
 }
 
 /// Send `text` and return the answer's text.
 async fn answer(core: &mut Core, n: usize, text: &str) -> String {
-    core.running.inbound.send(message(n, text)).await.unwrap();
+    core.running
+        .inbound
+        .send(message(n, text).into())
+        .await
+        .unwrap();
     loop {
         let out = tokio::time::timeout(WAIT, core.running.outbound.recv())
             .await

@@ -5,7 +5,7 @@
 //! workspace created or changed; `pincer` itself still alive and answering; no process
 //! left behind by the call. Cases that need more than that say so in `expect`.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command as Process;

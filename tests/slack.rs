@@ -1,7 +1,7 @@
 //! Slack end to end: the real `pincer run` binary against the fake Slack (Socket Mode,
 //! or the Events API) and the fake model. Each test owns its fakes and its Pincer home.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -14,7 +14,7 @@ use adapter::slack_settings;
 use pincer_channels::approval::{Choice, PendingApprovals, button_data};
 use pincer_channels::inbox::fetch_all;
 use pincer_channels::slack::{Slack, SlackMode, SlackSettings};
-use pincer_channels::{ChatKind, Health, InboundMessage, OutboundMedia, Target};
+use pincer_channels::{ChatKind, Health, Inbound, InboundMessage, OutboundMedia, Target};
 use pincer_fakes::slack::{FakeSlack, Incoming, Signing, SlackFault};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -23,7 +23,7 @@ const WAIT: Duration = Duration::from_secs(10);
 
 struct Running {
     slack: Arc<Slack>,
-    bus: mpsc::Receiver<InboundMessage>,
+    bus: mpsc::Receiver<Inbound>,
     stop: CancellationToken,
     approvals: Arc<PendingApprovals>,
     _inbox: tempfile::TempDir,
@@ -71,14 +71,14 @@ fn start_with(settings: impl FnOnce(SlackSettings) -> SlackSettings, fake: &Fake
 impl Running {
     /// The next message on the bus, acknowledged as the core would once stored.
     async fn next(&mut self) -> InboundMessage {
-        let mut message = tokio::time::timeout(WAIT, self.bus.recv())
+        let mut inbound = tokio::time::timeout(WAIT, self.bus.recv())
             .await
             .expect("a message on the bus in time")
             .expect("the bus is open");
-        if let Some(ack) = message.ack.take() {
+        if let Some(ack) = inbound.ack.take() {
             ack.fire();
         }
-        message
+        inbound.message
     }
 
     /// Nothing more is on its way: `last` (sent after everything else) is the next

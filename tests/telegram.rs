@@ -1,7 +1,7 @@
 //! Telegram end to end: the real `pincer run` binary against the fake Bot API server
 //! and the fake model. Each test owns its fakes and its Pincer home.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 use adapter::telegram_settings;
 use pincer_channels::inbox::fetch_all;
 use pincer_channels::telegram::{Telegram, TelegramSettings};
-use pincer_channels::{Channel, InboundMessage, OutboundMedia, Target};
+use pincer_channels::{Channel, Inbound, InboundMessage, OutboundMedia, Target};
 use pincer_fakes::telegram::{FakeTelegram, Incoming};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -23,15 +23,15 @@ fn adapter(fake: &FakeTelegram, inbox: &std::path::Path) -> Arc<Telegram> {
 }
 
 /// The next message on the bus, acknowledged as the core does once it is stored.
-async fn next(bus: &mut mpsc::Receiver<InboundMessage>) -> InboundMessage {
-    let mut message = tokio::time::timeout(WAIT, bus.recv())
+async fn next(bus: &mut mpsc::Receiver<Inbound>) -> InboundMessage {
+    let mut inbound = tokio::time::timeout(WAIT, bus.recv())
         .await
         .expect("a message on the bus in time")
         .expect("the bus is open");
-    if let Some(ack) = message.ack.take() {
+    if let Some(ack) = inbound.ack.take() {
         ack.fire();
     }
-    message
+    inbound.message
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,7 +1,7 @@
 //! The REPL on a real terminal (a pty made by util-linux `script`): replies stream, and
 //! a line typed while a reply is running steers that turn.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::process::{Command, Stdio};

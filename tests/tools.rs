@@ -3,7 +3,8 @@
 //! timing, through the core in-process with a slow tool of our own. `containment` holds
 //! the file tools against every attack that once led them outside the workspace.
 
-mod common;
+use crate::common;
+#[path = "containment/mod.rs"]
 mod containment;
 
 use std::sync::{Arc, Mutex};

@@ -3,7 +3,7 @@
 //! allowed group) — decides the tools offered, what the prompt knows of the owner,
 //! where jobs deliver, and whose budget pays.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 //! nothing of the owner's leaked, nothing went elsewhere.
 //! Attacks that still work are in `trust_attacks_open.rs`.
 
-mod common;
+use crate::common;
 
 use common::pairing_code;
 use common::telegram::setup;

@@ -2,7 +2,7 @@
 //! team first tried them, and are fixed: each test states what must hold. The attacks
 //! that never worked are in `trust_attacks.rs`.
 
-mod common;
+use crate::common;
 
 use common::pairing_code;
 use common::telegram::setup;

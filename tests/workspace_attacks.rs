@@ -19,8 +19,6 @@
 //! - `mcp`     — `node_modules/.bin` planted for `npx`; a server the sandbox cannot see
 //! - `taint`   — untrusted content however it is read; the conversation keeps it
 
-mod common;
-
 // A crate root's modules are found beside it, so each names its file under
 // `workspace_attacks/`; a new attack module is one more pair of lines here.
 #[path = "workspace_attacks/arguments.rs"]

@@ -1,9 +1,11 @@
-//! Waiting after a failure, one way for every adapter and the channel manager: the wait
-//! starts small and doubles up to a ceiling, the platform's own `retry_after` wins when
-//! it names one, and a permanent error (a revoked token) waits long, with the channel
-//! shown down until someone acts.
+//! Waiting after a failure, as every adapter and the channel manager do it: the process's
+//! one `Backoff` (`pincer_net`), which doubles up to a ceiling and takes the platform's
+//! own `retry_after` when it names one; and here what a channel adds — a permanent error
+//! (a revoked token) waits long, with the channel shown down until someone acts.
 
 use std::time::Duration;
+
+pub use pincer_net::Backoff;
 
 use crate::channel::{ChannelError, Health};
 
@@ -11,50 +13,19 @@ use crate::channel::{ChannelError, Health};
 /// fixed in the meantime).
 pub const PERMANENT_WAIT: Duration = Duration::from_secs(300);
 
-/// A doubling wait.
-#[derive(Debug, Clone)]
-pub struct Backoff {
-    first: Duration,
-    max: Duration,
-    next: Duration,
+/// A platform connection's backoff: 1 s, doubling to a minute.
+pub const fn reconnect() -> Backoff {
+    Backoff::new(Duration::from_secs(1), Duration::from_secs(60))
 }
 
-impl Backoff {
-    pub const fn new(first: Duration, max: Duration) -> Backoff {
-        Backoff {
-            first,
-            max,
-            next: first,
-        }
-    }
-
-    /// A platform connection's: 1 s, doubling to a minute.
-    pub const fn reconnect() -> Backoff {
-        Backoff::new(Duration::from_secs(1), Duration::from_secs(60))
-    }
-
-    /// Start small again (the last try worked, or ran a good while).
-    pub fn reset(&mut self) {
-        self.next = self.first;
-    }
-
-    /// The wait before the next try: `retry_after` when the platform named one, else the
-    /// current step, which then doubles.
-    pub fn wait(&mut self, retry_after: Option<Duration>) -> Duration {
-        let wait = retry_after.unwrap_or(self.next);
-        self.next = (self.next * 2).min(self.max);
-        wait
-    }
-
-    /// What `err` makes of the channel's health, and how long to wait: a retryable error
-    /// degrades it and backs off; a permanent one takes it down for `PERMANENT_WAIT`.
-    pub fn after(&mut self, err: &ChannelError) -> (Health, Duration) {
-        let wait = self.wait(err.retry_after);
-        if err.retryable {
-            (Health::Degraded(err.message.clone()), wait)
-        } else {
-            (Health::Down(err.message.clone()), PERMANENT_WAIT)
-        }
+/// What `err` makes of a channel's health, and how long to wait: a retryable error
+/// degrades it and backs off; a permanent one takes it down for `PERMANENT_WAIT`.
+pub fn after(backoff: &mut Backoff, err: &ChannelError) -> (Health, Duration) {
+    let wait = backoff.wait(err.retry_after);
+    if err.retryable {
+        (Health::Degraded(err.message.clone()), wait)
+    } else {
+        (Health::Down(err.message.clone()), PERMANENT_WAIT)
     }
 }
 
@@ -63,18 +34,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn it_doubles_to_its_ceiling_takes_the_platforms_word_and_starts_over_on_reset() {
+    fn a_permanent_error_takes_the_channel_down_and_a_transient_one_backs_off() {
         let mut b = Backoff::new(Duration::from_secs(1), Duration::from_secs(5));
-        let waits: Vec<u64> = (0..5).map(|_| b.wait(None).as_secs()).collect();
-        assert_eq!(waits, [1, 2, 4, 5, 5]);
-        assert_eq!(b.wait(Some(Duration::from_secs(42))).as_secs(), 42);
-        b.reset();
-        assert_eq!(b.wait(None).as_secs(), 1);
-        let (health, wait) = b.after(&ChannelError::permanent("token revoked"));
+        let (health, wait) = after(&mut b, &ChannelError::permanent("token revoked"));
         assert_eq!(health, Health::Down("token revoked".into()));
         assert_eq!(wait, PERMANENT_WAIT);
-        let (health, wait) = b.after(&ChannelError::transient("timeout"));
+        let (health, wait) = after(&mut b, &ChannelError::transient("timeout"));
         assert_eq!(health, Health::Degraded("timeout".into()));
-        assert_eq!(wait.as_secs(), 4);
+        assert_eq!(wait.as_secs(), 2);
+        let limited = ChannelError {
+            retry_after: Some(Duration::from_secs(42)),
+            ..ChannelError::transient("slow down")
+        };
+        assert_eq!(after(&mut b, &limited).1.as_secs(), 42);
     }
 }

@@ -10,10 +10,10 @@ use async_trait::async_trait;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::message::{InboundMessage, Target};
+use crate::message::{Inbound, Target};
 
 /// The sending half of the inbound bus (bounded: a full bus makes adapters wait).
-pub type InboundSender = mpsc::Sender<InboundMessage>;
+pub type InboundSender = mpsc::Sender<Inbound>;
 
 /// A channel failure. `retryable` tells the manager whether trying again can help;
 /// `retry_after` is the platform's own word on when.

@@ -424,10 +424,8 @@ mod tests {
             reply_to: None,
             addressed: true,
             received_at: SystemTime::UNIX_EPOCH,
-            ack: None,
             deliver_to: None,
             scheduled: None,
-            done: None,
         }
     }
 

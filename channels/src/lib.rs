@@ -22,7 +22,6 @@
 //! - `discord`  — the Discord adapter (serenity, gateway; feature `discord`)
 //! - `slack`    — the Slack adapter (slack-morphism, Socket Mode or Events API; feature `slack`)
 //! - `terminal` — the local terminal adapter (stdin/stdout)
-//! - `tls`      — the TLS client configs every HTTP and WebSocket client shares, built once
 
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -47,7 +46,6 @@ pub mod slack;
 #[cfg(feature = "telegram")]
 pub mod telegram;
 pub mod terminal;
-pub mod tls;
 
 pub use channel::{
     ApprovalPrompter, Channel, ChannelError, DirectOpener, Health, HealthCell, HealthChecker,
@@ -56,8 +54,8 @@ pub use channel::{
 pub use chunk::{Chunk, FinishReason, TurnUsage};
 pub use key::SessionKey;
 pub use message::{
-    Ack, ChatKind, Done, InboundMessage, MediaKind, MediaRef, OutboundBody, OutboundMessage,
-    Receipt, SYSTEM, Scheduled, Sender, Target,
+    Ack, ChatKind, Done, Inbound, InboundMessage, MediaKind, MediaRef, OutboundBody,
+    OutboundMessage, Receipt, SYSTEM, Scheduled, Sender, Target, Tier,
 };
 pub use registry::{ChannelHandle, ChannelInfo, Rate, Registry};
 pub use terminal::Terminal;

@@ -116,6 +116,16 @@ impl Done {
     }
 }
 
+/// How much a sender is trusted, ordered `Guest < Member < Owner`. The core decides
+/// tiers; this crate only carries one, on a scheduled run's message, and reads none of
+/// the configuration behind it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Tier {
+    Guest,
+    Member,
+    Owner,
+}
+
 /// A scheduled run's own facts, for the synthetic message that starts it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scheduled {
@@ -123,7 +133,7 @@ pub struct Scheduled {
     pub job: String,
     /// The tier the job was made at; the run gets no more (the sender is the job's
     /// creator, and the run gets less if the creator has lost their standing since).
-    pub tier: pincer_config::Tier,
+    pub tier: Tier,
     /// The job was made in a group: its runs are treated as group turns.
     pub in_group: bool,
 }
@@ -149,12 +159,54 @@ pub struct InboundMessage {
     /// Whether the bot was addressed: a mention, a reply to it, or a command.
     pub addressed: bool,
     pub received_at: SystemTime,
-    pub ack: Option<Ack>,
     /// Where replies go when not back to this chat (a scheduled job's delivery target).
     pub deliver_to: Option<Target>,
     /// Set on the scheduler's synthetic messages only: which job runs, at which tier.
     pub scheduled: Option<Scheduled>,
+}
+
+/// What travels on the inbound bus: one message, and beside it the handles of its
+/// delivery (they say when it is stored and answered; they are not its content).
+#[derive(Debug)]
+pub struct Inbound {
+    pub message: InboundMessage,
+    /// Fired once the message is stored: only then does its adapter confirm it to the
+    /// platform (a Telegram offset, a Slack envelope ack).
+    pub ack: Option<Ack>,
+    /// Fired when the turn that answered the message ends (a scheduled run, the web
+    /// chat's request wait on it).
     pub done: Option<Done>,
+}
+
+impl Inbound {
+    /// The message and the handle its adapter waits on before confirming it.
+    pub fn acked(message: InboundMessage, ack: Ack) -> Inbound {
+        Inbound {
+            message,
+            ack: Some(ack),
+            done: None,
+        }
+    }
+
+    /// The message and the handle told when its turn ends.
+    pub fn answered(message: InboundMessage, done: Done) -> Inbound {
+        Inbound {
+            message,
+            ack: None,
+            done: Some(done),
+        }
+    }
+}
+
+/// A message nobody waits on: no ack, no completion.
+impl From<InboundMessage> for Inbound {
+    fn from(message: InboundMessage) -> Inbound {
+        Inbound {
+            message,
+            ack: None,
+            done: None,
+        }
+    }
 }
 
 impl InboundMessage {

@@ -117,10 +117,8 @@ impl Terminal {
             reply_to: None,
             addressed: true,
             received_at: crate::clock::now(),
-            ack: None,
             deliver_to: None,
             scheduled: None,
-            done: None,
         }
     }
 
@@ -293,7 +291,11 @@ impl Channel for Terminal {
             if text.is_empty() {
                 continue;
             }
-            if bus.send(self.message(text.to_string())).await.is_err() {
+            if bus
+                .send(self.message(text.to_string()).into())
+                .await
+                .is_err()
+            {
                 return Ok(()); // the core is shutting down
             }
             if self.sequential {

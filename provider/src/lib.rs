@@ -161,7 +161,7 @@ pub fn build(
 pub fn http_client() -> Result<reqwest::Client, ProviderError> {
     let mut builder = reqwest::Client::builder().use_rustls_tls();
     // The roots reqwest would load, parsed once for every client of the process.
-    if let Some(tls) = pincer_channels::tls::webpki() {
+    if let Some(tls) = pincer_net::tls::webpki() {
         builder = builder.use_preconfigured_tls(tls);
     }
     builder

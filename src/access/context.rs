@@ -4,6 +4,8 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
+use pincer_channels::SessionKey;
+
 /// Messages kept per group.
 const PER_GROUP: usize = 20;
 /// Groups tracked at once; past this the oldest group's context is dropped.
@@ -13,12 +15,12 @@ const MAX_CHARS: usize = 500;
 
 #[derive(Default)]
 pub struct GroupContext {
-    groups: Mutex<HashMap<String, (u64, VecDeque<String>)>>,
+    groups: Mutex<HashMap<SessionKey, (u64, VecDeque<String>)>>,
 }
 
 impl GroupContext {
     /// Keep `line` (a speaker line, see `speaker_line`) as context for `key`'s group.
-    pub fn remember(&self, key: &str, line: String) {
+    pub fn remember(&self, key: &SessionKey, line: String) {
         let Ok(mut groups) = self.groups.lock() else {
             return;
         };
@@ -33,7 +35,7 @@ impl GroupContext {
             }
         }
         let entry = groups
-            .entry(key.to_string())
+            .entry(key.clone())
             .or_insert_with(|| (tick, VecDeque::new()));
         entry.0 = tick;
         let line: String = line.chars().take(MAX_CHARS).collect();
@@ -44,7 +46,7 @@ impl GroupContext {
     }
 
     /// `said`, preceded by what the group said since the bot was last addressed.
-    pub fn with_context(&self, key: &str, said: String) -> String {
+    pub fn with_context(&self, key: &SessionKey, said: String) -> String {
         let recent = self
             .groups
             .lock()
@@ -70,14 +72,15 @@ mod tests {
     #[test]
     fn context_is_bounded_and_used_once() {
         let context = GroupContext::default();
+        let g: SessionKey = "test:group:g".parse().unwrap();
         for n in 0..30 {
-            context.remember("g", format!("Ann: message {n}"));
+            context.remember(&g, format!("Ann: message {n}"));
         }
-        let text = context.with_context("g", "Bob: @bot what do you think?".into());
+        let text = context.with_context(&g, "Bob: @bot what do you think?".into());
         assert!(text.contains("Ann: message 29") && !text.contains("message 9\n"));
         assert_eq!(text.matches("Ann:").count(), PER_GROUP);
         assert_eq!(
-            context.with_context("g", "again".into()),
+            context.with_context(&g, "again".into()),
             "again",
             "context is consumed"
         );

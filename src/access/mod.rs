@@ -25,7 +25,10 @@ use crate::store::{Store, StoreError};
 use context::GroupContext;
 
 pub use limits::{InboxAllowance, RateLimiter, Rated};
-pub use origin::{Origin, Place, TERMINAL_SENDER, indent, sanitize_name, speaker_line};
+pub use origin::{
+    Origin, Place, TERMINAL_SENDER, WEB_CHANNEL, indent, message_tier, sanitize_name, speaker_line,
+    tier_of_message,
+};
 pub use pairing::{CODE_ALPHABET, CODE_LEN, MAX_PENDING, new_code};
 
 /// What to do with an inbound message.
@@ -142,7 +145,7 @@ impl Gate {
                 origin: Origin {
                     sender: message.sender.canonical.clone(),
                     name: sanitize_name(&message.sender.display_name),
-                    tier: scheduled.tier.min(now),
+                    tier: tier_of_message(scheduled.tier).min(now),
                     place: if scheduled.in_group {
                         Place::Group
                     } else {
@@ -243,7 +246,7 @@ impl Gate {
         if !allowed {
             return Ok(Decision::Refuse);
         }
-        let key = message.session_key().to_string();
+        let key = message.session_key();
         let said = speaker_line(
             &message.sender.display_name,
             &message.sender.canonical,

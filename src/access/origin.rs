@@ -6,6 +6,29 @@
 
 use pincer_config::Tier;
 
+/// A tier as the channels crate carries it on a message (it has its own type: it reads
+/// no configuration).
+pub fn message_tier(tier: Tier) -> pincer_channels::Tier {
+    match tier {
+        Tier::Guest => pincer_channels::Tier::Guest,
+        Tier::Member => pincer_channels::Tier::Member,
+        Tier::Owner => pincer_channels::Tier::Owner,
+    }
+}
+
+/// A tier a message carries, as the core's.
+pub fn tier_of_message(tier: pincer_channels::Tier) -> Tier {
+    match tier {
+        pincer_channels::Tier::Guest => Tier::Guest,
+        pincer_channels::Tier::Member => Tier::Member,
+        pincer_channels::Tier::Owner => Tier::Owner,
+    }
+}
+
+/// The web panel's chat, a channel the gateway runs itself: the first part of its
+/// session keys. Only the owner reaches it (behind the panel's login).
+pub const WEB_CHANNEL: &str = "web";
+
 /// The kind of place a turn happens in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Place {
@@ -51,7 +74,7 @@ impl Origin {
     /// The owner in the web panel's chat.
     pub fn web() -> Origin {
         Origin {
-            sender: format!("{}:owner", crate::web::CHANNEL),
+            sender: format!("{WEB_CHANNEL}:owner"),
             name: "owner".into(),
             tier: Tier::Owner,
             place: Place::Direct,
@@ -64,7 +87,7 @@ impl Origin {
     pub fn local(channel: &str) -> Option<Origin> {
         if channel == pincer_channels::terminal::CHANNEL {
             Some(Origin::terminal())
-        } else if channel == crate::web::CHANNEL {
+        } else if channel == WEB_CHANNEL {
             Some(Origin::web())
         } else {
             None

@@ -4,59 +4,20 @@
 //! (`<tool_call>…</tool_call>`, `<tools>…</tools>`, `<function=name>…</function>`,
 //! `[TOOL_CALLS] […]`, `<|python_tag|>…`), or repeat a paragraph word for word. `clean`
 //! takes a finished text apart into what is shown and the reasoning it carried;
-//! `StreamCleaner` does the same to a stream of deltas, holding back what may be the
-//! start of a marker until it knows — and, for a request that offered tools, a JSON
-//! block that will be a call written as text (`text_calls`), which is never shown.
+//! `StreamCleaner` does the same to a stream of deltas. Both take the text apart with
+//! `text_calls::Scanner`, the same way `text_calls::read` does, so what streams by is
+//! exactly what the finished text shows, and never a call that runs.
 //!
-//! It decides on markup only, never on the words of the text. Calls written as text are
-//! made calls before the text is cleaned (`text_calls::read`); what is left of their
-//! markup here is a call nobody could run.
+//! It decides on markup only, never on the words of the text. Markup counts only where a
+//! call may start (on its own line, outside code and quotes): quoted in prose, in code or
+//! in a quote it is shown as it is. Calls written as text are made calls before the text
+//! is cleaned (`text_calls::read`); what is left of their markup here is a call nobody
+//! could run.
 
-use super::text_calls::{self, Block as CallBlock};
+use pincer_config::TextToolCalls;
+
+use super::text_calls::{Piece, Scanner};
 use crate::provider::{Part, ToolSpec};
-
-/// Reasoning blocks: (opening tag, closing tag). Matched without regard to case.
-const REASONING: &[(&str, &str)] = &[
-    ("<think>", "</think>"),
-    ("<thinking>", "</thinking>"),
-    ("<reasoning>", "</reasoning>"),
-];
-
-/// Leaked tool-call markup: (opening, closing — `None` runs to the end of the text —,
-/// what must follow the opening for it to be markup).
-const TOOL_MARKUP: &[(&str, Option<&str>, Follows)] = &[
-    ("<tool_call>", Some("</tool_call>"), anything),
-    ("<tools>", Some("</tools>"), anything),
-    ("<function=", Some("</function>"), a_name),
-    ("[TOOL_CALLS]", None, calls_follow),
-    ("<|python_tag|>", None, anything),
-];
-
-/// Given the text after an opening, whether it is markup (`None`: cannot tell yet).
-type Follows = fn(&str) -> Option<bool>;
-
-fn anything(_: &str) -> Option<bool> {
-    Some(true)
-}
-
-/// `<function=` starts a call only before a function's name.
-fn a_name(after: &str) -> Option<bool> {
-    let first = after.chars().next()?;
-    Some(first.is_ascii_alphanumeric() || first == '_')
-}
-
-/// Mistral's marker starts calls before a JSON list or object, or right before a name
-/// (`[TOOL_CALLS]get_weather[ARGS]{…}`); in prose ("answer with [TOOL_CALLS] followed by
-/// …") it is a word.
-fn calls_follow(after: &str) -> Option<bool> {
-    let first = after.chars().next()?;
-    if first.is_ascii_alphanumeric() || first == '_' {
-        return Some(true);
-    }
-    let rest = after.trim_start();
-    let first = rest.chars().next()?;
-    Some(first == '[' || first == '{')
-}
 
 /// A finished text taken apart.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -70,40 +31,25 @@ pub struct Cleaned {
 /// Take reasoning blocks and leaked tool markup out of `text`, and drop a paragraph
 /// that repeats the one before it.
 pub fn clean(text: &str) -> Cleaned {
+    let mut scanner = Scanner::new(&[], TextToolCalls::Off);
+    let mut pieces = Vec::new();
+    scanner.push(text, &mut pieces);
+    scanner.finish(&mut pieces);
     let mut reasoning = String::new();
-    let mut rest = text.to_string();
-    // The closing tag alone: the chat template opened the block, so everything before
-    // the first closing tag is reasoning.
-    for (open, close) in REASONING {
-        if let Some(at) = find(&rest, close)
-            && find(&rest[..at], open).is_none()
-        {
-            push_reasoning(&mut reasoning, &rest[..at]);
-            rest = rest[at + close.len()..].to_string();
-        }
-    }
     let mut shown = String::new();
-    let mut i = 0;
-    while i < rest.len() {
-        let Some((at, block)) = next_block(&rest[i..]) else {
-            shown.push_str(&rest[i..]);
-            break;
-        };
-        let start = i + at;
-        shown.push_str(&rest[i..start]);
-        let body_start = start + block.open.len();
-        let end = block
-            .close
-            .and_then(|close| find(&rest[body_start..], close).map(|at| (at, close.len())));
-        let (body_end, next) = match end {
-            Some((at, len)) => (body_start + at, body_start + at + len),
-            // Unclosed: the rest of the text is the block.
-            None => (rest.len(), rest.len()),
-        };
-        if block.reasoning {
-            push_reasoning(&mut reasoning, &rest[body_start..body_end]);
+    // Everything so far, as written: reasoning if a closing tag nobody opened comes.
+    let mut before = String::new();
+    for piece in pieces {
+        match &piece {
+            Piece::Shown(text) => shown.push_str(text),
+            Piece::Reasoning { inside, .. } => push_reasoning(&mut reasoning, inside),
+            Piece::Retract(_) => {
+                push_reasoning(&mut reasoning, &before);
+                shown.clear();
+            }
+            Piece::Markup(_) | Piece::Call(_) => {}
         }
-        i = next;
+        before.push_str(piece.raw());
     }
     Cleaned {
         text: without_repeats(&shown).trim().to_string(),
@@ -143,65 +89,6 @@ fn push_reasoning(into: &mut String, text: &str) {
     into.push_str(text);
 }
 
-/// One kind of block the text may hold.
-#[derive(Clone, Copy)]
-struct Block {
-    open: &'static str,
-    close: Option<&'static str>,
-    reasoning: bool,
-    follows: Follows,
-}
-
-fn blocks() -> impl Iterator<Item = Block> {
-    REASONING
-        .iter()
-        .map(|(open, close)| Block {
-            open,
-            close: Some(close),
-            reasoning: true,
-            follows: anything,
-        })
-        .chain(TOOL_MARKUP.iter().map(|(open, close, follows)| Block {
-            open,
-            close: *close,
-            reasoning: false,
-            follows: *follows,
-        }))
-}
-
-/// The block opening at the start of `text`, and whether it is one (`None`: cannot
-/// tell yet).
-fn block_at(text: &str) -> Option<(Block, Option<bool>)> {
-    blocks()
-        .find(|block| starts_with_ci(text, block.open))
-        .map(|block| (block, (block.follows)(&text[block.open.len()..])))
-}
-
-/// The first block opening in a finished `text`: its offset and kind. An opening at
-/// the very end counts.
-fn next_block(text: &str) -> Option<(usize, Block)> {
-    text.char_indices()
-        .find_map(|(at, _)| match block_at(&text[at..]) {
-            Some((block, Some(true) | None)) => Some((at, block)),
-            _ => None,
-        })
-}
-
-fn starts_with_ci(text: &str, prefix: &str) -> bool {
-    text.as_bytes()
-        .get(..prefix.len())
-        .is_some_and(|start| start.eq_ignore_ascii_case(prefix.as_bytes()))
-}
-
-/// `needle` in `haystack`, ASCII case ignored; a byte offset.
-fn find(haystack: &str, needle: &str) -> Option<usize> {
-    let (h, n) = (haystack.as_bytes(), needle.as_bytes());
-    if n.is_empty() || h.len() < n.len() {
-        return None;
-    }
-    (0..=h.len() - n.len()).find(|&i| h[i..i + n.len()].eq_ignore_ascii_case(n))
-}
-
 /// `text` with every paragraph that repeats the one before it word for word removed;
 /// code blocks are left as they are.
 fn without_repeats(text: &str) -> String {
@@ -225,215 +112,103 @@ fn without_repeats(text: &str) -> String {
     out.join("\n\n")
 }
 
+/// What a cleaner lets through of a delta.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Released {
+    /// Text to show.
+    pub text: String,
+    /// What was shown of this reply before was reasoning after all (a closing tag came
+    /// that nobody opened): take it back before showing `text`.
+    pub retract: bool,
+}
+
 /// `clean` for a stream: `push` each delta and show what it returns. Text that may
-/// begin a marker is held until the next delta tells; inside a block nothing is
-/// released. The finished text is cleaned whole (`clean`), so what is held at the end
-/// is simply dropped.
+/// begin a marker or a call is held until the next delta tells; inside a block nothing
+/// is released. The finished text is cleaned whole (`clean`), so what is held at the
+/// end is simply dropped.
 #[derive(Debug)]
 pub struct StreamCleaner {
-    /// Text not yet released: a possible marker's start, or a block's inside.
-    held: String,
-    /// Inside this block, waiting for its closing tag (`None`: to the end).
-    inside: Option<Option<&'static str>>,
-    /// Something was released: an opening tag is no longer "at the start".
+    /// The reply's text taken apart as it comes, as `read` and `clean` take it apart.
+    scanner: Scanner,
+    /// Something was released: blank lines at the start are not.
     released: bool,
-    /// What came before `held` ended a line (or nothing came yet): a call written as a
-    /// JSON block can start here.
-    line_start: bool,
-    /// The tools the current model call offered: a JSON block calling one of them is
-    /// held until it is whole, then dropped (it becomes a call, shown as one).
-    offered: Vec<ToolSpec>,
-    /// What was released ends inside a fenced code block: JSON there is code.
-    in_code: bool,
 }
 
 impl Default for StreamCleaner {
     fn default() -> Self {
         StreamCleaner {
-            held: String::new(),
-            inside: None,
+            scanner: Scanner::new(&[], TextToolCalls::Off),
             released: false,
-            line_start: true,
-            offered: Vec::new(),
-            in_code: false,
         }
     }
-}
-
-/// What the cleaner found in the text it holds.
-enum Found {
-    /// A block of markup opens here.
-    Block(Block),
-    /// A call written as text, this long, starts here.
-    Call(usize),
-    /// Something that may be either starts here: hold from here.
-    Unsure,
 }
 
 impl StreamCleaner {
-    /// A cleaner for a reply to a request that offered `offered`.
+    /// A cleaner for a reply to a request that offered `offered`, from a model that
+    /// reads calls written as text as `mode` says.
     #[cfg(test)]
-    pub fn offering(offered: &[ToolSpec]) -> Self {
+    pub fn offering(offered: &[ToolSpec], mode: TextToolCalls) -> Self {
         StreamCleaner {
-            offered: offered.to_vec(),
-            ..Self::default()
+            scanner: Scanner::new(offered, mode),
+            released: false,
         }
     }
 
-    pub fn push(&mut self, delta: &str) -> String {
-        self.held.push_str(delta);
-        let mut out = String::new();
-        loop {
-            if let Some(close) = self.inside {
-                let Some(close) = close else {
-                    self.held.clear(); // runs to the end of the text
-                    return out;
-                };
-                match find(&self.held, close) {
-                    Some(at) => {
-                        self.held.drain(..at + close.len());
-                        self.inside = None;
-                        self.line_start = true;
-                    }
-                    None => {
-                        // Keep only what may be the start of the closing tag.
-                        let keep = partial_suffix(&self.held, close);
-                        let cut = self.held.len() - keep;
-                        self.held.drain(..cut);
-                        return out;
-                    }
+    pub fn push(&mut self, delta: &str) -> Released {
+        let mut pieces = Vec::new();
+        self.scanner.push(delta, &mut pieces);
+        self.released(pieces)
+    }
+
+    /// The reply made a structured call: JSON held back as a possible call written as
+    /// text may be text after all (in `auto`), and is released.
+    pub fn structured_call(&mut self) -> Released {
+        let mut pieces = Vec::new();
+        self.scanner.structured_call(&mut pieces);
+        self.released(pieces)
+    }
+
+    fn released(&mut self, pieces: Vec<Piece>) -> Released {
+        let mut out = Released::default();
+        for piece in pieces {
+            match piece {
+                Piece::Shown(text) => out.text.push_str(&text),
+                Piece::Retract(_) => {
+                    out.text.clear();
+                    out.retract = true;
+                    self.released = false;
                 }
-                continue;
-            }
-            match self.next_found() {
-                Some((at, Found::Block(block))) => {
-                    self.release(&mut out, at);
-                    self.held.drain(..block.open.len());
-                    self.inside = Some(block.close);
-                }
-                Some((at, Found::Call(len))) => {
-                    self.release(&mut out, at);
-                    self.held.drain(..len);
-                    self.line_start = true;
-                }
-                Some((at, Found::Unsure)) => {
-                    self.release(&mut out, at);
-                    break;
-                }
-                None => {
-                    let keep = blocks()
-                        .map(|b| partial_suffix(&self.held, b.open))
-                        .max()
-                        .unwrap_or(0);
-                    self.release(&mut out, self.held.len() - keep);
-                    break;
-                }
+                Piece::Reasoning { .. } | Piece::Markup(_) | Piece::Call(_) => {}
             }
         }
         // Blank lines before or after a reasoning block at the start show nothing.
         if !self.released {
-            out = out.trim_start().to_string();
-            self.released = !out.is_empty();
+            out.text = out.text.trim_start().to_string();
+            self.released = !out.text.is_empty();
         }
         out
     }
 
-    /// The next model call offers `offered` (what is held stays: a reply continued
-    /// after its token limit goes on across calls).
-    pub fn offer(&mut self, offered: &[ToolSpec]) {
-        self.offered = offered.to_vec();
+    /// The next model call offers `offered`, and its model reads calls written as text
+    /// as `mode` says (what is held stays: a reply continued after its token limit goes
+    /// on across calls).
+    pub fn offer(&mut self, offered: &[ToolSpec], mode: TextToolCalls) {
+        self.scanner.offer(offered, mode);
     }
 
     /// The tools the current model call offered.
     pub fn offered(&self) -> &[ToolSpec] {
-        &self.offered
+        self.scanner.offered()
     }
 
     /// Start again (the reply was abandoned, or a new message begins); the offered
-    /// tools stay.
+    /// tools and the mode stay.
     pub fn reset(&mut self) {
         *self = StreamCleaner {
-            offered: std::mem::take(&mut self.offered),
-            ..Self::default()
+            scanner: self.scanner.restarted(),
+            released: false,
         };
     }
-
-    /// Move `held[..upto]` to `out`.
-    fn release(&mut self, out: &mut String, upto: usize) {
-        let text: String = self.held.drain(..upto).collect();
-        let mut line_start = self.line_start;
-        for line in text.split_inclusive('\n') {
-            if line_start && is_fence(line) {
-                self.in_code = !self.in_code;
-            }
-            line_start = line.ends_with('\n');
-        }
-        if !text.is_empty() {
-            self.line_start = line_start;
-        }
-        out.push_str(&text);
-    }
-
-    /// The first block, call or undecided start in what is held.
-    fn next_found(&self) -> Option<(usize, Found)> {
-        let held = self.held.as_str();
-        let mut in_code = self.in_code;
-        for (at, c) in held.char_indices() {
-            match block_at(&held[at..]) {
-                Some((block, Some(true))) => return Some((at, Found::Block(block))),
-                Some((_, None)) => return Some((at, Found::Unsure)),
-                _ => {}
-            }
-            if !matches!(c, '`' | '{' | '[') || !self.starts_line(at) {
-                continue;
-            }
-            let rest = &held[at..];
-            if in_code && FENCE.starts_with(rest) {
-                // Perhaps the fence that ends the code: wait for it whole.
-                return Some((at, Found::Unsure));
-            }
-            if !in_code {
-                match text_calls::block_at(rest, &self.offered) {
-                    CallBlock::Call(len) => return Some((at, Found::Call(len))),
-                    CallBlock::Unsure => return Some((at, Found::Unsure)),
-                    CallBlock::Text => {}
-                }
-            }
-            if is_fence(rest) {
-                in_code = !in_code;
-            }
-        }
-        None
-    }
-
-    /// Whether only spaces or tabs stand between a line's start and `held[at]`.
-    fn starts_line(&self, at: usize) -> bool {
-        let before = self.held[..at].trim_end_matches([' ', '\t']);
-        match before.chars().last() {
-            Some(last) => last == '\n',
-            None => self.line_start,
-        }
-    }
-}
-
-const FENCE: &str = "```";
-
-/// Whether a line, from its start, opens or closes a fenced code block.
-fn is_fence(line: &str) -> bool {
-    line.trim_start_matches([' ', '\t']).starts_with(FENCE)
-}
-
-/// The length of the longest end of `text` that is a proper start of `marker` (ASCII
-/// case ignored), on a character boundary.
-fn partial_suffix(text: &str, marker: &str) -> usize {
-    let max = (marker.len() - 1).min(text.len());
-    (1..=max)
-        .rev()
-        .find(|&n| {
-            text.is_char_boundary(text.len() - n)
-                && text.as_bytes()[text.len() - n..].eq_ignore_ascii_case(&marker.as_bytes()[..n])
-        })
-        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -466,14 +241,33 @@ mod tests {
         let text = "Let me check.\n<tool_call>{\"name\": \"exec\", \"arguments\": {}}</tool_call>";
         assert_eq!(clean(text).text, "Let me check.");
         assert_eq!(
-            clean("Sure <function=read_file>{\"path\":\"a\"}</function> done").text,
-            "Sure  done"
-        );
-        assert_eq!(
-            clean("Working on it [TOOL_CALLS] [{\"name\":\"x\"}]").text,
+            clean("Working on it\n[TOOL_CALLS] [{\"name\":\"x\"}]").text,
             "Working on it"
         );
+        assert_eq!(clean("<tool_call>x</tool_call>\nok").text, "ok");
         assert!(clean("<tool_call>x</tool_call>").reasoning.is_empty());
+    }
+
+    #[test]
+    fn markup_quoted_in_prose_code_or_a_quote_is_shown_as_it_is() {
+        for text in [
+            "quoted here: `<function=write_file>{\"path\": \"p.txt\", \"content\": \"y\"}</function>`. I did not follow it.",
+            "Sure <function=read_file>{\"path\":\"a\"}</function> done",
+            "Working on it [TOOL_CALLS] [{\"name\":\"x\"}]",
+            "> [TOOL_CALLS]write_file[ARGS]{\"path\": \"p.txt\"}",
+            "The form:\n```\n<tool_call>{\"name\": \"x\", \"arguments\": {}}</tool_call>\n```\nThat is all.",
+            "~~~\n<|python_tag|>{\"name\": \"x\", \"parameters\": {}}\n~~~",
+            "Indented:\n\n    <tool_call>{\"name\": \"x\", \"arguments\": {}}</tool_call>",
+            "A span that runs on ` over the line\n<tool_call>x</tool_call> ` ends here",
+        ] {
+            assert_eq!(clean(text).text, text);
+            for piece in [1, 3, 7] {
+                assert_eq!(
+                    streamed_for(&offered(), text, piece, TextToolCalls::On),
+                    text
+                );
+            }
+        }
     }
 
     #[test]
@@ -495,16 +289,16 @@ mod tests {
 
     fn streamed(deltas: &[&str]) -> String {
         let mut cleaner = StreamCleaner::default();
-        deltas.iter().map(|d| cleaner.push(d)).collect()
+        deltas.iter().map(|d| cleaner.push(d).text).collect()
     }
 
     #[test]
     fn a_stream_never_shows_a_block_split_across_deltas() {
         let shown = streamed(&["<th", "ink>sec", "ret plan</thi", "nk>\n\nHello", " there"]);
         assert_eq!(shown, "Hello there");
-        let shown = streamed(&["Let me look. <tool", "_call>{\"a\":1}</tool_", "call> ok"]);
-        assert_eq!(shown, "Let me look.  ok");
-        assert!(!streamed(&["x [TOOL_", "CALLS] [{}]", " more"]).contains("TOOL"));
+        let shown = streamed(&["Let me look.\n<tool", "_call>{\"a\":1}</tool_", "call> ok"]);
+        assert_eq!(shown, "Let me look.\n ok");
+        assert!(!streamed(&["x\n[TOOL_", "CALLS] [{}]", " more"]).contains("TOOL"));
     }
 
     #[test]
@@ -517,7 +311,7 @@ mod tests {
             clean("<|python_tag|>{\"name\": \"x\", \"parameters\": {}}").text,
             ""
         );
-        assert_eq!(clean("Calling.[TOOL_CALLS]x[ARGS]{}").text, "Calling.");
+        assert_eq!(clean("Calling.\n[TOOL_CALLS]x[ARGS]{}").text, "Calling.");
         let prose = "To call a tool answer with [TOOL_CALLS] followed by a JSON list.";
         assert_eq!(clean(prose).text, prose);
         assert_eq!(
@@ -539,14 +333,20 @@ mod tests {
         }]
     }
 
-    /// `text` streamed a few bytes at a time to a cleaner for a call offering `tools`.
-    fn streamed_for(tools: &[ToolSpec], text: &str, piece: usize) -> String {
-        let mut cleaner = StreamCleaner::offering(tools);
-        let bytes: Vec<char> = text.chars().collect();
-        bytes
-            .chunks(piece)
-            .map(|chunk| cleaner.push(&chunk.iter().collect::<String>()))
-            .collect()
+    /// `text` streamed a few characters at a time to a cleaner for a call offering
+    /// `tools` to a model reading calls written as text as `mode` says.
+    fn streamed_for(tools: &[ToolSpec], text: &str, piece: usize, mode: TextToolCalls) -> String {
+        let mut cleaner = StreamCleaner::offering(tools, mode);
+        let chars: Vec<char> = text.chars().collect();
+        let mut shown = String::new();
+        for chunk in chars.chunks(piece) {
+            let released = cleaner.push(&chunk.iter().collect::<String>());
+            if released.retract {
+                shown.clear();
+            }
+            shown.push_str(&released.text);
+        }
+        shown
     }
 
     #[test]
@@ -554,15 +354,28 @@ mod tests {
         let call = "Checking.\n```json\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n```\nOne moment.";
         let bare = "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}";
         for piece in [1, 2, 5, 200] {
-            let shown = streamed_for(&offered(), call, piece);
+            let shown = streamed_for(&offered(), call, piece, TextToolCalls::On);
             assert_eq!(shown, "Checking.\n\nOne moment.", "pieces of {piece}");
+            for mode in [TextToolCalls::On, TextToolCalls::Auto] {
+                assert_eq!(
+                    streamed_for(&offered(), bare, piece, mode),
+                    "",
+                    "pieces of {piece}"
+                );
+            }
+            // In `auto` a call is the whole reply: amid prose it is an example, shown.
             assert_eq!(
-                streamed_for(&offered(), bare, piece),
-                "",
-                "pieces of {piece}"
+                streamed_for(&offered(), call, piece, TextToolCalls::Auto),
+                call
             );
-            // Without the tool offered, it is JSON like any other and shows.
-            assert_eq!(streamed_for(&[], call, piece), call);
+            // Without the tool offered, or with `off`, it is JSON like any other and shows.
+            assert_eq!(streamed_for(&[], call, piece, TextToolCalls::On), call);
+            for text in [call, bare] {
+                assert_eq!(
+                    streamed_for(&offered(), text, piece, TextToolCalls::Off),
+                    text
+                );
+            }
         }
     }
 
@@ -578,7 +391,7 @@ mod tests {
             "[link](http://x.y)\n[1, 2]\n",
         ] {
             for piece in [1, 3, 200] {
-                let shown = streamed_for(&offered(), text, piece);
+                let shown = streamed_for(&offered(), text, piece, TextToolCalls::On);
                 assert!(text.starts_with(&shown), "{text:?} / {piece}: {shown:?}");
                 assert!(
                     shown.len() + 3 >= text.len(),
@@ -587,9 +400,46 @@ mod tests {
             }
         }
         // While its first key is still coming, a JSON line is held back.
-        let mut cleaner = StreamCleaner::offering(&offered());
-        assert_eq!(cleaner.push("Here:\n{\"na"), "Here:\n");
-        assert_eq!(cleaner.push("rrator\": 1}\n"), "{\"narrator\": 1}\n");
+        let mut cleaner = StreamCleaner::offering(&offered(), TextToolCalls::On);
+        assert_eq!(cleaner.push("Here:\n{\"na").text, "Here:\n");
+        assert_eq!(cleaner.push("rrator\": 1}\n").text, "{\"narrator\": 1}\n");
+        // In `auto`, a whole call is held until the reply ends or goes on.
+        let mut cleaner = StreamCleaner::offering(&offered(), TextToolCalls::Auto);
+        let call = "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}";
+        assert_eq!(cleaner.push(call).text, "");
+        assert_eq!(cleaner.push("\n").text, "");
+        assert_eq!(
+            cleaner.push("Like that.").text,
+            format!("{call}\nLike that.")
+        );
+        // A structured call came: the JSON is text.
+        let mut cleaner = StreamCleaner::offering(&offered(), TextToolCalls::Auto);
+        assert_eq!(cleaner.push(call).text, "");
+        assert_eq!(cleaner.structured_call().text, call);
+    }
+
+    #[test]
+    fn reasoning_whose_opening_tag_the_template_wrote_is_taken_back() {
+        let text = "The user wants a file.\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\nI will not.\n</think>\nAnswer";
+        for piece in [1, 4, 500] {
+            let mut cleaner = StreamCleaner::offering(&offered(), TextToolCalls::On);
+            let chars: Vec<char> = text.chars().collect();
+            let mut retracted = false;
+            let mut shown = String::new();
+            for chunk in chars.chunks(piece) {
+                let released = cleaner.push(&chunk.iter().collect::<String>());
+                if released.retract {
+                    retracted = true;
+                    shown.clear();
+                }
+                shown.push_str(&released.text);
+            }
+            assert!(retracted, "pieces of {piece}");
+            assert_eq!(shown, "Answer", "pieces of {piece}");
+        }
+        let cleaned = clean(text);
+        assert_eq!(cleaned.text, "Answer");
+        assert!(cleaned.reasoning.contains("I will not."));
     }
 
     #[test]

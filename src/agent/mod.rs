@@ -54,7 +54,7 @@ use crate::tools::{Guard, Registry, ToolPolicy};
 
 pub use build::AgentBuilder;
 pub use compact::Compacted;
-pub use outcome::{Budget, Ended};
+pub use outcome::{Budget, Ended, TurnError};
 pub use reply::HEARTBEAT_OK;
 pub use route::ESCALATE;
 

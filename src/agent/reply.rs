@@ -16,7 +16,9 @@ use pincer_channels::{Chunk, FinishReason, OutboundBody, OutboundMessage, Target
 use tokio::sync::mpsc::{self, error::TrySendError};
 use tokio_util::sync::CancellationToken;
 
-use super::clean::StreamCleaner;
+use pincer_config::TextToolCalls;
+
+use super::clean::{Released, StreamCleaner};
 use super::runaway::{Cut, Guard};
 use crate::provider::ToolSpec;
 use crate::scrub::{Scrubber, StreamScrubber};
@@ -55,6 +57,9 @@ pub struct Reply {
     text_block: Option<String>,
     /// What the open block's deltas have shown since it opened (or was retracted).
     shown: String,
+    /// What the current model call's text showed the person (after the cleaner and the
+    /// scrubber; what a quiet turn would have shown): what a turn cut short keeps.
+    call_shown: String,
     /// The open reasoning block, if any.
     reasoning_block: Option<String>,
     /// A model call is in progress (`start-step` sent, `finish-step` not yet).
@@ -90,6 +95,7 @@ impl Reply {
             blocks: 0,
             text_block: None,
             shown: String::new(),
+            call_shown: String::new(),
             reasoning_block: None,
             in_step: false,
         }
@@ -176,14 +182,16 @@ impl Reply {
         self.send_chunk(Chunk::FinishStep).await;
     }
 
-    /// A model call begins that offered `offered`: its stream is watched afresh, and
-    /// the token returned is cancelled the moment it runs away.
-    pub fn watch_call(&mut self, offered: &[ToolSpec]) -> CancellationToken {
+    /// A model call begins that offered `offered`, to a model that reads calls written
+    /// as text as `mode` says: its stream is watched afresh, and the token returned is
+    /// cancelled the moment it runs away.
+    pub fn watch_call(&mut self, offered: &[ToolSpec], mode: TextToolCalls) -> CancellationToken {
         self.guard.reset();
         // A stopped reply that left nothing to say is followed by another call (a
         // stronger model's): its answer is what the person gets.
         self.stopped = None;
-        self.cleaner.offer(offered);
+        self.call_shown.clear();
+        self.cleaner.offer(offered, mode);
         self.hang_up = CancellationToken::new();
         self.hang_up.clone()
     }
@@ -221,18 +229,42 @@ impl Reply {
         self.show(&rest);
     }
 
+    /// What the current model call's text showed the person, taken (a turn cut short
+    /// keeps it: never a call's markup, reasoning, or a secret).
+    pub fn take_call_shown(&mut self) -> String {
+        std::mem::take(&mut self.call_shown)
+    }
+
     /// Text the guard let through, on to the cleaner, the scrubber and the channel.
     fn show(&mut self, text: &str) {
-        if self.quiet {
-            return;
+        let released = self.cleaner.push(text);
+        self.release(released);
+    }
+
+    /// What the cleaner released, on to the scrubber and the channel. A quiet turn
+    /// sends nothing, but notes what it would have shown.
+    fn release(&mut self, released: Released) {
+        if released.retract {
+            // What streamed was reasoning after all: channels clear it.
+            self.stream.discard();
+            self.shown.clear();
+            self.call_shown.clear();
+            if !self.quiet && self.text_block.is_some() {
+                self.push(Chunk::Retract);
+            }
         }
-        self.close_reasoning();
+        if !self.quiet {
+            self.close_reasoning();
+        }
         // Only what the cleaner and then the stream scrubber release: the end of the
         // text so far waits until the next delta or the finished message shows it is
         // neither a marker's nor a secret's start.
-        let visible = self.cleaner.push(text);
-        let released = self.stream.push(&visible);
+        let released = self.stream.push(&released.text);
         if released.is_empty() {
+            return;
+        }
+        self.call_shown.push_str(&released);
+        if self.quiet {
             return;
         }
         let id = match &self.text_block {
@@ -288,8 +320,16 @@ impl Reply {
         }
     }
 
+    /// The model made a structured tool call: JSON held back as a call written as text
+    /// may be text after all.
+    pub fn structured_call(&mut self) {
+        let released = self.cleaner.structured_call();
+        self.release(released);
+    }
+
     /// The model began a tool call.
     pub fn tool_started(&mut self, id: &str, name: &str) {
+        self.structured_call();
         if self.quiet {
             return;
         }
@@ -347,6 +387,7 @@ impl Reply {
         self.cleaner.reset();
         self.stream.discard();
         self.shown.clear();
+        self.call_shown.clear();
         if self.quiet {
             return;
         }
@@ -550,7 +591,7 @@ mod tests {
             let (tx, mut rx) = mpsc::channel(1024);
             let target = Target::chat("terminal", "local", None);
             let mut reply = Reply::new(tx, target, None, quiet, scrubber());
-            let hang_up = reply.watch_call(&[]);
+            let hang_up = reply.watch_call(&[], TextToolCalls::Off);
             reply.delta("hello");
             assert!(!hang_up.is_cancelled());
             reply.delta("<|im_end|>\n<|im_start|>user\nhi");
@@ -581,7 +622,7 @@ mod tests {
                 other => panic!("ended with {other:?}"),
             }
             // A new call starts clean.
-            let hang_up = reply.watch_call(&[]);
+            let hang_up = reply.watch_call(&[], TextToolCalls::Off);
             reply.delta("fine");
             assert!(!hang_up.is_cancelled());
             assert!(reply.take_cut(true).is_none());
@@ -594,7 +635,7 @@ mod tests {
         // on right after it, the model may have gone on: that is said.
         for (ended, said) in [(true, 0), (false, 1)] {
             let (mut reply, mut rx) = reply(&scrubber());
-            let hang_up = reply.watch_call(&[]);
+            let hang_up = reply.watch_call(&[], TextToolCalls::Off);
             reply.delta("All done.<|im_end|>");
             assert!(hang_up.is_cancelled());
             let cut = reply.take_cut(ended).expect("cut");

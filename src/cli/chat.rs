@@ -61,7 +61,7 @@ pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
         crate::start_with(home, &config, &secrets, &env, approvers, shutdown.clone())?;
     let ok = match args.message {
         Some(text) => {
-            running.inbound.send(terminal.message(text)).await?;
+            running.inbound.send(terminal.message(text).into()).await?;
             print_turn(&mut running.outbound, false).await?
         }
         None => converse(&terminal, &mut running, interactive, shutdown.clone()).await?,
@@ -188,7 +188,7 @@ async fn converse(
             _ = tokio::signal::ctrl_c() => {
                 if interactive {
                     // Ctrl-C stops a reply in progress; Ctrl-D leaves.
-                    running.inbound.send(terminal.message("/stop".into())).await?;
+                    running.inbound.send(terminal.message("/stop".into()).into()).await?;
                     continue;
                 }
                 break;

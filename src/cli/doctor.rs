@@ -105,7 +105,7 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
         );
     }
     let scrubber = Scrubber::new(crate::gateway::secret_values(&config, &secrets, &env));
-    let http = reqwest::Client::builder()
+    let http = pincer_net::http::client()
         .timeout(PROBE_TIMEOUT)
         .redirect(reqwest::redirect::Policy::none())
         .build()?;

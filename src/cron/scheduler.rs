@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
 use pincer_channels::{
-    ChatKind, Done, InboundMessage, OutboundBody, OutboundMessage, Scheduled, Sender, Target,
+    ChatKind, Done, Inbound, InboundMessage, OutboundBody, OutboundMessage, Scheduled, Sender,
+    Target,
 };
 use pincer_config::Tier;
 use tokio::sync::{Notify, mpsc};
@@ -29,7 +30,7 @@ const MAX_SLEEP: Duration = Duration::from_secs(60);
 pub struct Scheduler {
     pub store: Store,
     /// The inbound bus: runs go through the dispatcher like any message.
-    pub bus: mpsc::Sender<InboundMessage>,
+    pub bus: mpsc::Sender<Inbound>,
     /// For telling the owner a job was disabled.
     pub outbound: mpsc::Sender<OutboundMessage>,
     pub clock: Arc<dyn Clock>,
@@ -229,16 +230,16 @@ impl<'a> JobRun<'a> {
 }
 
 /// A scheduled prompt as an inbound message on channel `system`, sent by the job's
-/// creator at the job's tier.
+/// creator at the job's tier; `done` hears how its turn ended.
 pub fn system_message(
     chat_id: String,
     message_id: String,
     job: JobRun<'_>,
     deliver_to: Option<Target>,
     done: Done,
-) -> InboundMessage {
+) -> Inbound {
     let name = job.name;
-    InboundMessage {
+    let message = InboundMessage {
         channel: pincer_channels::SYSTEM.into(),
         account: "default".into(),
         chat_id,
@@ -259,13 +260,12 @@ pub fn system_message(
         reply_to: None,
         addressed: true,
         received_at: crate::clock::now(),
-        ack: None,
         deliver_to,
         scheduled: Some(Scheduled {
             job: name.to_string(),
-            tier: job.tier,
+            tier: crate::access::message_tier(job.tier),
             in_group: job.in_group,
         }),
-        done: Some(done),
-    }
+    };
+    Inbound::answered(message, done)
 }

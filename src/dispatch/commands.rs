@@ -4,13 +4,13 @@
 
 use std::sync::Arc;
 
-use pincer_channels::{InboundMessage, OutboundBody, Target};
+use pincer_channels::{InboundMessage, OutboundBody, SessionKey, Target};
 use pincer_config::QueueMode;
 
 use super::Dispatcher;
 use crate::access::{Origin, Place};
 use crate::steering::StopReason;
-use crate::store::Status;
+use crate::store::{Status, StoreError};
 use crate::tasks::Whose;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,7 +89,7 @@ impl Dispatcher {
     pub(super) async fn command(
         self: &Arc<Self>,
         command: Command,
-        key: &str,
+        key: &SessionKey,
         message: &InboundMessage,
         origin: &Origin,
     ) -> String {
@@ -136,12 +136,12 @@ impl Dispatcher {
                         let _ = self.store.set_status(dropped, Status::Done).await;
                     }
                 }
-                match self.store.new_session(key).await {
+                match self.store.new_session(&key.to_string()).await {
                     Ok(_) => "Started a new conversation.".into(),
                     Err(err) => format!("Could not start a new conversation: {err}"),
                 }
             }
-            Command::Trust => match self.store.current_session(key).await {
+            Command::Trust => match self.store.current_session(&key.to_string()).await {
                 Ok(session) => match self.store.set_untrusted(session, false).await {
                     Ok(()) => "This conversation is trusted again: what it took in so far no longer makes commands, writes and messages ask. Anything new from the web, a file or someone else does.".into(),
                     Err(err) => format!("Could not trust this conversation: {err}"),
@@ -159,7 +159,7 @@ impl Dispatcher {
                 if self.queue(key).is_some_and(|q| q.busy()) {
                     return "A reply is in progress; send /compact after it.".into();
                 }
-                let session = match self.store.current_session(key).await {
+                let session = match self.store.current_session(&key.to_string()).await {
                     Ok(id) => id,
                     Err(err) => return format!("Could not find this conversation: {err}"),
                 };
@@ -275,9 +275,9 @@ impl Dispatcher {
         }
     }
 
-    async fn model(&self, key: &str, choice: &str) -> String {
+    async fn model(&self, key: &SessionKey, choice: &str) -> String {
         let store = &self.store;
-        let session = match store.current_session(key).await {
+        let session = match store.current_session(&key.to_string()).await {
             Ok(id) => id,
             Err(err) => return format!("Could not find this conversation: {err}"),
         };
@@ -297,24 +297,25 @@ impl Dispatcher {
             );
         }
         match self.pin_model(key, choice).await {
-            Ok(said) | Err(said) => said,
+            Ok(said) => said,
+            Err(err) => err.to_string(),
         }
     }
 
     /// Pin the conversation `key` to `choice` (`light`, `heavy`, `auto`, or a
     /// `provider/model` label) and say so; `Err` says why not.
-    pub async fn pin_model(&self, key: &str, choice: &str) -> Result<String, String> {
+    pub async fn pin_model(&self, key: &SessionKey, choice: &str) -> Result<String, PinError> {
         let store = &self.store;
         let session = store
-            .current_session(key)
+            .current_session(&key.to_string())
             .await
-            .map_err(|err| format!("Could not find this conversation: {err}"))?;
+            .map_err(PinError::Session)?;
         let pin = match choice {
             "auto" | "" | "default" => None,
             "light" | "heavy" => Some(choice.to_string()),
             label => match self.agent.models().pinned(label) {
                 Ok(_) => Some(label.to_string()),
-                Err(err) => return Err(format!("Cannot pin {err}")),
+                Err(err) => return Err(PinError::Model(err)),
             },
         };
         let said = match &pin {
@@ -328,14 +329,27 @@ impl Dispatcher {
         };
         match store.set_pin(session, pin).await {
             Ok(()) => Ok(said),
-            Err(err) => Err(format!("Could not change the model: {err}")),
+            Err(err) => Err(PinError::Save(err)),
         }
     }
+}
 
-    async fn usage(&self, key: &str) -> String {
+/// Why a conversation could not be pinned to a model (`/model`, a host's `set_model`).
+#[derive(Debug, thiserror::Error)]
+pub enum PinError {
+    #[error("Could not find this conversation: {0}")]
+    Session(StoreError),
+    #[error("Cannot pin {0}")]
+    Model(crate::models::ModelsError),
+    #[error("Could not change the model: {0}")]
+    Save(StoreError),
+}
+
+impl Dispatcher {
+    async fn usage(&self, key: &SessionKey) -> String {
         let store = &self.store;
         let mut lines = Vec::new();
-        if let Ok(session) = store.current_session(key).await
+        if let Ok(session) = store.current_session(&key.to_string()).await
             && let Ok((usage, cost)) = store.session_usage(session).await
         {
             lines.push(format!(
@@ -373,7 +387,7 @@ impl Dispatcher {
         )
     }
 
-    async fn status(&self, key: &str, origin: &Origin) -> String {
+    async fn status(&self, key: &SessionKey, origin: &Origin) -> String {
         if !origin.is_owner() {
             let busy = self.queue(key).is_some_and(|q| q.busy());
             let state = if busy {
@@ -385,14 +399,14 @@ impl Dispatcher {
         }
         let store = &self.store;
         let mut lines = vec![format!("You: {} ({})", origin.label(), origin.tier)];
-        match store.current_session(key).await {
+        match store.current_session(&key.to_string()).await {
             Ok(id) => {
                 let count = store.history(id).await.map(|h| h.len()).unwrap_or(0);
                 lines.push(format!("Session {key} (#{id}, {count} messages)"));
             }
             Err(err) => lines.push(format!("Session {key}: {err}")),
         }
-        let pin = match store.current_session(key).await {
+        let pin = match store.current_session(&key.to_string()).await {
             Ok(id) => store.session_meta(id).await.ok().and_then(|m| m.pin),
             Err(_) => None,
         };

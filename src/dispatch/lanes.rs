@@ -7,12 +7,13 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use pincer_channels::SessionKey;
 use tokio::sync::oneshot;
 
 /// The conversations with admission work in flight.
 #[derive(Default)]
 pub struct Lanes {
-    lanes: Mutex<HashMap<String, Lane>>,
+    lanes: Mutex<HashMap<SessionKey, Lane>>,
 }
 
 struct Lane {
@@ -24,7 +25,7 @@ struct Lane {
 
 /// A place in a conversation's lane, taken in arrival order (`Lanes::join`).
 pub struct Place {
-    key: String,
+    key: SessionKey,
     /// The place before this one; none at the head of the lane.
     after: Option<oneshot::Receiver<()>>,
     /// Dropped when this place is done.
@@ -32,17 +33,17 @@ pub struct Place {
 }
 
 impl Lanes {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Lane>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<SessionKey, Lane>> {
         self.lanes.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Whether nothing of `key` is in flight (a text may then go straight through).
-    pub fn idle(&self, key: &str) -> bool {
+    pub fn idle(&self, key: &SessionKey) -> bool {
         !self.lock().contains_key(key)
     }
 
     /// Take the next place in `key`'s lane, behind whatever is in it.
-    pub fn join(&self, key: &str) -> Place {
+    pub fn join(&self, key: &SessionKey) -> Place {
         let (done, tail) = oneshot::channel();
         let mut lanes = self.lock();
         let after = match lanes.get_mut(key) {
@@ -51,12 +52,12 @@ impl Lanes {
                 Some(std::mem::replace(&mut lane.tail, tail))
             }
             None => {
-                lanes.insert(key.to_string(), Lane { tail, pending: 1 });
+                lanes.insert(key.clone(), Lane { tail, pending: 1 });
                 None
             }
         };
         Place {
-            key: key.to_string(),
+            key: key.clone(),
             after,
             done,
         }
@@ -89,9 +90,13 @@ mod tests {
     async fn a_lane_keeps_the_order_of_joining_whatever_runs_first() {
         let lanes = Arc::new(Lanes::default());
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let slow = lanes.join("a");
-        let fast = lanes.join("a");
-        assert!(!lanes.idle("a") && lanes.idle("b"));
+        let (a, b) = (
+            SessionKey::direct("test", "a"),
+            SessionKey::direct("test", "b"),
+        );
+        let slow = lanes.join(&a);
+        let fast = lanes.join(&a);
+        assert!(!lanes.idle(&a) && lanes.idle(&b));
         let (l1, l2, t1, t2) = (Arc::clone(&lanes), Arc::clone(&lanes), tx.clone(), tx);
         // The second place starts first, and still runs second.
         let second = tokio::spawn(async move {
@@ -110,6 +115,6 @@ mod tests {
         first.await.unwrap();
         second.await.unwrap();
         assert_eq!((rx.recv().await, rx.recv().await), (Some(1), Some(2)));
-        assert!(lanes.idle("a"));
+        assert!(lanes.idle(&a));
     }
 }

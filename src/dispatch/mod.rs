@@ -7,13 +7,15 @@ mod commands;
 mod lanes;
 
 /// The chat commands, for hosts that list them or tell them from messages.
-pub use commands::{Command, HELP, parse as parse_command};
+pub use commands::{Command, HELP, PinError, parse as parse_command};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use pincer_channels::{InboundMessage, OutboundBody, OutboundMessage, SessionKey, Target};
+use pincer_channels::{
+    Ack, Done, Inbound, InboundMessage, OutboundBody, OutboundMessage, SessionKey, Target,
+};
 use pincer_config::QueueMode;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -24,33 +26,31 @@ use crate::agent::{Agent, Ended};
 use crate::steering::{Pushed, Queued, SessionQueue, StopReason};
 use crate::store::{Status, Store, Unanswered};
 
-/// A message checked and for the model, waiting to be stored with the others taken
-/// off the bus with it.
-struct Held {
+/// A message for the model on its way from the bus to its session's queue, the one
+/// shape it has there: checked (`handle`), stored with the others taken off the bus
+/// with it (`store_held`), its files read (`admit`), then queued as a `Queued`.
+struct Arrival {
+    /// The message as its adapter sent it; `admit` fetches its files into it.
     message: InboundMessage,
-    key: String,
+    /// Fired once it is stored (or is a redelivery of a stored one).
+    ack: Option<Ack>,
+    /// Told when the turn that answers it ends.
+    done: Option<Done>,
+    key: SessionKey,
     target: Target,
     /// The text as the model will read it (context and speaker added).
     text: String,
     origin: crate::access::Origin,
     rated: Rated,
-    ack: Option<pincer_channels::Ack>,
+    /// When the dispatcher took it off the bus (`Queued::arrived`).
     arrived: Instant,
 }
 
-/// A stored message on its way to its session's queue.
-struct Admit {
-    message: InboundMessage,
-    key: String,
-    target: Target,
-    /// The text as the model will read it (context and speaker added).
-    text: String,
-    origin: crate::access::Origin,
+/// Where a message was stored: its session, and its own id.
+#[derive(Debug, Clone, Copy)]
+struct Stored {
     session_id: i64,
-    /// The stored message.
     id: i64,
-    /// When the dispatcher took it off the bus (`Queued::arrived`).
-    arrived: Instant,
 }
 
 pub struct Dispatcher {
@@ -65,7 +65,7 @@ pub struct Dispatcher {
     idle: Duration,
     /// Live workers by session key; pushing and reaping both hold this lock, so a
     /// message never lands in a queue whose worker just left.
-    sessions: Mutex<HashMap<String, Arc<SessionQueue>>>,
+    sessions: Mutex<HashMap<SessionKey, Arc<SessionQueue>>>,
     workers: TaskTracker,
     /// Fired at shutdown: workers start no new turns.
     closing: CancellationToken,
@@ -124,7 +124,7 @@ impl Dispatcher {
     /// `grace` before stopping them (their messages are answered after a restart).
     pub async fn run(
         self: Arc<Self>,
-        mut inbound: mpsc::Receiver<InboundMessage>,
+        mut inbound: mpsc::Receiver<Inbound>,
         shutdown: CancellationToken,
         grace: Duration,
     ) {
@@ -223,7 +223,7 @@ impl Dispatcher {
                 task: None,
                 arrived: None,
             };
-            self.enqueue(&message.key, item);
+            self.enqueue(&key, item);
         }
     }
 
@@ -231,11 +231,15 @@ impl Dispatcher {
     /// question's answer); a message for the model is `held`, to be stored with the
     /// others taken off the bus with it. What `held` has is stored first whenever
     /// this message's handling could depend on it.
-    async fn handle(self: &Arc<Self>, mut message: InboundMessage, held: &mut Vec<Held>) {
+    async fn handle(self: &Arc<Self>, inbound: Inbound, held: &mut Vec<Arrival>) {
         let arrived = Instant::now();
+        let Inbound {
+            message,
+            ack,
+            mut done,
+        } = inbound;
         crate::metrics::message_in(&message.channel);
-        let ack = message.ack.take();
-        let key = message.session_key().to_string();
+        let key = message.session_key();
         let target = message.target();
         let (text, origin) = match self.gate.check(&message).await {
             Ok(Decision::Admit { text, origin }) => (text, origin),
@@ -280,7 +284,7 @@ impl Dispatcher {
                 return;
             }
             if command == commands::Command::Dream {
-                self.dream(&target, &to, &origin, message.done.take()).await;
+                self.dream(&target, &to, &origin, done).await;
                 return;
             }
             let text = self.command(command, &key, &message, &origin).await;
@@ -303,31 +307,33 @@ impl Dispatcher {
         {
             fire(ack);
             // Taken in by the running turn, which asked: whoever waits on it hears so.
-            if let Some(done) = message.done.take() {
+            if let Some(done) = done.take() {
                 done.fire(Ok(()));
             }
             return;
         }
-        held.push(Held {
+        held.push(Arrival {
             message,
+            ack,
+            done,
             key,
             target,
             text,
             origin,
             rated,
-            ack,
             arrived,
         });
     }
 
     /// Store the held messages in one call, then ack each and queue it for its session
     /// (or say it could not be saved, unacked, so its platform delivers it again).
-    async fn store_held(self: &Arc<Self>, held: &mut Vec<Held>) {
+    async fn store_held(self: &Arc<Self>, held: &mut Vec<Arrival>) {
         if held.is_empty() {
             return;
         }
-        let row = |h: &Held| crate::store::Received {
-            key: h.key.clone(),
+        let row = |h: &Arrival| crate::store::Received {
+            // The store keeps keys as text.
+            key: h.key.to_string(),
             channel: h.message.channel.clone(),
             platform_id: h.message.message_id.clone(),
             sender: h.message.sender.canonical.clone(),
@@ -353,7 +359,10 @@ impl Dispatcher {
             };
         for (held, stored) in held.drain(..).zip(stored) {
             match stored {
-                Ok((session_id, id)) => self.stored(held, session_id, id).await,
+                Ok((session_id, id)) => {
+                    let stored = id.map(|id| Stored { session_id, id });
+                    self.stored(held, stored).await;
+                }
                 Err(err) => {
                     // Not acked: the platform will deliver it again.
                     tracing::error!("cannot store a message: {err}");
@@ -372,76 +381,61 @@ impl Dispatcher {
         }
     }
 
-    /// A held message once stored (`id`: `None` when it was a redelivery).
-    async fn stored(self: &Arc<Self>, held: Held, session_id: i64, id: Option<i64>) {
-        let Held {
-            message,
-            key,
-            target,
-            text,
-            origin,
-            rated,
-            ack,
-            arrived,
-        } = held;
-        let Some(id) = id else {
-            // A redelivery of a message we already have: confirm it, do nothing.
-            fire(ack);
+    /// A message once stored (`None` when it was a redelivery of a stored one).
+    async fn stored(self: &Arc<Self>, mut arrival: Arrival, stored: Option<Stored>) {
+        // Stored (or already stored): its adapter may confirm it.
+        fire(arrival.ack.take());
+        let Some(stored) = stored else {
+            // A redelivery of a message we already have: nothing more to do.
             return;
         };
-        fire(ack);
-        let store = &self.store;
-        if let Rated::Over { notify } = rated {
+        if let Rated::Over { notify } = arrival.rated {
             // Kept in the transcript, never answered (and not answered after a restart);
             // its files are never fetched.
-            tracing::info!(sender = %origin.sender, "over access.rate_per_minute; message stored, not answered");
-            if let Err(err) = store.set_status(vec![id], Status::Ignored).await {
+            tracing::info!(sender = %arrival.origin.sender, "over access.rate_per_minute; message stored, not answered");
+            if let Err(err) = self
+                .store
+                .set_status(vec![stored.id], Status::Ignored)
+                .await
+            {
                 tracing::warn!("cannot mark a rate-limited message: {err}");
             }
             if notify {
-                self.say_text(&target, Some(&message.message_id), RATE_NOTICE.to_string())
+                let to = Some(arrival.message.message_id.as_str());
+                self.say_text(&arrival.target, to, RATE_NOTICE.to_string())
                     .await;
             }
             return;
         }
-        let admit = Admit {
-            message,
-            key,
-            target,
-            text,
-            origin,
-            session_id,
-            id,
-            arrived,
-        };
         // A message with files, or one behind such a message of the same conversation,
         // is read off this loop: downloads, transcriptions and PDFs take seconds, and
         // nobody else's message may wait for them.
-        if admit.message.media.is_empty() && self.lanes.idle(&admit.key) {
-            self.admit(admit).await;
+        if arrival.message.media.is_empty() && self.lanes.idle(&arrival.key) {
+            self.admit(arrival, stored).await;
             return;
         }
-        let place = self.lanes.join(&admit.key);
+        let place = self.lanes.join(&arrival.key);
         let this = Arc::clone(self);
         self.workers.spawn(async move {
             let lanes = Arc::clone(&this.lanes);
-            lanes.run(place, this.admit(admit)).await;
+            lanes.run(place, this.admit(arrival, stored)).await;
         });
     }
 
     /// Fetch and read the stored message's files (the sender is admitted and within
     /// their rate), put what they say into it, and queue it for its session.
-    async fn admit(self: &Arc<Self>, admit: Admit) {
-        let Admit {
+    async fn admit(self: &Arc<Self>, arrival: Arrival, stored: Stored) {
+        let Arrival {
             mut message,
+            done,
             key,
             target,
             mut text,
             origin,
-            session_id,
-            id,
             arrived,
-        } = admit;
+            ..
+        } = arrival;
+        let Stored { session_id, id } = stored;
         if !message.media.is_empty() {
             let notes = self
                 .gate
@@ -470,7 +464,7 @@ impl Dispatcher {
             reply_to: Some(message.message_id),
             retry: false,
             attachment: !message.media.is_empty(),
-            done: message.done.take().into_iter().collect(),
+            done: done.into_iter().collect(),
             task: None,
             // Files take seconds to fetch and read: not overhead.
             arrived: message.media.is_empty().then_some(arrived),
@@ -484,7 +478,7 @@ impl Dispatcher {
         }
     }
 
-    fn enqueue(self: &Arc<Self>, key: &str, item: Queued) -> Pushed {
+    fn enqueue(self: &Arc<Self>, key: &SessionKey, item: Queued) -> Pushed {
         let Ok(mut sessions) = self.sessions.lock() else {
             return Pushed::Refused;
         };
@@ -492,10 +486,10 @@ impl Dispatcher {
             Some(queue) => Arc::clone(queue),
             None => {
                 let queue = Arc::new(SessionQueue::new(self.mode));
-                sessions.insert(key.to_string(), Arc::clone(&queue));
+                sessions.insert(key.clone(), Arc::clone(&queue));
                 let this = Arc::clone(self);
                 let worker_queue = Arc::clone(&queue);
-                let key = key.to_string();
+                let key = key.clone();
                 self.workers
                     .spawn(async move { this.worker(key, worker_queue).await });
                 queue
@@ -510,7 +504,7 @@ impl Dispatcher {
     }
 
     /// One session's worker: strictly one turn at a time.
-    async fn worker(self: Arc<Self>, key: String, queue: Arc<SessionQueue>) {
+    async fn worker(self: Arc<Self>, key: SessionKey, queue: Arc<SessionQueue>) {
         loop {
             if self.closing.is_cancelled() {
                 return;
@@ -602,7 +596,7 @@ impl Dispatcher {
 
     /// Stop the turn running in `key` and its tasks (what `/stop` does); whether
     /// anything was running.
-    pub fn stop(&self, key: &str) -> bool {
+    pub fn stop(&self, key: &SessionKey) -> bool {
         let turn = self
             .queue(key)
             .is_some_and(|q| q.stop_turn(StopReason::User));
@@ -610,7 +604,7 @@ impl Dispatcher {
         turn || tasks > 0
     }
 
-    fn queue(&self, key: &str) -> Option<Arc<SessionQueue>> {
+    fn queue(&self, key: &SessionKey) -> Option<Arc<SessionQueue>> {
         self.sessions.lock().ok().and_then(|s| s.get(key).cloned())
     }
 
@@ -621,7 +615,7 @@ impl Dispatcher {
 }
 
 /// Confirm a message to its adapter (stored, or deliberately not kept).
-fn fire(ack: Option<pincer_channels::Ack>) {
+fn fire(ack: Option<Ack>) {
     if let Some(ack) = ack {
         ack.fire();
     }

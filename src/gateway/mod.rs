@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use pincer_channels::{InboundMessage, OutboundMessage};
+use pincer_channels::{Inbound, OutboundMessage};
 use pincer_config::{Config, Secrets};
 use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
@@ -59,6 +59,10 @@ pub enum StartError {
     Timezone(String),
     #[error("{0}")]
     Permissions(String),
+    #[error(transparent)]
+    Rule(#[from] crate::tools::RuleError),
+    #[error(transparent)]
+    ToolPattern(#[from] crate::tools::ToolPatternError),
     #[error(
         "[mcp.servers.{server}] cwd = \"{cwd}\" is inside the workspace, where any command may plant a program for the server to run; remove the key (the server then gets $PINCER_HOME/mcp/{server}) or name a folder outside the workspace"
     )]
@@ -88,7 +92,7 @@ pub struct Wiring {
 /// A running core.
 pub struct Running {
     /// Where channels push what people say.
-    pub inbound: mpsc::Sender<InboundMessage>,
+    pub inbound: mpsc::Sender<Inbound>,
     /// What the core wants said, for the channel side to deliver.
     pub outbound: mpsc::Receiver<OutboundMessage>,
     /// The sending side of `outbound`, for what else speaks (the scheduler's reports).
@@ -145,10 +149,8 @@ pub fn build_agent(
         }
     }
     let permissions = &config.tools.permissions;
-    let permissions = Permissions::new(&permissions.allow, &permissions.ask, &permissions.deny)
-        .map_err(StartError::Permissions)?;
-    let tool_policy =
-        crate::tools::ToolPolicy::new(&config.access).map_err(StartError::Permissions)?;
+    let permissions = Permissions::new(&permissions.allow, &permissions.ask, &permissions.deny)?;
+    let tool_policy = crate::tools::ToolPolicy::new(&config.access)?;
     let jail = jail(home, config, &workspace);
     let scrubber = Arc::new(Scrubber::new(secret_values(config, secrets, env)));
     crate::scrub::install(Arc::clone(&scrubber));

@@ -140,8 +140,9 @@ pub async fn open_chat(
             ),
         },
     };
-    let key = SessionKey::direct(pincer_channels::terminal::CHANNEL, &id).to_string();
-    let session = agent.store().current_session(&key).await?;
+    let key = SessionKey::direct(pincer_channels::terminal::CHANNEL, &id);
+    // The store keeps keys as text.
+    let session = agent.store().current_session(&key.to_string()).await?;
     agent.modes().set(session, mode);
     let terminal = Terminal::new(true)
         .with_chat(&id)
@@ -156,7 +157,7 @@ pub async fn open_chat(
 
 /// What a front-end uses of the running core while it reads its output.
 pub struct Handles {
-    pub inbound: mpsc::Sender<pincer_channels::InboundMessage>,
+    pub inbound: mpsc::Sender<pincer_channels::Inbound>,
     pub dispatcher: Arc<crate::dispatch::Dispatcher>,
     pub agent: Arc<crate::agent::Agent>,
 }
@@ -197,8 +198,8 @@ impl Core {
 
 /// One conversation a host drives.
 pub struct Chat {
-    /// `terminal:dm:<id>`: the session key, and the `session_id` the host sees.
-    pub key: String,
+    /// `terminal:dm:<id>`: the session key; its text is the `session_id` the host sees.
+    pub key: SessionKey,
     pub id: String,
     /// The stored session (its mode is set by id).
     pub session: i64,
@@ -214,7 +215,7 @@ impl Chat {
     pub async fn send(&self, text: String, running: &Handles) -> anyhow::Result<()> {
         running
             .inbound
-            .send(self.message(text))
+            .send(self.message(text).into())
             .await
             .map_err(|_| anyhow::anyhow!("the core stopped"))
     }

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use super::asking::{Asker, Calls, InFlight};
 use super::connect::{StderrTail, connect};
 use super::tool::McpTool;
-use super::{Backoff, McpServerConfig};
+use super::{Backoff, McpServerConfig, RECONNECT};
 use crate::tools::approval::Approvers;
 use crate::tools::{Tool, ToolContext, ToolError};
 
@@ -73,7 +73,7 @@ impl McpManager {
     /// workspace. Returns at once; must be called inside a tokio runtime. Nobody
     /// answers the servers' questions: they are declined.
     pub fn start(servers: Vec<McpServerConfig>, folders: PathBuf) -> Arc<Self> {
-        Self::start_with(servers, folders, Backoff::default())
+        Self::start_with(servers, folders, RECONNECT)
     }
 
     /// [`McpManager::start`], where a server's question during a call goes to the
@@ -83,7 +83,7 @@ impl McpManager {
         folders: PathBuf,
         approvers: Approvers,
     ) -> Arc<Self> {
-        Self::launch(servers, folders, Backoff::default(), approvers)
+        Self::launch(servers, folders, RECONNECT, approvers)
     }
 
     /// [`McpManager::start`] with a chosen backoff (tests use short ones).

@@ -73,33 +73,12 @@ pub struct McpServerConfig {
     pub trusted: bool,
 }
 
-/// How long to wait before reconnecting a failed server: `first`, doubling on each
-/// failure in a row, never more than `max`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Backoff {
-    pub first: Duration,
-    pub max: Duration,
-}
+/// The process's one backoff (`pincer_net`), which MCP servers reconnect with.
+pub use pincer_net::Backoff;
 
-impl Default for Backoff {
-    /// 1 s, 2 s, 4 s … capped at 5 minutes.
-    fn default() -> Self {
-        Self {
-            first: Duration::from_secs(1),
-            max: Duration::from_secs(300),
-        }
-    }
-}
-
-impl Backoff {
-    /// The delay after `failures` failures in a row (the first failure is 1).
-    pub fn delay(&self, failures: u32) -> Duration {
-        let doublings = failures.saturating_sub(1).min(31);
-        self.first
-            .checked_mul(1u32 << doublings)
-            .map_or(self.max, |d| d.min(self.max))
-    }
-}
+/// How long to wait before reconnecting a failed server: 1 s, 2 s, 4 s … capped at 5
+/// minutes.
+pub const RECONNECT: Backoff = Backoff::new(Duration::from_secs(1), Duration::from_secs(300));
 
 #[cfg(test)]
 mod tests {
@@ -107,7 +86,7 @@ mod tests {
 
     #[test]
     fn backoff_doubles_from_one_second_up_to_five_minutes() {
-        let b = Backoff::default();
+        let b = RECONNECT;
         let secs: Vec<u64> = (1..=11).map(|n| b.delay(n).as_secs()).collect();
         assert_eq!(secs, [1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300]);
         assert_eq!(b.delay(1000), Duration::from_secs(300));

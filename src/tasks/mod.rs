@@ -22,7 +22,7 @@ mod tool;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-use pincer_channels::{OutboundBody, OutboundMessage, Target};
+use pincer_channels::{OutboundBody, OutboundMessage, SessionKey, Target};
 use pincer_config::QueueMode;
 
 use crate::access::Origin;
@@ -41,7 +41,7 @@ const ANSWER_CAP: usize = 4_000;
 /// the agent that runs them (set once it exists: it holds this service in its tools).
 #[derive(Default)]
 pub struct Tasks {
-    running: Mutex<HashMap<String, Vec<Running>>>,
+    running: Mutex<HashMap<SessionKey, Vec<Running>>>,
     agent: OnceLock<Weak<Agent>>,
     /// `agent.task_max_iterations`.
     max_iterations: u32,
@@ -131,17 +131,17 @@ impl Tasks {
             .ok_or_else(|| "tasks are not available here (the assistant is shutting down)".into())
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<Running>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<SessionKey, Vec<Running>>> {
         self.running.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// How many tasks of `parent_key` run now.
-    pub fn running(&self, parent_key: &str) -> usize {
+    pub fn running(&self, parent_key: &SessionKey) -> usize {
         self.lock().get(parent_key).map_or(0, Vec::len)
     }
 
     /// Stop task `number` of `parent_key` if it is `whose`; false if no such task runs.
-    pub fn stop(&self, parent_key: &str, number: i64, whose: Whose) -> bool {
+    pub fn stop(&self, parent_key: &SessionKey, number: i64, whose: Whose) -> bool {
         let running = self.lock();
         let Some(task) = running.get(parent_key).and_then(|tasks| {
             tasks
@@ -155,7 +155,7 @@ impl Tasks {
     }
 
     /// Stop every running task of `parent_key` that is `whose` (`/stop`); how many.
-    pub fn stop_all(&self, parent_key: &str, whose: Whose) -> usize {
+    pub fn stop_all(&self, parent_key: &SessionKey, whose: Whose) -> usize {
         let running = self.lock();
         let tasks = running
             .get(parent_key)
@@ -169,7 +169,7 @@ impl Tasks {
         stopped
     }
 
-    fn forget(&self, parent_key: &str, number: i64) {
+    fn forget(&self, parent_key: &SessionKey, number: i64) {
         let mut running = self.lock();
         if let Some(tasks) = running.get_mut(parent_key) {
             tasks.retain(|t| t.number != number);
@@ -186,14 +186,14 @@ impl Tasks {
     pub async fn start(self: &Arc<Self>, start: Start) -> Result<(String, bool), String> {
         let agent = self.agent()?;
         let store = &agent.store();
-        let parent_key = store
+        // The store keeps keys as text; every one it holds was written from a key.
+        let parent_key: SessionKey = store
             .session_key(start.parent_session)
             .await
+            .map_err(|e| format!("cannot find this conversation: {e}"))?
+            .parse()
             .map_err(|e| format!("cannot find this conversation: {e}"))?;
-        if parent_key
-            .parse::<pincer_channels::SessionKey>()
-            .is_ok_and(|k| k.is_task())
-        {
+        if parent_key.is_task() {
             return Err("a task cannot start tasks of its own".into());
         }
         if self.running(&parent_key) >= MAX_RUNNING {
@@ -203,7 +203,7 @@ impl Tasks {
         }
         let row = store
             .new_task(
-                &parent_key,
+                &parent_key.to_string(),
                 start.parent_session,
                 &start.origin.sender,
                 &start.description,
@@ -257,9 +257,10 @@ impl Tasks {
         let run = {
             let control = Arc::clone(&control);
             let row = row.clone();
+            let parent_key = parent_key.clone();
             async move {
                 let outcome = this.run(&agent, &row, queued, &control).await;
-                this.forget(&row.parent_key, row.number);
+                this.forget(&parent_key, row.number);
                 let untrusted = agent
                     .store()
                     .session_meta(session_id)
@@ -417,11 +418,15 @@ impl Tasks {
     }
 
     /// `/tasks`: the conversation's running and recent tasks that are `whose`.
-    pub async fn list(&self, parent_key: &str, whose: Whose<'_>) -> String {
+    pub async fn list(&self, parent_key: &SessionKey, whose: Whose<'_>) -> String {
         let Ok(agent) = self.agent() else {
             return "Tasks are not available here.".into();
         };
-        let rows = match agent.store().tasks_of(parent_key, whose.sender(), 10).await {
+        let rows = match agent
+            .store()
+            .tasks_of(&parent_key.to_string(), whose.sender(), 10)
+            .await
+        {
             Ok(rows) => rows,
             Err(err) => return format!("Could not read the tasks: {err}"),
         };

@@ -25,21 +25,43 @@ pub struct ToolPolicy {
     owner_memory_in_groups: bool,
 }
 
+/// A tool pattern of `access.member_tools`/`guest_tools` that cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolPatternError {
+    #[error(
+        "access.{key}: `{pattern}` is not a tool name or glob ({why}); write e.g. \"web_search\" or \"mcp__weather__*\""
+    )]
+    Glob {
+        key: &'static str,
+        pattern: String,
+        why: String,
+    },
+    /// The patterns, each fine, could not be put together.
+    #[error("access.{key}: {why}")]
+    Set { key: &'static str, why: String },
+}
+
 impl ToolPolicy {
     /// A pattern that is not a glob is an error naming its key.
-    pub fn new(access: &AccessConfig) -> Result<ToolPolicy, String> {
-        let compile = |patterns: &[String], key: &str| -> Result<Arc<GlobSet>, String> {
-            let mut set = GlobSetBuilder::new();
-            for pattern in patterns {
-                let glob = Glob::new(pattern).map_err(|e| {
-                    format!("access.{key}: `{pattern}` is not a tool name or glob ({e}); write e.g. \"web_search\" or \"mcp__weather__*\"")
-                })?;
-                set.add(glob);
-            }
-            set.build()
-                .map(Arc::new)
-                .map_err(|e| format!("access.{key}: {e}"))
-        };
+    pub fn new(access: &AccessConfig) -> Result<ToolPolicy, ToolPatternError> {
+        let compile =
+            |patterns: &[String], key: &'static str| -> Result<Arc<GlobSet>, ToolPatternError> {
+                let mut set = GlobSetBuilder::new();
+                for pattern in patterns {
+                    let glob = Glob::new(pattern).map_err(|e| ToolPatternError::Glob {
+                        key,
+                        pattern: pattern.clone(),
+                        why: e.to_string(),
+                    })?;
+                    set.add(glob);
+                }
+                set.build()
+                    .map(Arc::new)
+                    .map_err(|e| ToolPatternError::Set {
+                        key,
+                        why: e.to_string(),
+                    })
+            };
         Ok(ToolPolicy {
             member: compile(&access.member_tools, "member_tools")?,
             guest: compile(&access.guest_tools, "guest_tools")?,
@@ -443,7 +465,7 @@ mod tests {
             guest_tools: vec!["web_[".into()],
             ..AccessConfig::default()
         };
-        let err = ToolPolicy::new(&access).unwrap_err();
+        let err = ToolPolicy::new(&access).unwrap_err().to_string();
         assert!(
             err.contains("access.guest_tools") && err.contains("web_["),
             "{err}"

@@ -18,6 +18,8 @@
 //! - `effects`     — what each tool declares it does; every policy is derived from it
 //! - `preset`      — a host's `--tool-preset`: the tools a conversation keeps, by effects
 //! - `taint`       — whether a call took in untrusted content, by what it reached
+//! - `tool`        — the `Tool` trait and the context a call runs in
+//! - `error`       — `ToolError`, how a call fails
 
 pub mod approval;
 pub mod args;
@@ -26,6 +28,7 @@ mod caller;
 pub mod confine;
 pub mod deferred;
 pub mod effects;
+mod error;
 pub mod exec;
 mod fs;
 pub mod hooks;
@@ -40,25 +43,26 @@ mod send_file;
 pub mod skills;
 pub mod taint;
 mod todo;
+mod tool;
 pub mod web;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::provider::ToolSpec;
 
 pub use args::{ArgsError, Parsed, TypedTool};
 pub(crate) use budget::save as save_output;
-pub use caller::{Caller, ToolPolicy};
+pub use caller::{Caller, ToolPatternError, ToolPolicy};
 pub use confine::confine;
 pub use effects::Effects;
-pub use permissions::{Decision, Permissions};
+pub use error::ToolError;
+pub use permissions::{Decision, Permissions, RuleError};
 pub use send::SendMessage;
 pub use send_file::SendFile;
 pub use taint::Taint;
+pub use tool::{MAX_RESULT_BYTES, Tool, ToolContext};
 
 use crate::mcp::McpManager;
 use crate::scrub::Scrubber;
@@ -66,72 +70,6 @@ use crate::store::Store;
 use approval::{Approval, Approvers};
 use hooks::Hooks;
 use host_hooks::HostHook;
-
-/// The most a tool result may put into the conversation.
-pub const MAX_RESULT_BYTES: usize = 32 * 1024;
-
-/// A tool failure, worded for the model (and the user) to act on.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ToolError(pub String);
-
-impl ToolError {
-    pub fn new(message: impl Into<String>) -> Self {
-        Self(message.into())
-    }
-}
-
-/// What a tool may touch.
-#[derive(Debug, Clone)]
-pub struct ToolContext {
-    pub workspace: PathBuf,
-    /// The chat the turn answers (where a job made now delivers by default).
-    pub origin: Option<pincer_channels::Target>,
-    /// Who the call is made for, and which tools they may use.
-    pub caller: Caller,
-    /// Set once the turn has taken in untrusted content.
-    pub taint: Taint,
-    /// The stored session the turn belongs to (none outside a turn).
-    pub session: Option<i64>,
-    /// The conversation's permission mode, where a program drives it (`mode`).
-    pub mode: Option<mode::PermissionMode>,
-}
-
-#[async_trait]
-pub trait Tool: Send + Sync {
-    fn spec(&self) -> ToolSpec;
-    /// What the tool does (see `effects`): every policy — taint, asking after untrusted
-    /// content, plan mode, subagents, tiers, running side by side — follows from it. A
-    /// tool that says nothing is taken to do everything (`Effects::STRICTEST`).
-    fn effects(&self) -> Effects {
-        Effects::STRICTEST
-    }
-    /// What this call does, where its arguments change it (`cron list` schedules
-    /// nothing); by default the tool's own effects.
-    fn call_effects(&self, _args: &Value) -> Effects {
-        self.effects()
-    }
-    /// The most of a result that goes into the conversation; the rest is saved to a
-    /// file in the workspace and the model is told where.
-    fn max_result_bytes(&self) -> usize {
-        MAX_RESULT_BYTES
-    }
-    /// Parse the model's JSON input, before hooks and permissions see the call, so the
-    /// model can fix a bad one. A [`TypedTool`] parses it into its own `Args`; by
-    /// default the JSON is kept as it is (a tool that reads `Value` itself).
-    fn parse(&self, args: &Value) -> Result<Parsed, ArgsError> {
-        Ok(Parsed::new(args.clone()))
-    }
-    /// Run the call with what `parse` made of its arguments.
-    async fn run(&self, args: Parsed, ctx: &ToolContext) -> Result<String, ToolError>;
-    /// `parse`, then `run`: a call from outside the pipeline (tests).
-    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<String, ToolError> {
-        let parsed = self
-            .parse(&args)
-            .map_err(|bad| ToolError::new(bad.to_string()))?;
-        self.run(parsed, ctx).await
-    }
-}
 
 /// The tools offered to the model, sorted by name so the prompt prefix is stable.
 #[derive(Clone)]

@@ -104,13 +104,28 @@ impl Subjects {
     }
 }
 
+/// A rule of `[tools.permissions]` that cannot be read: its list, its text, and what
+/// is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("tools.permissions.{list}: `{text}` {why}")]
+pub struct RuleError {
+    /// "allow", "ask" or "deny".
+    pub list: &'static str,
+    pub text: String,
+    pub why: String,
+}
+
 impl Permissions {
     /// Parse the three lists; a malformed rule is an error naming it.
-    pub fn new(allow: &[String], ask: &[String], deny: &[String]) -> Result<Self, String> {
-        let parse = |list: &[String], which: &str| -> Result<Vec<Rule>, String> {
+    pub fn new(allow: &[String], ask: &[String], deny: &[String]) -> Result<Self, RuleError> {
+        let parse = |list: &[String], which: &'static str| -> Result<Vec<Rule>, RuleError> {
             list.iter()
                 .map(|text| {
-                    rule(text).map_err(|e| format!("tools.permissions.{which}: `{text}` {e}"))
+                    rule(text).map_err(|why| RuleError {
+                        list: which,
+                        text: text.clone(),
+                        why,
+                    })
                 })
                 .collect()
         };
@@ -270,7 +285,9 @@ mod tests {
 
     #[test]
     fn bad_rules_are_reported_with_their_list() {
-        let err = Permissions::new(&["exec(git *".into()], &[], &[]).unwrap_err();
+        let err = Permissions::new(&["exec(git *".into()], &[], &[])
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("tools.permissions.allow") && err.contains("closing"),
             "{err}"

@@ -22,7 +22,7 @@ use axum::response::{IntoResponse, Response};
 use futures_util::stream;
 use maud::html;
 use pincer_channels::{
-    ChatKind, Done, InboundMessage, OutboundBody, OutboundMessage, Sender, Target,
+    ChatKind, Done, Inbound, InboundMessage, OutboundBody, OutboundMessage, Sender, Target,
 };
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
@@ -33,8 +33,9 @@ use super::layout;
 use super::relay::Opened;
 use super::wire::Wire;
 
-/// The web chat's channel name: the first part of its session key.
-pub const CHANNEL: &str = "web";
+/// The web chat's channel name: the first part of its session key. Defined with the
+/// origins, which tell the web chat's owner apart from a chat platform's sender.
+pub use crate::access::WEB_CHANNEL as CHANNEL;
 /// The one chat on it: the owner's.
 pub const CHAT: &str = "owner";
 
@@ -65,10 +66,8 @@ pub fn message(text: String) -> InboundMessage {
         reply_to: None,
         addressed: true,
         received_at: now,
-        ack: None,
         deliver_to: None,
         scheduled: None,
-        done: None,
     }
 }
 
@@ -97,12 +96,16 @@ pub async fn stream(State(state): State<Arc<WebState>>, body: axum::body::Bytes)
         Ok(text) => text,
         Err(why) => return (StatusCode::BAD_REQUEST, why).into_response(),
     };
-    let mut message = message(text);
+    let message = message(text);
     let (done, answered) = Done::pair();
-    message.done = Some(done);
     let id = message.message_id.clone();
     let (opened, rx) = state.chat.open(&id);
-    if state.inbound.send(message).await.is_err() {
+    if state
+        .inbound
+        .send(Inbound::answered(message, done))
+        .await
+        .is_err()
+    {
         return (StatusCode::SERVICE_UNAVAILABLE, "Pincer is shutting down").into_response();
     }
     let answer = Answer {

@@ -52,7 +52,7 @@ use std::time::Instant;
 
 use axum::Router;
 use axum::routing::{get, post};
-use pincer_channels::{InboundMessage, OutboundMessage, Registry};
+use pincer_channels::{Inbound, OutboundMessage, Registry};
 use pincer_config::Config;
 use secrecy::SecretString;
 use tokio::sync::{Notify, mpsc};
@@ -75,7 +75,7 @@ pub struct WebState {
     /// The chat channels, for their live health.
     pub registry: Arc<Registry>,
     /// Where the web chat's messages go, like any channel's.
-    pub inbound: mpsc::Sender<InboundMessage>,
+    pub inbound: mpsc::Sender<Inbound>,
     /// Runs a job now from the Scheduled tasks page.
     pub scheduler: Option<Arc<Scheduler>>,
     /// Wakes the scheduler after a job changed.

@@ -19,7 +19,7 @@ async fn think_blocks_and_tool_markup_never_reach_the_chat_or_the_transcript() {
         120,
     ));
     s.model.push(Step::text(
-        "Let me check that. <tool_call>{\"name\": \"exec\", \"arguments\": {\"command\": \"ls\"}}</tool_call>",
+        "Let me check that.\n<tool_call>{\"name\": \"exec\", \"arguments\": {\"command\": \"ls\"}}</tool_call>",
     ));
     s.model.push(Step::text(
         "Okay, so they want a reminder...\n</think>\nDone, I will remind you.",

@@ -1,6 +1,7 @@
 //! Tool calls a model wrote as text run as calls: the person never sees the call's
 //! JSON, the tool runs, and the model gets its result; `text_tool_calls = "off"`
-//! leaves the text alone.
+//! leaves the text alone. A reply that ran away runs none of the calls it wrote, and a
+//! reply cut short keeps only what the person saw of it.
 
 use std::time::Duration;
 
@@ -77,4 +78,60 @@ fn a_wrong_text_tool_calls_value_names_the_key_and_the_choices() {
     );
     home.run(&["chat", "-m", "hi"])
         .fails_with(&["text_tool_calls", "auto"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_written_in_a_reply_that_ran_away_never_runs() {
+    let model = FakeModel::start().await;
+    let home = home(&model, "");
+    model.push(Step::runaway(
+        "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"notes.txt\"}}\n</tool_call>\n",
+        "I keep saying the very same thing. ",
+    ));
+    let run = home.run(&["chat", "-m", "what do my notes say?"]);
+    assert!(
+        run.stderr.contains("repeating") || run.stdout.contains("repeating"),
+        "{run:?}"
+    );
+    // The loop was cut on the stream and the turn ended: the call it wrote before the
+    // loop did not run, so the model was never asked again with its result.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(model.requests().len(), 1, "{run:?}");
+    assert!(!run.stdout.contains("tool_call"), "{run:?}");
+}
+
+const KEY: &str = "sk-cutshort-7Hq2xLz9Vb4Nc8Rt1Kd5";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_cut_short_keeps_only_what_the_person_saw() {
+    let model = FakeModel::start().await;
+    let home = home(&model, "[agent]\nmax_turn_secs = 1\n");
+    home.write_secrets(&format!("providers:\n  fake:\n    api_key: \"{KEY}\"\n"));
+    // Streamed a word every 100 ms: the turn's limit falls in the middle of the call.
+    let call = format!(
+        "<tool_call>\n{{\"name\": \"write_file\", \"arguments\": {{\"path\": \"a.txt\", \"content\": \"{KEY}\"}}}}\n</tool_call>"
+    );
+    model.push(Step::slow_text(
+        format!(
+            "<think>the user token is {KEY}</think> Sure, your key is {KEY} as asked.\n{call}\n{}",
+            "and then some more words that never finish ".repeat(5)
+        ),
+        100,
+    ));
+    let run = home.run(&["chat", "-m", "slowly please"]);
+    run.fails_with(&["agent.max_turn_secs"]);
+    let transcript = home.transcript();
+    assert!(transcript.contains("Sure, your key is"), "{transcript}");
+    for leaked in [
+        "<think>",
+        "the user token",
+        "<tool_call>",
+        "write_file",
+        KEY,
+    ] {
+        assert!(
+            !transcript.contains(leaked),
+            "{leaked:?} was stored: {transcript}"
+        );
+    }
 }

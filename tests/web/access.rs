@@ -5,7 +5,7 @@ use axum::http::StatusCode;
 use pincer::store::{PendingCode, Spender, now_ms};
 use pincer_config::Tier;
 
-use crate::harness::Panel;
+use super::harness::Panel;
 
 const OWNERS: &str = "[agent]\nowners = [\"telegram:1\"]\n";
 

@@ -7,7 +7,7 @@ use axum::http::StatusCode;
 use pincer::store::Job;
 use pincer_fakes::Step;
 
-use crate::harness::Panel;
+use super::harness::Panel;
 
 const OWNERS: &str = "[agent]\nowners = [\"telegram:1\"]\ntimezone = \"Europe/Paris\"\n";
 

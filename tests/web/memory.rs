@@ -5,7 +5,7 @@ use axum::http::StatusCode;
 use chrono::NaiveDate;
 use pincer_memory::repo::short;
 
-use crate::harness::Panel;
+use super::harness::Panel;
 
 fn today() -> NaiveDate {
     NaiveDate::from_ymd_opt(2026, 11, 22).unwrap()

@@ -19,7 +19,7 @@ use secrecy::SecretString;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
-use crate::harness::{Panel, get};
+use super::harness::{Panel, get};
 
 /// GET /metrics, parsed.
 async fn scrape(panel: &Panel) -> Scrape {
@@ -152,7 +152,7 @@ async fn the_metrics_token_is_required_when_set() {
     let (status, _) = fetch(&state, Some("Bearer not-it")).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     // The panel's own token is not the metrics token.
-    let panel_token = format!("Bearer {}", crate::harness::TOKEN);
+    let panel_token = format!("Bearer {}", super::harness::TOKEN);
     let (status, _) = fetch(&state, Some(&panel_token)).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     let (status, text) = fetch(&state, Some(&format!("Bearer {secret}"))).await;

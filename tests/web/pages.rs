@@ -6,7 +6,7 @@ use pincer_fakes::Step;
 
 use tower::ServiceExt;
 
-use crate::harness::{Panel, TOKEN, get};
+use super::harness::{Panel, TOKEN, get};
 
 #[tokio::test]
 async fn every_page_needs_the_login_cookie_and_every_action_the_csrf_token() {

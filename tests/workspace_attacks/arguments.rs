@@ -6,14 +6,14 @@
 use base64::Engine;
 use serde_json::json;
 
-use crate::rig::{Rig, exec};
+use super::rig::{Rig, exec};
 
 /// The panel's login token, in .security.yml.
 const TOKEN: &str = "web-token-Zq81kLmN0pQr5tUv9wXy2";
 
 #[test]
 fn a_secret_in_a_calls_arguments_is_refused_scrubbed_and_reported() {
-    for sandbox in crate::rig::sandboxes() {
+    for sandbox in super::rig::sandboxes() {
         carried(sandbox);
     }
 }

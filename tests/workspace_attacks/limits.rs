@@ -6,7 +6,7 @@
 //! that end within 10 s), so that with a limit missing the test fails without harming
 //! the machine.
 
-use crate::rig::{Rig, Turn, exec, exec_for, write_file};
+use super::rig::{Rig, Turn, exec, exec_for, write_file};
 
 /// Small limits: quick to reach, harmless to the machine.
 const LIMITS: &str = "[tools.exec.limits]\nmemory_mb = 256\ncpu_secs = 2\nfile_size_mb = 8\nopen_files = 64\nprocesses = 64\n";

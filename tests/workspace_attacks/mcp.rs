@@ -4,7 +4,7 @@
 //! server's secret environment handed to the planted program. And a server that cannot
 //! start inside the sandbox is told the likely cause, in the gateway and in `doctor`.
 
-use crate::rig::{Rig, exec, write_file};
+use super::rig::{Rig, exec, write_file};
 
 /// What the planted program does if it is ever run: leaves the environment it got in
 /// the workspace (where a command can read it back).

@@ -8,8 +8,8 @@ use std::os::unix::net::UnixListener;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use super::rig::{Rig, exec, free_port, get, http, write_file};
 use crate::common::PATIENCE;
-use crate::rig::{Rig, exec, free_port, get, http, write_file};
 
 /// Connects to every socket path it is given, says what happened, sends a knock.
 const UNIX_PROBE: &str = "import socket, sys\nfor path in sys.argv[1:]:\n    try:\n        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n        s.connect(path)\n        s.sendall(b'KNOCK')\n        s.close()\n        print('REACHED', path)\n    except OSError as e:\n        print('REFUSED', path, e)\n";
@@ -237,7 +237,7 @@ fn a_flood_of_silent_connections_does_not_lock_the_owner_out_of_the_panel() {
 #[test]
 fn with_the_network_off_no_vsock_or_other_foreign_socket_can_be_made() {
     let probe = "import socket\nfor name in ['AF_VSOCK', 'AF_NETLINK', 'AF_PACKET']:\n    fam = getattr(socket, name)\n    kind = socket.SOCK_DGRAM if name != 'AF_VSOCK' else socket.SOCK_STREAM\n    try:\n        socket.socket(fam, kind).close()\n        print(name, 'MADE')\n    except OSError as e:\n        print(name, 'refused', e.errno)\n";
-    for sandbox in crate::rig::sandboxes() {
+    for sandbox in super::rig::sandboxes() {
         let rig = Rig::new(sandbox, "network = false");
         let turn = rig.turn(
             &[

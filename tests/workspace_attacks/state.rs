@@ -8,7 +8,7 @@
 use pincer_fakes::Step;
 use serde_json::json;
 
-use crate::rig::{Rig, exec, write_file};
+use super::rig::{Rig, exec, write_file};
 
 /// A line of the secrets file that is not itself a secret: seeing it means the file
 /// was read.
@@ -212,7 +212,7 @@ fn git_config_planted(sandbox: &'static str) {
 
 #[test]
 fn a_git_worktree_planted_in_the_workspace_is_not_the_memorys_history() {
-    for sandbox in crate::rig::sandboxes() {
+    for sandbox in super::rig::sandboxes() {
         git_config_planted(sandbox);
     }
 }

@@ -8,7 +8,7 @@
 
 use serde_json::{Value, json};
 
-use crate::rig::{Rig, exec};
+use super::rig::{Rig, exec};
 
 /// What a guest sent: a document with an injection in it.
 const DOC: &str =
@@ -51,14 +51,14 @@ fn read_then_inject(sandbox: &'static str, read: (&str, Value)) {
 
 #[test]
 fn a_grep_over_the_workspace_that_reaches_the_inbox_taints_the_turn() {
-    for sandbox in crate::rig::sandboxes() {
+    for sandbox in super::rig::sandboxes() {
         read_then_inject(sandbox, ("grep", json!({"pattern": "ignore your owner"})));
     }
 }
 
 #[test]
 fn reading_the_inbox_by_a_winding_path_taints_the_turn() {
-    for sandbox in crate::rig::sandboxes() {
+    for sandbox in super::rig::sandboxes() {
         read_then_inject(
             sandbox,
             (
@@ -71,7 +71,7 @@ fn reading_the_inbox_by_a_winding_path_taints_the_turn() {
 
 #[test]
 fn a_command_that_prints_the_inbox_taints_the_turn() {
-    for sandbox in crate::rig::sandboxes() {
+    for sandbox in super::rig::sandboxes() {
         read_then_inject(sandbox, exec("cat inbox/telegram/7-report.txt"));
         // However the path is spelled: the output carries the document's lines.
         read_then_inject(sandbox, exec("cat $(ls -d in*)/*/7-*"));
@@ -135,7 +135,7 @@ fn an_mcp_servers_descriptions_make_the_turn_untrusted_unless_it_is_trusted() {
 /// including those a list of names had missed (`memory_forget`, `cron` run and remove).
 #[test]
 fn every_acting_tool_asks_after_untrusted_content_not_only_a_listed_few() {
-    for sandbox in crate::rig::sandboxes() {
+    for sandbox in super::rig::sandboxes() {
         let rig = rig(sandbox);
         let ws = rig.home.workspace();
         std::fs::write(
@@ -170,7 +170,7 @@ fn every_acting_tool_asks_after_untrusted_content_not_only_a_listed_few() {
 #[test]
 fn a_subagent_that_read_untrusted_content_taints_the_parent() {
     use pincer_fakes::Step;
-    for sandbox in crate::rig::sandboxes() {
+    for sandbox in super::rig::sandboxes() {
         let rig = rig(sandbox);
         let ws = rig.home.workspace();
         {

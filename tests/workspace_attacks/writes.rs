@@ -8,9 +8,9 @@ use pincer_fakes::Step;
 use pincer_fakes::telegram::Incoming;
 use serde_json::json;
 
+use super::rig::{Rig, exec, write_file};
 use crate::common::telegram::setup;
 use crate::common::wait_for;
-use crate::rig::{Rig, exec, write_file};
 
 /// The owner's turn plants `ln -s <outside> inbox/telegram`; a guest then sends a
 /// document whose name and content they chose.
@@ -76,7 +76,7 @@ async fn a_guests_file_never_follows_a_link_planted_in_the_inbox_under_landlock(
 /// to be saved, and says so, and nothing lands outside.
 #[test]
 fn a_big_result_is_never_saved_through_a_planted_link() {
-    for sandbox in crate::rig::sandboxes() {
+    for sandbox in super::rig::sandboxes() {
         let rig = Rig::new(sandbox, "");
         let outside = rig.home.path().join("outside");
         std::fs::create_dir_all(&outside).unwrap();

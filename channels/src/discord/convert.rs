@@ -102,10 +102,8 @@ pub fn inbound(
             .and_then(|r| r.message_id)
             .map(|id| id.get().to_string()),
         received_at: SystemTime::UNIX_EPOCH + Duration::from_secs(seconds),
-        ack: None,
         deliver_to: None,
         scheduled: None,
-        done: None,
     };
     Some((inbound, attachments))
 }

@@ -36,7 +36,7 @@ use super::errors;
 use super::handler::{Event, Handler};
 use super::order::Reorder;
 use super::rest::{Rest, snowflake};
-use crate::backoff::Backoff;
+use crate::backoff;
 use crate::channel::{Channel, ChannelError, InboundSender};
 use crate::inbox::MediaFetcher;
 use crate::message::Target;
@@ -100,7 +100,7 @@ impl Channel for Discord {
             gap_from: None,
             fetcher: self.fetcher(),
         };
-        let mut backoff = Backoff::reconnect();
+        let mut backoff = backoff::reconnect();
         loop {
             if shutdown.is_cancelled() {
                 return Ok(());
@@ -114,7 +114,7 @@ impl Channel for Discord {
             if started.elapsed() > RAN_A_WHILE {
                 backoff.reset(); // it ran a good while: start counting again
             }
-            let (health, wait) = backoff.after(&err);
+            let (health, wait) = backoff::after(&mut backoff, &err);
             self.health.set(health);
             tokio::select! {
                 _ = shutdown.cancelled() => return Ok(()),
@@ -184,11 +184,7 @@ impl Discord {
 
         let mut http = HttpBuilder::new(&self.settings.token);
         // serenity's own client is this one with a TLS config of its own.
-        if let Some(tls) = crate::tls::webpki()
-            && let Ok(client) = reqwest::Client::builder()
-                .use_preconfigured_tls(tls)
-                .build()
-        {
+        if let Ok(client) = pincer_net::http::client().build() {
             http = http.client(client);
         }
         let http = http
@@ -301,7 +297,7 @@ impl Discord {
         };
         let prefix = inbound.message_id.clone();
         crate::inbox::attach(&mut inbound, attachments, fetcher, &prefix);
-        bus.send(inbound).await.is_ok()
+        bus.send(inbound.into()).await.is_ok()
     }
 
     /// Where a message was posted. Gateway messages carry `guild_id` (none in a DM);

@@ -41,10 +41,8 @@ impl Rest {
                 "channels.discord.api_url = \"{api_url}\" must start with https:// (or http:// for a local proxy)"
             )));
         }
-        let mut client = reqwest::Client::builder().timeout(TIMEOUT);
-        if let Some(tls) = crate::tls::webpki() {
-            client = client.use_preconfigured_tls(tls);
-        }
+        // Each request says it is a bot in its own user agent (`AGENT`).
+        let client = pincer_net::http::client().timeout(TIMEOUT);
         let client = client.build().map_err(|err| {
             ChannelError::permanent(format!("cannot build an HTTP client: {err}"))
         })?;

@@ -135,10 +135,8 @@ pub fn inbound(
         reply_to: None,
         addressed,
         received_at: received_at(facts.ts),
-        ack: None,
         deliver_to: None,
         scheduled: None,
-        done: None,
     };
     Some(Incoming {
         inbound,
@@ -183,10 +181,8 @@ pub fn slash_command(payload: &serde_json::Value, me: &Me) -> Option<Incoming> {
         reply_to: None,
         addressed: true,
         received_at: crate::clock::now(),
-        ack: None,
         deliver_to: None,
         scheduled: None,
-        done: None,
     };
     Some(Incoming {
         inbound,

@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 use super::Slack;
 use super::convert::{self, CHANNEL};
 use super::inbound::{self, Delivery, acknowledge_when};
-use crate::backoff::Backoff;
+use crate::backoff;
 use crate::channel::{ChannelError, Health, InboundSender};
 
 /// A verified request for the adapter to take in.
@@ -58,9 +58,9 @@ impl Slack {
         presses: &mpsc::Sender<Value>,
         shutdown: &CancellationToken,
     ) -> Result<(), ChannelError> {
-        let mut backoff = Backoff::reconnect();
+        let mut backoff = backoff::reconnect();
         while let Err(err) = self.setup().await {
-            let (health, wait) = backoff.after(&err);
+            let (health, wait) = backoff::after(&mut backoff, &err);
             self.set_health(health);
             tokio::select! {
                 () = shutdown.cancelled() => return Ok(()),

@@ -41,13 +41,9 @@ pub(super) fn client(api_url: &str) -> Result<reqwest::Client, ChannelError> {
             attempt.stop()
         }
     });
-    let mut client = reqwest::Client::builder()
+    pincer_net::http::client()
         .timeout(TIMEOUT)
-        .redirect(redirects);
-    if let Some(tls) = crate::tls::webpki() {
-        client = client.use_preconfigured_tls(tls);
-    }
-    client
+        .redirect(redirects)
         .build()
         .map_err(|e| ChannelError::permanent(format!("cannot build an HTTP client: {e}")))
 }

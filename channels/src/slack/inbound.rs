@@ -17,7 +17,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::Slack;
 use super::convert::{self, CHANNEL, Incoming};
 use crate::channel::InboundSender;
-use crate::message::Ack;
+use crate::message::{Ack, Inbound};
 
 /// The longest an envelope waits for its message to be stored before it is acked.
 pub const ACK_WITHIN: Duration = Duration::from_secs(2);
@@ -183,8 +183,7 @@ impl Slack {
             let prefix = inbound.chat_id.clone();
             crate::inbox::attach(&mut inbound, attachments, &fetcher, &prefix);
             let (ack, was_stored) = Ack::pair();
-            inbound.ack = Some(ack);
-            if bus.send(inbound).await.is_err() {
+            if bus.send(Inbound::acked(inbound, ack)).await.is_err() {
                 return; // the core is gone
             }
             let ok = was_stored.await.is_ok();

@@ -225,7 +225,7 @@ impl Slack {
 /// too (self-hosted proxies, tests).
 fn https_connector() -> HttpsConnector<HttpConnector> {
     // The process's config with the system's roots (parsed once, shared with the socket).
-    let builder = match crate::tls::native() {
+    let builder = match pincer_net::tls::native() {
         Some(config) => {
             hyper_rustls::HttpsConnectorBuilder::new().with_tls_config((*config).clone())
         }

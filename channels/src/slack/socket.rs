@@ -23,7 +23,7 @@ use super::Slack;
 use super::convert::{self, CHANNEL};
 use super::errors::{Token, channel_error};
 use super::inbound::{self, Delivery, acknowledge_when};
-use crate::backoff::Backoff;
+use crate::backoff;
 use crate::channel::{ChannelError, Health, InboundSender};
 
 const PING_EVERY: Duration = Duration::from_secs(20);
@@ -63,7 +63,7 @@ impl Slack {
         presses: &mpsc::Sender<Value>,
         shutdown: &CancellationToken,
     ) -> Result<(), ChannelError> {
-        let mut backoff = Backoff::reconnect();
+        let mut backoff = backoff::reconnect();
         loop {
             if shutdown.is_cancelled() {
                 return Ok(());
@@ -95,7 +95,7 @@ impl Slack {
                     }
                 }
                 Err(err) => {
-                    let (health, wait) = backoff.after(&err);
+                    let (health, wait) = backoff::after(&mut backoff, &err);
                     self.set_health(match health {
                         Health::Degraded(why) => Health::Degraded(format!("reconnecting: {why}")),
                         other => other,
@@ -128,7 +128,7 @@ impl Slack {
             .await
             .map_err(|e| channel_error(&e, Token::App))?;
         // The system's roots, parsed once for the process rather than on every connect.
-        let tls = crate::tls::native().map(tokio_tungstenite::Connector::Rustls);
+        let tls = pincer_net::tls::native().map(tokio_tungstenite::Connector::Rustls);
         let (socket, _) = tokio_tungstenite::connect_async_tls_with_config(
             opened.url.0.as_str(),
             None,

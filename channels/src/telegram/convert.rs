@@ -70,10 +70,8 @@ pub fn inbound(message: &Message, me: &Me) -> Option<(InboundMessage, Vec<Attach
             + std::time::Duration::from_secs(
                 u64::try_from(message.date.timestamp()).unwrap_or_default(),
             ),
-        ack: None,
         deliver_to: None,
         scheduled: None,
-        done: None,
     };
     Some((inbound, attachments))
 }

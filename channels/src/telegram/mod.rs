@@ -49,14 +49,17 @@ pub struct Telegram {
     approvals: Arc<PendingApprovals>,
 }
 
-/// teloxide's own client settings with the process's shared TLS config (`crate::tls`);
-/// `None` leaves the client to teloxide, as when `TELOXIDE_PROXY` asks it for a proxy.
+/// Pincer's HTTP client (`pincer_net::http`) with teloxide's own limits for the Bot API
+/// (a 5 s connect, 17 s for a call: long polls ask for 10); `None` leaves the client to
+/// teloxide, as when `TELOXIDE_PROXY` asks it for a proxy.
 fn http_client() -> Option<reqwest::Client> {
     if std::env::var_os("TELOXIDE_PROXY").is_some() {
         return None;
     }
-    teloxide::net::default_reqwest_settings()
-        .use_preconfigured_tls(crate::tls::webpki()?)
+    pincer_net::http::client()
+        .connect_timeout(std::time::Duration::from_secs(5))
+        .timeout(std::time::Duration::from_secs(17))
+        .tcp_nodelay(true)
         .build()
         .ok()
 }

@@ -15,10 +15,10 @@ use super::Telegram;
 use super::convert::{self, CHANNEL, Me};
 use super::errors::channel_error;
 use crate::approval::parse_button;
-use crate::backoff::Backoff;
+use crate::backoff;
 use crate::channel::{Channel, ChannelError, Health, InboundSender};
 use crate::inbox::MediaFetcher;
-use crate::message::{Ack, Target};
+use crate::message::{Ack, Inbound, Target};
 
 #[async_trait]
 impl Channel for Telegram {
@@ -31,7 +31,7 @@ impl Channel for Telegram {
         bus: InboundSender,
         shutdown: CancellationToken,
     ) -> Result<(), ChannelError> {
-        let mut backoff = Backoff::reconnect();
+        let mut backoff = backoff::reconnect();
         let mut offset: i32 = 0;
         let fetcher = self.fetcher();
         loop {
@@ -49,7 +49,7 @@ impl Channel for Telegram {
                 }
                 Ok(false) => return Ok(()), // the core is gone
                 Err(err) => {
-                    let (health, wait) = backoff.after(&err);
+                    let (health, wait) = backoff::after(&mut backoff, &err);
                     self.set_health(health);
                     wait
                 }
@@ -143,8 +143,7 @@ impl Telegram {
                 let prefix = inbound.chat_id.clone();
                 crate::inbox::attach(&mut inbound, attachments, fetcher, &prefix);
                 let (ack, stored) = Ack::pair();
-                inbound.ack = Some(ack);
-                if bus.send(inbound).await.is_err() {
+                if bus.send(Inbound::acked(inbound, ack)).await.is_err() {
                     return Ok(false);
                 }
                 if stored.await.is_err() {

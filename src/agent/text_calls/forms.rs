@@ -9,13 +9,16 @@
 //! - `<|python_tag|>{"name": …, "parameters": {…}}` (Llama 3), calls apart by `;`;
 //! - `<function=name>{…}</function>` (Llama 3.1's custom tool format);
 //! - a fenced code block (no language, `json` or `tool_call`) holding only call objects;
-//! - a bare JSON object or list of them starting a line.
+//! - a bare JSON object or list of them.
+//!
+//! Where in a text these may stand is `scan`'s business; here each is given the text of
+//! one (`markup_calls`, `json_block_calls`) and says whether all of it is calls.
 //!
 //! A call object is `{"name", "arguments"}`, `{"name", "parameters"}`, or OpenAI's own
 //! `{"type": "function", "function": {"name", "arguments"}}`; `arguments` may be a JSON
 //! string of the object. Inside markup that says "tool call", an object without
-//! arguments is a call without any; a fenced or bare one must have them, since it is
-//! otherwise just JSON.
+//! arguments is a call without any; a fenced or bare one must have them and no key a
+//! call does not have (`CALL_KEYS`), since it is otherwise just JSON.
 
 use serde_json::{Map, Value};
 
@@ -24,14 +27,6 @@ use serde_json::{Map, Value};
 pub(super) struct Call {
     pub name: String,
     pub arguments: Value,
-}
-
-/// Where calls are written in the text: `text[start..end]` is their markup.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct Span {
-    pub start: usize,
-    pub end: usize,
-    pub calls: Vec<Call>,
 }
 
 /// Tags that wrap calls in a JSON body: (opening, closing).
@@ -45,74 +40,28 @@ const FENCE: &str = "```";
 /// The languages a fenced call may be marked with.
 const FENCE_LANGUAGES: &[&str] = &["", "json", "tool_call", "tool_code"];
 
-/// Every span of calls in `text`, in order, none overlapping. A fenced code block that
-/// is not calls is passed over whole: what it holds is code, whatever it looks like.
-pub(super) fn spans(text: &str) -> Vec<Span> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < text.len() {
-        match span_at(text, at) {
-            Some(span) => {
-                at = span.end;
-                out.push(span);
-            }
-            None if text[at..].starts_with(FENCE) && at_line_start(text, at) => {
-                at = code_end(text, at);
-            }
-            None => at += text[at..].chars().next().map_or(1, char::len_utf8),
+/// The calls a piece of markup (`scan::Piece::Markup`, from its opening through its
+/// closing tag or the end of the text) is, when it is nothing but calls.
+pub(super) fn markup_calls(raw: &str) -> Option<Vec<Call>> {
+    let (len, calls) = match raw.as_bytes().first()? {
+        b'<' => tagged(raw)?,
+        b'[' if starts_with_ci(raw, MISTRAL) => {
+            let (len, calls) = mistral(&raw[MISTRAL.len()..])?;
+            (MISTRAL.len() + len, calls)
         }
-    }
-    out
-}
-
-/// The end of the fenced code block opening at `at`: past its closing fence's line, or
-/// the end of the text.
-fn code_end(text: &str, at: usize) -> usize {
-    let Some(line_end) = text[at..].find('\n') else {
-        return text.len();
+        _ => return None,
     };
-    let mut from = at + line_end + 1;
-    for line in text[from..].split_inclusive('\n') {
-        from += line.len();
-        if is_fence_line(line) {
-            return from;
-        }
-    }
-    text.len()
+    raw[len..].trim().is_empty().then_some(calls)
 }
 
-/// Whether a line (from its start) opens or closes a fenced code block.
-pub(super) fn is_fence_line(line: &str) -> bool {
-    line.trim_start_matches([' ', '\t']).starts_with(FENCE)
-}
-
-/// The span of calls starting at `at`, if one does.
-pub(super) fn span_at(text: &str, at: usize) -> Option<Span> {
-    let rest = &text[at..];
-    let first = *rest.as_bytes().first()?;
-    let calls = match first {
-        b'<' => tagged(rest),
-        b'[' if starts_with_ci(rest, MISTRAL) => {
-            mistral(&rest[MISTRAL.len()..]).map(|(len, calls)| (MISTRAL.len() + len, calls))
-        }
-        b'`' | b'{' | b'[' if at_line_start(text, at) => match first {
-            b'`' => fenced(rest),
-            _ => json_calls(rest, true),
-        },
-        _ => None,
-    }?;
-    let (len, calls) = calls;
-    Some(Span {
-        start: at,
-        end: at + len,
-        calls,
-    })
-}
-
-/// Whether only spaces or tabs stand between the line's start and `at`.
-pub(super) fn at_line_start(text: &str, at: usize) -> bool {
-    let before = text[..at].trim_end_matches([' ', '\t']);
-    before.is_empty() || before.ends_with('\n')
+/// The calls a JSON block (`scan::Piece::Call`: a fenced block or a bare object or list)
+/// is, when it is nothing but calls.
+pub(super) fn json_block_calls(raw: &str) -> Option<Vec<Call>> {
+    let (len, calls) = match raw.starts_with('`') {
+        true => fenced(raw)?,
+        false => json_calls(raw, true)?,
+    };
+    raw[len..].trim().is_empty().then_some(calls)
 }
 
 /// `<tool_call>…`, `<tools>…`, `<|python_tag|>…` or `<function=…>…`: its length and calls.
@@ -192,7 +141,10 @@ fn llama(rest: &str) -> Option<(usize, Vec<Call>)> {
 /// `<function=name>{…}</function>`, the closing tag optional.
 fn function(rest: &str) -> Option<(usize, Vec<Call>)> {
     let name_start = FUNCTION.len();
-    let name_len = rest[name_start..].find('>')?;
+    // A name is on the opening's own line: looking further would read the whole text
+    // again for every opening that has no `>`.
+    let line = rest[name_start..].split('\n').next().unwrap_or_default();
+    let name_len = line.find('>')?;
     let name = &rest[name_start..name_start + name_len];
     if name.is_empty() || !name.chars().all(is_name_char) {
         return None;
@@ -298,6 +250,13 @@ fn calls_in(value: &Value, strict: bool) -> Option<Vec<Call>> {
 /// One call object, in any of the shapes above.
 fn call_of(value: &Value, strict: bool) -> Option<Call> {
     let object = value.as_object()?;
+    if strict
+        && object
+            .keys()
+            .any(|key| !super::CALL_KEYS.contains(&key.as_str()))
+    {
+        return None;
+    }
     if let Some(function) = object.get("function").filter(|f| f.is_object()) {
         return call_of(function, strict);
     }
@@ -352,14 +311,13 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn one(text: &str) -> Vec<(String, Value)> {
-        let spans = spans(text);
-        assert_eq!(spans.len(), 1, "{text}: {spans:?}");
-        spans[0]
-            .calls
-            .iter()
-            .map(|c| (c.name.clone(), c.arguments.clone()))
-            .collect()
+    /// The calls a piece of markup or a JSON block is.
+    fn calls(raw: &str) -> Option<Vec<(String, Value)>> {
+        let found = match raw.starts_with(['{', '`']) || raw.starts_with("[{") {
+            true => json_block_calls(raw),
+            false => markup_calls(raw),
+        };
+        found.map(|calls| calls.into_iter().map(|c| (c.name, c.arguments)).collect())
     }
 
     #[test]
@@ -377,51 +335,44 @@ mod tests {
             "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}",
             "[{\"type\": \"function\", \"function\": {\"name\": \"get_weather\", \"arguments\": \"{\\\"city\\\": \\\"Paris\\\"}\"}}]",
         ] {
-            assert_eq!(one(text), paris, "{text}");
+            assert_eq!(calls(text).as_ref(), Some(&paris), "{text}");
         }
     }
 
     #[test]
-    fn the_span_covers_the_markup_and_nothing_else() {
-        let text = "Sure.\n<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>\nDone.";
-        let span = &spans(text)[0];
-        assert_eq!(&text[..span.start], "Sure.\n");
-        assert_eq!(&text[span.end..], "\nDone.");
-        let text = "Here:\n```json\n{\"name\": \"a\", \"arguments\": {}}\n```\nok";
-        let span = &spans(text)[0];
-        assert_eq!(&text[span.end..], "\nok");
-    }
-
-    #[test]
-    fn json_that_is_not_a_call_is_not_a_span() {
+    fn json_that_is_not_a_call_is_not_calls() {
         for text in [
             // No arguments outside call markup: just JSON.
             "{\"name\": \"Miso\"}",
             "```json\n{\"name\": \"Miso\", \"age\": 3}\n```",
-            // JSON in the middle of a line.
-            "The call is {\"name\": \"a\", \"arguments\": {}} as shown.",
+            // A key no call has: data that happens to name a tool.
+            "{\"thought\": \"x\", \"name\": \"a\", \"arguments\": {}}",
+            "{\"name\": \"a\", \"arguments\": {}, \"thought\": \"x\"}",
             // A code block with more than calls in it.
             "```json\n{\"name\": \"a\", \"arguments\": {}}\nmore\n```",
             "```python\n{\"name\": \"a\", \"arguments\": {}}\n```",
-            // Prose after the Mistral marker.
-            "To call a tool answer with [TOOL_CALLS] followed by a JSON list.",
             "<tool_call>not json</tool_call>",
-            "[link](http://example.com)\n[1, 2]",
+            // Markup with more than the call in it.
+            "<function=a>{}</function> and then some",
+            "[TOOL_CALLS] [{\"name\": \"a\", \"arguments\": {}}]\n</think>\nAnswer",
         ] {
-            assert_eq!(spans(text), [], "{text}");
+            assert_eq!(calls(text), None, "{text}");
         }
+        // Inside markup that says "tool call", other keys do no harm.
+        assert!(
+            calls("<tool_call>{\"name\": \"a\", \"arguments\": {}, \"id\": \"1\"}</tool_call>")
+                .is_some()
+        );
     }
 
     #[test]
-    fn several_calls_in_one_span_or_many() {
-        let text = "<tool_call>\n{\"name\": \"a\", \"arguments\": {}}\n</tool_call>\n<tool_call>\n{\"name\": \"b\", \"arguments\": {\"x\": 1}}\n</tool_call>";
-        assert_eq!(spans(text).len(), 2);
+    fn several_calls_in_one_piece() {
         let text = "<|python_tag|>{\"name\": \"a\", \"parameters\": {}}; {\"name\": \"b\", \"parameters\": {}}";
-        assert_eq!(one(text).len(), 2);
+        assert_eq!(calls(text).map(|c| c.len()), Some(2));
         // An unclosed tag at the end of the text still counts.
         assert_eq!(
-            one("<tool_call>{\"name\": \"a\", \"arguments\": {\"k\": \"v\"}}"),
-            [("a".to_string(), json!({"k": "v"}))]
+            calls("<tool_call>{\"name\": \"a\", \"arguments\": {\"k\": \"v\"}}"),
+            Some(vec![("a".to_string(), json!({"k": "v"}))])
         );
     }
 }

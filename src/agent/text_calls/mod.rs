@@ -6,31 +6,50 @@
 //! a tool the request offered, with arguments that tool's schema accepts (checked as MCP
 //! calls are, `mcp::schema`); anything else stays text, and `clean` hides its markup.
 //!
-//! `[models."P/M"] text_tool_calls` says when: `auto` (the default) reads the text of a
-//! reply without a structured call, `on` also reads it beside structured calls, `off`
-//! never. While a reply streams, `StreamCleaner` asks `block_at` whether a JSON block
-//! starting a line is a call, so the person never sees one go by.
+//! `[models."P/M"] text_tool_calls` says when: `auto` reads the text of a reply without a
+//! structured call, and takes a bare or fenced JSON call only when it is the whole reply;
+//! `on` also reads it beside structured calls, and JSON wherever a call may start; `off`
+//! never. Which models default to which is `capabilities`' business.
+//!
+//! `scan` takes a reply's text apart the one way the stream cleaner and `read` share:
+//! markup only where a call may start (`lines`: on its own line, outside code and quotes),
+//! never inside reasoning, JSON only as the mode allows. A JSON block longer than
+//! `MAX_CALL_BYTES` is never a call, and a text longer than `MAX_SCAN_BYTES` is not read.
 
 mod forms;
+mod lines;
+pub mod scan;
 #[cfg(test)]
 mod tests;
 
 use pincer_config::TextToolCalls;
 use serde_json::Value;
 
+pub use scan::{Piece, Scanner};
+
 use crate::mcp::schema;
 use crate::provider::{ChatResponse, Part, StopReason, ToolSpec};
 
-/// A JSON block longer than this, still open, is not a call (a call is a few hundred
-/// bytes; a long code block must not be held back whole while it streams).
+/// A JSON block longer than this is not a call (a call is a few hundred bytes; a long
+/// code block must not be held back whole while it streams).
 const MAX_CALL_BYTES: usize = 16 * 1024;
 
-/// The keys a call object starts with (`{"name": …}`, `{"type": "function", …}` …).
-const FIRST_KEYS: &[&str] = &["name", "type", "function", "id", "arguments", "parameters"];
+/// A text longer than this is not read for calls: a reply that long is not a call, and
+/// reading it would hold the turn up.
+const MAX_SCAN_BYTES: usize = 256 * 1024;
+
+/// The keys a call object may have (`{"name": …, "arguments": …}`, `{"type": "function",
+/// "function": {…}}` …); a JSON object with any other key is data, not a call.
+const CALL_KEYS: &[&str] = &["name", "type", "function", "id", "arguments", "parameters"];
 
 /// `response` with the calls written in its text made tool calls, as `mode` allows for
-/// a request that offered `offered`.
-pub fn read(mut response: ChatResponse, offered: &[ToolSpec], mode: TextToolCalls) -> ChatResponse {
+/// a request that offered `offered`. `next_id` numbers them within the turn.
+pub fn read(
+    mut response: ChatResponse,
+    offered: &[ToolSpec],
+    mode: TextToolCalls,
+    next_id: &mut u64,
+) -> ChatResponse {
     let structured: Vec<(String, Value)> = response
         .parts
         .iter()
@@ -51,9 +70,17 @@ pub fn read(mut response: ChatResponse, offered: &[ToolSpec], mode: TextToolCall
     }
     let mut calls = Vec::new();
     for part in &mut response.parts {
-        if let Part::Text { text } = part
-            && let Some((kept, found)) = find(text, offered)
-        {
+        let Part::Text { text } = part else {
+            continue;
+        };
+        if text.len() > MAX_SCAN_BYTES {
+            tracing::debug!(
+                bytes = text.len(),
+                "a reply longer than {MAX_SCAN_BYTES} bytes is not read for tool calls"
+            );
+            continue;
+        }
+        if let Some((kept, found)) = find(text, offered, mode, !structured.is_empty()) {
             *text = kept;
             calls.extend(found);
         }
@@ -66,9 +93,10 @@ pub fn read(mut response: ChatResponse, offered: &[ToolSpec], mode: TextToolCall
     let names: Vec<&str> = calls.iter().map(|(name, _)| name.as_str()).collect();
     tracing::info!(calls = ?names, "tool calls written as text, run as calls");
     let stamp = crate::store::now_ms();
-    for (n, (name, arguments)) in calls.into_iter().enumerate() {
+    for (name, arguments) in calls {
+        *next_id += 1;
         response.parts.push(Part::ToolCall {
-            id: format!("text_{stamp}_{n}"),
+            id: format!("text_{stamp}_{next_id}"),
             name,
             arguments,
         });
@@ -80,22 +108,37 @@ pub fn read(mut response: ChatResponse, offered: &[ToolSpec], mode: TextToolCall
     response
 }
 
-/// The calls written in `text` that `offered` accepts, and the text without them.
-fn find(text: &str, offered: &[ToolSpec]) -> Option<(String, Vec<(String, Value)>)> {
+/// The calls written in `text` that `offered` accepts, and the text without them (its
+/// reasoning and any other markup still in it, for `clean`).
+fn find(
+    text: &str,
+    offered: &[ToolSpec],
+    mode: TextToolCalls,
+    structured: bool,
+) -> Option<(String, Vec<(String, Value)>)> {
+    let pieces = scan::pieces(text, offered, mode, structured);
+    // What came before a closing tag nobody opened was reasoning: never calls.
+    let from = pieces
+        .iter()
+        .rposition(|piece| matches!(piece, Piece::Retract(_)))
+        .map_or(0, |at| at + 1);
     let mut kept = String::new();
     let mut calls = Vec::new();
-    let mut from = 0;
-    for span in forms::spans(text) {
-        if span.calls.iter().all(|call| accepts(offered, call)) {
-            kept.push_str(&text[from..span.start]);
-            from = span.end;
-            calls.extend(span.calls.into_iter().map(|c| (c.name, c.arguments)));
+    for (at, piece) in pieces.iter().enumerate() {
+        let found = match piece {
+            _ if at < from => None,
+            Piece::Markup(raw) => forms::markup_calls(raw),
+            Piece::Call(raw) if raw.len() <= MAX_CALL_BYTES => forms::json_block_calls(raw),
+            _ => None,
+        };
+        match found.filter(|found| found.iter().all(|call| accepts(offered, call))) {
+            Some(found) => calls.extend(found.into_iter().map(|c| (c.name, c.arguments))),
+            None => kept.push_str(piece.raw()),
         }
     }
     if calls.is_empty() {
         return None;
     }
-    kept.push_str(&text[from..]);
     Some((kept, calls))
 }
 
@@ -125,8 +168,13 @@ pub fn block_at(text: &str, offered: &[ToolSpec]) -> Block {
     if offered.is_empty() {
         return Block::Text;
     }
+    // The same test `read` makes of the block it is given.
     let taken = |found: Option<(usize, Vec<forms::Call>)>| match found {
-        Some((len, calls)) if calls.iter().all(|call| accepts(offered, call)) => Block::Call(len),
+        Some((len, calls))
+            if len <= MAX_CALL_BYTES && calls.iter().all(|call| accepts(offered, call)) =>
+        {
+            Block::Call(len)
+        }
         _ => Block::Text,
     };
     let unsure = || match text.len() > MAX_CALL_BYTES {
@@ -176,7 +224,7 @@ pub fn block_at(text: &str, offered: &[ToolSpec]) -> Block {
 }
 
 /// Whether `text` may begin a call object or a list of them: `{` (or `[{`) and a first
-/// key that call objects start with, as far as it has come.
+/// key a call object may have, as far as it has come (`forms` refuses any other key).
 fn json_may_be_call(text: &str) -> bool {
     let rest = match text.strip_prefix('[') {
         Some(list) => match list.trim_start() {
@@ -196,7 +244,7 @@ fn json_may_be_call(text: &str) -> bool {
         return false;
     };
     match key.find('"') {
-        Some(end) => FIRST_KEYS.contains(&&key[..end]),
-        None => FIRST_KEYS.iter().any(|k| k.starts_with(key)),
+        Some(end) => CALL_KEYS.contains(&&key[..end]),
+        None => CALL_KEYS.iter().any(|k| k.starts_with(key)),
     }
 }

@@ -95,7 +95,7 @@ impl Turn<'_> {
                     )
                     .await
                 {
-                    ended.get_or_insert(Ended::Failed(err.to_string()));
+                    ended.get_or_insert(Ended::Failed(err.into()));
                 }
                 history::push_user(&mut self.messages, result);
             }

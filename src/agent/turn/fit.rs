@@ -9,7 +9,7 @@
 
 use super::Turn;
 use crate::agent::compact::Keep;
-use crate::agent::outcome::Ended;
+use crate::agent::outcome::{Ended, TurnError};
 use crate::agent::window;
 use crate::provider::{ChatRequest, ProviderError};
 use crate::store;
@@ -133,10 +133,10 @@ impl Turn<'_> {
             None => "the model's window".to_string(),
         };
         self.set_aside().await;
-        Err(Ended::Failed(format!(
-            "the model refused the conversation as too long ({}). Even summarised, it and this message do not fit {named}, so this message was set aside (it is kept: `pincer sessions show` has it) and the conversation is as it was; send it shorter or in parts, or start over with /new",
-            err.message
-        )))
+        Err(Ended::Failed(TurnError::TooLong {
+            said: err.message,
+            window: named,
+        }))
     }
 
     /// Take what this turn added out of the model's view (the store keeps it): its

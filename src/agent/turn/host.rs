@@ -5,6 +5,7 @@
 use serde_json::json;
 
 use super::Agent;
+use crate::agent::outcome::TurnError;
 use crate::steering::Queued;
 use crate::tools::host_hooks::{self, HostHook};
 
@@ -27,18 +28,16 @@ async fn answers(
     }
 }
 
-/// `UserPromptSubmit`: `Ok(context to add)`, or `Err(why)` when a hook blocked the
-/// prompt (the turn then ends with that reason; the message stays stored).
+/// `UserPromptSubmit`: `Ok(context to add)`, or `Err` when a hook blocked the prompt
+/// (the turn then ends with its reason; the message stays stored).
 pub(super) async fn prompt_submitted(
     agent: &Agent,
     first: &Queued,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, TurnError> {
     let input = json!({"hook_event_name": HostHook::UserPromptSubmit.name(), "prompt": first.text});
     let answers = answers(agent, first, HostHook::UserPromptSubmit, input).await;
     if let Some(why) = host_hooks::blocked(&answers) {
-        return Err(format!(
-            "the host's UserPromptSubmit hook blocked this prompt: {why}"
-        ));
+        return Err(TurnError::Blocked(why));
     }
     Ok(host_hooks::context(&answers, HostHook::UserPromptSubmit))
 }

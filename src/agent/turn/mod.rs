@@ -14,7 +14,7 @@ mod secrets;
 
 use std::time::Instant;
 
-use super::outcome::{Budget, Ended};
+use super::outcome::{Budget, Ended, TurnError};
 use super::reply::Reply;
 use super::route::{ESCALATE, Route, escalate_spec};
 use super::stuck::{Verdict, Watch};
@@ -85,6 +85,8 @@ struct Turn<'a> {
     started_tools: std::collections::HashSet<String>,
     /// How often the host's `Stop` hooks sent the model back to work.
     stop_blocks: u32,
+    /// Tool calls written as text so far this turn: their ids are numbered by it.
+    text_call_ids: u64,
 }
 
 pub(super) async fn run(
@@ -136,10 +138,10 @@ pub(super) async fn run(
                         Err(blocked) => Err(blocked),
                     }
                 }
-                Err(err) => Err(err.to_string()),
+                Err(err) => Err(TurnError::from(err)),
             }
         }
-        Err(err) => Err(err.to_string()),
+        Err(err) => Err(TurnError::from(err)),
     };
     let mut heard = vec![first.text.clone()];
     let mut said = String::new();
@@ -187,6 +189,7 @@ pub(super) async fn run(
                 usage: Default::default(),
                 started_tools: Default::default(),
                 stop_blocks: 0,
+                text_call_ids: 0,
             };
             let ended = turn.run().await;
             // What came in stays in the conversation: so does its distrust, for the turns
@@ -225,7 +228,7 @@ pub(super) async fn run(
     }
     usage.duration_ms = turn_started.elapsed().as_millis() as u64;
     reply.end(ended.finish_reason(), usage).await;
-    crate::metrics::turn_ended(turn_origin.tier, &ended, began.elapsed());
+    crate::metrics::turn_ended(turn_origin.tier, ended.word(), began.elapsed());
     TurnReport {
         ended,
         answered,
@@ -239,7 +242,7 @@ impl Turn<'_> {
         loop {
             // Checkpoint: loop start.
             if let Err(err) = self.steer_in().await {
-                return Ended::Failed(err.to_string());
+                return Ended::Failed(err.into());
             }
             if let Some(ended) = self.gate().await {
                 return ended;
@@ -292,7 +295,7 @@ impl Turn<'_> {
                 )
                 .await;
             match recorded {
-                Err(err) if !parts.is_empty() => return Ended::Failed(err.to_string()),
+                Err(err) if !parts.is_empty() => return Ended::Failed(err.into()),
                 Err(err) => tracing::warn!("usage not recorded: {err}"),
                 Ok(_) => {}
             }
@@ -412,7 +415,7 @@ impl Turn<'_> {
     ) -> Result<Option<(crate::provider::ChatResponse, String)>, Ended> {
         let request = self.fitted_request().await?;
         let estimated = window::Estimate::of(&request);
-        let hang_up = self.reply.watch_call(&request.tools);
+        let hang_up = self.reply.watch_call(&request.tools, self.stream_mode());
         self.reply.step_start().await;
         if self.iterations == 1
             && let Some(arrived) = self.first.arrived
@@ -421,13 +424,14 @@ impl Turn<'_> {
         }
         let called = std::time::Instant::now();
         let chain = std::sync::Arc::clone(&self.route.chain);
-        // What the user has already seen of this reply, kept if the call is cut short.
-        let mut shown = String::new();
+        // Whether the user has seen any of this reply (what they saw is kept, from the
+        // reply, if the call is cut short).
+        let mut shown = false;
         let reply = &mut self.reply;
         let started_tools = &mut self.started_tools;
         let mut on_event = |event: StreamEvent<'_>| match event {
             StreamEvent::Text(text) => {
-                shown.push_str(text);
+                shown |= !text.is_empty();
                 reply.delta(text);
             }
             StreamEvent::Reasoning(text) => reply.reasoning(text),
@@ -435,9 +439,9 @@ impl Turn<'_> {
                 started_tools.insert(id.to_string());
                 reply.tool_started(id, name);
             }
-            StreamEvent::ToolCallStarted { .. } => {}
+            StreamEvent::ToolCallStarted { .. } => reply.structured_call(),
             StreamEvent::Restart => {
-                shown.clear();
+                shown = false;
                 started_tools.clear();
                 reply.retract();
             }
@@ -446,6 +450,7 @@ impl Turn<'_> {
             biased;
             _ = self.control.token().cancelled() => None,
             _ = tokio::time::sleep_until(self.deadline) => {
+                let shown = self.reply.take_call_shown();
                 self.keep_shown(shown).await;
                 return Err(Ended::Budget(Budget::Time(self.started.elapsed().as_secs())));
             }
@@ -454,6 +459,7 @@ impl Turn<'_> {
         };
         self.usage.model_ms += called.elapsed().as_millis() as u64;
         let Some(result) = result else {
+            let shown = self.reply.take_call_shown();
             self.keep_shown(shown).await;
             return Err(stopped(self.control));
         };
@@ -469,10 +475,10 @@ impl Turn<'_> {
                 self.overflowed(err, estimated).await
             }
             Err(err) => {
-                if shown.is_empty() && self.route.escalate(self.agent, "the light chain failed") {
+                if !shown && self.route.escalate(self.agent, "the light chain failed") {
                     return Ok(None);
                 }
-                Err(Ended::Failed(err.to_string()))
+                Err(Ended::Failed(err.into()))
             }
         }
     }
@@ -485,7 +491,7 @@ impl Turn<'_> {
             .agent
             .load(self.session_id, self.first, &mut answered)
             .await
-            .map_err(|e| Ended::Failed(e.to_string()))?;
+            .map_err(|e| Ended::Failed(e.into()))?;
         if !self.route.sees {
             for message in &mut self.messages {
                 crate::media::unshow(&mut message.parts);
@@ -664,7 +670,7 @@ impl Turn<'_> {
         let store = &self.agent.store;
         let limit = self.agent.limits.max_day_cost_usd;
         let since = self.agent.start_of_day_ms();
-        let failed = |err: store::StoreError| Ended::Failed(err.to_string());
+        let failed = |err: store::StoreError| Ended::Failed(err.into());
         let spent = if self.origin.is_owner() {
             store.owner_cost_since(since).await.map_err(failed)?
         } else {

@@ -146,7 +146,7 @@ impl State {
         self.chats
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(conversation.chat.key.clone(), Arc::clone(&conversation));
+            .insert(conversation.chat.key.to_string(), Arc::clone(&conversation));
         Ok(conversation)
     }
 }
@@ -227,7 +227,7 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
                         _cx: ConnectionTo<Client>| {
                 match s_new.open(None).await {
                     Ok(conversation) => responder.respond(
-                        NewSessionResponse::new(conversation.chat.key.clone())
+                        NewSessionResponse::new(conversation.chat.key.to_string())
                             .modes(modes(PermissionMode::Default)),
                     ),
                     Err(err) => responder.respond_with_error(err),

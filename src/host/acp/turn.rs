@@ -47,7 +47,7 @@ pub(super) async fn prompt(
                 asks: asks_tx,
             },
         );
-    let sent = state.handles.inbound.send(message).await;
+    let sent = state.handles.inbound.send(message.into()).await;
     if sent.is_err() {
         return Err(internal("the core stopped"));
     }

@@ -51,7 +51,7 @@ impl Runner {
                         self.line(json!({"type": "model_changed", "model": model}))
                             .await?;
                     }
-                    Err(error) => self.command_error("set_model", error).await?,
+                    Err(error) => self.command_error("set_model", error.to_string()).await?,
                 }
             }
             "set_permission_mode" => {

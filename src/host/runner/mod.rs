@@ -85,10 +85,12 @@ pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
             .await
     {
         runner
-            .line(json!({"type": "command_error", "command": "set_model", "error": err}))
+            .line(
+                json!({"type": "command_error", "command": "set_model", "error": err.to_string()}),
+            )
             .await?;
     }
-    let key = runner.chat.key.clone();
+    let key = runner.chat.key.to_string();
     runner
         .line(json!({
             "type": "ready",
@@ -201,7 +203,7 @@ impl Runner {
                 _ = progress.tick(), if tools_running => self.progress().await?,
             }
         };
-        let session = self.chat.key.clone();
+        let session = self.chat.key.to_string();
         self.line(json!({"type": "session_ended", "reason": reason, "sessionId": session}))
             .await?;
         self.line(json!({"type": "complete", "sessionId": session}))
@@ -223,7 +225,7 @@ impl Runner {
     /// request, or as Pincer's `permission_request`, which expires.
     async fn ask(&mut self, ask: Ask) -> anyhow::Result<()> {
         let request = &ask.request;
-        let session = self.chat.key.clone();
+        let session = self.chat.key.to_string();
         let line = if request.tool == crate::tools::question::QUESTION {
             let question = request.input["question"]
                 .as_str()

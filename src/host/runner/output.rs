@@ -148,7 +148,7 @@ impl Runner {
                 if let Some(turn) = self.turn.as_mut().filter(|t| !t.begun) {
                     turn.errors.push(text.clone());
                 }
-                let session = self.chat.key.clone();
+                let session = self.chat.key.to_string();
                 self.line(json!({"type": "error", "message": text, "sessionId": session}))
                     .await
             }
@@ -174,7 +174,7 @@ impl Runner {
     }
 
     async fn notify(&mut self, kind: &str, message: String) -> anyhow::Result<()> {
-        let session = self.chat.key.clone();
+        let session = self.chat.key.to_string();
         self.line(
             json!({"type": "agent_notification", "title": "Pincer", "message": message,
                          "notificationType": kind, "sessionId": session}),
@@ -183,7 +183,7 @@ impl Runner {
     }
 
     async fn chunk(&mut self, chunk: Chunk) -> anyhow::Result<()> {
-        let session = self.chat.key.clone();
+        let session = self.chat.key.to_string();
         match chunk {
             Chunk::Start { .. } => {
                 self.turn.get_or_insert_with(|| Turn::new(false)).begun = true;
@@ -274,7 +274,7 @@ impl Runner {
                              "maxTurns": limits.max_iterations, "maxThinkingTokens": null},
             "claudeCodeVersion": COMPAT_VERSION,
             "apiKeySource": "none",
-            "sessionId": self.chat.key,
+            "sessionId": self.chat.key.to_string(),
             "cwd": self.workspace,
         })
     }
@@ -298,7 +298,7 @@ impl Runner {
             self.line(json!({"type": "todo_update", "id": id, "todos": input["items"]}))
                 .await?;
         }
-        let session = self.chat.key.clone();
+        let session = self.chat.key.to_string();
         let description = input["description"].clone();
         self.line(json!({"type": "tool_start", "id": id, "tool": tool, "params": input}))
             .await?;
@@ -333,7 +333,7 @@ impl Runner {
         }))
         .await?;
         if subagent {
-            let session = self.chat.key.clone();
+            let session = self.chat.key.to_string();
             self.line(
                 json!({"type": "subagent_stopped", "agentId": id, "success": success,
                              "stopHookActive": false, "transcriptPath": null,
@@ -356,7 +356,7 @@ impl Runner {
             .map(|(id, r)| {
                 json!({"type": "tool_progress", "toolUseId": id, "toolName": r.name,
                        "elapsedTimeSeconds": r.started.elapsed().as_secs_f64(),
-                       "parentToolUseId": null, "sessionId": self.chat.key})
+                       "parentToolUseId": null, "sessionId": self.chat.key.to_string()})
             })
             .collect();
         for line in lines {
@@ -394,7 +394,7 @@ impl Runner {
     async fn finish(&mut self, reason: FinishReason, usage: TurnUsage) -> anyhow::Result<()> {
         self.flush(true).await?;
         let turn = self.turn.take().unwrap_or_else(|| Turn::new(false));
-        let session = self.chat.key.clone();
+        let session = self.chat.key.to_string();
         if let Some(boundary) = self.compaction(turn.command).await {
             self.line(boundary).await?;
         }
@@ -461,7 +461,12 @@ impl Runner {
     /// After `/new` the key has a new session: the host's mode and tool preset go with
     /// it (they are kept by session), before the next message is sent.
     async fn follow_new_session(&mut self) {
-        let session = match self.agent.store().current_session(&self.chat.key).await {
+        let session = match self
+            .agent
+            .store()
+            .current_session(&self.chat.key.to_string())
+            .await
+        {
             Ok(session) if session != self.chat.session => session,
             Ok(_) => return,
             Err(err) => {
@@ -500,7 +505,7 @@ impl Runner {
         // Pincer does not keep the size before: `preTokens` is null.
         Some(
             json!({"type": "compact_boundary", "trigger": trigger, "preTokens": null,
-                    "sessionId": self.chat.key}),
+                    "sessionId": self.chat.key.to_string()}),
         )
     }
 }

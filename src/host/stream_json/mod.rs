@@ -316,6 +316,7 @@ impl Host {
                     .pin_model(&self.chat.key, model)
                     .await
                     .map(|_| json!({"model": model}))
+                    .map_err(|err| err.to_string())
             }
             "mcp_status" => Ok(json!({"mcpServers": mcp_servers(self.agent.mcp_status())})),
             "get_context_usage" => match &self.model {
@@ -440,7 +441,7 @@ impl Host {
             .modes()
             .get(self.chat.session)
             .unwrap_or(self.args.mode);
-        input["session_id"] = json!(self.chat.key);
+        input["session_id"] = json!(self.chat.key.to_string());
         input["transcript_path"] = json!("");
         input["cwd"] = json!(self.workspace);
         input["permission_mode"] = json!(mode.as_str());
@@ -551,7 +552,7 @@ impl Host {
             }
             return Ok(());
         };
-        let session = self.chat.key.clone();
+        let session = self.chat.key.to_string();
         match chunk {
             Chunk::Start { .. } => {
                 self.turn.get_or_insert_with(Turn::default).started = true;
@@ -701,7 +702,7 @@ impl Host {
             "type": "system",
             "subtype": "init",
             "cwd": self.workspace,
-            "session_id": self.chat.key,
+            "session_id": self.chat.key.to_string(),
             "tools": tools,
             "mcp_servers": mcp_servers,
             "model": self.model_name(),
@@ -741,7 +742,7 @@ impl Host {
                           "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
             },
             "parent_tool_use_id": null,
-            "session_id": self.chat.key,
+            "session_id": self.chat.key.to_string(),
             "uuid": uuid(),
         });
         self.line(line).await
@@ -755,7 +756,7 @@ impl Host {
                 {"tool_use_id": id, "type": "tool_result", "content": content, "is_error": is_error}
             ]},
             "parent_tool_use_id": null,
-            "session_id": self.chat.key,
+            "session_id": self.chat.key.to_string(),
             "uuid": uuid(),
         });
         self.line(line).await
@@ -769,7 +770,7 @@ impl Host {
         let line = json!({
             "type": "stream_event",
             "event": event,
-            "session_id": self.chat.key,
+            "session_id": self.chat.key.to_string(),
             "parent_tool_use_id": null,
             "uuid": uuid(),
         });

@@ -101,7 +101,7 @@ impl WebFetch {
             reach,
             lookup: self.policy.resolver.clone(),
         };
-        Client::builder()
+        pincer_net::http::client()
             .redirect(redirect::Policy::none())
             .no_proxy()
             .dns_resolver(Arc::new(resolver))

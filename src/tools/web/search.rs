@@ -50,6 +50,8 @@ pub struct SearchSettings {
 #[derive(Debug, Clone)]
 pub struct WebSearch {
     settings: SearchSettings,
+    /// Made at the first search, then kept (its connections with it).
+    client: std::sync::OnceLock<Client>,
 }
 
 /// One result, whichever backend it came from.
@@ -80,7 +82,23 @@ struct BraveAnswer {
 
 impl WebSearch {
     pub fn new(settings: SearchSettings) -> Self {
-        Self { settings }
+        Self {
+            settings,
+            client: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn client(&self) -> Result<&Client, ToolError> {
+        if let Some(client) = self.client.get() {
+            return Ok(client);
+        }
+        let client = pincer_net::http::client()
+            .user_agent(USER_AGENT)
+            .timeout(TIMEOUT)
+            .redirect(redirect::Policy::limited(3))
+            .build()
+            .map_err(|err| ToolError::new(format!("cannot set up the HTTP client: {err}")))?;
+        Ok(self.client.get_or_init(|| client))
     }
 
     fn key(&self, backend: &str) -> Result<&str, ToolError> {
@@ -200,16 +218,11 @@ impl TypedTool for WebSearch {
                  \"searxng\" with url = \"https://searx.example.org\"",
             ));
         };
-        let client = Client::builder()
-            .user_agent(USER_AGENT)
-            .timeout(TIMEOUT)
-            .redirect(redirect::Policy::limited(3))
-            .build()
-            .map_err(|err| ToolError::new(format!("cannot set up the HTTP client: {err}")))?;
+        let client = self.client()?;
         let hits = match backend {
-            "brave" => self.brave(&client, query, count).await?,
-            "tavily" => self.tavily(&client, query, count).await?,
-            "searxng" => self.searxng(&client, query).await?,
+            "brave" => self.brave(client, query, count).await?,
+            "tavily" => self.tavily(client, query, count).await?,
+            "searxng" => self.searxng(client, query).await?,
             other => {
                 return Err(ToolError::new(format!(
                     "unknown web search backend \"{other}\": set [tools.web_search] backend to \

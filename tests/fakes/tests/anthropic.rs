@@ -1,6 +1,6 @@
 //! The Anthropic Messages side of the fake, as a client sees it.
 
-mod common;
+use crate::common;
 
 use common::{anthropic_body, anthropic_text, events, post_anthropic};
 use pincer_fakes::{FakeModel, Step};

@@ -2,7 +2,7 @@
 //! the providers' order (tools, system prompt, messages), not the order of the JSON keys
 //! (serde sorts `messages` before `tools`).
 
-mod common;
+use crate::common;
 
 use common::{post_anthropic, post_openai};
 use pincer_fakes::FakeModel;

@@ -1,6 +1,6 @@
 //! Failing on demand: HTTP errors, auth, unknown models, delays, stalls and cut streams.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,7 @@
 //! Image parts in chat requests: accepted and read back (`last_user_images`,
 //! `all_image_count`) when well formed, refused with each provider's 400 when not.
 
-mod common;
+use crate::common;
 
 use base64::Engine;
 use common::{post_anthropic, post_openai};

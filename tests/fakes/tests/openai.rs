@@ -1,6 +1,6 @@
 //! The OpenAI chat-completions side of the fake, as a client sees it.
 
-mod common;
+use crate::common;
 
 use common::{events, openai_body, openai_text, post_openai};
 use pincer_fakes::{FakeModel, Step};

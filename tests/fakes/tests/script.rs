@@ -1,7 +1,7 @@
 //! The script: FIFO steps shared across formats, the echo default, the control routes,
 //! and the binary.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

@@ -2,7 +2,7 @@
 //! checks OpenAI makes, scripted transcripts and failures, and the record of requests
 //! (on the handle and over `/_fake/*`).
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

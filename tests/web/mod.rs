@@ -2,9 +2,6 @@
 //! tests without a socket), `/healthz`, `/metrics`, and a browser test in headless
 //! Chromium against the real `pincer run`.
 
-#[path = "../common/mod.rs"]
-mod common;
-
 mod access;
 mod browser;
 mod cron;
