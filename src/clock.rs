@@ -1,8 +1,10 @@
 //! The wall clock, read in one place (clippy.toml forbids `SystemTime::now` and
 //! `Utc::now` elsewhere): what needs the time of day asks here, and logic with timing
-//! takes an injected clock (`cron::Clock`) whose real one reads this.
+//! takes an injected clock (`cron::Clock`) whose real one reads this. Times as the
+//! store records them (unix milliseconds) come from the store's own clock
+//! (`store::now_ms`).
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use chrono::{DateTime, Utc};
 
@@ -16,12 +18,4 @@ pub fn now() -> SystemTime {
 #[expect(clippy::disallowed_methods, reason = "the one place time enters")]
 pub fn utc() -> DateTime<Utc> {
     Utc::now()
-}
-
-/// Now, in unix milliseconds.
-pub fn now_ms() -> i64 {
-    now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or_default()
 }

@@ -23,8 +23,10 @@
 //!   and transcription take seconds and are not overhead.
 //! - turns, turn duration, turns running: the turn loop (`agent::turn`), subagent
 //!   runs included
-//! - model calls and fallbacks: the model chain, one per attempt (a retry is a call)
-//! - tokens and cost: `Store::record_usage`, which every call that costs goes through
+//! - model calls and fallbacks: the model chain, one per attempt (a retry is a call),
+//!   through `Recorder`, the observer the gateway hands every chain
+//! - tokens and cost: `Store::record_usage`, which every call that costs goes through,
+//!   through `Recorder`, the observer the gateway hands the store
 //! - tool calls: the turn, per call the model asked for
 //! - session queue depth: `steering`, messages waiting for their turn
 
@@ -41,7 +43,8 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
-use crate::provider::Usage;
+use crate::provider::{CallObserver, Usage};
+use crate::store::UsageObserver;
 
 /// What `/metrics` answers with: the Prometheus text format, version 0.0.4, which every
 /// Prometheus scrapes (the OpenMetrics encoder's output would need negotiating).
@@ -286,7 +289,7 @@ pub fn session_queue(delta: i64) {
 }
 
 /// One request to `model` ended: "ok", or the error kind's name.
-pub fn model_call(model: &str, outcome: &'static str) {
+fn model_call(model: &str, outcome: &'static str) {
     let labels = CallLabels {
         model: model.to_string(),
         outcome,
@@ -295,7 +298,7 @@ pub fn model_call(model: &str, outcome: &'static str) {
 }
 
 /// A chain gave up on `model` and moves on to the next one, if any.
-pub fn model_fallback(model: &str) {
+fn model_fallback(model: &str) {
     let label = ModelLabel {
         model: model.to_string(),
     };
@@ -303,7 +306,7 @@ pub fn model_fallback(model: &str) {
 }
 
 /// A call to `model` used `usage` and cost `cost_usd`.
-pub fn usage(model: &str, usage: Usage, cost_usd: f64) {
+fn usage(model: &str, usage: Usage, cost_usd: f64) {
     for (kind, tokens) in [
         ("input", usage.input_tokens),
         ("output", usage.output_tokens),
@@ -332,6 +335,27 @@ pub fn tool_call(tool: &str, outcome: &'static str) {
         outcome,
     };
     METRICS.tool_calls.get_or_create(&labels).inc();
+}
+
+/// The process's metrics as the model chains and the store report to them: the gateway
+/// hands one to each when it builds them, so neither crate reaches this module itself.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Recorder;
+
+impl CallObserver for Recorder {
+    fn call(&self, label: &str, outcome: &'static str) {
+        model_call(label, outcome);
+    }
+
+    fn fallback(&self, label: &str) {
+        model_fallback(label);
+    }
+}
+
+impl UsageObserver for Recorder {
+    fn usage(&self, model: &str, used: Usage, cost_usd: f64) {
+        usage(model, used, cost_usd);
+    }
 }
 
 /// What is read when `/metrics` is asked, not counted along the way.

@@ -10,7 +10,9 @@ use std::time::Duration;
 use pincer_config::{Config, Secrets};
 
 use crate::capabilities::Capabilities;
-use crate::provider::{self, Chain, ChainEntry, Cooldowns, Provider, ProviderSettings};
+use crate::provider::{
+    self, CallObserver, Chain, ChainEntry, Cooldowns, Provider, ProviderSettings,
+};
 use crate::router::Tier;
 
 #[derive(Debug, thiserror::Error)]
@@ -64,6 +66,8 @@ pub struct Models {
     pinned: Mutex<HashMap<String, Arc<Chain>>>,
     /// Which models are cooling down after errors, shared by every chain and session.
     cooldowns: Arc<Cooldowns>,
+    /// Hears of every request and fallback of every chain (the process's metrics).
+    calls: Arc<dyn CallObserver>,
     /// What each model can do (`[models.*]` over the built-in table).
     pub caps: Capabilities,
 }
@@ -73,6 +77,7 @@ impl Models {
         config: &Config,
         secrets: &Secrets,
         env: &[(String, String)],
+        calls: Arc<dyn CallObserver>,
     ) -> Result<Models, ModelsError> {
         let http = provider::http_client()?;
         let providers: BTreeMap<String, Arc<dyn Provider>> = config
@@ -95,6 +100,7 @@ impl Models {
             providers,
             pinned: Mutex::new(HashMap::new()),
             cooldowns: Arc::new(Cooldowns::new()),
+            calls,
             caps: Capabilities::new(config.models.clone()).with_providers(&config.providers),
         };
         models.light = models.chain(&config.router.light)?;
@@ -140,6 +146,7 @@ impl Models {
             providers: BTreeMap::new(),
             pinned: Mutex::new(HashMap::new()),
             cooldowns: Arc::new(Cooldowns::new()),
+            calls: Arc::new(provider::Unobserved),
             caps: Capabilities::default(),
         }
     }
@@ -189,8 +196,16 @@ impl Models {
             .iter()
             .map(|label| self.entry(label))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok((!entries.is_empty())
-            .then(|| Arc::new(Chain::new(entries).with_cooldowns(Arc::clone(&self.cooldowns)))))
+        Ok((!entries.is_empty()).then(|| self.shared(entries)))
+    }
+
+    /// A chain of `entries` that shares the process's resting models and observer.
+    fn shared(&self, entries: Vec<ChainEntry>) -> Arc<Chain> {
+        Arc::new(
+            Chain::new(entries)
+                .with_cooldowns(Arc::clone(&self.cooldowns))
+                .with_observer(Arc::clone(&self.calls)),
+        )
     }
 
     pub fn is_empty(&self) -> bool {
@@ -230,8 +245,7 @@ impl Models {
         if entries.len() == chain.entries().len() {
             return Some(Arc::clone(chain));
         }
-        (!entries.is_empty())
-            .then(|| Arc::new(Chain::new(entries).with_cooldowns(Arc::clone(&self.cooldowns))))
+        (!entries.is_empty()).then(|| self.shared(entries))
     }
 
     /// Whether a distinct heavy chain exists to escalate to.
@@ -244,9 +258,7 @@ impl Models {
         if let Some(chain) = self.pinned.lock().ok().and_then(|p| p.get(label).cloned()) {
             return Ok(chain);
         }
-        let chain = Arc::new(
-            Chain::new(vec![self.entry(label)?]).with_cooldowns(Arc::clone(&self.cooldowns)),
-        );
+        let chain = self.shared(vec![self.entry(label)?]);
         if let Ok(mut pinned) = self.pinned.lock() {
             pinned.insert(label.to_string(), Arc::clone(&chain));
         }

@@ -114,7 +114,7 @@ pub struct Agent {
     guard: Guard,
     memory: Memory,
     /// Recall before turns and the daily log after them, batched (`remember`).
-    scribe: crate::batch::Batcher<remember::Job>,
+    scribe: crate::store::batch::Batcher<remember::Job>,
     prices: Prices,
     limits: Limits,
     workspace: PathBuf,

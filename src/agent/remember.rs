@@ -2,10 +2,10 @@
 //! are recalled (they ride on the newest user message, so the cached system prompt
 //! stays byte-identical); after it, who said what goes into today's daily log.
 //!
-//! Both go through the scribe, one batch at a time (`crate::batch`): the recalls of
-//! turns that start together share one look at the memory files, and the log lines of
-//! turns that end together are one write, on one blocking thread however many turns
-//! run at once.
+//! Both go through the scribe, one batch at a time (`pincer_store::batch`): the
+//! recalls of turns that start together share one look at the memory files, and the
+//! log lines of turns that end together are one write, on one blocking thread however
+//! many turns run at once.
 
 use chrono::{NaiveDate, NaiveDateTime};
 use pincer_memory::{Memory, Said};
@@ -13,7 +13,7 @@ use tokio::sync::oneshot;
 
 use crate::agent::Agent;
 use crate::agent::HEARTBEAT_OK;
-use crate::batch::Batcher;
+use crate::store::batch::Batcher;
 
 /// Work for the scribe; each job answers its turn.
 pub(crate) enum Job {

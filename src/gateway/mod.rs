@@ -134,7 +134,7 @@ pub fn build_agent(
         path: workspace.clone(),
         source,
     })?;
-    let store = Store::open(&home.db_file)?;
+    let store = Store::open(&home.db_file)?.with_observer(Arc::new(crate::metrics::Recorder));
     let owner_memory = pincer_memory::Memory::new(&workspace, home.state_dir());
     if let pincer_config::DenyGroups::Some(names) = &config.tools.exec.deny_groups {
         let known: Vec<&str> = crate::tools::exec::GROUPS
@@ -247,7 +247,8 @@ pub fn build_agent(
         .iter()
         .filter_map(|a| Some((a.name.to_string(), a.ack_reaction?.to_string())))
         .collect();
-    let models = Models::from_config(config, secrets, env)?.replacing(providers)?;
+    let models = Models::from_config(config, secrets, env, Arc::new(crate::metrics::Recorder))?
+        .replacing(providers)?;
     Ok(
         AgentBuilder::new(store, models, outbound, owner_memory, timezone)
             .tools(tools)

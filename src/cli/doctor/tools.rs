@@ -200,9 +200,10 @@ mod tests {
     #[test]
     fn llama_cpp_props_tell_a_template_without_tools() {
         // /props of llama-server serving SmolLM2-135M (recorded), whose template has none.
-        let props: serde_json::Value =
-            serde_json::from_str(include_str!("../../provider/fixtures/llamacpp_props.json"))
-                .unwrap();
+        let props: serde_json::Value = serde_json::from_str(include_str!(
+            "../../../provider/src/fixtures/llamacpp_props.json"
+        ))
+        .unwrap();
         assert!(says_no_tools(&props));
         assert!(!says_no_tools(
             &json!({"chat_template_caps": {"supports_tools": true}})

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 type Work<J> = Box<dyn Fn(&mut Vec<J>) + Send + Sync>;
 
 /// A queue with at most one worker. Clones share it.
-pub(crate) struct Batcher<J> {
+pub struct Batcher<J> {
     shared: Arc<Shared<J>>,
 }
 
@@ -43,7 +43,7 @@ struct Queue<J> {
 }
 
 impl<J: Send + 'static> Batcher<J> {
-    pub(crate) fn new(most: usize, work: impl Fn(&mut Vec<J>) + Send + Sync + 'static) -> Self {
+    pub fn new(most: usize, work: impl Fn(&mut Vec<J>) + Send + Sync + 'static) -> Self {
         Batcher {
             shared: Arc::new(Shared {
                 queue: Mutex::new(Queue {
@@ -58,7 +58,7 @@ impl<J: Send + 'static> Batcher<J> {
 
     /// Queue `job`, and start a worker if none runs. Jobs are served in the order they
     /// were queued. Must be called inside a tokio runtime.
-    pub(crate) fn push(&self, job: J) {
+    pub fn push(&self, job: J) {
         let start = {
             let mut queue = lock(&self.shared.queue);
             queue.jobs.push(job);

@@ -6,7 +6,7 @@ use rusqlite::Connection;
 
 use super::messages::{StoredMessage, append, history};
 use super::{Result, Role};
-use crate::provider::Part;
+use pincer_provider::Part;
 
 pub const INTERRUPTED: &str =
     "interrupted: pincer stopped while this tool was running; it was not run again";

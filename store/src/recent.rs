@@ -4,7 +4,7 @@
 use rusqlite::params;
 
 use super::{Result, Store};
-use crate::provider::Part;
+use pincer_provider::Part;
 
 /// One message's text, with where and when it was said.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,8 +1,8 @@
 //! Tests of the OpenAI-compatible encoder and stream decoder, without HTTP.
 
 use super::*;
-use crate::provider::ErrorKind;
-use crate::provider::types::ChatMessage;
+use crate::ErrorKind;
+use crate::types::ChatMessage;
 
 fn request() -> ChatRequest {
     ChatRequest {

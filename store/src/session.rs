@@ -166,7 +166,7 @@ impl Store {
                 return Ok(None);
             };
             match super::parts::decode(message_id, &body)? {
-                crate::provider::Part::Text { text } => Ok(Some(text)),
+                pincer_provider::Part::Text { text } => Ok(Some(text)),
                 _ => Ok(None),
             }
         })

@@ -2,7 +2,7 @@ use super::messages::{HISTORY, history};
 use super::pairing::PendingCode;
 use super::session::current_session;
 use super::*;
-use crate::provider::{Part, Usage};
+use pincer_provider::{Part, Usage};
 
 fn open() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();

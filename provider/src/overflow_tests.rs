@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::*;
-use crate::provider::error::{ErrorKind, classify_http, classify_stream_error};
+use crate::error::{ErrorKind, classify_http, classify_stream_error};
 
 /// llama.cpp's answer to a 3,031-token request on a 2,048-token server, verbatim.
 const LLAMACPP_RECORDED: &str = include_str!("fixtures/llamacpp_exceed_context.json");

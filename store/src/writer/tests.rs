@@ -9,7 +9,7 @@ use std::time::Duration;
 use rusqlite::Connection;
 
 use super::Writer;
-use crate::store::{Result, StoreError};
+use crate::{Result, StoreError};
 
 /// A writer on a fresh file database with a table `t(n)` and a child table whose
 /// foreign key is checked only at commit, and the count of its commits.

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use tokio::time::Instant;
 
 use super::*;
-use crate::provider::types::{Part, StopReason, Usage};
+use crate::types::{Part, StopReason, Usage};
 
 /// What one scripted call does.
 enum Step {
@@ -502,5 +502,47 @@ async fn a_failure_during_a_rest_does_not_climb_the_ladder() {
     assert_eq!(
         cooldowns.cooling("b/m2", now),
         Some((secs(3600), ErrorKind::RateLimit))
+    );
+}
+
+/// Remembers what a chain told it, in order.
+#[derive(Default)]
+struct Recorded(Mutex<Vec<String>>);
+
+impl CallObserver for Recorded {
+    fn call(&self, label: &str, outcome: &'static str) {
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("call {label} {outcome}"));
+    }
+
+    fn fallback(&self, label: &str) {
+        self.0.lock().unwrap().push(format!("fallback {label}"));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_observer_hears_each_request_and_each_fallback() {
+    let first = Scripted::new(vec![
+        Step::Fail(err(ErrorKind::Server)),
+        Step::Fail(err(ErrorKind::Server)),
+        Step::Fail(err(ErrorKind::Server)),
+    ]);
+    let second = Scripted::new(vec![Step::Reply("from b")]);
+    let observer = Arc::new(Recorded::default());
+    let chain = Chain::new(vec![entry(&first, "a/m1"), entry(&second, "b/m2")])
+        .with_observer(Arc::clone(&observer) as Arc<dyn CallObserver>);
+    assert_eq!(answered_by(&chain).await, "b/m2");
+    let server = ErrorKind::Server.as_str();
+    assert_eq!(
+        *observer.0.lock().unwrap(),
+        vec![
+            format!("call a/m1 {server}"),
+            format!("call a/m1 {server}"),
+            format!("call a/m1 {server}"),
+            "fallback a/m1".to_string(),
+            "call b/m2 ok".to_string(),
+        ]
     );
 }

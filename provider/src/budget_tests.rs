@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::*;
-use crate::provider::types::{ChatMessage, ToolSpec};
+use crate::types::{ChatMessage, ToolSpec};
 
 fn secs(s: u64) -> Duration {
     Duration::from_secs(s)
@@ -93,7 +93,7 @@ fn the_estimate_counts_text_tool_schemas_and_pictures() {
         messages: vec![
             ChatMessage::user_text("c".repeat(400)),
             ChatMessage {
-                role: crate::provider::Role::User,
+                role: crate::Role::User,
                 parts: vec![Part::Image {
                     path: "inbox/cat.jpg".into(),
                     data: None,

@@ -1,5 +1,5 @@
 //! The stored form of a message part: what `parts.body` holds, as JSON. It belongs to
-//! the store, not to the provider: `crate::provider::Part` may change its serde
+//! the store, not to the provider: `pincer_provider::Part` may change its serde
 //! attributes for the wire, and the history written before must still read the same.
 //!
 //! Format 1 is the JSON written since schema 1 (then `Part`'s own serde form), kept
@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{Result, StoreError};
-use crate::provider::Part;
+use pincer_provider::Part;
 
 /// One part as stored; `type` names the variant, as `parts.kind` does.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -153,8 +153,8 @@ pub(super) fn decode(message_id: i64, body: &str) -> Result<Part> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::ImageData;
-    use crate::store::{Role, Store, migrations};
+    use crate::{Role, Store, migrations};
+    use pincer_provider::ImageData;
 
     /// Every variant as format 1 stores it, byte for byte: what Pincer has written
     /// since schema 1. A change here is a change of format (see the module doc).

@@ -21,6 +21,7 @@ use tokio::time::Instant;
 use super::Provider;
 use super::cooldown::{Cooldowns, format_rest, reason};
 use super::error::{ErrorKind, ProviderError, format_duration};
+use super::observe::{CallObserver, Unobserved};
 use super::types::{ChatRequest, ChatResponse, StreamEvent};
 
 /// First backoff delay; doubles per retry.
@@ -55,6 +56,9 @@ pub struct Chain {
     /// Which models rest after failures. Shared with every other chain of the process
     /// so one session's rate limit spares the others the same wall.
     cooldowns: Arc<Cooldowns>,
+    /// Told of each request and fallback (the process's metrics); counts nothing until
+    /// `with_observer`.
+    observer: Arc<dyn CallObserver>,
 }
 
 /// What became of one entry during a call, for the message when all of them fail.
@@ -77,6 +81,7 @@ impl Chain {
             entries,
             max_retries: DEFAULT_MAX_RETRIES,
             cooldowns: Arc::new(Cooldowns::new()),
+            observer: Arc::new(Unobserved),
         }
     }
 
@@ -93,6 +98,12 @@ impl Chain {
     /// Use the process's shared table of resting models.
     pub fn with_cooldowns(mut self, cooldowns: Arc<Cooldowns>) -> Self {
         self.cooldowns = cooldowns;
+        self
+    }
+
+    /// Tell `observer` of each request and fallback from now on.
+    pub fn with_observer(mut self, observer: Arc<dyn CallObserver>) -> Self {
+        self.observer = observer;
         self
     }
 
@@ -159,7 +170,7 @@ impl Chain {
                 return Err(summarise(err, &outcomes));
             }
             restart |= emitted;
-            crate::metrics::model_fallback(label);
+            self.observer.fallback(label);
             tracing::warn!(
                 label,
                 kind = err.kind.as_str(),
@@ -199,7 +210,7 @@ impl Chain {
             let outcome = result
                 .as_ref()
                 .map_or_else(|err| err.kind.as_str(), |_| "ok");
-            crate::metrics::model_call(&entry.label, outcome);
+            self.observer.call(&entry.label, outcome);
             let err = match result {
                 Ok(reply) => {
                     // A reply with no deltas still replaces the abandoned one.

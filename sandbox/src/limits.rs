@@ -168,7 +168,7 @@ mod tests {
         let out = std::process::Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "sandbox::limits::tests::in_a_child_apply",
+                "limits::tests::in_a_child_apply",
                 "--ignored",
                 "--nocapture",
             ])

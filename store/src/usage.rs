@@ -4,7 +4,7 @@
 use rusqlite::Connection;
 
 use super::{Cached as _, Result, Store};
-use crate::provider::Usage;
+use pincer_provider::Usage;
 
 impl Store {
     /// Token totals and cost since `since_ms`.

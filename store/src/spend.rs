@@ -13,7 +13,7 @@ use rusqlite::Connection;
 
 use super::messages::append_tiered;
 use super::{Cached, Result, Role, Store, StoreError, now_ms};
-use crate::provider::{Part, Usage};
+use pincer_provider::{Part, Usage};
 
 /// How long a cached day's spend is trusted before it is summed again, so that calls
 /// made by another process (`pincer chat` beside the gateway) count within a minute.
@@ -76,7 +76,7 @@ impl Store {
         reply: Option<(Vec<Part>, Option<Tier>)>,
     ) -> Result<Option<i64>> {
         // Counted whether or not the row is written: the tokens were spent.
-        crate::metrics::usage(model, usage, cost_usd);
+        self.usage.usage(model, usage, cost_usd);
         let model = model.to_string();
         let (sender, tier) = (spender.sender.clone(), spender.tier);
         let spent = Arc::clone(&self.spent);

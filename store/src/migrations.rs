@@ -252,7 +252,7 @@ mod tests {
                     let (path, start) = (path.clone(), std::sync::Arc::clone(&start));
                     std::thread::spawn(move || {
                         start.wait();
-                        crate::store::Store::open(&path).map(|_| ())
+                        crate::Store::open(&path).map(|_| ())
                     })
                 })
                 .collect();

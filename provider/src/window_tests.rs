@@ -7,7 +7,7 @@ use secrecy::SecretString;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::provider::fake_server::{FakeServer, Reply};
+use crate::fake_server::{FakeServer, Reply};
 
 const LLAMACPP_MODELS: &str = include_str!("fixtures/llamacpp_models.json");
 const LLAMACPP_PROPS: &str = include_str!("fixtures/llamacpp_props.json");
@@ -19,7 +19,7 @@ fn not_found() -> Reply {
 /// Ask the scripted server about `model`; return the answer and the paths asked.
 async fn ask(replies: Vec<Reply>, model: &str) -> (Option<ServerWindow>, Vec<String>) {
     let server = FakeServer::start(replies).await;
-    let http = crate::provider::http_client().unwrap();
+    let http = crate::http_client().unwrap();
     let base = format!("{}/v1", server.base);
     let window = window_from_server(&http, &base, None, model).await;
     let paths = server.requests().into_iter().map(|r| r.path).collect();
@@ -158,7 +158,7 @@ async fn failing_all_the_trained_length_is_an_upper_bound() {
 #[tokio::test]
 async fn a_server_that_says_nothing_gives_none_and_the_key_goes_along() {
     let server = FakeServer::start(vec![not_found(), not_found(), not_found(), not_found()]).await;
-    let http = crate::provider::http_client().unwrap();
+    let http = crate::http_client().unwrap();
     let key = SecretString::from("sk-local-1234567890".to_string());
     let base = format!("{}/v1/", server.base);
     assert_eq!(

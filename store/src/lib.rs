@@ -1,15 +1,26 @@
-//! The session store: SQLite (WAL) holding sessions, messages, their parts and model
-//! usage. The user's message is committed before the model is called; replies and
-//! tool results as they complete. One writer on the blocking pool runs every call on
-//! the one connection; callers wait for their answer as tasks, and what queues up
-//! while a call runs is committed together (`writer`).
+//! # pincer-store
 //!
-//! This file holds only the `Store` handle: opening, and running work on the
-//! connection. Each concern has its own file:
+//! The session store, and nothing else: SQLite (WAL) holding sessions, messages, their
+//! parts and model usage, with the jobs, tasks, grants and pairings the core keeps. It
+//! knows no agent, channel adapter or model client; it stores the provider's message
+//! parts in its own form, and what it reports goes to an observer handed in at start-up
+//! (`UsageObserver`), never to a global.
+//!
+//! The user's message is committed before the model is called; replies and tool results
+//! as they complete. One writer on the blocking pool runs every call on the one
+//! connection; callers wait for their answer as tasks, and what queues up while a call
+//! runs is committed together (`writer`).
+//!
+//! ## Layout
+//! `lib.rs` holds only the `Store` handle: opening, and running work on the connection.
+//! Each concern has its own file:
 //!
 //! - `error`      — `StoreError`, what every call returns
 //! - `kinds`      — `Role` and `Status`, the enums stored as text
+//! - `clock`      — the wall clock, read in one place
 //! - `conn`       — the connection's settings and its statement cache
+//! - `batch`      — one worker over a queue, taking what waits together (the writer's,
+//!   and the core's memory scribe's)
 //! - `writer`     — the one writer on the connection: group commit
 //! - `migrations` — the numbered schema migrations
 //! - `session`    — sessions: the current one per key, `/new`, forks, pin, summary, pruning
@@ -19,6 +30,7 @@
 //! - `recent`     — what was said since a moment, for the dream
 //! - `usage`      — token totals and cost read back
 //! - `spend`      — recording each call's usage, and the day's spend for the budgets
+//! - `observe`    — `UsageObserver`: who hears of each call's usage (the metrics)
 //! - `grants`     — the owner's "always" answers to tool approvals
 //! - `pairing`    — pairing codes and approved senders
 //! - `health`     — each channel's last health, for `pincer status`
@@ -26,6 +38,11 @@
 //! - `tasks`      — subagent tasks
 //! - `panel`      — what only the web panel reads
 
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod batch;
+mod clock;
 mod conn;
 mod cron;
 mod error;
@@ -34,6 +51,7 @@ mod health;
 mod kinds;
 mod messages;
 mod migrations;
+mod observe;
 mod pairing;
 mod panel;
 mod parts;
@@ -52,10 +70,12 @@ use rusqlite::Connection;
 
 use conn::{Cached, connect};
 
+pub use clock::now_ms;
 pub use cron::{Job, NewJob};
 pub use error::{Result, StoreError};
 pub use kinds::{Role, Status};
 pub use messages::{Received, StoredMessage, Unanswered};
+pub use observe::UsageObserver;
 pub use pairing::{Approved, PendingCode};
 pub use panel::UsageRow;
 pub use recent::Said;
@@ -72,11 +92,9 @@ pub struct Store {
     /// The day's spend, kept up to date by `record_usage`: the budget gate asks before
     /// every model call, and summing the day's usage rows each time grew with the day.
     spent: Arc<Mutex<Option<spend::Spent>>>,
-}
-
-/// The wall clock in unix milliseconds, as the store records times.
-pub fn now_ms() -> i64 {
-    crate::clock::now_ms()
+    /// Hears of each call's usage (the process's metrics); counts nothing until
+    /// `with_observer`.
+    usage: Arc<dyn UsageObserver>,
 }
 
 impl Store {
@@ -102,7 +120,15 @@ impl Store {
         Ok(Store {
             writer: writer::Writer::new(conn),
             spent: Arc::default(),
+            usage: Arc::new(pincer_provider::Unobserved),
         })
+    }
+
+    /// Tell `observer` of each model call's usage from now on (this handle and its
+    /// clones made after).
+    pub fn with_observer(mut self, observer: Arc<dyn UsageObserver>) -> Store {
+        self.usage = observer;
+        self
     }
 
     /// Run database work on the writer; answered once it is committed.

@@ -8,7 +8,7 @@ use rusqlite::{Connection, params};
 use super::{
     Cached as _, Result, Role, SessionMeta, Status, Store, StoreError, now_ms, parts, repair,
 };
-use crate::provider::Part;
+use pincer_provider::Part;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredMessage {

@@ -1,7 +1,12 @@
-//! Model providers: one streaming call to a language model, in either wire format, and
-//! the chain that retries and falls back across models.
+//! # pincer-provider
 //!
-//! # Layout
+//! Model providers, and nothing else: one streaming call to a language model in either
+//! wire format, and the chain that retries and falls back across models. It knows no
+//! agent, store, channel or tool; what it reports goes to an observer handed in at
+//! start-up (`CallObserver`), never to a global.
+//!
+//! ## Layout
+//! - `lib.rs` — the `Provider` trait, `ProviderSettings`, `build`, the shared HTTP client.
 //! - `types` — the provider-neutral conversation model (messages, parts, tools, usage).
 //! - `error` — `ProviderError`/`ErrorKind` and the classification of HTTP failures.
 //! - `overflow` — context-overflow errors as each server words them, and the window
@@ -15,12 +20,17 @@
 //! - `openai` — OpenAI-compatible chat completions (OpenAI, OpenRouter, Ollama, vLLM …).
 //! - `anthropic` — the Anthropic Messages API.
 //! - `chain` — try models in order: retry transient failures, fall back on the rest.
+//! - `observe` — `CallObserver`: who hears of each request and fallback (the metrics).
 //! - `cooldown` — which models are resting after errors, shared by every chain.
 //! - `window` — asking a server for a model's context window.
+//! - `fake_server` (tests only) — a scripted HTTP server the provider tests call.
 //!
 //! A provider makes exactly one call per `stream` and never retries; retrying is the
 //! chain's job. Nothing here reads configuration files: the caller builds
 //! `ProviderSettings`.
+
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod anthropic;
 mod body;
@@ -28,6 +38,7 @@ mod budget;
 mod chain;
 mod cooldown;
 mod error;
+mod observe;
 mod openai;
 mod overflow;
 mod pace;
@@ -51,6 +62,7 @@ pub use anthropic::AnthropicProvider;
 pub use chain::{Chain, ChainEntry};
 pub use cooldown::Cooldowns;
 pub use error::{ErrorKind, ProviderError};
+pub use observe::{CallObserver, Unobserved};
 pub use openai::OpenAiProvider;
 pub use pace::{Pace, Speeds};
 pub use sse::{SseDecoder, SseEvent};

@@ -1,7 +1,7 @@
 //! Tests of the Anthropic encoder and stream decoder, without HTTP.
 
 use super::*;
-use crate::provider::types::{ChatMessage, ToolSpec};
+use crate::types::{ChatMessage, ToolSpec};
 
 fn tool(name: &str) -> ToolSpec {
     ToolSpec {

@@ -1,14 +1,23 @@
+//! # pincer-sandbox
+//!
 //! The sandbox every command Pincer runs on the model's behalf goes through: `exec`,
-//! hooks, and stdio MCP servers. Both kinds give one property: everything outside
-//! `$PINCER_HOME` stays readable (the user's tools keep working), the workspace and a
-//! private temp dir are the only places written, nothing else of `$PINCER_HOME` can be
-//! read (secrets, database, config, lock), the gateway can be neither seen in `/proc`
-//! nor signalled, and every process a call started ends with it.
+//! hooks, and stdio MCP servers. That is its one job; it knows no agent, store, model or
+//! channel, and takes its settings (`[tools] sandbox`, `[tools.exec.limits]`) as typed
+//! values from `pincer-config`.
+//!
+//! Both kinds give one property: everything outside `$PINCER_HOME` stays readable (the
+//! user's tools keep working), the workspace and a private temp dir are the only places
+//! written, nothing else of `$PINCER_HOME` can be read (secrets, database, config, lock),
+//! the gateway can be neither seen in `/proc` nor signalled, and every process a call
+//! started ends with it.
 //!
 //! Every call also gets resource limits (`[tools.exec.limits]`): rlimits on each process,
 //! a count of its processes and threads, and a cgroup for its memory in total where one
 //! can be made.
 //!
+//! ## Layout
+//! - `lib.rs`   — `Sandbox` (the kind chosen once at start), `Jail` (a sandbox and what it
+//!   confines to), `Confinement`, `SandboxError`
 //! - `bwrap`    — bubblewrap: `/` read-only, the home under a tmpfs, new PID/IPC/UTS
 //!   (and, with `network = false`, network) namespaces, the system's sockets hidden
 //! - `landlock` — Landlock (Linux 5.13+), built in: the read set, the ruleset
@@ -16,11 +25,15 @@
 //!   subreaper that counts the call's processes and kills the whole tree) and the steps
 //!   that restrict themselves, set the limits and exec
 //! - `limits`   — the rlimits, and which limit a call ran into
-//! - `tree`     — the processes under the launcher, from `/proc`
+//! - `tree`     — the processes under the launcher, from `/proc` (the web panel's peer
+//!   check reads it too)
 //! - `cgroup`   — a cgroup v2 per call, where the gateway's user can make one
 //! - `protect`  — the prompt's own files, put back if a call changed them
 //!
 //! `auto` picks bwrap, else landlock, else refuses to run commands, naming both fixes.
+
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod bwrap;
 pub mod cgroup;
@@ -28,7 +41,7 @@ mod landlock;
 pub mod launcher;
 pub mod limits;
 mod protect;
-pub(crate) mod tree;
+pub mod tree;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
