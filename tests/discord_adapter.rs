@@ -3,7 +3,6 @@
 //! buttons, errors and health, files and edits out. (Conversations through the whole
 //! binary are in tests/discord.rs.)
 
-
 use std::sync::Arc;
 use std::time::Duration;
 

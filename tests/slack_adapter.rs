@@ -3,7 +3,6 @@
 //! health, approval buttons, the Events API listener, and sending. (Conversations
 //! through the whole binary are in tests/slack.rs.)
 
-
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;

@@ -2,7 +2,6 @@
 //! in only once the core asks, files out, reactions, edits, typing in a topic.
 //! (Conversations through the whole binary are in tests/telegram.rs.)
 
-
 use std::sync::Arc;
 
 use crate::conformance::adapter::telegram_settings;
