@@ -21,13 +21,15 @@ use tokio::time::Instant;
 use super::Provider;
 use super::cooldown::{Cooldowns, format_rest, reason};
 use super::error::{ErrorKind, ProviderError, format_duration};
+use pincer_net::Backoff;
+use pincer_net::backoff::random_unit;
+
 use super::observe::{CallObserver, Unobserved};
 use super::types::{ChatRequest, ChatResponse, StreamEvent};
 
-/// First backoff delay; doubles per retry.
-const BACKOFF_BASE: Duration = Duration::from_millis(500);
-/// Longest backoff Pincer chooses itself, before jitter.
-const BACKOFF_CAP: Duration = Duration::from_secs(8);
+/// The wait before retrying the same model (the process's one `Backoff`): 500 ms,
+/// doubling per retry, at most 8 s before jitter.
+const BACKOFF: Backoff = Backoff::new(Duration::from_millis(500), Duration::from_secs(8));
 /// Jitter adds up to this share of the delay, so sessions that failed together do not
 /// retry together.
 const MAX_JITTER: f64 = 0.5;
@@ -332,21 +334,10 @@ fn summarise(mut err: ProviderError, outcomes: &[Outcome<'_>]) -> ProviderError 
     err
 }
 
-/// The wait before retry number `attempt + 1`: 500 ms doubling per retry up to 8 s,
+/// The wait before retry number `attempt + 1`: `BACKOFF` after `attempt + 1` failures,
 /// plus `unit` (in `[0, 1)`) times half of that.
 fn backoff(attempt: u32, unit: f64) -> Duration {
-    let delay = BACKOFF_BASE
-        .saturating_mul(2u32.saturating_pow(attempt))
-        .min(BACKOFF_CAP);
-    delay + delay.mul_f64(MAX_JITTER * unit.clamp(0.0, 1.0))
-}
-
-/// A random number in `[0, 1)` for jitter.
-fn random_unit() -> f64 {
-    // Without OS randomness, retry without jitter: still correct, only less spread.
-    let bits = getrandom::u64().unwrap_or(0);
-    // The top 53 bits fill an f64 mantissa exactly.
-    (bits >> 11) as f64 / (1u64 << 53) as f64
+    BACKOFF.jittered(attempt.saturating_add(1), MAX_JITTER, unit)
 }
 
 #[cfg(test)]

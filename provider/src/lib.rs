@@ -156,21 +156,14 @@ pub fn build(
     }
 }
 
-/// The HTTP client all providers share: rustls, a 10 s connect timeout, a few pooled
-/// connections per host, and no overall timeout (each call sets its own).
+/// The HTTP client all providers share: the process's factory (`pincer_net::http`:
+/// rustls, a 10 s connect timeout, the user agent), a few pooled connections per host,
+/// and no overall timeout (each call sets its own).
 pub fn http_client() -> Result<reqwest::Client, ProviderError> {
-    let mut builder = reqwest::Client::builder().use_rustls_tls();
-    // The roots reqwest would load, parsed once for every client of the process.
-    if let Some(tls) = pincer_net::tls::webpki() {
-        builder = builder.use_preconfigured_tls(tls);
-    }
-    builder
-        .connect_timeout(Duration::from_secs(10))
+    pincer_net::http::client()
         .pool_idle_timeout(Duration::from_secs(90))
         // Enough for the turns that run at once; a burst leaves no crowd of idle sockets.
         .pool_max_idle_per_host(8)
-        .tcp_keepalive(Duration::from_secs(30))
-        .user_agent(concat!("pincer/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|e| {
             ProviderError::new(
