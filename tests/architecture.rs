@@ -1,7 +1,7 @@
 //! The architecture, held by a test. docs/architecture.md ("The rules a test holds")
 //! writes down which crate may depend on which, what never depends on what (with why),
 //! and the layers of the core; these tests read those tables and check them against
-//! `cargo metadata` and against every file of `src/`, so the design and the code cannot
+//! `cargo metadata` and against every file of `core/src/`, so the design and the code cannot
 //! drift apart without CI saying so.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -156,7 +156,7 @@ struct File {
 }
 
 fn core_files() -> BTreeMap<Vec<String>, File> {
-    let src = root().join("src");
+    let src = root().join("core/src");
     let mut files = BTreeMap::new();
     let comment = Regex::new(r"(?m)//.*$").unwrap();
     let tests = Regex::new(r"#\[cfg\(test\)\]\s*mod \w+ \{").unwrap();
@@ -449,7 +449,7 @@ fn no_module_of_the_core_imports_from_a_layer_below_it() {
     let named: BTreeSet<&String> = layer_of.keys().collect();
     assert_eq!(
         top, named,
-        "docs/architecture.md's layers must name every module of src/, and only those"
+        "docs/architecture.md's layers must name every module of core/src/, and only those"
     );
     let mut upward = Vec::new();
     for (from, targets) in imports.graph() {

@@ -40,8 +40,8 @@ fn the_conformance_table_names_only_tests_that_exist() {
         "tests",
         "tests/clients",
         "tests/host",
-        "src/host",
-        "src/host/stream_json",
+        "host/src",
+        "host/src/stream_json",
     ] {
         for entry in std::fs::read_dir(root.join(dir)).expect("dir").flatten() {
             if entry.path().extension().is_some_and(|e| e == "rs") {

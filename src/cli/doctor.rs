@@ -104,7 +104,7 @@ pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
             format!("{} is private (0600)", home.security_file.display()),
         );
     }
-    let scrubber = Scrubber::new(crate::gateway::secret_values(&config, &secrets, &env));
+    let scrubber = Scrubber::new(crate::start::secret_values(&config, &secrets, &env));
     let http = pincer_net::http::client()
         .timeout(PROBE_TIMEOUT)
         .redirect(reqwest::redirect::Policy::none())
@@ -358,15 +358,15 @@ async fn check_mcp(home: &Home, config: &Config, secrets: &Secrets, report: &mut
         return;
     }
     let workspace = home.workspace(config);
-    let jail = crate::gateway::jail(home, config, &workspace);
-    let servers = match crate::gateway::mcp_servers(config, secrets, &jail, &workspace) {
+    let jail = crate::start::jail(home, config, &workspace);
+    let servers = match crate::start::mcp_servers(config, secrets, &jail, &workspace) {
         Ok(servers) => servers,
         Err(err) => {
             report.fail("mcp", err.to_string(), "");
             return;
         }
     };
-    let manager = crate::mcp::McpManager::start(servers, crate::gateway::mcp_folders(home));
+    let manager = crate::mcp::McpManager::start(servers, crate::start::mcp_folders(home));
     manager.ready_for_turn(MCP_WAIT).await;
     for (name, words) in manager.status() {
         let what = format!("mcp {name}");

@@ -75,13 +75,13 @@ pub async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
         std::fs::create_dir_all(&workspace)
             .with_context(|| format!("cannot create the workspace {}", workspace.display()))?;
     }
-    let jail = crate::gateway::jail(home, &config, &workspace);
-    let servers = crate::gateway::mcp_servers(&config, &secrets, &jail, &workspace)?;
+    let jail = crate::start::jail(home, &config, &workspace);
+    let servers = crate::start::mcp_servers(&config, &secrets, &jail, &workspace)?;
     let mut approvers = Approvers::default();
     if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
         approvers.register(pincer_channels::terminal::CHANNEL, Arc::new(Prompt));
     }
-    let manager = McpManager::start_asking(servers, crate::gateway::mcp_folders(home), approvers);
+    let manager = McpManager::start_asking(servers, crate::start::mcp_folders(home), approvers);
     manager.settle(WAIT).await;
     let code = report(&manager, &name, &workspace, call).await;
     manager.close(CLOSE_WAIT).await;

@@ -76,7 +76,7 @@ pub async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
         Command::Dream => {
             let env = env_vars();
             let (outbound, _unused) = mpsc::channel(1);
-            let agent = crate::gateway::build_agent(
+            let agent = crate::start::build_agent(
                 home,
                 &config,
                 &secrets,

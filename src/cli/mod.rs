@@ -21,6 +21,7 @@ use clap::{Parser, Subcommand};
 use pincer_config::{Config, ConfigError, Secrets};
 
 use crate::home::Home;
+pub use crate::home::{env_vars, keep_env};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -168,24 +169,6 @@ fn init_logging(verbose: u8, json: bool, default_level: &str) {
             .with(errors)
             .try_init()
     };
-}
-
-/// The process environment, as the config loader wants it.
-pub fn env_vars() -> Vec<(String, String)> {
-    match KEPT_ENV.get() {
-        Some(vars) => vars.clone(),
-        None => std::env::vars().collect(),
-    }
-}
-
-/// The environment as the process started, kept by `main` before it takes the secret
-/// variables out of the process environment.
-static KEPT_ENV: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
-
-/// Keep `vars` as the environment settings are read from (see `env_vars`).
-pub fn keep_env(vars: Vec<(String, String)>) {
-    // A second call (never made by `main`) keeps the first.
-    let _ = KEPT_ENV.set(vars);
 }
 
 /// Whether an environment variable holds a secret: the ones Pincer reads keys and

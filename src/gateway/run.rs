@@ -29,7 +29,7 @@ pub enum GatewayError {
     #[error(transparent)]
     Config(Box<pincer_config::ConfigError>),
     #[error(transparent)]
-    Start(#[from] super::StartError),
+    Start(#[from] crate::start::StartError),
     #[error(transparent)]
     Web(#[from] crate::web::token::ListenError),
     #[error(transparent)]
@@ -111,7 +111,8 @@ pub async fn run(
     let heartbeat = heartbeat(home, config)?;
     let shutdown = CancellationToken::new();
     let approvers = approvers(config, &registry, &approvals);
-    let running = super::start_with(home, config, secrets, env, approvers, shutdown.clone())?;
+    let running =
+        crate::start::start_with(home, config, secrets, env, approvers, shutdown.clone())?;
     running.dispatcher.answer_questions(Arc::clone(&approvals));
     recover_memory(&running.agent).await;
     let left = running.dispatcher.left_unanswered().await;
@@ -132,7 +133,8 @@ pub async fn run(
     let web_chat = Arc::new(crate::web::WebChat::default());
     let outbound = match &web {
         Some(_) => {
-            let (to_channels, outbound) = tokio::sync::mpsc::channel(super::OUTBOUND_CAPACITY);
+            let (to_channels, outbound) =
+                tokio::sync::mpsc::channel(crate::start::OUTBOUND_CAPACITY);
             tokio::spawn(crate::web::tee(
                 running.outbound,
                 Arc::clone(&web_chat),
