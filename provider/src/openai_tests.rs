@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::ErrorKind;
-use crate::types::ChatMessage;
+use crate::types::{ChatMessage, ToolSpec};
 
 fn request() -> ChatRequest {
     ChatRequest {
