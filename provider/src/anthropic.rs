@@ -328,7 +328,7 @@ impl StreamDecoder {
                         signature,
                     } => Block::Thinking {
                         text: thinking,
-                        signature,
+                        signature: signature.unwrap_or_default(),
                     },
                     wire::Block::RedactedThinking { data } => Block::Redacted(data),
                     wire::Block::ToolUse { id, name, .. } => {

@@ -83,3 +83,7 @@ pub enum Code {
     Number(u64),
     Name(String),
 }
+
+#[cfg(test)]
+#[path = "error_body_tests.rs"]
+mod tests;

@@ -27,6 +27,8 @@
 //! - `cooldown` — which models are resting after errors, shared by every chain.
 //! - `window` — asking a server for a model's context window.
 //! - `fake_server` (tests only) — a scripted HTTP server the provider tests call.
+//! - `round_trip` (tests only) — holding the wire types to the recorded examples in
+//!   `fixtures/`.
 //!
 //! A provider makes exactly one call per `stream` and never retries; retrying is the
 //! chain's job. Nothing here reads configuration files: the caller builds
@@ -55,6 +57,8 @@ mod window;
 mod fake_server;
 #[cfg(test)]
 mod http_tests;
+#[cfg(test)]
+mod round_trip;
 #[cfg(test)]
 mod timing_tests;
 

@@ -216,8 +216,9 @@ pub enum Block {
     Thinking {
         #[serde(default, deserialize_with = "lenient")]
         thinking: String,
+        /// Whole in a reply; in a stream it follows as `signature_delta`s.
         #[serde(default, deserialize_with = "lenient")]
-        signature: String,
+        signature: Option<String>,
     },
     RedactedThinking {
         #[serde(default, deserialize_with = "lenient")]
@@ -287,3 +288,7 @@ pub struct Usage {
     #[serde(default, deserialize_with = "lenient")]
     pub cache_creation_input_tokens: Option<u64>,
 }
+
+#[cfg(test)]
+#[path = "wire_tests.rs"]
+mod tests;

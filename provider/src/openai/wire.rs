@@ -231,3 +231,27 @@ pub struct Timings {
     #[serde(default, deserialize_with = "lenient")]
     pub predicted_ms: Option<f64>,
 }
+
+/// The unstreamed reply. Pincer always streams; this is here so the tests can hold
+/// `Delta` and `Usage` to the documented reply, which shares their shapes.
+#[cfg(test)]
+#[derive(Debug, Default, Deserialize, Serialize)]
+pub struct Completion {
+    #[serde(default, deserialize_with = "lenient")]
+    pub choices: Vec<CompletionChoice>,
+    #[serde(default, deserialize_with = "lenient")]
+    pub usage: Option<Usage>,
+}
+
+#[cfg(test)]
+#[derive(Debug, Default, Deserialize, Serialize)]
+pub struct CompletionChoice {
+    #[serde(default, deserialize_with = "lenient")]
+    pub message: Delta,
+    #[serde(default, deserialize_with = "lenient")]
+    pub finish_reason: Option<String>,
+}
+
+#[cfg(test)]
+#[path = "wire_tests.rs"]
+mod tests;
