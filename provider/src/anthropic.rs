@@ -1,6 +1,7 @@
 //! The Anthropic Messages wire format: encoding a `ChatRequest` (with prompt-cache marks
 //! on the stable system block and the last tool), decoding the streamed events into
-//! `StreamEvent`s and a `ChatResponse`. HTTP plumbing lives in `transport`.
+//! `StreamEvent`s and a `ChatResponse`. The JSON's shapes are the types in `wire`; HTTP
+//! plumbing lives in `transport`.
 //!
 //! Extended thinking (`thinking_budget` > 0): the request asks for it, thinking blocks
 //! come back as reasoning parts with their signature (redacted blocks with their data),
@@ -9,14 +10,15 @@
 //! stop; input that is not valid JSON is kept as `Value::String(raw)`, as the OpenAI
 //! decoder does.
 
+mod wire;
+
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use reqwest::header::HeaderValue;
 use secrecy::{ExposeSecret, SecretString};
-use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::body::Body;
 use super::error::{self, ErrorKind, ProviderError};
 use super::transport::{self, Call, Flow, Transport};
 use super::types::{ChatRequest, ChatResponse, Part, Role, StopReason, StreamEvent, Usage};
@@ -93,22 +95,20 @@ impl Provider for AnthropicProvider {
     }
 }
 
-/// The JSON body of one streamed Messages call; `max_tokens` 0 means 4,096 (the API
-/// requires one).
-pub fn encode_request(req: &ChatRequest, max_tokens: u32) -> Body<Vec<Tool<'_>>> {
+/// The body of one streamed Messages call; `max_tokens` 0 means 4,096 (the API requires
+/// one).
+pub fn encode_request(req: &ChatRequest, max_tokens: u32) -> wire::Request<'_> {
     let mut system = Vec::new();
     if !req.system_stable.is_empty() {
-        system.push(json!({
-            "type": "text",
-            "text": req.system_stable,
-            "cache_control": {"type": "ephemeral"},
-        }));
+        let mut stable = wire::Content::text(req.system_stable.as_str());
+        stable.mark();
+        system.push(stable);
     }
     if !req.system_volatile.is_empty() {
-        system.push(json!({"type": "text", "text": req.system_volatile}));
+        system.push(wire::Content::text(req.system_volatile.as_str()));
     }
     let thinking = req.thinking_budget > 0;
-    let mut messages: Vec<Value> = Vec::with_capacity(req.messages.len());
+    let mut messages = Vec::with_capacity(req.messages.len());
     for (i, message) in req.messages.iter().enumerate() {
         let content = match req.recalled_at {
             Some((at, part)) if at == i && splits_cleanly(&message.parts, part) => {
@@ -121,19 +121,18 @@ pub fn encode_request(req: &ChatRequest, max_tokens: u32) -> Body<Vec<Tool<'_>>>
             }
             _ => encode_parts(message.role, &message.parts, thinking),
         };
-        let role = match message.role {
-            Role::User => "user",
-            Role::Assistant => "assistant",
-        };
         if !content.is_empty() {
-            messages.push(json!({"role": role, "content": content}));
+            messages.push(wire::Message {
+                role: message.role,
+                content,
+            });
         }
     }
     // The whole request, for the calls after it in this turn (they add the tool
     // results to it) and for the next turn when nothing was recalled. With the tools'
     // and the system's, four marks at most, as the API allows.
-    if let Some(Value::Array(content)) = messages.last_mut().and_then(|m| m.get_mut("content")) {
-        mark_last(content);
+    if let Some(last) = messages.last_mut() {
+        mark_last(&mut last.content);
     }
     let mut max_tokens = if max_tokens > 0 {
         max_tokens
@@ -145,30 +144,20 @@ pub fn encode_request(req: &ChatRequest, max_tokens: u32) -> Body<Vec<Tool<'_>>>
     if req.thinking_budget > 0 {
         max_tokens += req.thinking_budget;
     }
-    let mut body = json!({
-        "model": req.model,
-        "max_tokens": max_tokens,
-        "stream": true,
-        "messages": messages,
-    });
-    if !system.is_empty() {
-        body["system"] = Value::Array(system);
-    }
-    if req.thinking_budget > 0 {
-        body["thinking"] = json!({"type": "enabled", "budget_tokens": req.thinking_budget});
-    }
     let last = req.tools.len().saturating_sub(1);
-    let tools = req.tools.iter().enumerate().map(|(i, tool)| Tool {
-        name: &tool.name,
-        description: &tool.description,
-        input_schema: &tool.input_schema,
+    let tools = req.tools.iter().enumerate().map(|(i, tool)| {
         // One mark on the last tool caches the whole tool list (it precedes the system).
-        cache_control: (i == last).then_some(CacheControl {
-            r#type: "ephemeral",
-        }),
+        wire::Tool::new(tool, (i == last).then_some(wire::CacheControl::Ephemeral))
     });
-    Body {
-        fields: body,
+    wire::Request {
+        model: &req.model,
+        max_tokens,
+        stream: true,
+        messages,
+        system,
+        thinking: thinking.then_some(wire::Thinking::Enabled {
+            budget_tokens: req.thinking_budget,
+        }),
         tools: (!req.tools.is_empty()).then(|| tools.collect()),
     }
 }
@@ -183,37 +172,17 @@ fn splits_cleanly(parts: &[Part], part: usize) -> bool {
             .any(|p| matches!(p, Part::ToolResult { .. }))
 }
 
-/// Put a cache mark on the last block, unless it is a thinking block (which cannot
+/// Put a cache mark on the last block (unless it is a thinking block, which cannot
 /// carry one).
-fn mark_last(content: &mut [Value]) {
-    if let Some(Value::Object(block)) = content.last_mut()
-        && !matches!(
-            block.get("type").and_then(Value::as_str),
-            Some("thinking" | "redacted_thinking")
-        )
-    {
-        block.insert("cache_control".into(), json!({"type": "ephemeral"}));
+fn mark_last(content: &mut [wire::Content<'_>]) {
+    if let Some(block) = content.last_mut() {
+        block.mark();
     }
-}
-
-/// A tool as the Messages API takes it, borrowing the spec.
-#[derive(Serialize)]
-pub struct Tool<'a> {
-    name: &'a str,
-    description: &'a str,
-    input_schema: &'a Value,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cache_control: Option<CacheControl>,
-}
-
-#[derive(Serialize)]
-struct CacheControl {
-    r#type: &'static str,
 }
 
 /// Content blocks of one message; tool results first, as the API requires. `thinking`:
 /// the request has extended thinking on, so signed thinking blocks go back.
-fn encode_parts(role: Role, parts: &[Part], thinking: bool) -> Vec<Value> {
+fn encode_parts(role: Role, parts: &[Part], thinking: bool) -> Vec<wire::Content<'_>> {
     let mut results = Vec::new();
     let mut blocks = Vec::new();
     for part in parts {
@@ -223,50 +192,52 @@ fn encode_parts(role: Role, parts: &[Part], thinking: bool) -> Vec<Value> {
                 content,
                 is_error,
                 ..
-            } => results.push(json!({
-                "type": "tool_result",
-                "tool_use_id": call_id,
-                "content": content,
-                "is_error": is_error,
-            })),
+            } => results.push(wire::Content::ToolResult {
+                tool_use_id: call_id,
+                content,
+                is_error: *is_error,
+                cache_control: None,
+            }),
             // The API rejects empty text blocks.
             Part::Text { text } if text.is_empty() => {}
-            Part::Text { text } => blocks.push(json!({"type": "text", "text": text})),
+            Part::Text { text } => blocks.push(wire::Content::text(text.as_str())),
             Part::Image {
                 data: Some(data), ..
-            } if role == Role::User => blocks.push(json!({
-                "type": "image",
-                "source": {"type": "base64", "media_type": data.mime, "data": data.base64},
-            })),
+            } if role == Role::User => blocks.push(wire::Content::Image {
+                source: wire::ImageSource::Base64 {
+                    media_type: &data.mime,
+                    data: &data.base64,
+                },
+                cache_control: None,
+            }),
             Part::Image { path, .. } if role == Role::User => {
-                blocks.push(json!({"type": "text", "text": Part::placeholder(path)}));
+                blocks.push(wire::Content::text(Part::placeholder(path)));
             }
             Part::ToolCall {
                 id,
                 name,
                 arguments,
-            } if role == Role::Assistant => blocks.push(json!({
-                "type": "tool_use",
-                "id": id,
-                "name": name,
-                "input": tool_input(arguments),
-            })),
+            } if role == Role::Assistant => blocks.push(wire::Content::ToolUse {
+                id,
+                name,
+                input: tool_input(arguments),
+                cache_control: None,
+            }),
             Part::Reasoning {
                 text,
                 redacted: true,
                 ..
             } if thinking && role == Role::Assistant => {
-                blocks.push(json!({"type": "redacted_thinking", "data": text}));
+                blocks.push(wire::Content::RedactedThinking { data: text });
             }
             Part::Reasoning {
                 text,
                 signature: Some(signature),
                 ..
-            } if thinking && role == Role::Assistant => blocks.push(json!({
-                "type": "thinking",
-                "thinking": text,
-                "signature": signature,
-            })),
+            } if thinking && role == Role::Assistant => blocks.push(wire::Content::Thinking {
+                thinking: text,
+                signature,
+            }),
             Part::ToolCall { .. } | Part::Reasoning { .. } | Part::Image { .. } => {}
         }
     }
@@ -276,15 +247,15 @@ fn encode_parts(role: Role, parts: &[Part], thinking: bool) -> Vec<Value> {
 
 /// `input` must be an object. Arguments kept raw (unparsable, perhaps from another
 /// provider earlier in the conversation) travel inside one.
-fn tool_input(arguments: &Value) -> Value {
+fn tool_input(arguments: &Value) -> Cow<'_, Value> {
     match arguments {
-        Value::Object(_) => arguments.clone(),
-        Value::Null => json!({}),
+        Value::Object(_) => Cow::Borrowed(arguments),
+        Value::Null => Cow::Owned(json!({})),
         Value::String(raw) => match serde_json::from_str::<Value>(raw) {
-            Ok(parsed @ Value::Object(_)) => parsed,
-            _ => json!({"_raw_arguments": raw}),
+            Ok(parsed @ Value::Object(_)) => Cow::Owned(parsed),
+            _ => Cow::Owned(json!({"_raw_arguments": raw})),
         },
-        other => json!({"_raw_arguments": other}),
+        other => Cow::Owned(json!({"_raw_arguments": other})),
     }
 }
 
@@ -329,106 +300,119 @@ impl StreamDecoder {
         data: &str,
         on_event: &mut (dyn for<'a> FnMut(StreamEvent<'a>) + Send),
     ) -> Result<Flow, ProviderError> {
-        let event: Value =
-            serde_json::from_str(data).map_err(|e| transport::malformed(data, &e))?;
-        let index = event.get("index").and_then(Value::as_u64).unwrap_or(0);
-        match text(&event, "type") {
-            "message_start" => {
-                if let Some(usage) = event.pointer("/message/usage") {
-                    self.read_usage(usage);
+        let event: wire::Event = match serde_json::from_str(data) {
+            Ok(event) => event,
+            // JSON without a `type` to name it: no event Pincer knows.
+            Err(e) if e.is_data() => return Ok(Flow::More),
+            Err(e) => return Err(transport::malformed(data, &e)),
+        };
+        match event {
+            wire::Event::MessageStart { message } => {
+                if let Some(usage) = message.and_then(|m| m.usage) {
+                    self.read_usage(&usage);
                 }
             }
-            "content_block_start" => {
-                let block = event.get("content_block").unwrap_or(&Value::Null);
-                let block = match text(block, "type") {
-                    "text" => {
-                        let initial = text(block, "text");
-                        if !initial.is_empty() {
-                            on_event(StreamEvent::Text(initial));
+            wire::Event::ContentBlockStart {
+                index,
+                content_block,
+            } => {
+                let block = match content_block {
+                    wire::Block::Text { text } => {
+                        if !text.is_empty() {
+                            on_event(StreamEvent::Text(&text));
                         }
-                        Block::Text(initial.to_string())
+                        Block::Text(text)
                     }
-                    "thinking" => Block::Thinking {
-                        text: text(block, "thinking").to_string(),
-                        signature: text(block, "signature").to_string(),
+                    wire::Block::Thinking {
+                        thinking,
+                        signature,
+                    } => Block::Thinking {
+                        text: thinking,
+                        signature: signature.unwrap_or_default(),
                     },
-                    "redacted_thinking" => Block::Redacted(text(block, "data").to_string()),
-                    "tool_use" => {
-                        let name = text(block, "name");
-                        let id = text(block, "id");
-                        on_event(StreamEvent::ToolCallStarted { id, name });
+                    wire::Block::RedactedThinking { data } => Block::Redacted(data),
+                    wire::Block::ToolUse { id, name, .. } => {
+                        on_event(StreamEvent::ToolCallStarted {
+                            id: &id,
+                            name: &name,
+                        });
                         Block::ToolUse {
-                            id: text(block, "id").to_string(),
-                            name: name.to_string(),
+                            id,
+                            name,
                             json: String::new(),
                             input: None,
                         }
                     }
-                    _ => Block::Other,
+                    wire::Block::Other => Block::Other,
                 };
                 self.blocks.insert(index, block);
             }
-            "content_block_delta" => {
-                let delta = event.get("delta").unwrap_or(&Value::Null);
-                match (self.blocks.get_mut(&index), text(delta, "type")) {
-                    (Some(Block::Text(acc)), "text_delta") => {
-                        let piece = text(delta, "text");
-                        acc.push_str(piece);
-                        on_event(StreamEvent::Text(piece));
+            wire::Event::ContentBlockDelta { index, delta } => {
+                match (self.blocks.get_mut(&index), delta) {
+                    (Some(Block::Text(acc)), wire::Delta::Text { text }) => {
+                        acc.push_str(&text);
+                        on_event(StreamEvent::Text(&text));
                     }
-                    (Some(Block::Thinking { text: acc, .. }), "thinking_delta") => {
-                        let piece = text(delta, "thinking");
-                        acc.push_str(piece);
-                        on_event(StreamEvent::Reasoning(piece));
+                    (
+                        Some(Block::Thinking { text: acc, .. }),
+                        wire::Delta::Thinking { thinking },
+                    ) => {
+                        acc.push_str(&thinking);
+                        on_event(StreamEvent::Reasoning(&thinking));
                     }
-                    (Some(Block::Thinking { signature, .. }), "signature_delta") => {
-                        signature.push_str(text(delta, "signature"));
+                    (
+                        Some(Block::Thinking { signature: acc, .. }),
+                        wire::Delta::Signature { signature },
+                    ) => {
+                        acc.push_str(&signature);
                     }
-                    (Some(Block::ToolUse { json, .. }), "input_json_delta") => {
-                        json.push_str(text(delta, "partial_json"));
+                    (
+                        Some(Block::ToolUse { json, .. }),
+                        wire::Delta::InputJson { partial_json },
+                    ) => {
+                        json.push_str(&partial_json);
                     }
                     // citations, or a delta for an unknown block.
                     _ => {}
                 }
             }
-            "content_block_stop" => {
+            wire::Event::ContentBlockStop { index } => {
                 if let Some(Block::ToolUse { json, input, .. }) = self.blocks.get_mut(&index) {
                     *input = Some(parse_input(std::mem::take(json)));
                 }
             }
-            "message_delta" => {
-                if let Some(reason) = event.pointer("/delta/stop_reason").and_then(Value::as_str) {
-                    self.stop = Some(stop_reason(reason));
+            wire::Event::MessageDelta { delta, usage } => {
+                if let Some(reason) = delta.and_then(|d| d.stop_reason) {
+                    self.stop = Some(stop_reason(&reason));
                 }
-                if let Some(usage) = event.get("usage") {
-                    self.read_usage(usage);
+                if let Some(usage) = usage {
+                    self.read_usage(&usage);
                 }
             }
-            "message_stop" => {
+            wire::Event::MessageStop => {
                 self.done = true;
                 return Ok(Flow::Done);
             }
-            "error" => return Err(error::classify_stream_error(&event)),
-            // `ping` and event types added after this was written.
-            _ => {}
+            wire::Event::Error { error } => return Err(error::classify_stream_error(&error)),
+            // Event types added after this was written.
+            wire::Event::Ping | wire::Event::Unknown => {}
         }
         Ok(Flow::More)
     }
 
     /// Usage fields present in this event replace what was known (`message_delta`
     /// carries cumulative counts).
-    fn read_usage(&mut self, usage: &Value) {
-        let read = |key: &str| usage.get(key).and_then(Value::as_u64);
-        if let Some(n) = read("input_tokens") {
+    fn read_usage(&mut self, usage: &wire::Usage) {
+        if let Some(n) = usage.input_tokens {
             self.usage.input_tokens = n;
         }
-        if let Some(n) = read("output_tokens") {
+        if let Some(n) = usage.output_tokens {
             self.usage.output_tokens = n;
         }
-        if let Some(n) = read("cache_read_input_tokens") {
+        if let Some(n) = usage.cache_read_input_tokens {
             self.usage.cache_read_tokens = n;
         }
-        if let Some(n) = read("cache_creation_input_tokens") {
+        if let Some(n) = usage.cache_creation_input_tokens {
             self.usage.cache_write_tokens = n;
         }
     }
@@ -475,11 +459,6 @@ impl StreamDecoder {
             usage: self.usage,
         })
     }
-}
-
-/// A string field, or "" when absent.
-fn text<'v>(value: &'v Value, key: &str) -> &'v str {
-    value.get(key).and_then(Value::as_str).unwrap_or_default()
 }
 
 fn stop_reason(reason: &str) -> StopReason {

@@ -131,9 +131,15 @@ fn the_request_is_marked_before_the_recalled_memory_and_at_its_end() {
     req.recalled_at = Some((2, 0));
     assert_eq!(marks(&req), vec![recalled.to_string()]);
     // Thinking blocks cannot carry a mark.
-    let mut blocks = vec![json!({"type": "thinking", "thinking": "t", "signature": "s"})];
+    let mut blocks = vec![wire::Content::Thinking {
+        thinking: "t",
+        signature: "s",
+    }];
     mark_last(&mut blocks);
-    assert!(blocks[0].get("cache_control").is_none());
+    assert_eq!(
+        serde_json::to_value(&blocks).unwrap(),
+        json!([{"type": "thinking", "thinking": "t", "signature": "s"}])
+    );
 }
 
 #[test]
@@ -152,11 +158,11 @@ fn empty_system_and_tools_are_omitted_and_max_tokens_defaults() {
 #[test]
 fn raw_arguments_travel_inside_an_object() {
     assert_eq!(
-        tool_input(&Value::String("{oops".into())),
+        tool_input(&Value::String("{oops".into())).into_owned(),
         json!({"_raw_arguments": "{oops"})
     );
     assert_eq!(
-        tool_input(&Value::String("{\"a\":1}".into())),
+        tool_input(&Value::String("{\"a\":1}".into())).into_owned(),
         json!({"a": 1})
     );
 }
@@ -360,4 +366,92 @@ fn a_redacted_thinking_block_is_kept_with_its_data() {
             Part::Text { text: "Hi".into() },
         ]
     );
+}
+
+/// The data payloads of a recorded stream.
+fn recorded(stream: &str) -> Vec<String> {
+    crate::round_trip::sse_data(stream)
+}
+
+#[test]
+fn a_documented_stream_with_thinking_and_a_tool_call_decodes() {
+    let data = recorded(include_str!("fixtures/anthropic_stream.sse"));
+    let lines: Vec<&str> = data.iter().map(String::as_str).collect();
+    let (reply, events) = decode(&lines);
+    let reply = reply.unwrap();
+    assert_eq!(
+        reply.parts,
+        vec![
+            Part::Reasoning {
+                text: "The user wants the weather in San Francisco.".into(),
+                signature: Some(
+                    "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds0KxBJv3iESt3M8aWhoU"
+                        .into()
+                ),
+                redacted: false,
+            },
+            Part::Text {
+                text: "Okay, let's check the weather for San Francisco, CA:".into()
+            },
+            Part::ToolCall {
+                id: "toolu_01T1x1fJ34qAmk2tNTrN7Up6".into(),
+                name: "get_weather".into(),
+                arguments: json!({"location": "San Francisco, CA", "unit": "fahrenheit"}),
+            },
+        ]
+    );
+    assert_eq!(reply.stop, StopReason::ToolUse);
+    assert_eq!(
+        reply.usage,
+        Usage {
+            input_tokens: 472,
+            output_tokens: 89,
+            cache_read_tokens: 2048,
+            cache_write_tokens: 0,
+        }
+    );
+    assert_eq!(events.len(), 5, "{events:?}");
+}
+
+#[test]
+fn a_documented_error_event_ends_the_reply_with_its_kind() {
+    let data = recorded(include_str!("fixtures/anthropic_stream_error.sse"));
+    let lines: Vec<&str> = data.iter().map(String::as_str).collect();
+    let (reply, events) = decode(&lines);
+    let err = reply.unwrap_err();
+    assert_eq!(
+        (err.kind, err.message.as_str()),
+        (ErrorKind::Overloaded, "Overloaded")
+    );
+    assert_eq!(events, vec![r#"Text("Hello")"#]);
+}
+
+#[test]
+fn fields_of_an_unexpected_shape_read_as_absent_and_the_rest_still_counts() {
+    let (reply, events) = decode(&[
+        // JSON that names no event is skipped, as are event types added later.
+        r#"{"index":0}"#,
+        r#""ping""#,
+        r#"{"type":7}"#,
+        r#"{"type":"content_block_pause","index":0}"#,
+        r#"{"type":"message_start","message":{"usage":{"input_tokens":"n/a","output_tokens":1}}}"#,
+        // No index: block 0.
+        r#"{"type":"content_block_start","content_block":{"type":"text","text":null}}"#,
+        r#"{"type":"content_block_delta","delta":{"type":"text_delta","text":"Hi"}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"citations_delta","citation":{}}}"#,
+        // A block with no content_block is one Pincer does not keep.
+        r#"{"type":"content_block_start","index":1}"#,
+        r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"lost"}}"#,
+        r#"{"type":"message_delta","delta":null,"usage":null}"#,
+        r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":4}}"#,
+        r#"{"type":"message_stop"}"#,
+    ]);
+    let reply = reply.unwrap();
+    assert_eq!(reply.parts, vec![Part::Text { text: "Hi".into() }]);
+    assert_eq!(reply.stop, StopReason::EndTurn);
+    assert_eq!(
+        (reply.usage.input_tokens, reply.usage.output_tokens),
+        (0, 4)
+    );
+    assert_eq!(events, vec![r#"Text("Hi")"#]);
 }

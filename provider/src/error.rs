@@ -8,8 +8,7 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
-
+use super::error_body::{Code, ErrorBody, ErrorDetail};
 use super::overflow;
 
 /// Longest provider message kept in an error, in characters.
@@ -272,26 +271,27 @@ pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
 /// Classify a non-2xx answer from its status and body (either wire format's error JSON,
 /// or plain text).
 pub fn classify_http(status: u16, body: &str, retry_after: Option<Duration>) -> ProviderError {
-    let parsed: Option<Value> = serde_json::from_str(body).ok();
-    let fields = parsed.as_ref().map(error_fields).unwrap_or_default();
+    let parsed: Option<ErrorBody> = serde_json::from_str(body).ok();
+    let detail = parsed.as_ref().map(ErrorBody::detail);
+    let fields = detail.map(error_fields).unwrap_or_default();
     // A JSON body without a message says nothing a user can read; plain text may.
-    let message = match parsed {
+    let message = match detail {
         Some(_) => fields.message.clone(),
         None => body.trim().to_string(),
     };
     let kind = classify(Some(status), &fields.kind, &message);
     let mut err = ProviderError::new(kind, message);
     if kind == ErrorKind::ContextTooLong {
-        let figures = overflow::figures(parsed.as_ref().map(error_object), &err.message);
+        let figures = overflow::figures(detail.and_then(ErrorDetail::object), &err.message);
         err.figures = Some(Box::new(figures));
     }
     err.with_status(status).with_retry_after(retry_after)
 }
 
-/// Classify an error object that arrived inside a 200 stream (OpenAI `{"error":{..}}`,
-/// Anthropic `{"type":"error","error":{..}}`).
-pub fn classify_stream_error(value: &Value) -> ProviderError {
-    let fields = error_fields(value);
+/// Classify an error that arrived inside a 200 stream (OpenAI's `error` field,
+/// Anthropic's `error` event).
+pub fn classify_stream_error(detail: &ErrorDetail) -> ProviderError {
+    let fields = error_fields(detail);
     let message = if fields.message.is_empty() {
         "the stream reported an error".to_string()
     } else {
@@ -300,10 +300,7 @@ pub fn classify_stream_error(value: &Value) -> ProviderError {
     let kind = classify(fields.status, &fields.kind, &message);
     let mut err = ProviderError::new(kind, message);
     if kind == ErrorKind::ContextTooLong {
-        err.figures = Some(Box::new(overflow::figures(
-            Some(error_object(value)),
-            &err.message,
-        )));
+        err.figures = Some(Box::new(overflow::figures(detail.object(), &err.message)));
     }
     match fields.status {
         Some(status) => err.with_status(status),
@@ -344,28 +341,28 @@ struct ErrorFields {
     status: Option<u16>,
 }
 
-/// The error object of an error body: `{"error": {..}}`'s inner object, else the body.
-fn error_object(value: &Value) -> &Value {
-    value.get("error").unwrap_or(value)
-}
-
-fn error_fields(value: &Value) -> ErrorFields {
-    let inner = error_object(value);
-    let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_string();
-    if let Some(message) = inner.as_str() {
-        return ErrorFields {
-            message: message.to_string(),
-            ..ErrorFields::default()
-        };
-    }
-    let code = inner.get("code");
-    let status = code
-        .and_then(Value::as_u64)
-        .filter(|c| (100..600).contains(c))
-        .and_then(|c| u16::try_from(c).ok());
+fn error_fields(detail: &ErrorDetail) -> ErrorFields {
+    let object = match detail {
+        ErrorDetail::Text(message) => {
+            return ErrorFields {
+                message: message.clone(),
+                ..ErrorFields::default()
+            };
+        }
+        ErrorDetail::Object(object) => object,
+        ErrorDetail::Other(_) => return ErrorFields::default(),
+    };
+    let (code_name, status) = match &object.code {
+        Some(Code::Name(name)) => (name.as_str(), None),
+        Some(Code::Number(code)) => (
+            "",
+            u16::try_from(*code).ok().filter(|c| (100..600).contains(c)),
+        ),
+        None => ("", None),
+    };
     ErrorFields {
-        kind: format!("{} {}", text(inner.get("type")), text(code)).to_lowercase(),
-        message: text(inner.get("message")),
+        kind: format!("{} {code_name}", object.kind.as_deref().unwrap_or_default()).to_lowercase(),
+        message: object.message.clone().unwrap_or_default(),
         status,
     }
 }

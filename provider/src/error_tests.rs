@@ -134,22 +134,28 @@ fn statuses_and_bodies_classify() {
     }
 }
 
+/// Classify `json` as an error that arrived inside a stream.
+fn stream_error(json: &str) -> ProviderError {
+    let body: ErrorBody = serde_json::from_str(json).unwrap();
+    classify_stream_error(body.detail())
+}
+
 #[test]
 fn stream_errors_classify_from_their_type() {
-    let overloaded: Value = serde_json::from_str(
+    let overloaded = stream_error(
         r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
-    )
-    .unwrap();
-    assert_eq!(
-        classify_stream_error(&overloaded).kind,
-        ErrorKind::Overloaded
     );
-    let routed: Value =
-        serde_json::from_str(r#"{"error":{"code":502,"message":"upstream died"}}"#).unwrap();
-    let err = classify_stream_error(&routed);
-    assert_eq!((err.kind, err.status), (ErrorKind::Server, Some(502)));
-    let vague: Value = serde_json::from_str(r#"{"error":{"message":"oops"}}"#).unwrap();
-    assert!(classify_stream_error(&vague).is_transient());
+    assert_eq!(overloaded.kind, ErrorKind::Overloaded);
+    let routed = stream_error(r#"{"error":{"code":502,"message":"upstream died"}}"#);
+    assert_eq!((routed.kind, routed.status), (ErrorKind::Server, Some(502)));
+    let vague = stream_error(r#"{"error":{"message":"oops"}}"#);
+    assert!(vague.is_transient());
+    // An error of no known shape is still an error.
+    let bare = stream_error(r#"{"error":true}"#);
+    assert_eq!(
+        (bare.kind, bare.message.as_str()),
+        (ErrorKind::Server, "the stream reported an error")
+    );
 }
 
 #[test]

@@ -9,21 +9,26 @@
 //! - `lib.rs` — the `Provider` trait, `ProviderSettings`, `build`, the shared HTTP client.
 //! - `types` — the provider-neutral conversation model (messages, parts, tools, usage).
 //! - `error` — `ProviderError`/`ErrorKind` and the classification of HTTP failures.
+//! - `error_body` — the error JSON both formats send, as types.
+//! - `lenient` — how every wire type reads a field a server sends in an odd shape.
 //! - `overflow` — context-overflow errors as each server words them, and the window
 //!   they name.
-//! - `body` — a request body whose tool list is serialized from the shared specs.
 //! - `sse` — an incremental Server-Sent Events decoder.
 //! - `pace` — each model's measured reading and writing speeds.
 //! - `budget` — one call's whole-call limit and `max_tokens`, sized from those speeds.
 //! - `transport` — what both wire formats share: keys and their rotation, the
 //!   whole-call timeout, the idle watchdog, reading the event stream.
-//! - `openai` — OpenAI-compatible chat completions (OpenAI, OpenRouter, Ollama, vLLM …).
-//! - `anthropic` — the Anthropic Messages API.
+//! - `openai` — OpenAI-compatible chat completions (OpenAI, OpenRouter, Ollama, vLLM …);
+//!   `openai::wire`, its request, stream chunks and reply as serde types.
+//! - `anthropic` — the Anthropic Messages API; `anthropic::wire`, its request, stream
+//!   events and reply as serde types.
 //! - `chain` — try models in order: retry transient failures, fall back on the rest.
 //! - `observe` — `CallObserver`: who hears of each request and fallback (the metrics).
 //! - `cooldown` — which models are resting after errors, shared by every chain.
 //! - `window` — asking a server for a model's context window.
 //! - `fake_server` (tests only) — a scripted HTTP server the provider tests call.
+//! - `round_trip` (tests only) — holding the wire types to the recorded examples in
+//!   `fixtures/`.
 //!
 //! A provider makes exactly one call per `stream` and never retries; retrying is the
 //! chain's job. Nothing here reads configuration files: the caller builds
@@ -33,11 +38,12 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod anthropic;
-mod body;
 mod budget;
 mod chain;
 mod cooldown;
 mod error;
+mod error_body;
+mod lenient;
 mod observe;
 mod openai;
 mod overflow;
@@ -51,6 +57,8 @@ mod window;
 mod fake_server;
 #[cfg(test)]
 mod http_tests;
+#[cfg(test)]
+mod round_trip;
 #[cfg(test)]
 mod timing_tests;
 

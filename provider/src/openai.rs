@@ -1,6 +1,7 @@
 //! The OpenAI-compatible chat-completions wire format (OpenAI, OpenRouter, Groq,
 //! DeepSeek, Ollama, vLLM, LM Studio): encoding a `ChatRequest`, decoding the streamed
-//! chunks into events and a `ChatResponse`. HTTP plumbing lives in `transport`.
+//! chunks into events and a `ChatResponse`. The JSON's shapes are the types in `wire`;
+//! HTTP plumbing lives in `transport`.
 //!
 //! Tool-call arguments are parsed once, when the stream ends. Arguments that are not
 //! valid JSON are kept as `Value::String(raw)` so the tool pipeline can tell the model
@@ -8,20 +9,19 @@
 //! own `timings` (prompt and output tokens and the milliseconds each took) are read as
 //! the call's measured speeds.
 
+mod wire;
+
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use secrecy::{ExposeSecret, SecretString};
-use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::body::Body;
 use super::error::{self, ProviderError};
 use super::pace::Sample;
 use super::transport::{self, Call, Flow, Transport};
-use super::types::{
-    ChatRequest, ChatResponse, Part, Role, StopReason, StreamEvent, ToolSpec, Usage,
-};
+use super::types::{ChatRequest, ChatResponse, Part, Role, StopReason, StreamEvent, Usage};
 use super::{Provider, ProviderKind, ProviderSettings};
 
 pub struct OpenAiProvider {
@@ -107,8 +107,8 @@ impl Provider for OpenAiProvider {
     }
 }
 
-/// The JSON body of one streamed chat-completions call; `max_tokens` 0 sends none.
-pub fn encode_request(req: &ChatRequest, with_usage: bool, max_tokens: u32) -> Body<Vec<Tool<'_>>> {
+/// The body of one streamed chat-completions call; `max_tokens` 0 sends none.
+pub fn encode_request(req: &ChatRequest, with_usage: bool, max_tokens: u32) -> wire::Request<'_> {
     let mut messages = Vec::new();
     let system = [req.system_stable.as_str(), req.system_volatile.as_str()]
         .into_iter()
@@ -116,7 +116,7 @@ pub fn encode_request(req: &ChatRequest, with_usage: bool, max_tokens: u32) -> B
         .collect::<Vec<_>>()
         .join("\n\n");
     if !system.is_empty() {
-        messages.push(json!({"role": "system", "content": system}));
+        messages.push(wire::Message::System { content: system });
     }
     for message in &req.messages {
         match message.role {
@@ -124,26 +124,21 @@ pub fn encode_request(req: &ChatRequest, with_usage: bool, max_tokens: u32) -> B
             Role::Assistant => encode_assistant(&message.parts, &mut messages),
         }
     }
-    let mut body = json!({
-        "model": req.model,
-        "messages": messages,
-        "stream": true,
-    });
-    if with_usage {
-        body["stream_options"] = json!({"include_usage": true});
-    }
-    if max_tokens > 0 {
-        body["max_tokens"] = json!(max_tokens);
-    }
-    Body {
-        fields: body,
-        tools: (!req.tools.is_empty()).then(|| req.tools.iter().map(Tool::new).collect()),
+    wire::Request {
+        model: &req.model,
+        messages,
+        stream: true,
+        stream_options: with_usage.then_some(wire::StreamOptions {
+            include_usage: true,
+        }),
+        max_tokens: (max_tokens > 0).then_some(max_tokens),
+        tools: (!req.tools.is_empty()).then(|| req.tools.iter().map(wire::Tool::new).collect()),
     }
 }
 
 /// Tool results become `role: "tool"` messages ahead of the user's own text. A message
 /// with images is an array of parts: the text, then each image as a data URL.
-fn encode_user(parts: &[Part], out: &mut Vec<Value>) {
+fn encode_user<'a>(parts: &'a [Part], out: &mut Vec<wire::Message<'a>>) {
     let mut text: Vec<&str> = Vec::new();
     let mut placeholders = Vec::new();
     let mut images = Vec::new();
@@ -157,19 +152,23 @@ fn encode_user(parts: &[Part], out: &mut Vec<Value>) {
             } => {
                 // The format has no error flag: say it in the content.
                 let content = if *is_error {
-                    format!("Error: {content}")
+                    Cow::Owned(format!("Error: {content}"))
                 } else {
-                    content.clone()
+                    Cow::Borrowed(content.as_str())
                 };
-                out.push(json!({"role": "tool", "tool_call_id": call_id, "content": content}));
+                out.push(wire::Message::Tool {
+                    tool_call_id: call_id,
+                    content,
+                });
             }
             Part::Text { text: t } => text.push(t.as_str()),
             Part::Image {
                 data: Some(data), ..
-            } => images.push(json!({
-                "type": "image_url",
-                "image_url": {"url": format!("data:{};base64,{}", data.mime, data.base64)},
-            })),
+            } => images.push(wire::ContentPart::ImageUrl {
+                image_url: wire::ImageUrl {
+                    url: format!("data:{};base64,{}", data.mime, data.base64),
+                },
+            }),
             Part::Image { path, data: None } => placeholders.push(Part::placeholder(path)),
             Part::Reasoning { .. } | Part::ToolCall { .. } => {}
         }
@@ -177,21 +176,27 @@ fn encode_user(parts: &[Part], out: &mut Vec<Value>) {
     text.extend(placeholders.iter().map(String::as_str));
     if images.is_empty() {
         if !text.is_empty() {
-            out.push(json!({"role": "user", "content": text.join("\n")}));
+            out.push(wire::Message::User {
+                content: wire::UserContent::Text(text.join("\n")),
+            });
         }
         return;
     }
     let mut content = Vec::with_capacity(images.len() + 1);
     if !text.is_empty() {
-        content.push(json!({"type": "text", "text": text.join("\n")}));
+        content.push(wire::ContentPart::Text {
+            text: text.join("\n"),
+        });
     }
     content.extend(images);
-    out.push(json!({"role": "user", "content": content}));
+    out.push(wire::Message::User {
+        content: wire::UserContent::Parts(content),
+    });
 }
 
-fn encode_assistant(parts: &[Part], out: &mut Vec<Value>) {
+fn encode_assistant<'a>(parts: &'a [Part], out: &mut Vec<wire::Message<'a>>) {
     let mut text = Vec::new();
-    let mut calls = Vec::new();
+    let mut tool_calls = Vec::new();
     for part in parts {
         match part {
             Part::Text { text: t } => text.push(t.as_str()),
@@ -199,61 +204,28 @@ fn encode_assistant(parts: &[Part], out: &mut Vec<Value>) {
                 id,
                 name,
                 arguments,
-            } => {
-                let arguments = match arguments {
-                    Value::String(raw) => raw.clone(),
-                    other => other.to_string(),
-                };
-                calls.push(json!({
-                    "id": id,
-                    "type": "function",
-                    "function": {"name": name, "arguments": arguments},
-                }));
-            }
+            } => tool_calls.push(wire::ToolCall {
+                id,
+                kind: wire::ToolKind::Function,
+                function: wire::FunctionCall {
+                    name,
+                    arguments: match arguments {
+                        Value::String(raw) => Cow::Borrowed(raw.as_str()),
+                        other => Cow::Owned(other.to_string()),
+                    },
+                },
+            }),
             // Reasoning is the model's own scratchpad: not sent back.
             Part::Reasoning { .. } | Part::ToolResult { .. } | Part::Image { .. } => {}
         }
     }
-    if text.is_empty() && calls.is_empty() {
+    if text.is_empty() && tool_calls.is_empty() {
         return;
     }
-    let mut message = json!({"role": "assistant"});
-    message["content"] = if text.is_empty() {
-        Value::Null
-    } else {
-        json!(text.join("\n"))
-    };
-    if !calls.is_empty() {
-        message["tool_calls"] = Value::Array(calls);
-    }
-    out.push(message);
-}
-
-/// A tool as chat completions takes it, borrowing the spec.
-#[derive(Serialize)]
-pub struct Tool<'a> {
-    r#type: &'static str,
-    function: Function<'a>,
-}
-
-#[derive(Serialize)]
-struct Function<'a> {
-    name: &'a str,
-    description: &'a str,
-    parameters: &'a Value,
-}
-
-impl<'a> Tool<'a> {
-    fn new(tool: &'a ToolSpec) -> Self {
-        Tool {
-            r#type: "function",
-            function: Function {
-                name: &tool.name,
-                description: &tool.description,
-                parameters: &tool.input_schema,
-            },
-        }
-    }
+    out.push(wire::Message::Assistant {
+        content: (!text.is_empty()).then(|| text.join("\n")),
+        tool_calls,
+    });
 }
 
 /// One tool call being streamed in.
@@ -295,24 +267,27 @@ impl StreamDecoder {
         if data.is_empty() {
             return Ok(Flow::More);
         }
-        let chunk: Value =
-            serde_json::from_str(data).map_err(|e| transport::malformed(data, &e))?;
-        if chunk.get("error").is_some_and(|e| !e.is_null()) {
-            return Err(error::classify_stream_error(&chunk));
+        let chunk: wire::Chunk = match serde_json::from_str(data) {
+            Ok(chunk) => chunk,
+            // JSON, but not an object (a bare string, say): nothing in it to use.
+            Err(e) if e.is_data() => return Ok(Flow::More),
+            Err(e) => return Err(transport::malformed(data, &e)),
+        };
+        if let Some(error) = &chunk.error {
+            return Err(error::classify_stream_error(error));
         }
-        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+        if let Some(usage) = &chunk.usage {
             self.usage = decode_usage(usage);
         }
-        if let Some(timings) = chunk.get("timings").and_then(decode_timings) {
+        if let Some(timings) = chunk.timings.as_ref().and_then(decode_timings) {
             self.timings = Some(timings);
         }
-        let choices = chunk.get("choices").and_then(Value::as_array);
-        for choice in choices.into_iter().flatten() {
-            if let Some(delta) = choice.get("delta") {
+        for choice in &chunk.choices {
+            if let Some(delta) = &choice.delta {
                 self.on_delta(delta, on_event);
             }
-            if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
-                self.finish_reason = Some(reason.to_string());
+            if let Some(reason) = &choice.finish_reason {
+                self.finish_reason = Some(reason.clone());
             }
         }
         Ok(Flow::More)
@@ -320,28 +295,23 @@ impl StreamDecoder {
 
     fn on_delta(
         &mut self,
-        delta: &Value,
+        delta: &wire::Delta,
         on_event: &mut (dyn for<'a> FnMut(StreamEvent<'a>) + Send),
     ) {
-        let text_of = |key: &str| {
-            delta
-                .get(key)
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-        };
         // DeepSeek says `reasoning_content`, OpenRouter and Ollama say `reasoning`.
-        if let Some(reasoning) = text_of("reasoning_content").or_else(|| text_of("reasoning")) {
+        if let Some(reasoning) =
+            non_empty(&delta.reasoning_content).or_else(|| non_empty(&delta.reasoning))
+        {
             self.reasoning.push_str(reasoning);
             on_event(StreamEvent::Reasoning(reasoning));
         }
-        if let Some(text) = text_of("content") {
+        if let Some(text) = non_empty(&delta.content) {
             self.text.push_str(text);
             on_event(StreamEvent::Text(text));
         }
-        let calls = delta.get("tool_calls").and_then(Value::as_array);
-        for call in calls.into_iter().flatten() {
-            let id = call.get("id").and_then(Value::as_str).unwrap_or_default();
-            let index = match call.get("index").and_then(Value::as_u64) {
+        for call in delta.tool_calls.iter().flatten() {
+            let id = call.id.as_deref().unwrap_or_default();
+            let index = match call.index {
                 Some(index) => index,
                 // Servers that omit `index` send each call whole, or fragments of the
                 // latest one without an id.
@@ -352,9 +322,8 @@ impl StreamDecoder {
             if !id.is_empty() {
                 pending.id = id.to_string();
             }
-            let function = call.get("function");
-            let field = |key: &str| function.and_then(|f| f.get(key)).and_then(Value::as_str);
-            if let Some(name) = field("name").filter(|n| !n.is_empty()) {
+            let function = call.function.as_ref();
+            if let Some(name) = function.and_then(|f| non_empty(&f.name)) {
                 let first = pending.name.is_empty();
                 pending.name.push_str(name);
                 if first {
@@ -364,7 +333,7 @@ impl StreamDecoder {
                     });
                 }
             }
-            if let Some(arguments) = field("arguments") {
+            if let Some(arguments) = function.and_then(|f| f.arguments.as_deref()) {
                 pending.arguments.push_str(arguments);
             }
         }
@@ -421,32 +390,35 @@ fn parse_arguments(raw: String) -> Value {
     serde_json::from_str(&raw).unwrap_or(Value::String(raw))
 }
 
-/// llama.cpp's `timings`: `prompt_n` tokens read (its cache excluded) in `prompt_ms`,
-/// `predicted_n` written in `predicted_ms`.
-fn decode_timings(timings: &Value) -> Option<Sample> {
-    let count = |key: &str| timings.get(key).and_then(Value::as_u64);
-    let millis = |key: &str| {
-        let ms = timings.get(key).and_then(Value::as_f64)?;
+/// A text field that says something.
+fn non_empty(field: &Option<String>) -> Option<&str> {
+    field.as_deref().filter(|s| !s.is_empty())
+}
+
+/// llama.cpp's `timings`, when it gave all four figures and its times are real.
+fn decode_timings(timings: &wire::Timings) -> Option<Sample> {
+    let millis = |ms: Option<f64>| {
+        let ms = ms?;
         (ms.is_finite() && ms >= 0.0).then(|| std::time::Duration::from_secs_f64(ms / 1000.0))
     };
     Some(Sample {
-        prompt_tokens: count("prompt_n")?,
-        reading: millis("prompt_ms")?,
-        output_tokens: count("predicted_n")?,
-        writing: millis("predicted_ms")?,
+        prompt_tokens: timings.prompt_n?,
+        reading: millis(timings.prompt_ms)?,
+        output_tokens: timings.predicted_n?,
+        writing: millis(timings.predicted_ms)?,
     })
 }
 
-fn decode_usage(usage: &Value) -> Usage {
-    let number = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
-    let prompt = number(usage.get("prompt_tokens"));
+fn decode_usage(usage: &wire::Usage) -> Usage {
     let cached = usage
-        .pointer("/prompt_tokens_details/cached_tokens")
-        .or_else(|| usage.get("prompt_cache_hit_tokens")); // DeepSeek
-    let cached = number(cached);
+        .prompt_tokens_details
+        .as_ref()
+        .and_then(|details| details.cached_tokens)
+        .or(usage.prompt_cache_hit_tokens) // DeepSeek
+        .unwrap_or(0);
     Usage {
-        input_tokens: prompt.saturating_sub(cached),
-        output_tokens: number(usage.get("completion_tokens")),
+        input_tokens: usage.prompt_tokens.unwrap_or(0).saturating_sub(cached),
+        output_tokens: usage.completion_tokens.unwrap_or(0),
         cache_read_tokens: cached,
         cache_write_tokens: 0,
     }

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::ErrorKind;
-use crate::types::ChatMessage;
+use crate::types::{ChatMessage, ToolSpec};
 
 fn request() -> ChatRequest {
     ChatRequest {
@@ -246,4 +246,88 @@ fn malformed_json_and_cut_streams() {
     let err = reply.unwrap_err();
     assert_eq!(err.kind, ErrorKind::Network);
     assert_eq!(err.message, "connection closed mid-reply");
+}
+
+/// The data payloads of a recorded stream.
+fn recorded(stream: &str) -> Vec<String> {
+    crate::round_trip::sse_data(stream)
+}
+
+#[test]
+fn a_documented_stream_of_parallel_tool_calls_decodes() {
+    let data = recorded(include_str!("fixtures/openai_stream_tool_calls.sse"));
+    let lines: Vec<&str> = data.iter().map(String::as_str).collect();
+    let (reply, events) = decode(&lines);
+    let reply = reply.unwrap();
+    assert_eq!(
+        reply.parts,
+        vec![
+            Part::ToolCall {
+                id: "call_DdmO9pD3xa9XTPNJ32zg2hcA".into(),
+                name: "get_weather".into(),
+                arguments: json!({"location": "Paris, France"}),
+            },
+            Part::ToolCall {
+                id: "call_4T2b9aUq3cPBQf1ZKmLLzVh8".into(),
+                name: "get_time".into(),
+                arguments: json!({"timezone": "Europe/Paris"}),
+            },
+        ]
+    );
+    assert_eq!(reply.stop, StopReason::ToolUse);
+    assert_eq!(
+        reply.usage,
+        Usage {
+            input_tokens: 20,
+            output_tokens: 39,
+            cache_read_tokens: 64,
+            cache_write_tokens: 0,
+        }
+    );
+    assert_eq!(
+        events,
+        vec![
+            r#"ToolCallStarted { id: "call_DdmO9pD3xa9XTPNJ32zg2hcA", name: "get_weather" }"#,
+            r#"ToolCallStarted { id: "call_4T2b9aUq3cPBQf1ZKmLLzVh8", name: "get_time" }"#,
+        ]
+    );
+}
+
+#[test]
+fn fields_of_an_unexpected_shape_read_as_absent_and_the_rest_still_counts() {
+    let (reply, events) = decode(&[
+        // JSON that is no chunk at all is skipped.
+        r#""keep-alive""#,
+        r#"[1, 2]"#,
+        r#"{"choices":null}"#,
+        // vLLM and LM Studio: explicit nulls.
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi","tool_calls":null,"reasoning":null},"finish_reason":null}],"usage":null}"#,
+        // Content as a list (Mistral's thinking chunks): not text Pincer reads.
+        r#"{"choices":[{"delta":{"content":[{"type":"thinking","thinking":"x"}]}}]}"#,
+        // Arguments as an object, not a JSON text: the name still counts.
+        r#"{"choices":[{"delta":{"tool_calls":[{"id":"c1","function":{"name":"now","arguments":{}}}]}}]}"#,
+        r#"{"choices":[{"delta":{},"finish_reason":7}]}"#,
+        r#"{"choices":[],"usage":{"prompt_tokens":"many","completion_tokens":3}}"#,
+        r#"{"choices":[],"usage":"n/a","timings":{"prompt_n":1}}"#,
+        r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#,
+        "[DONE]",
+    ]);
+    let reply = reply.unwrap();
+    assert_eq!(
+        reply.parts,
+        vec![
+            Part::Text { text: "Hi".into() },
+            Part::ToolCall {
+                id: "c1".into(),
+                name: "now".into(),
+                arguments: json!({}),
+            },
+        ]
+    );
+    assert_eq!(reply.stop, StopReason::ToolUse);
+    assert_eq!(
+        (reply.usage.input_tokens, reply.usage.output_tokens),
+        (0, 3)
+    );
+    assert_eq!(events.len(), 2);
 }

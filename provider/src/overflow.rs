@@ -5,7 +5,7 @@
 //! Studio, OpenAI (`context_length_exceeded`) and Anthropic ("prompt is too long").
 //! It decides nothing about what to do with an overflow (the agent compacts).
 
-use serde_json::Value;
+use super::error_body::ErrorObject;
 
 /// Error types or codes (`type`/`code`, lower case) that mean an overflow.
 const KINDS: &[&str] = &[
@@ -72,13 +72,14 @@ const PROMPT_BEFORE: &[&str] = &[
 
 /// The figures of an overflow error: from the error object's own fields where the
 /// server gives them (llama.cpp's `n_ctx`, `n_prompt_tokens`), else from its message.
-pub fn figures(error: Option<&Value>, message: &str) -> Figures {
-    let field = |key: &str| error.and_then(|e| e.get(key)).and_then(Value::as_u64);
+pub fn figures(error: Option<&ErrorObject>, message: &str) -> Figures {
     let message = message.to_lowercase();
     let first = |phrases: &[&str]| phrases.iter().find_map(|p| number_after(&message, p));
     Figures {
-        limit: field("n_ctx").or_else(|| first(LIMIT_BEFORE)),
-        prompt: field("n_prompt_tokens").or_else(|| first(PROMPT_BEFORE)),
+        limit: error.and_then(|e| e.n_ctx).or_else(|| first(LIMIT_BEFORE)),
+        prompt: error
+            .and_then(|e| e.n_prompt_tokens)
+            .or_else(|| first(PROMPT_BEFORE)),
     }
 }
 

@@ -3,10 +3,9 @@
 //! 2048`; `fixtures/`), the others as their servers document and send them. Each must
 //! classify as `ContextTooLong` and carry the window the server named.
 
-use serde_json::Value;
-
 use super::*;
 use crate::error::{ErrorKind, classify_http, classify_stream_error};
+use crate::error_body::ErrorBody;
 
 /// llama.cpp's answer to a 3,031-token request on a 2,048-token server, verbatim.
 const LLAMACPP_RECORDED: &str = include_str!("fixtures/llamacpp_exceed_context.json");
@@ -98,8 +97,8 @@ fn every_servers_overflow_is_context_too_long_with_its_window() {
 
 #[test]
 fn an_overflow_inside_a_stream_carries_its_window_too() {
-    let chunk: Value = serde_json::from_str(LLAMACPP_RECORDED).unwrap();
-    let err = classify_stream_error(&chunk);
+    let chunk: ErrorBody = serde_json::from_str(LLAMACPP_RECORDED).unwrap();
+    let err = classify_stream_error(chunk.detail());
     assert_eq!(err.kind, ErrorKind::ContextTooLong);
     assert_eq!(err.context_limit(), Some(2048));
 }

@@ -12,12 +12,19 @@
 //! answer: an upper bound, since the server may run it with less. `{root}` is the base
 //! URL without its `/v1`. Every request is short (5 s) and a failure just moves on:
 //! servers that know none of these routes give `None`. Nothing is cached here; the
-//! caller decides when to ask.
+//! caller decides when to ask. Each answer is read into its own type, every field
+//! leniently (`lenient`): a field of another shape is one the server did not say.
 
 use std::time::Duration;
 
+use std::collections::BTreeMap;
+
 use secrecy::{ExposeSecret, SecretString};
-use serde_json::{Value, json};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::lenient::lenient;
 
 /// How long each question to the server may take.
 const ASK_TIMEOUT: Duration = Duration::from_secs(5);
@@ -43,48 +50,48 @@ pub async fn window_from_server(
     let base = base_url.trim_end_matches('/');
     let root = base.strip_suffix("/v1").unwrap_or(base);
     let ask = Ask { http, api_key };
-    let models = ask.get(&format!("{base}/models")).await;
-    let entry = models.as_ref().and_then(|m| model_entry(m, model));
-    if let Some(found) = entry.and_then(served_in_entry) {
+    let models: Option<ModelList> = ask.get(&format!("{base}/models")).await;
+    let entry = models.as_ref().and_then(|m| m.entry(model));
+    if let Some(found) = entry.and_then(ModelEntry::served) {
         return Some(found);
     }
-    if let Some(props) = ask.get(&format!("{root}/props")).await
-        && let Some(found) = from_props(&props)
+    if let Some(props) = ask.get::<Props>(&format!("{root}/props")).await
+        && let Some(found) = props.served()
     {
         return Some(found);
     }
-    if let Some(running) = ask.get(&format!("{root}/api/ps")).await
-        && let Some(found) = from_ollama_ps(&running, model)
+    if let Some(running) = ask.get::<OllamaRunning>(&format!("{root}/api/ps")).await
+        && let Some(found) = running.served(model)
     {
         return Some(found);
     }
-    let show = ask
-        .post(&format!("{root}/api/show"), &json!({"model": model}))
+    let show: Option<OllamaShow> = ask
+        .post(&format!("{root}/api/show"), &OllamaShowRequest { model })
         .await;
-    if let Some(found) = show.as_ref().and_then(ollama_num_ctx) {
+    if let Some(found) = show.as_ref().and_then(OllamaShow::num_ctx) {
         return Some(found);
     }
     entry
-        .and_then(trained_in_entry)
-        .or_else(|| show.as_ref().and_then(ollama_trained))
+        .and_then(ModelEntry::trained)
+        .or_else(|| show.as_ref().and_then(OllamaShow::trained))
 }
 
-/// The HTTP side: JSON answers of 2xx, anything else `None`.
+/// The HTTP side: JSON answers of 2xx that read as `T`, anything else `None`.
 struct Ask<'a> {
     http: &'a reqwest::Client,
     api_key: Option<&'a SecretString>,
 }
 
 impl Ask<'_> {
-    async fn get(&self, url: &str) -> Option<Value> {
+    async fn get<T: DeserializeOwned>(&self, url: &str) -> Option<T> {
         self.send(self.http.get(url)).await
     }
 
-    async fn post(&self, url: &str, body: &Value) -> Option<Value> {
+    async fn post<T: DeserializeOwned>(&self, url: &str, body: &impl Serialize) -> Option<T> {
         self.send(self.http.post(url).json(body)).await
     }
 
-    async fn send(&self, mut request: reqwest::RequestBuilder) -> Option<Value> {
+    async fn send<T: DeserializeOwned>(&self, mut request: reqwest::RequestBuilder) -> Option<T> {
         if let Some(key) = self.api_key {
             request = request.bearer_auth(key.expose_secret());
         }
@@ -96,26 +103,9 @@ impl Ask<'_> {
     }
 }
 
-/// The `/models` entry of `model`: the one whose `id` (or an alias) is its name, else
-/// the only entry (llama.cpp serves one model under its file path, whatever it is
-/// called in the request).
-fn model_entry<'v>(models: &'v Value, model: &str) -> Option<&'v Value> {
-    let data = models.get("data")?.as_array()?;
-    let named = |entry: &&Value| {
-        entry.get("id").and_then(Value::as_str) == Some(model)
-            || entry
-                .get("aliases")
-                .and_then(Value::as_array)
-                .is_some_and(|a| a.iter().any(|alias| alias.as_str() == Some(model)))
-    };
-    data.iter().find(named).or(match data.as_slice() {
-        [only] => Some(only),
-        _ => None,
-    })
-}
-
-fn tokens(value: Option<&Value>) -> Option<u64> {
-    value.and_then(Value::as_u64).filter(|n| *n > 0)
+/// A window of `tokens`, when it is one (servers say 0 for "unknown").
+fn tokens(value: Option<u64>) -> Option<u64> {
+    value.filter(|n| *n > 0)
 }
 
 fn served(tokens: u64, source: &'static str) -> ServerWindow {
@@ -126,69 +116,185 @@ fn served(tokens: u64, source: &'static str) -> ServerWindow {
     }
 }
 
-fn served_in_entry(entry: &Value) -> Option<ServerWindow> {
-    [
-        ("/context_length", "/v1/models context_length"),
-        ("/max_model_len", "/v1/models max_model_len"),
-        ("/meta/n_ctx", "/v1/models meta.n_ctx"),
-        ("/loaded_context_length", "/v1/models loaded_context_length"),
-    ]
-    .into_iter()
-    .find_map(|(pointer, source)| Some(served(tokens(entry.pointer(pointer))?, source)))
+/// `GET {base}/models`.
+#[derive(Debug, Deserialize)]
+struct ModelList {
+    #[serde(default, deserialize_with = "lenient")]
+    data: Vec<ModelEntry>,
 }
 
-fn trained_in_entry(entry: &Value) -> Option<ServerWindow> {
-    Some(ServerWindow {
-        tokens: tokens(entry.pointer("/meta/n_ctx_train"))?,
-        source: "/v1/models meta.n_ctx_train (the trained length)",
-        trained: true,
-    })
+/// One model of the list, with what each server says of its window.
+#[derive(Debug, Default, Deserialize)]
+struct ModelEntry {
+    #[serde(default, deserialize_with = "lenient")]
+    id: Option<String>,
+    /// llama.cpp: the other names the model answers to.
+    #[serde(default, deserialize_with = "lenient")]
+    aliases: Vec<String>,
+    /// OpenRouter, LM Studio.
+    #[serde(default, deserialize_with = "lenient")]
+    context_length: Option<u64>,
+    /// vLLM.
+    #[serde(default, deserialize_with = "lenient")]
+    max_model_len: Option<u64>,
+    /// llama.cpp.
+    #[serde(default, deserialize_with = "lenient")]
+    meta: Option<LlamaCppMeta>,
+    /// LM Studio, for a loaded model.
+    #[serde(default, deserialize_with = "lenient")]
+    loaded_context_length: Option<u64>,
 }
 
-fn from_props(props: &Value) -> Option<ServerWindow> {
-    let n_ctx = props
-        .pointer("/default_generation_settings/n_ctx")
-        .or_else(|| props.get("n_ctx"));
-    Some(served(tokens(n_ctx)?, "llama.cpp /props n_ctx"))
+#[derive(Debug, Default, Deserialize)]
+struct LlamaCppMeta {
+    /// The window it runs with.
+    #[serde(default, deserialize_with = "lenient")]
+    n_ctx: Option<u64>,
+    /// The model's trained length.
+    #[serde(default, deserialize_with = "lenient")]
+    n_ctx_train: Option<u64>,
 }
 
-fn from_ollama_ps(running: &Value, model: &str) -> Option<ServerWindow> {
-    let entry = running.get("models")?.as_array()?.iter().find(|m| {
-        [m.get("name"), m.get("model")]
-            .into_iter()
-            .any(|name| name.and_then(Value::as_str) == Some(model))
-    })?;
-    Some(served(
-        tokens(entry.get("context_length"))?,
-        "Ollama /api/ps context_length",
-    ))
+impl ModelList {
+    /// The entry of `model`: the one whose `id` (or an alias) is its name, else the only
+    /// entry (llama.cpp serves one model under its file path, whatever it is called in
+    /// the request).
+    fn entry(&self, model: &str) -> Option<&ModelEntry> {
+        let named = |entry: &&ModelEntry| {
+            entry.id.as_deref() == Some(model) || entry.aliases.iter().any(|a| a == model)
+        };
+        self.data.iter().find(named).or(match self.data.as_slice() {
+            [only] => Some(only),
+            _ => None,
+        })
+    }
 }
 
-/// `num_ctx` in `/api/show`'s `parameters`, one "name value" per line.
-fn ollama_num_ctx(show: &Value) -> Option<ServerWindow> {
-    let parameters = show.get("parameters")?.as_str()?;
-    let value = parameters.lines().find_map(|line| {
-        let mut words = line.split_whitespace();
-        (words.next() == Some("num_ctx"))
-            .then(|| words.next())
-            .flatten()
-    })?;
-    let n = value.parse().ok().filter(|n: &u64| *n > 0)?;
-    Some(served(n, "Ollama /api/show num_ctx"))
+impl ModelEntry {
+    fn served(&self) -> Option<ServerWindow> {
+        let meta = self.meta.as_ref();
+        [
+            (self.context_length, "/v1/models context_length"),
+            (self.max_model_len, "/v1/models max_model_len"),
+            (meta.and_then(|m| m.n_ctx), "/v1/models meta.n_ctx"),
+            (
+                self.loaded_context_length,
+                "/v1/models loaded_context_length",
+            ),
+        ]
+        .into_iter()
+        .find_map(|(value, source)| Some(served(tokens(value)?, source)))
+    }
+
+    fn trained(&self) -> Option<ServerWindow> {
+        Some(ServerWindow {
+            tokens: tokens(self.meta.as_ref()?.n_ctx_train)?,
+            source: "/v1/models meta.n_ctx_train (the trained length)",
+            trained: true,
+        })
+    }
 }
 
-/// `model_info`'s `<architecture>.context_length`.
-fn ollama_trained(show: &Value) -> Option<ServerWindow> {
-    let info = show.get("model_info")?.as_object()?;
-    let n = info
-        .iter()
-        .find(|(key, _)| key.ends_with(".context_length"))
-        .and_then(|(_, v)| tokens(Some(v)))?;
-    Some(ServerWindow {
-        tokens: n,
-        source: "Ollama /api/show model_info context_length (the trained length)",
-        trained: true,
-    })
+/// llama.cpp's `GET {root}/props`.
+#[derive(Debug, Deserialize)]
+struct Props {
+    #[serde(default, deserialize_with = "lenient")]
+    default_generation_settings: Option<GenerationSettings>,
+    /// Where some builds put it instead.
+    #[serde(default, deserialize_with = "lenient")]
+    n_ctx: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct GenerationSettings {
+    #[serde(default, deserialize_with = "lenient")]
+    n_ctx: Option<u64>,
+}
+
+impl Props {
+    fn served(&self) -> Option<ServerWindow> {
+        let n_ctx = match &self.default_generation_settings {
+            Some(GenerationSettings { n_ctx: Some(n) }) => Some(*n),
+            _ => self.n_ctx,
+        };
+        Some(served(tokens(n_ctx)?, "llama.cpp /props n_ctx"))
+    }
+}
+
+/// Ollama's `GET {root}/api/ps`: the models loaded now.
+#[derive(Debug, Deserialize)]
+struct OllamaRunning {
+    #[serde(default, deserialize_with = "lenient")]
+    models: Vec<OllamaLoaded>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct OllamaLoaded {
+    #[serde(default, deserialize_with = "lenient")]
+    name: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    model: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    context_length: Option<u64>,
+}
+
+impl OllamaRunning {
+    fn served(&self, model: &str) -> Option<ServerWindow> {
+        let loaded = self.models.iter().find(|m| {
+            [&m.name, &m.model]
+                .into_iter()
+                .any(|name| name.as_deref() == Some(model))
+        })?;
+        Some(served(
+            tokens(loaded.context_length)?,
+            "Ollama /api/ps context_length",
+        ))
+    }
+}
+
+/// The body of Ollama's `POST {root}/api/show`.
+#[derive(Debug, Serialize)]
+struct OllamaShowRequest<'a> {
+    model: &'a str,
+}
+
+/// Ollama's answer to `/api/show`.
+#[derive(Debug, Deserialize)]
+struct OllamaShow {
+    /// The model's parameters, one "name value" per line.
+    #[serde(default, deserialize_with = "lenient")]
+    parameters: Option<String>,
+    /// Facts about the model, keyed by `<architecture>.<fact>`: free-form.
+    #[serde(default, deserialize_with = "lenient")]
+    model_info: BTreeMap<String, Value>,
+}
+
+impl OllamaShow {
+    /// `num_ctx` in `parameters`.
+    fn num_ctx(&self) -> Option<ServerWindow> {
+        let value = self.parameters.as_deref()?.lines().find_map(|line| {
+            let mut words = line.split_whitespace();
+            (words.next() == Some("num_ctx"))
+                .then(|| words.next())
+                .flatten()
+        })?;
+        let n = value.parse().ok().filter(|n: &u64| *n > 0)?;
+        Some(served(n, "Ollama /api/show num_ctx"))
+    }
+
+    /// `model_info`'s `<architecture>.context_length`.
+    fn trained(&self) -> Option<ServerWindow> {
+        let n = self
+            .model_info
+            .iter()
+            .find(|(key, _)| key.ends_with(".context_length"))
+            .and_then(|(_, v)| tokens(v.as_u64()))?;
+        Some(ServerWindow {
+            tokens: n,
+            source: "Ollama /api/show model_info context_length (the trained length)",
+            trained: true,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -173,3 +173,14 @@ async fn a_server_that_says_nothing_gives_none_and_the_key_goes_along() {
     );
     assert_eq!(sent[3].body, json!({"model": "m"}));
 }
+
+#[tokio::test]
+async fn a_figure_of_another_shape_is_one_the_server_did_not_say() {
+    let odd = json!({"data": [{"id": "m", "aliases": null, "context_length": "32k",
+        "meta": "none", "max_model_len": 16384}]});
+    let (window, _) = ask(vec![Reply::json(200, &odd.to_string())], "m").await;
+    assert_eq!(
+        window.map(|w| (w.tokens, w.source)),
+        Some((16384, "/v1/models max_model_len"))
+    );
+}
