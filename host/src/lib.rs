@@ -14,6 +14,9 @@
 //! - `runner`      — `pincer agent --protocol runner`
 //! - `acp`         — `pincer acp`
 
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 mod acp;
 mod args;
 mod hooks;

@@ -32,6 +32,9 @@
 //! - `peer`     — whether a connection comes from a sandboxed command (refused: the
 //!   panel is the owner's, never the model's)
 
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 mod access;
 mod auth;
 mod chat;
