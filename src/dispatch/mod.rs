@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use pincer_channels::{
     Ack, Done, Inbound, InboundMessage, OutboundBody, OutboundMessage, SessionKey, Target,
+    TurnFailed,
 };
 use pincer_config::QueueMode;
 use tokio::sync::mpsc;
@@ -563,7 +564,9 @@ impl Dispatcher {
         done.extend(report.done);
         let outcome = match &report.ended {
             Ended::Finished => Ok(()),
-            other => Err(other.notice().unwrap_or_else(|| "stopped".to_string())),
+            other => Err(TurnFailed(
+                other.notice().unwrap_or_else(|| "stopped".to_string()),
+            )),
         };
         for handle in done {
             handle.fire(outcome.clone());

@@ -164,9 +164,9 @@ impl Runner {
             // The end of something outside this runner's turn (a background report).
             OutboundBody::Done => Ok(()),
             OutboundBody::File { sent, .. } => {
-                sent.fire(Err(
-                    "pincer agent sends no files to its host; the file stays in the workspace, name its path instead".into(),
-                ));
+                sent.fire(Err(pincer_channels::ChannelError::permanent(
+                    "pincer agent sends no files to its host; the file stays in the workspace, name its path instead",
+                )));
                 Ok(())
             }
             OutboundBody::React { .. } => Ok(()),
