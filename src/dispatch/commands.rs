@@ -181,7 +181,7 @@ impl Dispatcher {
                     Ok(None) => {
                         "This conversation is short; there is nothing to compact yet.".into()
                     }
-                    Err(err) => err,
+                    Err(err) => err.to_string(),
                 }
             }
         }

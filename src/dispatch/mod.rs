@@ -54,6 +54,15 @@ struct Stored {
     id: i64,
 }
 
+/// Why an arrival was not stored: it is not acked, so its platform delivers it again.
+#[derive(Debug, thiserror::Error)]
+enum NotStored {
+    #[error(transparent)]
+    Store(crate::store::StoreError),
+    #[error("nothing stored")]
+    Nothing,
+}
+
 pub struct Dispatcher {
     agent: Arc<Agent>,
     gate: Gate,
@@ -340,10 +349,10 @@ impl Dispatcher {
             sender: h.message.sender.canonical.clone(),
             text: h.text.clone(),
         };
-        let stored: Vec<Result<_, String>> =
+        let stored: Vec<Result<_, NotStored>> =
             match self.store.receive_all(held.iter().map(row).collect()).await {
                 Ok(stored) => stored.into_iter().map(Ok).collect(),
-                Err(err) if held.len() == 1 => vec![Err(err.to_string())],
+                Err(err) if held.len() == 1 => vec![Err(NotStored::Store(err))],
                 Err(_) => {
                     // None was stored: each on its own, so one that cannot be stored costs
                     // the others nothing.
@@ -351,8 +360,8 @@ impl Dispatcher {
                     for h in held.iter() {
                         let one = self.store.receive_all(vec![row(h)]).await;
                         each.push(match one {
-                            Ok(mut one) => one.pop().ok_or_else(|| "nothing stored".to_string()),
-                            Err(err) => Err(err.to_string()),
+                            Ok(mut one) => one.pop().ok_or(NotStored::Nothing),
+                            Err(err) => Err(NotStored::Store(err)),
                         });
                     }
                     each

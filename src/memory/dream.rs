@@ -96,11 +96,24 @@ pub enum DreamError {
     #[error("the dream's model call failed: {0}; memory is unchanged")]
     Model(#[from] crate::provider::ProviderError),
     #[error("the dream's model answered without usable operations: {0}; memory is unchanged")]
-    Answer(String),
+    Answer(#[from] BadOperations),
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
     #[error("the memory files could not be read or written: {0}")]
     Memory(String),
+}
+
+/// Why the model's answer gave no operations to check.
+#[derive(Debug, thiserror::Error)]
+pub enum BadOperations {
+    #[error(
+        "the model did not call apply_memory_operations; memory is unchanged and the next dream reads the same material"
+    )]
+    NoCall,
+    #[error("the dream's operations are not valid JSON ({0}); memory is unchanged")]
+    NotJson(serde_json::Error),
+    #[error("the dream's operations are malformed ({0}); memory is unchanged")]
+    Malformed(serde_json::Error),
 }
 
 fn blocking_err(err: tokio::task::JoinError) -> DreamError {
@@ -168,7 +181,7 @@ pub async fn dream(agent: &Agent, max_tokens: u64) -> Result<Dreamt, DreamError>
     {
         tracing::warn!("the dream's usage was not recorded: {err}");
     }
-    let ops = operations(&response.parts).map_err(DreamError::Answer)?;
+    let ops = operations(&response.parts)?;
     let next = Cursor {
         logs: prepared.logs.end.clone(),
         transcript_ms,
@@ -299,7 +312,7 @@ fn tool_spec() -> ToolSpec {
 }
 
 /// The operations from the model's tool call.
-fn operations(parts: &[Part]) -> Result<Vec<Op>, String> {
+fn operations(parts: &[Part]) -> Result<Vec<Op>, BadOperations> {
     let arguments = parts
         .iter()
         .find_map(|p| match p {
@@ -308,19 +321,14 @@ fn operations(parts: &[Part]) -> Result<Vec<Op>, String> {
             } if name == TOOL => Some(arguments.clone()),
             _ => None,
         })
-        .ok_or(
-            "the model did not call apply_memory_operations; memory is unchanged and the next dream reads the same material",
-        )?;
+        .ok_or(BadOperations::NoCall)?;
     let arguments = match arguments {
-        Value::String(raw) => serde_json::from_str(&raw).map_err(|e| {
-            format!("the dream's operations are not valid JSON ({e}); memory is unchanged")
-        })?,
+        Value::String(raw) => serde_json::from_str(&raw).map_err(BadOperations::NotJson)?,
         other => other,
     };
     let list = arguments
         .get("operations")
         .cloned()
         .unwrap_or(Value::Array(Vec::new()));
-    serde_json::from_value(list)
-        .map_err(|e| format!("the dream's operations are malformed ({e}); memory is unchanged"))
+    serde_json::from_value(list).map_err(BadOperations::Malformed)
 }
