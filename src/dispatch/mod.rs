@@ -342,8 +342,7 @@ impl Dispatcher {
             return;
         }
         let row = |h: &Arrival| crate::store::Received {
-            // The store keeps keys as text.
-            key: h.key.to_string(),
+            key: h.key.clone(),
             channel: h.message.channel.clone(),
             platform_id: h.message.message_id.clone(),
             sender: h.message.sender.canonical.clone(),

@@ -6,6 +6,7 @@
 //! next; the cursor moves only when a dream succeeds.
 
 use chrono::{TimeZone, Utc};
+use pincer_channels::SessionKey;
 use pincer_memory::{Cursor, Op, Outcome, Prepared};
 use serde_json::{Value, json};
 
@@ -13,8 +14,8 @@ use crate::agent::Agent;
 use crate::provider::{ChatMessage, ChatRequest, Part, ToolSpec};
 use crate::router::Tier;
 
-/// The session the dream's model usage is recorded under.
-pub const SESSION: &str = "system:dream";
+/// The session the dream's model usage is recorded under (`system:dream`).
+pub const SESSION: &str = "dream";
 /// The tool the model answers with.
 const TOOL: &str = "apply_memory_operations";
 /// The most conversation messages one dream reads.
@@ -167,7 +168,10 @@ pub async fn dream(agent: &Agent, max_tokens: u64) -> Result<Dreamt, DreamError>
     let mut ignore = |_: crate::provider::StreamEvent<'_>| {};
     let (response, label) = chain.stream(request, &mut ignore).await?;
     let cost = agent.prices().cost(&label, response.usage);
-    if let Ok(session) = agent.store().current_session(SESSION).await
+    if let Ok(session) = agent
+        .store()
+        .current_session(&SessionKey::system(SESSION))
+        .await
         && let Err(err) = agent
             .store()
             .record_usage(

@@ -115,9 +115,11 @@ impl Drop for StopOnDrop {
 pub enum TaskError {
     #[error("tasks are not available here (the assistant is shutting down)")]
     Unavailable,
-    /// The parent's session or its key could not be read.
     #[error("cannot find this conversation: {0}")]
-    NoConversation(String),
+    NoConversation(store::StoreError),
+    /// The parent's key, as stored, is not one this build reads.
+    #[error("cannot find this conversation: {0}")]
+    BadKey(#[from] pincer_channels::key::BadKey),
     #[error("a task cannot start tasks of its own")]
     Nested,
     #[error(
@@ -230,12 +232,11 @@ impl Tasks {
         let agent = self.agent()?;
         let store = &agent.store();
         // The store keeps keys as text; every one it holds was written from a key.
-        let parent_key: SessionKey = store
+        let parent_key = store
             .session_key(start.parent_session)
             .await
-            .map_err(|e| TaskError::NoConversation(e.to_string()))?
-            .parse()
-            .map_err(|e: pincer_channels::key::BadKey| TaskError::NoConversation(e.to_string()))?;
+            .map_err(TaskError::NoConversation)?
+            .parse::<SessionKey>()?;
         if parent_key.is_task() {
             return Err(TaskError::Nested);
         }
@@ -244,7 +245,7 @@ impl Tasks {
         }
         let row = store
             .new_task(
-                &parent_key.to_string(),
+                &parent_key,
                 start.parent_session,
                 &start.origin.sender,
                 &start.description,
@@ -472,7 +473,7 @@ impl Tasks {
         };
         let rows = match agent
             .store()
-            .tasks_of(&parent_key.to_string(), whose.sender(), 10)
+            .tasks_of(parent_key, whose.sender(), 10)
             .await
         {
             Ok(rows) => rows,

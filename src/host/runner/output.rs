@@ -464,7 +464,7 @@ impl Runner {
         let session = match self
             .agent
             .store()
-            .current_session(&self.chat.key.to_string())
+            .current_session(&self.chat.key)
             .await
         {
             Ok(session) if session != self.chat.session => session,
