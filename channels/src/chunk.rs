@@ -172,7 +172,7 @@ pub fn check_order(chunks: &[Chunk]) -> Result<(), OutOfOrder> {
         let fail = |rule: &'static str| {
             Err(OutOfOrder::Chunk {
                 index: i,
-                chunk: chunk.clone(),
+                chunk: Box::new(chunk.clone()),
                 rule,
             })
         };
@@ -227,11 +227,12 @@ pub fn check_order(chunks: &[Chunk]) -> Result<(), OutOfOrder> {
 /// The first break of a chunk log's ordering rules, as `check_order` found it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum OutOfOrder {
-    /// The chunk at `index` breaks `rule`.
+    /// The chunk at `index` breaks `rule`. Boxed: a chunk is large, and the `Ok` side
+    /// of every check pays for the error's size.
     #[error("chunk {index} ({chunk:?}): {rule}")]
     Chunk {
         index: usize,
-        chunk: Chunk,
+        chunk: Box<Chunk>,
         rule: &'static str,
     },
     #[error("the stream does not end with finish")]

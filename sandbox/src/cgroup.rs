@@ -165,14 +165,13 @@ fn prepare_in(own: &Path, me: u32) -> Result<Plan, CgroupError> {
     let enabled = std::fs::read_to_string(&control).unwrap_or_default();
     let on = |name: &str| enabled.split_whitespace().any(|c| c == name);
     let mut home = own.to_path_buf();
-    let enabled_now = on("memory") && on("pids")
-        || {
-            match std::fs::write(&control, "+memory +pids") {
-                Ok(()) => true,
-                Err(err) if err.raw_os_error() == Some(libc::EBUSY) => false,
-                Err(source) => return Err(CgroupError::Enable { group, source }),
-            }
-        };
+    let enabled_now = on("memory") && on("pids") || {
+        match std::fs::write(&control, "+memory +pids") {
+            Ok(()) => true,
+            Err(err) if err.raw_os_error() == Some(libc::EBUSY) => false,
+            Err(source) => return Err(CgroupError::Enable { group, source }),
+        }
+    };
     if !enabled_now {
         // The cgroup holds processes: only ours may be moved out of the way.
         let procs = std::fs::read_to_string(group.join("cgroup.procs")).unwrap_or_default();

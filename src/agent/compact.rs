@@ -143,10 +143,7 @@ impl Agent {
             thinking_budget: 0,
             recalled_at: None,
         };
-        let (_, chain) = self
-            .models
-            .tier(Tier::Light)
-            .ok_or(CompactError::NoModel)?;
+        let (_, chain) = self.models.tier(Tier::Light).ok_or(CompactError::NoModel)?;
         let mut ignore = |_: crate::provider::StreamEvent<'_>| {};
         let (response, label) = chain
             .stream(request, &mut ignore)
@@ -371,9 +368,7 @@ mod tests {
             .to_string();
         assert!(short.contains("characters"), "{short}");
         let nameless = "The user has a garden plan; the seeds arrived. Open: reorganise the greenhouse schedule, as soon as possible please.";
-        let why = check(nameless, &old, &transcript)
-            .unwrap_err()
-            .to_string();
+        let why = check(nameless, &old, &transcript).unwrap_err().to_string();
         assert!(why.contains("Miriam"), "{why}");
         let closed = "The user works with Miriam on the garden plan; the seeds arrived and Miriam was told about them, all of it done now.";
         let why = check(closed, &old, &transcript).unwrap_err().to_string();

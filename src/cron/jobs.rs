@@ -22,9 +22,7 @@ pub enum JobError {
         "a job made in this chat delivers here or to an owner's own chat (agent.owners), not to {0}; leave deliver out to deliver here"
     )]
     OwnerElsewhere(String),
-    #[error(
-        "a job made in this chat can only deliver to this chat, not to {0}; leave deliver out"
-    )]
+    #[error("a job made in this chat can only deliver to this chat, not to {0}; leave deliver out")]
     Elsewhere(String),
     #[error("a job needs a name without spaces that is not a number, e.g. morning-brief")]
     BadName,

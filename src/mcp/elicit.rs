@@ -169,11 +169,7 @@ async fn link(server: &str, message: &str, url: &str, ask: &dyn Ask) -> ElicitRe
         (OPEN.to_string(), Pick::Value(Value::Bool(true))),
         (DECLINE.to_string(), Pick::Decline),
     ];
-    let read = |picked: Option<&Pick>, _: &str| {
-        picked
-            .cloned()
-            .ok_or(Misfit::OpenOrDecline)
-    };
+    let read = |picked: Option<&Pick>, _: &str| picked.cloned().ok_or(Misfit::OpenOrDecline);
     match ask_until(ask, &question, &picks, read).await {
         Ok(_) => ElicitResult::new(ElicitationAction::Accept),
         Err(action) => ElicitResult::new(action),

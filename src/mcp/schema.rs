@@ -29,7 +29,11 @@ pub enum SchemaError {
         got: Value,
     },
     #[error("`{name}` must be at least {minimum}, got {got}")]
-    Below { name: String, minimum: f64, got: f64 },
+    Below {
+        name: String,
+        minimum: f64,
+        got: f64,
+    },
 }
 
 pub fn validate(schema: &Value, args: &Value) -> Result<(), SchemaError> {

@@ -133,8 +133,8 @@ pub async fn run<T: DeserializeOwned>(
             .await
             .map_err(|source| ReadError::Wait { what, source })?;
         // The line `answer` wrote: the child's error is its words, as text.
-        let answer: Result<T, String> = serde_json::from_slice(&out)
-            .map_err(|_| ReadError::Stopped { what, status })?;
+        let answer: Result<T, String> =
+            serde_json::from_slice(&out).map_err(|_| ReadError::Stopped { what, status })?;
         answer.map_err(ReadError::Refused)
     };
     match tokio::time::timeout(TIMEOUT, work).await {

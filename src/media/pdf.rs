@@ -57,7 +57,9 @@ mod tests {
 
     #[test]
     fn garbage_is_not_a_pdf() {
-        let err = text_of(b"%PDF-1.4 but then nothing").unwrap_err().to_string();
+        let err = text_of(b"%PDF-1.4 but then nothing")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("not a readable PDF"), "{err}");
     }
 }

@@ -471,11 +471,7 @@ impl Tasks {
         let Ok(agent) = self.agent() else {
             return "Tasks are not available here.".into();
         };
-        let rows = match agent
-            .store()
-            .tasks_of(parent_key, whose.sender(), 10)
-            .await
-        {
+        let rows = match agent.store().tasks_of(parent_key, whose.sender(), 10).await {
             Ok(rows) => rows,
             Err(err) => return format!("Could not read the tasks: {err}"),
         };

@@ -46,7 +46,10 @@ pub(crate) enum NotSaved {
     Path(#[from] pincer_confine::RelError),
     /// Making or writing the file beneath the workspace was refused (a link or a file
     /// in the way).
-    #[error("{path}: {}; remove what stands there", pincer_confine::explain(source))]
+    #[error(
+        "{path}: {}; remove what stands there",
+        pincer_confine::explain(source)
+    )]
     Refused {
         path: String,
         source: std::io::Error,

@@ -13,8 +13,8 @@ use std::sync::Arc;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use pincer_config::{AccessConfig, Tier};
 
-use super::{Effects, ToolError};
 use super::preset::ToolPreset;
+use super::{Effects, ToolError};
 use crate::access::Origin;
 
 /// `[access]`'s tool lists, compiled once at start.

@@ -120,8 +120,7 @@ impl Store {
         self.run(move |conn| {
             rows.into_iter()
                 .map(|row| {
-                    let session_id =
-                        super::session::current_session(conn, &row.key.to_string())?;
+                    let session_id = super::session::current_session(conn, &row.key.to_string())?;
                     let parts = [Part::Text { text: row.text }];
                     let id = insert_user(
                         conn,

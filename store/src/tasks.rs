@@ -260,7 +260,10 @@ mod tests {
         let rows = store.tasks_of(&group(), None, 10).await.unwrap();
         let starters: Vec<Option<&str>> = rows.iter().map(|r| r.started_by.as_deref()).collect();
         assert_eq!(starters, [None, Some("telegram:9")]);
-        let guests = store.tasks_of(&group(), Some("telegram:9"), 10).await.unwrap();
+        let guests = store
+            .tasks_of(&group(), Some("telegram:9"), 10)
+            .await
+            .unwrap();
         assert_eq!(guests.len(), 1);
     }
 }

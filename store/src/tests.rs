@@ -188,15 +188,24 @@ async fn record_call_keeps_the_reply_when_its_usage_row_cannot_be_written() {
 #[tokio::test]
 async fn new_session_replaces_the_current_one_for_a_key() {
     let (_dir, store) = open();
-    let first = store.current_session(&key("terminal:dm:local")).await.unwrap();
+    let first = store
+        .current_session(&key("terminal:dm:local"))
+        .await
+        .unwrap();
     assert_eq!(
-        store.current_session(&key("terminal:dm:local")).await.unwrap(),
+        store
+            .current_session(&key("terminal:dm:local"))
+            .await
+            .unwrap(),
         first
     );
     let second = store.new_session(&key("terminal:dm:local")).await.unwrap();
     assert_ne!(first, second);
     assert_eq!(
-        store.current_session(&key("terminal:dm:local")).await.unwrap(),
+        store
+            .current_session(&key("terminal:dm:local"))
+            .await
+            .unwrap(),
         second
     );
     assert_eq!(
@@ -210,7 +219,10 @@ async fn new_session_replaces_the_current_one_for_a_key() {
 #[tokio::test]
 async fn a_hosts_conversations_are_listed_with_their_opening_words() {
     let (_dir, store) = open();
-    let talked = store.current_session(&key("terminal:dm:acp-1")).await.unwrap();
+    let talked = store
+        .current_session(&key("terminal:dm:acp-1"))
+        .await
+        .unwrap();
     store
         .insert_user(talked, "terminal", "1", "me", "water the plants")
         .await
@@ -219,8 +231,14 @@ async fn a_hosts_conversations_are_listed_with_their_opening_words() {
         .insert_user(talked, "terminal", "2", "me", "and the cactus")
         .await
         .unwrap();
-    let empty = store.current_session(&key("terminal:dm:acp-2")).await.unwrap();
-    let other = store.current_session(&key("terminal:dm:agent-1")).await.unwrap();
+    let empty = store
+        .current_session(&key("terminal:dm:acp-2"))
+        .await
+        .unwrap();
+    let other = store
+        .current_session(&key("terminal:dm:agent-1"))
+        .await
+        .unwrap();
     store
         .insert_user(other, "terminal", "3", "me", "hi")
         .await
@@ -277,7 +295,10 @@ async fn a_fork_copies_the_answered_transcript_and_leaves_the_original_alone() {
         .unwrap();
 
     let fork = store.fork_session(from, "terminal:dm:b").await.unwrap();
-    assert_eq!(store.current_session(&key("terminal:dm:b")).await.unwrap(), fork);
+    assert_eq!(
+        store.current_session(&key("terminal:dm:b")).await.unwrap(),
+        fork
+    );
     let copied = store.history(fork).await.unwrap();
     let original = store.history(from).await.unwrap();
     assert_eq!(copied.len(), 2);
@@ -641,7 +662,10 @@ fn a_turns_statements_are_prepared_once_not_on_every_call() {
 #[tokio::test]
 async fn history_after_a_summary_leaves_the_summarised_part_out_but_not_open_messages() {
     let (_dir, store) = open();
-    let session = store.current_session(&key("terminal:dm:local")).await.unwrap();
+    let session = store
+        .current_session(&key("terminal:dm:local"))
+        .await
+        .unwrap();
     let text = |t: &str| vec![Part::Text { text: t.into() }];
     store
         .insert_user(session, "terminal", "1", "me", "old question")

@@ -224,9 +224,7 @@ fn typed_change(
         (None, None) => return Err(Refused::NoType(path)),
     };
     let description = match (&op.description, &existing) {
-        (Some(d), _) => {
-            entry::check_description(&dates::absolute(d, today).0).map_err(invalid)?
-        }
+        (Some(d), _) => entry::check_description(&dates::absolute(d, today).0).map_err(invalid)?,
         (None, Some(old)) if !old.description.is_empty() => old.description.clone(),
         _ => return Err(Refused::NoDescription(path)),
     };

@@ -461,12 +461,7 @@ impl Runner {
     /// After `/new` the key has a new session: the host's mode and tool preset go with
     /// it (they are kept by session), before the next message is sent.
     async fn follow_new_session(&mut self) {
-        let session = match self
-            .agent
-            .store()
-            .current_session(&self.chat.key)
-            .await
-        {
+        let session = match self.agent.store().current_session(&self.chat.key).await {
             Ok(session) if session != self.chat.session => session,
             Ok(_) => return,
             Err(err) => {
