@@ -14,6 +14,7 @@ use std::time::Instant;
 use anyhow::Context as _;
 use pincer::provider::{Part, Usage};
 use pincer::store::{Spender, Status, Store};
+use pincer_channels::SessionKey;
 
 const SESSIONS: usize = 1000;
 const PER_SESSION: usize = 5;
@@ -24,7 +25,7 @@ fn main() -> ExitCode {
 
 /// The store calls of one turn answering `n` in `session`.
 async fn turn(store: &Store, session: usize, n: usize) -> anyhow::Result<()> {
-    let key = format!("terminal:dm:load-{session}");
+    let key = SessionKey::direct("terminal", &format!("load-{session}"));
     let text = format!("message {n} of session {session}");
     let (id, message) = store
         .receive(&key, "terminal", &format!("{session}-{n}"), "load", &text)

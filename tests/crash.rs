@@ -91,7 +91,10 @@ async fn a_tool_call_cut_off_by_a_crash_is_closed_as_interrupted_and_never_rerun
     let home = TestHome::openai(&fake);
     // The state a crash during a tool leaves behind: the call is stored, its result is not.
     let store = Store::open(&home.path().join("pincer.db")).unwrap();
-    let session = store.current_session("terminal:dm:local").await.unwrap();
+    let session = store
+        .current_session(&"terminal:dm:local".parse().unwrap())
+        .await
+        .unwrap();
     store
         .insert_user(
             session,

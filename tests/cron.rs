@@ -236,7 +236,10 @@ async fn a_failing_job_is_disabled_after_ten_failures_and_the_owner_told() {
             .await
             .unwrap()
             .unwrap();
-        message.done.unwrap().fire(Err("the model is down".into()));
+        message
+            .done
+            .unwrap()
+            .fire(Err(pincer_channels::TurnFailed("the model is down".into())));
     }
     let notice = tokio::time::timeout(Duration::from_secs(60), rig.outbound.recv())
         .await

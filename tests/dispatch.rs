@@ -405,7 +405,7 @@ async fn thirty_sessions_run_side_by_side_each_strictly_in_order() {
 /// Store `text` from the other side of `key` (`channel:dm:chat`) in its current
 /// session, unanswered, as the last run left it; its id.
 async fn left(store: &pincer::store::Store, key: &str, text: &str) -> i64 {
-    let session = store.current_session(key).await.unwrap();
+    let session = store.current_session(&key.parse().unwrap()).await.unwrap();
     let (channel, chat) = key.split_once(":dm:").unwrap();
     let sender = format!("{channel}:{chat}");
     let id = store.insert_user(session, channel, text, &sender, text);

@@ -162,14 +162,20 @@ impl Chunk {
 /// start, every tool output follows its input, the stream starts with `start` and ends
 /// with `finish`. `Err` names the first chunk that breaks one. For tests of every
 /// consumer (and of the producer).
-pub fn check_order(chunks: &[Chunk]) -> Result<(), String> {
+pub fn check_order(chunks: &[Chunk]) -> Result<(), OutOfOrder> {
     use std::collections::HashSet;
     let mut open_text = HashSet::new();
     let mut open_reasoning = HashSet::new();
     let mut inputs = HashSet::new();
     let mut started_tools = HashSet::new();
     for (i, chunk) in chunks.iter().enumerate() {
-        let fail = |why: &str| Err(format!("chunk {i} ({chunk:?}): {why}"));
+        let fail = |rule: &'static str| {
+            Err(OutOfOrder::Chunk {
+                index: i,
+                chunk: Box::new(chunk.clone()),
+                rule,
+            })
+        };
         match chunk {
             Chunk::Start { .. } if i != 0 => return fail("start is not first"),
             _ if i == 0 && !matches!(chunk, Chunk::Start { .. }) => {
@@ -214,8 +220,23 @@ pub fn check_order(chunks: &[Chunk]) -> Result<(), String> {
     }
     match chunks.last() {
         Some(Chunk::Finish { .. }) => Ok(()),
-        _ => Err("the stream does not end with finish".into()),
+        _ => Err(OutOfOrder::NoFinish),
     }
+}
+
+/// The first break of a chunk log's ordering rules, as `check_order` found it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum OutOfOrder {
+    /// The chunk at `index` breaks `rule`. Boxed: a chunk is large, and the `Ok` side
+    /// of every check pays for the error's size.
+    #[error("chunk {index} ({chunk:?}): {rule}")]
+    Chunk {
+        index: usize,
+        chunk: Box<Chunk>,
+        rule: &'static str,
+    },
+    #[error("the stream does not end with finish")]
+    NoFinish,
 }
 
 #[cfg(test)]
@@ -268,6 +289,7 @@ mod tests {
         assert!(
             check_order(&delta_first)
                 .unwrap_err()
+                .to_string()
                 .contains("before its text-start")
         );
     }

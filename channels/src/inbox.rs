@@ -231,7 +231,7 @@ async fn fetch_one(
     .await
     {
         Ok(place) => Outcome::Saved(place, len),
-        Err(err) => Outcome::Failed(err),
+        Err(err) => Outcome::Failed(err.to_string()),
     }
 }
 
@@ -290,12 +290,49 @@ pub async fn save(
     prefix: &str,
     file_name: &str,
     bytes: Vec<u8>,
-) -> Result<Saved, String> {
+) -> Result<Saved, SaveError> {
     let name = file_name_for(prefix, file_name);
     let (inbox, kept, channel) = (inbox.to_path_buf(), kept.to_path_buf(), channel.to_string());
     tokio::task::spawn_blocking(move || save_blocking(&inbox, &kept, &channel, &name, &bytes))
-        .await
-        .map_err(|e| format!("saving the file stopped: {e}"))?
+        .await?
+}
+
+/// Why an attachment was saved nowhere.
+#[derive(Debug, thiserror::Error)]
+pub enum SaveError {
+    #[error("saving the file stopped: {0}")]
+    Stopped(#[from] tokio::task::JoinError),
+    #[error("cannot write {}: it already exists", .0.display())]
+    Exists(PathBuf),
+    #[error("cannot create {}: {source}", path.display())]
+    Folder {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Why the workspace inbox could not take a file safely: logged, and the file kept in
+/// the gateway's own folder instead.
+#[derive(Debug, thiserror::Error)]
+enum Unsafe {
+    #[error("{} has no folder above it", .0.display())]
+    NoFolder(PathBuf),
+    #[error(transparent)]
+    Name(#[from] pincer_confine::RelError),
+    #[error("{}: {source}", path.display())]
+    Root {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// Opening the file beneath the workspace was refused (a link, a file where a
+    /// folder should be).
+    #[error("{}", pincer_confine::explain(.0))]
+    Create(std::io::Error),
 }
 
 fn save_blocking(
@@ -304,7 +341,7 @@ fn save_blocking(
     channel: &str,
     name: &str,
     bytes: &[u8],
-) -> Result<Saved, String> {
+) -> Result<Saved, SaveError> {
     use std::io::Write;
     let path = inbox.join(channel).join(name);
     let refused = match beneath(inbox, channel, name) {
@@ -313,15 +350,15 @@ fn save_blocking(
                 return file
                     .write_all(bytes)
                     .map(|()| Saved::Inbox(path.clone()))
-                    .map_err(|e| format!("cannot write {}: {e}", path.display()));
+                    .map_err(|source| SaveError::Write {
+                        path: path.clone(),
+                        source,
+                    });
             }
             Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
-                return Err(format!(
-                    "cannot write {}: it already exists",
-                    path.display()
-                ));
+                return Err(SaveError::Exists(path));
             }
-            Err(err) => pincer_confine::explain(&err),
+            Err(err) => Unsafe::Create(err),
         },
         Err(why) => why,
     };
@@ -331,15 +368,21 @@ fn save_blocking(
         kept.display()
     );
     let dir = kept.join(channel);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(|source| SaveError::Folder {
+        path: dir.clone(),
+        source,
+    })?;
     let kept_path = dir.join(name);
+    let write_error = |source| SaveError::Write {
+        path: kept_path.clone(),
+        source,
+    };
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(&kept_path)
-        .map_err(|e| format!("cannot write {}: {e}", kept_path.display()))?;
-    file.write_all(bytes)
-        .map_err(|e| format!("cannot write {}: {e}", kept_path.display()))?;
+        .map_err(write_error)?;
+    file.write_all(bytes).map_err(write_error)?;
     Ok(Saved::Kept(kept_path))
 }
 
@@ -348,13 +391,16 @@ fn beneath(
     inbox: &Path,
     channel: &str,
     name: &str,
-) -> Result<(pincer_confine::Root, pincer_confine::Rel), String> {
+) -> Result<(pincer_confine::Root, pincer_confine::Rel), Unsafe> {
     let (Some(root), Some(folder)) = (inbox.parent(), inbox.file_name()) else {
-        return Err(format!("{} has no folder above it", inbox.display()));
+        return Err(Unsafe::NoFolder(inbox.to_path_buf()));
     };
     let rel = format!("{}/{channel}/{name}", folder.to_string_lossy());
-    let rel = pincer_confine::Rel::plain(&rel).map_err(|e| e.to_string())?;
-    let root = pincer_confine::Root::open(root).map_err(|e| format!("{}: {e}", root.display()))?;
+    let rel = pincer_confine::Rel::plain(&rel)?;
+    let root = pincer_confine::Root::open(root).map_err(|source| Unsafe::Root {
+        path: root.to_path_buf(),
+        source,
+    })?;
     Ok((root, rel))
 }
 

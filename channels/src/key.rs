@@ -2,7 +2,9 @@
 //! nowhere else. Its text form is what DESIGN.md fixes and the store keeps:
 //! `telegram:dm:42`, `telegram:group:-100123`, `telegram:group:-100123:thread:7`,
 //! `terminal:dm:local`, `web:dm:owner`, `cron:<job>:<run>` (or `cron:shared:<name>`,
-//! `cron:heartbeat:<run>`), and `task:<parent key>:<n>` for a subagent's conversation.
+//! `cron:heartbeat:<run>`), `task:<parent key>:<n>` for a subagent's conversation, and
+//! `system:<name>` for Pincer's own bookkeeping (`system:dream`, where the dream's model
+//! calls are counted).
 
 use std::fmt;
 use std::str::FromStr;
@@ -13,6 +15,8 @@ use crate::message::Target;
 const SCHEDULED: &str = "cron";
 /// The prefix of a subagent's key.
 const TASK: &str = "task";
+/// The prefix of Pincer's own sessions.
+const SYSTEM: &str = "system";
 
 /// One conversation.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -33,6 +37,9 @@ pub enum SessionKey {
         parent: Box<SessionKey>,
         number: u64,
     },
+    /// Pincer's own session `system:<name>` (no colon in `name`): no chat, nobody
+    /// writes in it; what it does is counted there.
+    System { name: String },
 }
 
 /// Text that is not a session key.
@@ -65,6 +72,11 @@ impl SessionKey {
             parent: Box::new(parent),
             number,
         }
+    }
+
+    /// Pincer's own session `name` (`system:dream`).
+    pub fn system(name: impl Into<String>) -> SessionKey {
+        SessionKey::System { name: name.into() }
     }
 
     /// The key of the `number`th subagent of the conversation keyed `parent` (the
@@ -104,13 +116,14 @@ impl SessionKey {
         }
     }
 
-    /// The first part of the text form: the channel, `cron` or `task` (how the panel
-    /// groups conversations).
+    /// The first part of the text form: the channel, `cron`, `task` or `system` (how
+    /// the panel groups conversations).
     pub fn prefix(&self) -> &str {
         match self {
             SessionKey::Chat { channel, .. } => channel,
             SessionKey::Scheduled { .. } => SCHEDULED,
             SessionKey::Task { .. } => TASK,
+            SessionKey::System { .. } => SYSTEM,
         }
     }
 
@@ -138,6 +151,7 @@ impl fmt::Display for SessionKey {
             }
             SessionKey::Scheduled { run } => write!(f, "{SCHEDULED}:{run}"),
             SessionKey::Task { parent, number } => write!(f, "{TASK}:{parent}:{number}"),
+            SessionKey::System { name } => write!(f, "{SYSTEM}:{name}"),
         }
     }
 }
@@ -158,6 +172,10 @@ impl FromStr for SessionKey {
             let (parent, number) = rest.rsplit_once(':').ok_or_else(bad)?;
             let number = number.parse().map_err(|_| bad())?;
             return Ok(SessionKey::task(parent.parse()?, number));
+        }
+        // `system:dm:42` stays a chat on a channel named `system`, as it always read.
+        if head == SYSTEM && !rest.is_empty() && !rest.contains(':') {
+            return Ok(SessionKey::system(rest));
         }
         let (kind, rest) = rest.split_once(':').ok_or_else(bad)?;
         let group = match kind {
@@ -199,6 +217,7 @@ mod tests {
             "cron:heartbeat:2026-11-26T09:00",
             "task:telegram:dm:42:3",
             "task:cron:shared:digest:1",
+            "system:dream",
         ] {
             let key: SessionKey = text.parse().unwrap();
             assert_eq!(key.to_string(), text);
@@ -233,6 +252,14 @@ mod tests {
             task,
             SessionKey::task(SessionKey::direct("terminal", "local"), 2)
         );
+        let own: SessionKey = "system:dream".parse().unwrap();
+        assert_eq!(own, SessionKey::system("dream"));
+        assert_eq!((own.target(), own.prefix()), (None, "system"));
+        // A chat on a channel named `system` reads as it always did.
+        assert!(matches!(
+            "system:dm:42".parse::<SessionKey>(),
+            Ok(SessionKey::Chat { .. })
+        ));
     }
 
     #[test]
@@ -243,6 +270,7 @@ mod tests {
             "telegram:dm:",
             ":dm:42",
             "cron:",
+            "system:",
             "task:telegram:dm:42",
             "task:telegram:dm:42:x",
         ] {

@@ -55,7 +55,7 @@ pub use chunk::{Chunk, FinishReason, TurnUsage};
 pub use key::SessionKey;
 pub use message::{
     Ack, ChatKind, Done, Inbound, InboundMessage, MediaKind, MediaRef, OutboundBody,
-    OutboundMessage, Receipt, SYSTEM, Scheduled, Sender, Target, Tier,
+    OutboundMessage, Receipt, SYSTEM, Scheduled, Sender, Target, Tier, TurnFailed,
 };
 pub use registry::{ChannelHandle, ChannelInfo, Rate, Registry};
 pub use terminal::Terminal;

@@ -8,7 +8,7 @@ use std::time::SystemTime;
 
 use tokio::sync::oneshot;
 
-use crate::channel::OutboundMedia;
+use crate::channel::{ChannelError, OutboundMedia};
 use crate::inbox::Remote;
 use crate::key::SessionKey;
 
@@ -102,15 +102,21 @@ impl Ack {
 /// Fired by the core when the turn that answered a message has ended, with its
 /// error if it failed (the scheduler records a job's run with it).
 #[derive(Debug)]
-pub struct Done(oneshot::Sender<Result<(), String>>);
+pub struct Done(oneshot::Sender<Result<(), TurnFailed>>);
+
+/// Why the turn that answered a message did not finish: the notice its chat was shown
+/// (the core's words; this crate knows nothing of how turns end).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct TurnFailed(pub String);
 
 impl Done {
-    pub fn pair() -> (Done, oneshot::Receiver<Result<(), String>>) {
+    pub fn pair() -> (Done, oneshot::Receiver<Result<(), TurnFailed>>) {
         let (tx, rx) = oneshot::channel();
         (Done(tx), rx)
     }
 
-    pub fn fire(self, outcome: Result<(), String>) {
+    pub fn fire(self, outcome: Result<(), TurnFailed>) {
         // Whoever waited may be gone (shutdown); the outcome is in the store anyway.
         let _ = self.0.send(outcome);
     }
@@ -331,16 +337,16 @@ impl OutboundBody {
 pub struct Receipt(Arc<Mutex<Option<Delivered>>>);
 
 /// The sending half a `Receipt` holds: the platform's message id, or why not.
-type Delivered = oneshot::Sender<Result<String, String>>;
+type Delivered = oneshot::Sender<Result<String, ChannelError>>;
 
 impl Receipt {
-    pub fn pair() -> (Receipt, oneshot::Receiver<Result<String, String>>) {
+    pub fn pair() -> (Receipt, oneshot::Receiver<Result<String, ChannelError>>) {
         let (tx, rx) = oneshot::channel();
         (Receipt(Arc::new(Mutex::new(Some(tx)))), rx)
     }
 
     /// Report the outcome; only the first report counts.
-    pub fn fire(&self, outcome: Result<String, String>) {
+    pub fn fire(&self, outcome: Result<String, ChannelError>) {
         if let Some(tx) = self.0.lock().ok().and_then(|mut tx| tx.take()) {
             // Whoever waited may have given up (a stopped turn); nothing to tell then.
             let _ = tx.send(outcome);

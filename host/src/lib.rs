@@ -156,8 +156,7 @@ pub async fn open_chat(
         },
     };
     let key = SessionKey::direct(pincer_channels::terminal::CHANNEL, &id);
-    // The store keeps keys as text.
-    let session = agent.store().current_session(&key.to_string()).await?;
+    let session = agent.store().current_session(&key).await?;
     agent.modes().set(session, mode);
     let terminal = Terminal::new(true)
         .with_chat(&id)

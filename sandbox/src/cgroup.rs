@@ -38,16 +38,67 @@ pub struct Plan {
     pub home: PathBuf,
 }
 
+/// Why calls get no cgroup of their own (and rlimits alone): what `pincer doctor` says.
+#[derive(Debug, thiserror::Error)]
+pub enum CgroupError {
+    #[error("cannot read {} ({source})", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("this process is in no cgroup v2 hierarchy")]
+    NotInV2,
+    #[error("no cgroup v2 hierarchy is mounted")]
+    NotMounted,
+    #[error(
+        "{} is not writable by this user (run pincer as a systemd service with Delegate=yes, or as root)",
+        .0.display()
+    )]
+    NotWritable(PathBuf),
+    #[error(
+        "the cgroup v2 hierarchy offers {} only the controllers [{offered}], not memory and pids (cgroup v1 holds them, or they are not delegated)",
+        group.display()
+    )]
+    NoControllers { group: PathBuf, offered: String },
+    #[error(
+        "cannot enable the memory and pids controllers in {} ({source}; run pincer as a systemd service with Delegate=yes, or as root)",
+        group.display()
+    )]
+    Enable {
+        group: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "{} holds other processes besides pincer, so it cannot have child cgroups (give pincer a cgroup of its own: a systemd service with Delegate=yes)",
+        .0.display()
+    )]
+    Shared(PathBuf),
+    #[error(
+        "cannot move pincer into {} to give calls cgroups of their own ({source})",
+        leaf.display()
+    )]
+    MoveIn {
+        leaf: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// `path` read whole, or `CgroupError::Read`.
+fn read(path: &Path) -> Result<String, CgroupError> {
+    std::fs::read_to_string(path).map_err(|source| CgroupError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
 /// This process's cgroup v2 directory, from `/proc/self/cgroup` and the mount table.
-fn own_dir() -> Result<PathBuf, String> {
-    let cgroups = std::fs::read_to_string("/proc/self/cgroup")
-        .map_err(|e| format!("cannot read /proc/self/cgroup ({e})"))?;
+fn own_dir() -> Result<PathBuf, CgroupError> {
+    let cgroups = read(Path::new("/proc/self/cgroup"))?;
     let path = cgroups
         .lines()
         .find_map(|line| line.strip_prefix("0::"))
-        .ok_or("this process is in no cgroup v2 hierarchy")?;
-    let mounts = std::fs::read_to_string("/proc/self/mountinfo")
-        .map_err(|e| format!("cannot read /proc/self/mountinfo ({e})"))?;
+        .ok_or(CgroupError::NotInV2)?;
+    let mounts = read(Path::new("/proc/self/mountinfo"))?;
     let (root, point) = mounts
         .lines()
         .find_map(|line| {
@@ -58,7 +109,7 @@ fn own_dir() -> Result<PathBuf, String> {
             let mut fields = left.split_whitespace().skip(3);
             Some((fields.next()?.to_string(), fields.next()?.to_string()))
         })
-        .ok_or("no cgroup v2 hierarchy is mounted")?;
+        .ok_or(CgroupError::NotMounted)?;
     let inside = path.strip_prefix(root.as_str()).unwrap_or(path);
     let inside = inside.trim_start_matches('/');
     let point = PathBuf::from(point);
@@ -71,22 +122,19 @@ fn own_dir() -> Result<PathBuf, String> {
 
 /// The cgroup whose children calls would be, and the problem if there is one, without
 /// changing anything: what `pincer doctor` reports.
-pub fn probe() -> Result<PathBuf, String> {
+pub fn probe() -> Result<PathBuf, CgroupError> {
     let own = own_dir()?;
     let group = parent_if_leaf(&own);
     check_controllers(&group)?;
     let writable = |p: &Path| rustix::fs::access(p, rustix::fs::Access::WRITE_OK).is_ok();
     if !writable(&group) || !writable(&group.join("cgroup.subtree_control")) {
-        return Err(format!(
-            "{} is not writable by this user (run pincer as a systemd service with Delegate=yes, or as root)",
-            group.display()
-        ));
+        return Err(CgroupError::NotWritable(group));
     }
     Ok(group)
 }
 
 /// Set up the gateway's cgroup for calls (see the module doc), or say why not.
-pub fn prepare() -> Result<Plan, String> {
+pub fn prepare() -> Result<Plan, CgroupError> {
     prepare_in(&own_dir()?, std::process::id())
 }
 
@@ -97,61 +145,46 @@ fn parent_if_leaf(own: &Path) -> PathBuf {
     }
 }
 
-fn check_controllers(group: &Path) -> Result<(), String> {
-    let file = group.join("cgroup.controllers");
-    let offered = std::fs::read_to_string(&file)
-        .map_err(|e| format!("cannot read {} ({e})", file.display()))?;
+fn check_controllers(group: &Path) -> Result<(), CgroupError> {
+    let offered = read(&group.join("cgroup.controllers"))?;
     let has = |name: &str| offered.split_whitespace().any(|c| c == name);
     if !(has("memory") && has("pids")) {
-        return Err(format!(
-            "the cgroup v2 hierarchy offers {} only the controllers [{}], not memory and pids (cgroup v1 holds them, or they are not delegated)",
-            group.display(),
-            offered.trim()
-        ));
+        return Err(CgroupError::NoControllers {
+            group: group.to_path_buf(),
+            offered: offered.trim().to_string(),
+        });
     }
     Ok(())
 }
 
 /// `prepare` with this process's cgroup `own` and pid `me`.
-fn prepare_in(own: &Path, me: u32) -> Result<Plan, String> {
+fn prepare_in(own: &Path, me: u32) -> Result<Plan, CgroupError> {
     let group = parent_if_leaf(own);
     check_controllers(&group)?;
     let control = group.join("cgroup.subtree_control");
     let enabled = std::fs::read_to_string(&control).unwrap_or_default();
     let on = |name: &str| enabled.split_whitespace().any(|c| c == name);
     let mut home = own.to_path_buf();
-    let enabled_now = on("memory") && on("pids")
-        || {
-            match std::fs::write(&control, "+memory +pids") {
-                Ok(()) => true,
-                Err(err) if err.raw_os_error() == Some(libc::EBUSY) => false,
-                Err(err) => {
-                    return Err(format!(
-                        "cannot enable the memory and pids controllers in {} ({err}; run pincer as a systemd service with Delegate=yes, or as root)",
-                        group.display()
-                    ));
-                }
-            }
-        };
+    let enabled_now = on("memory") && on("pids") || {
+        match std::fs::write(&control, "+memory +pids") {
+            Ok(()) => true,
+            Err(err) if err.raw_os_error() == Some(libc::EBUSY) => false,
+            Err(source) => return Err(CgroupError::Enable { group, source }),
+        }
+    };
     if !enabled_now {
         // The cgroup holds processes: only ours may be moved out of the way.
         let procs = std::fs::read_to_string(group.join("cgroup.procs")).unwrap_or_default();
         if procs.split_whitespace().any(|p| p != me.to_string()) {
-            return Err(format!(
-                "{} holds other processes besides pincer, so it cannot have child cgroups (give pincer a cgroup of its own: a systemd service with Delegate=yes)",
-                group.display()
-            ));
+            return Err(CgroupError::Shared(group));
         }
         let leaf = group.join(LEAF);
         let moved = std::fs::create_dir_all(&leaf)
             .and_then(|()| std::fs::write(leaf.join("cgroup.procs"), me.to_string()))
             .and_then(|()| std::fs::write(&control, "+memory +pids"));
-        moved.map_err(|e| {
-            format!(
-                "cannot move pincer into {} to give calls cgroups of their own ({e})",
-                leaf.display()
-            )
-        })?;
+        if let Err(source) = moved {
+            return Err(CgroupError::MoveIn { leaf, source });
+        }
         home = leaf;
     }
     // Calls a killed launcher left behind: empty ones go (rmdir refuses the others).
@@ -252,7 +285,7 @@ mod tests {
     #[test]
     fn without_the_memory_controller_calls_get_rlimits_alone_and_doctor_hears_why() {
         let dir = fake_group("cpu io hugetlb", "");
-        let why = prepare_in(dir.path(), 1).unwrap_err();
+        let why = prepare_in(dir.path(), 1).unwrap_err().to_string();
         assert!(why.contains("not memory and pids"), "{why}");
         assert!(why.contains("hugetlb"), "{why}");
     }

@@ -3,6 +3,7 @@
 //! waiting message moved to the end when a turn takes it, and the transcript read
 //! back in the order the model saw it. What a session is lives in `session`.
 
+use pincer_channels::SessionKey;
 use rusqlite::{Connection, params};
 
 use super::{
@@ -40,7 +41,7 @@ pub struct Unanswered {
 #[derive(Debug, Clone)]
 pub struct Received {
     /// The session key; the message goes to its current session.
-    pub key: String,
+    pub key: SessionKey,
     pub channel: String,
     /// The platform's id of the message: a second one is a redelivery.
     pub platform_id: String,
@@ -92,14 +93,14 @@ impl Store {
     /// call. Returns the session and the message's id (`None`: a redelivery).
     pub async fn receive(
         &self,
-        key: &str,
+        key: &SessionKey,
         channel: &str,
         platform_id: &str,
         sender: &str,
         text: &str,
     ) -> Result<(i64, Option<i64>)> {
         let row = Received {
-            key: key.to_string(),
+            key: key.clone(),
             channel: channel.to_string(),
             platform_id: platform_id.to_string(),
             sender: sender.to_string(),
@@ -119,7 +120,7 @@ impl Store {
         self.run(move |conn| {
             rows.into_iter()
                 .map(|row| {
-                    let session_id = super::session::current_session(conn, &row.key)?;
+                    let session_id = super::session::current_session(conn, &row.key.to_string())?;
                     let parts = [Part::Text { text: row.text }];
                     let id = insert_user(
                         conn,

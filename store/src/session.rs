@@ -4,6 +4,7 @@
 //! beside each transcript — the pinned model (`/model`), the compaction summary and how
 //! far tool results are pruned.
 
+use pincer_channels::SessionKey;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{Cached as _, Result, Store, StoreError, now_ms};
@@ -41,13 +42,13 @@ pub struct SessionInfo {
 
 impl Store {
     /// The current session of a key, created on first use.
-    pub async fn current_session(&self, key: &str) -> Result<i64> {
+    pub async fn current_session(&self, key: &SessionKey) -> Result<i64> {
         let key = key.to_string();
         self.run(move |conn| current_session(conn, &key)).await
     }
 
     /// Close the key's current session and start a new one (`/new`).
-    pub async fn new_session(&self, key: &str) -> Result<i64> {
+    pub async fn new_session(&self, key: &SessionKey) -> Result<i64> {
         let key = key.to_string();
         self.run(move |conn| {
             let now = now_ms();

@@ -3,7 +3,7 @@
 //! it runs in the background, the chat a background task reports to, and how it ended. A task still
 //! `running` when the process starts was cut short by a restart (`interrupted`).
 
-use pincer_channels::Target;
+use pincer_channels::{SessionKey, Target};
 use rusqlite::{OptionalExtension, params};
 
 use super::{Result, Store, now_ms};
@@ -70,26 +70,27 @@ impl Store {
     /// session is made for `task:<parent key>:<number>`.
     pub async fn new_task(
         &self,
-        parent_key: &str,
+        parent_key: &SessionKey,
         parent_session_id: i64,
         started_by: &str,
         description: &str,
         background: bool,
         target: &Target,
     ) -> Result<TaskRow> {
-        let (parent_key, started_by, description, target) = (
-            parent_key.to_string(),
+        let (parent, started_by, description, target) = (
+            parent_key.clone(),
             started_by.to_string(),
             description.to_string(),
             target.clone(),
         );
         self.run(move |conn| {
+            let parent_key = parent.to_string();
             let number: i64 = conn.query_row(
                 "SELECT COALESCE(MAX(number), 0) + 1 FROM tasks WHERE parent_key = ?1",
                 [&parent_key],
                 |row| row.get(0),
             )?;
-            let key = pincer_channels::SessionKey::task_key(&parent_key, number as u64);
+            let key = SessionKey::task(parent, number as u64).to_string();
             let session_id = super::session::current_session(conn, &key)?;
             conn.execute(
                 "INSERT INTO tasks (parent_key, parent_session_id, number, session_id, description, background, status, target_channel, target_chat, target_thread, created_at, started_by)
@@ -136,7 +137,7 @@ impl Store {
     /// only the ones that sender's turns started.
     pub async fn tasks_of(
         &self,
-        parent_key: &str,
+        parent_key: &SessionKey,
         started_by: Option<&str>,
         limit: usize,
     ) -> Result<Vec<TaskRow>> {
@@ -153,7 +154,7 @@ impl Store {
     }
 
     /// One task of a conversation by its number.
-    pub async fn task(&self, parent_key: &str, number: i64) -> Result<Option<TaskRow>> {
+    pub async fn task(&self, parent_key: &SessionKey, number: i64) -> Result<Option<TaskRow>> {
         let parent_key = parent_key.to_string();
         self.run(move |conn| {
             Ok(conn
@@ -203,29 +204,36 @@ mod tests {
     use super::super::migrations;
     use super::*;
 
-    const GROUP: &str = "telegram:group:-1001";
+    fn group() -> SessionKey {
+        SessionKey::Chat {
+            channel: "telegram".into(),
+            group: true,
+            chat_id: "-1001".into(),
+            thread: None,
+        }
+    }
 
     #[tokio::test]
     async fn a_conversations_tasks_are_listed_for_whoever_started_them() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("pincer.db")).unwrap();
-        let parent = store.current_session(GROUP).await.unwrap();
+        let parent = store.current_session(&group()).await.unwrap();
         let target = Target::chat("telegram", "-1001", None);
         for (by, what) in [("telegram:42", "owner's"), ("telegram:9", "guest's")] {
             store
-                .new_task(GROUP, parent, by, what, false, &target)
+                .new_task(&group(), parent, by, what, false, &target)
                 .await
                 .unwrap();
         }
         let described = |rows: Vec<TaskRow>| -> Vec<String> {
             rows.into_iter().map(|r| r.description).collect()
         };
-        let all = store.tasks_of(GROUP, None, 10).await.unwrap();
+        let all = store.tasks_of(&group(), None, 10).await.unwrap();
         assert_eq!(all[0].started_by.as_deref(), Some("telegram:9"));
         assert_eq!(described(all), ["guest's", "owner's"]);
-        let guests = store.tasks_of(GROUP, Some("telegram:9"), 10).await;
+        let guests = store.tasks_of(&group(), Some("telegram:9"), 10).await;
         assert_eq!(described(guests.unwrap()), ["guest's"]);
-        let nobodys = store.tasks_of(GROUP, Some("telegram:7"), 10).await;
+        let nobodys = store.tasks_of(&group(), Some("telegram:7"), 10).await;
         assert!(nobodys.unwrap().is_empty());
     }
 
@@ -249,10 +257,13 @@ mod tests {
             .unwrap();
         }
         let store = Store::open(&path).unwrap();
-        let rows = store.tasks_of(GROUP, None, 10).await.unwrap();
+        let rows = store.tasks_of(&group(), None, 10).await.unwrap();
         let starters: Vec<Option<&str>> = rows.iter().map(|r| r.started_by.as_deref()).collect();
         assert_eq!(starters, [None, Some("telegram:9")]);
-        let guests = store.tasks_of(GROUP, Some("telegram:9"), 10).await.unwrap();
+        let guests = store
+            .tasks_of(&group(), Some("telegram:9"), 10)
+            .await
+            .unwrap();
         assert_eq!(guests.len(), 1);
     }
 }

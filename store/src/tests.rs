@@ -2,7 +2,13 @@ use super::messages::{HISTORY, history};
 use super::pairing::PendingCode;
 use super::session::current_session;
 use super::*;
+use pincer_channels::SessionKey;
 use pincer_provider::{Part, Usage};
+
+/// A key the tests write, read as the store's callers hold one.
+fn key(text: &str) -> SessionKey {
+    text.parse().expect("a session key")
+}
 
 fn open() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
@@ -13,7 +19,7 @@ fn open() -> (tempfile::TempDir, Store) {
 #[tokio::test]
 async fn user_message_is_stored_once_per_platform_id() {
     let (_dir, store) = open();
-    let session = store.current_session("telegram:dm:42").await.unwrap();
+    let session = store.current_session(&key("telegram:dm:42")).await.unwrap();
     let first = store
         .insert_user(session, "telegram", "7", "telegram:42", "hi")
         .await
@@ -36,15 +42,15 @@ async fn user_message_is_stored_once_per_platform_id() {
 async fn receive_stores_a_message_in_the_key_s_current_session_once() {
     let (_dir, store) = open();
     let (session, first) = store
-        .receive("telegram:dm:42", "telegram", "7", "telegram:42", "hi")
+        .receive(&key("telegram:dm:42"), "telegram", "7", "telegram:42", "hi")
         .await
         .unwrap();
     assert_eq!(
         session,
-        store.current_session("telegram:dm:42").await.unwrap()
+        store.current_session(&key("telegram:dm:42")).await.unwrap()
     );
     let (again_in, again) = store
-        .receive("telegram:dm:42", "telegram", "7", "telegram:42", "hi")
+        .receive(&key("telegram:dm:42"), "telegram", "7", "telegram:42", "hi")
         .await
         .unwrap();
     assert_eq!(
@@ -72,8 +78,8 @@ async fn receive_all_stores_every_row_or_none() {
         })
         .await
         .unwrap();
-    let row = |key: &str, id: &str| Received {
-        key: key.into(),
+    let row = |chat: &str, id: &str| Received {
+        key: SessionKey::direct("telegram", chat),
         channel: "telegram".into(),
         platform_id: id.into(),
         sender: "telegram:1".into(),
@@ -98,7 +104,7 @@ async fn receive_all_stores_every_row_or_none() {
 #[tokio::test]
 async fn transcript_reads_the_session_after_its_summary_with_open_calls_closed() {
     let (_dir, store) = open();
-    let session = store.current_session("k").await.unwrap();
+    let session = store.current_session(&key("terminal:dm:k")).await.unwrap();
     let text = |t: &str| vec![Part::Text { text: t.into() }];
     store
         .append(session, Role::Assistant, text("summarised"))
@@ -140,7 +146,7 @@ async fn transcript_reads_the_session_after_its_summary_with_open_calls_closed()
 #[tokio::test]
 async fn record_call_keeps_the_reply_when_its_usage_row_cannot_be_written() {
     let (_dir, store) = open();
-    let session = store.current_session("k").await.unwrap();
+    let session = store.current_session(&key("terminal:dm:k")).await.unwrap();
     let usage = Usage {
         input_tokens: 10,
         ..Usage::default()
@@ -182,15 +188,24 @@ async fn record_call_keeps_the_reply_when_its_usage_row_cannot_be_written() {
 #[tokio::test]
 async fn new_session_replaces_the_current_one_for_a_key() {
     let (_dir, store) = open();
-    let first = store.current_session("terminal:dm:local").await.unwrap();
+    let first = store
+        .current_session(&key("terminal:dm:local"))
+        .await
+        .unwrap();
     assert_eq!(
-        store.current_session("terminal:dm:local").await.unwrap(),
+        store
+            .current_session(&key("terminal:dm:local"))
+            .await
+            .unwrap(),
         first
     );
-    let second = store.new_session("terminal:dm:local").await.unwrap();
+    let second = store.new_session(&key("terminal:dm:local")).await.unwrap();
     assert_ne!(first, second);
     assert_eq!(
-        store.current_session("terminal:dm:local").await.unwrap(),
+        store
+            .current_session(&key("terminal:dm:local"))
+            .await
+            .unwrap(),
         second
     );
     assert_eq!(
@@ -204,7 +219,10 @@ async fn new_session_replaces_the_current_one_for_a_key() {
 #[tokio::test]
 async fn a_hosts_conversations_are_listed_with_their_opening_words() {
     let (_dir, store) = open();
-    let talked = store.current_session("terminal:dm:acp-1").await.unwrap();
+    let talked = store
+        .current_session(&key("terminal:dm:acp-1"))
+        .await
+        .unwrap();
     store
         .insert_user(talked, "terminal", "1", "me", "water the plants")
         .await
@@ -213,8 +231,14 @@ async fn a_hosts_conversations_are_listed_with_their_opening_words() {
         .insert_user(talked, "terminal", "2", "me", "and the cactus")
         .await
         .unwrap();
-    let empty = store.current_session("terminal:dm:acp-2").await.unwrap();
-    let other = store.current_session("terminal:dm:agent-1").await.unwrap();
+    let empty = store
+        .current_session(&key("terminal:dm:acp-2"))
+        .await
+        .unwrap();
+    let other = store
+        .current_session(&key("terminal:dm:agent-1"))
+        .await
+        .unwrap();
     store
         .insert_user(other, "terminal", "3", "me", "hi")
         .await
@@ -237,7 +261,7 @@ async fn a_hosts_conversations_are_listed_with_their_opening_words() {
     );
     assert_eq!(store.opening_text(empty).await.unwrap(), None);
 
-    let next = store.new_session("terminal:dm:acp-1").await.unwrap();
+    let next = store.new_session(&key("terminal:dm:acp-1")).await.unwrap();
     assert!(
         store
             .current_sessions_under("terminal:dm:acp-")
@@ -251,7 +275,7 @@ async fn a_hosts_conversations_are_listed_with_their_opening_words() {
 #[tokio::test]
 async fn a_fork_copies_the_answered_transcript_and_leaves_the_original_alone() {
     let (_dir, store) = open();
-    let from = store.current_session("terminal:dm:a").await.unwrap();
+    let from = store.current_session(&key("terminal:dm:a")).await.unwrap();
     let asked = store
         .insert_user(from, "terminal", "1", "terminal:local", "plant basil")
         .await
@@ -271,7 +295,10 @@ async fn a_fork_copies_the_answered_transcript_and_leaves_the_original_alone() {
         .unwrap();
 
     let fork = store.fork_session(from, "terminal:dm:b").await.unwrap();
-    assert_eq!(store.current_session("terminal:dm:b").await.unwrap(), fork);
+    assert_eq!(
+        store.current_session(&key("terminal:dm:b")).await.unwrap(),
+        fork
+    );
     let copied = store.history(fork).await.unwrap();
     let original = store.history(from).await.unwrap();
     assert_eq!(copied.len(), 2);
@@ -300,7 +327,7 @@ async fn a_fork_copies_the_answered_transcript_and_leaves_the_original_alone() {
 #[tokio::test]
 async fn repair_closes_tool_calls_left_without_results() {
     let (_dir, store) = open();
-    let session = store.current_session("k").await.unwrap();
+    let session = store.current_session(&key("terminal:dm:k")).await.unwrap();
     let call = |id: &str| Part::ToolCall {
         id: id.into(),
         name: "exec".into(),
@@ -349,7 +376,7 @@ async fn unanswered_messages_are_found_after_a_restart() {
     let path = dir.path().join("pincer.db");
     {
         let store = Store::open(&path).unwrap();
-        let session = store.current_session("telegram:dm:1").await.unwrap();
+        let session = store.current_session(&key("telegram:dm:1")).await.unwrap();
         let id = store
             .insert_user(session, "telegram", "1", "telegram:1", "q")
             .await
@@ -373,7 +400,7 @@ async fn unanswered_messages_are_found_after_a_restart() {
 #[tokio::test]
 async fn usage_adds_up() {
     let (_dir, store) = open();
-    let session = store.current_session("k").await.unwrap();
+    let session = store.current_session(&key("terminal:dm:k")).await.unwrap();
     let usage = Usage {
         input_tokens: 10,
         output_tokens: 5,
@@ -397,7 +424,7 @@ async fn usage_adds_up() {
 #[tokio::test]
 async fn the_days_spend_stays_exact_while_it_is_cached() {
     let (_dir, store) = open();
-    let session = store.current_session("k").await.unwrap();
+    let session = store.current_session(&key("terminal:dm:k")).await.unwrap();
     let day = now_ms() - 1000;
     let usage = Usage::default();
     store
@@ -419,7 +446,7 @@ async fn the_days_spend_stays_exact_while_it_is_cached() {
 #[tokio::test]
 async fn spending_is_kept_per_sender_and_the_owners_apart() {
     let (_dir, store) = open();
-    let session = store.current_session("k").await.unwrap();
+    let session = store.current_session(&key("terminal:dm:k")).await.unwrap();
     let day = now_ms() - 1000;
     let usage = Usage::default();
     let guest = Spender {
@@ -494,7 +521,7 @@ fn a_newer_database_is_refused_with_the_fix() {
 #[tokio::test]
 async fn taken_messages_move_to_the_end_of_the_transcript() {
     let (_dir, store) = open();
-    let session = store.current_session("k").await.unwrap();
+    let session = store.current_session(&key("terminal:dm:k")).await.unwrap();
     let first = store
         .insert_user(session, "t", "1", "s", "first")
         .await
@@ -635,7 +662,10 @@ fn a_turns_statements_are_prepared_once_not_on_every_call() {
 #[tokio::test]
 async fn history_after_a_summary_leaves_the_summarised_part_out_but_not_open_messages() {
     let (_dir, store) = open();
-    let session = store.current_session("terminal:dm:local").await.unwrap();
+    let session = store
+        .current_session(&key("terminal:dm:local"))
+        .await
+        .unwrap();
     let text = |t: &str| vec![Part::Text { text: t.into() }];
     store
         .insert_user(session, "terminal", "1", "me", "old question")
@@ -687,7 +717,7 @@ fn every_role_and_status_reads_back_as_written() {
 /// Pincer's back (the role's CHECK constraint switched off, as another program could).
 async fn history_with(column: &'static str, value: &'static str) -> Result<Vec<StoredMessage>> {
     let (_dir, store) = open();
-    let session = store.current_session("k").await.unwrap();
+    let session = store.current_session(&key("terminal:dm:k")).await.unwrap();
     let id = store
         .append(
             session,
@@ -735,7 +765,7 @@ async fn an_unknown_role_status_or_tier_is_an_error_that_names_the_fix_not_a_def
 #[tokio::test]
 async fn an_unreadable_part_is_an_error_that_names_the_message() {
     let (_dir, store) = open();
-    let session = store.current_session("k").await.unwrap();
+    let session = store.current_session(&key("terminal:dm:k")).await.unwrap();
     let id = store
         .append(
             session,

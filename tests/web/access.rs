@@ -217,7 +217,10 @@ async fn the_page_shows_owners_tiers_and_what_each_sender_spent_today() {
         .await
         .unwrap()
         .unwrap();
-    let session = store.new_session("telegram:dm:42").await.unwrap();
+    let session = store
+        .new_session(&"telegram:dm:42".parse().unwrap())
+        .await
+        .unwrap();
     let member = Spender {
         sender: "telegram:42".into(),
         tier: Tier::Member,

@@ -234,7 +234,10 @@ async fn conversations_are_listed_by_channel_searched_and_shown_with_tools_folde
     ]);
     chat(&panel, "what is in my workspace?").await;
     let store = &panel.state.agent.store();
-    let other = store.current_session("telegram:dm:42").await.unwrap();
+    let other = store
+        .current_session(&"telegram:dm:42".parse().unwrap())
+        .await
+        .unwrap();
     store
         .insert_user(other, "telegram", "42:1", "telegram:42", "buy oat milk")
         .await
@@ -295,7 +298,10 @@ async fn pictures_are_shown_from_the_inbox_and_nothing_else_is_served() {
     )
     .unwrap();
     let store = &panel.state.agent.store();
-    let session = store.current_session("telegram:dm:42").await.unwrap();
+    let session = store
+        .current_session(&"telegram:dm:42".parse().unwrap())
+        .await
+        .unwrap();
     let image = pincer::provider::Part::Image {
         path: "inbox/telegram/cat.png".into(),
         data: None,

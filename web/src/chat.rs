@@ -23,6 +23,7 @@ use futures_util::stream;
 use maud::html;
 use pincer_channels::{
     ChatKind, Done, Inbound, InboundMessage, OutboundBody, OutboundMessage, Sender, Target,
+    TurnFailed,
 };
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
@@ -162,7 +163,7 @@ struct Answer {
     rx: mpsc::Receiver<OutboundMessage>,
     /// Fires when the turn that took the message in has ended (or the message was
     /// dropped unanswered); `None` once heard.
-    answered: Option<oneshot::Receiver<Result<(), String>>>,
+    answered: Option<oneshot::Receiver<Result<(), TurnFailed>>>,
     /// What `answered` said: how that turn ended.
     outcome: Option<Result<(), Option<String>>>,
     /// The outbound bus, for the marker that ends a response with no turn of its own.
@@ -190,7 +191,7 @@ impl Answer {
                 outcome = heard(&mut self.answered) => {
                     self.answered = None;
                     self.outcome = Some(match outcome {
-                        Ok(ended) => ended.map_err(Some),
+                        Ok(ended) => ended.map_err(|failed| Some(failed.0)),
                         Err(_) => Err(None),
                     });
                     // After everything the turn said: the bus keeps its order, so the
@@ -227,8 +228,8 @@ impl Answer {
 
 /// The outcome `answered` brings, or never once it has been heard.
 async fn heard(
-    answered: &mut Option<oneshot::Receiver<Result<(), String>>>,
-) -> Result<Result<(), String>, oneshot::error::RecvError> {
+    answered: &mut Option<oneshot::Receiver<Result<(), TurnFailed>>>,
+) -> Result<Result<(), TurnFailed>, oneshot::error::RecvError> {
     match answered {
         Some(rx) => rx.await,
         None => std::future::pending().await,

@@ -116,7 +116,7 @@ pub async fn add(
             render(
                 &state,
                 &login,
-                Some((StatusCode::BAD_REQUEST, Err(why))),
+                Some((StatusCode::BAD_REQUEST, Err(why.to_string()))),
                 form,
             )
             .await

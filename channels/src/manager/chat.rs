@@ -27,6 +27,7 @@ use tokio::time::Instant;
 
 use super::pace::{Bucket, Pace};
 use super::retry::with_retries;
+use crate::channel::ChannelError;
 use crate::chunk::Chunk;
 use crate::direct;
 use crate::message::{OutboundBody, OutboundMessage, Target};
@@ -189,18 +190,23 @@ impl ChatWorker {
     }
 
     /// A file, paced and retried like a message; the error says why it did not go.
-    async fn send_file(&mut self, media: &crate::channel::OutboundMedia) -> Result<String, String> {
+    async fn send_file(
+        &mut self,
+        media: &crate::channel::OutboundMedia,
+    ) -> Result<String, ChannelError> {
         let Some(sender) = self.handle.media.clone() else {
-            return Err(format!("{} cannot send files", self.target.channel));
+            return Err(ChannelError::permanent(format!(
+                "{} cannot send files",
+                self.target.channel
+            )));
         };
         // What streamed before the file stays before it.
         self.close_stream().await;
         self.pace().await;
         with_retries("send a file", || sender.send_media(&self.target, media))
             .await
-            .map_err(|err| {
+            .inspect_err(|err| {
                 tracing::warn!(channel = %self.target.channel, chat = %self.target.chat_id, "file not delivered: {err}");
-                err.message
             })
     }
 

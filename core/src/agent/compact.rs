@@ -12,7 +12,7 @@
 //! many were left out) — the latest turns stay word for word either way.
 
 use super::Agent;
-use crate::provider::{ChatMessage, ChatRequest, Part};
+use crate::provider::{ChatMessage, ChatRequest, Part, ProviderError};
 use crate::router::Tier;
 use crate::store::{self, StoredMessage};
 
@@ -33,7 +33,34 @@ pub struct Compacted {
     pub summary_chars: usize,
     /// Why the model's summary was refused, when it was: the messages were left out
     /// instead (the earlier summary kept).
-    pub refused: Option<String>,
+    pub refused: Option<PoorSummary>,
+}
+
+/// Why a compaction did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum CompactError {
+    #[error(transparent)]
+    Store(#[from] store::StoreError),
+    #[error("no model is configured")]
+    NoModel,
+    #[error("compaction failed: {0}")]
+    Model(ProviderError),
+}
+
+/// Why the model's summary may not stand in for the messages (see `check`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PoorSummary {
+    #[error("{length} characters for {messages} messages (at least {floor} expected)")]
+    TooShort {
+        length: usize,
+        messages: usize,
+        floor: usize,
+    },
+    /// A name the conversation used.
+    #[error("it leaves out {0}, named in the conversation")]
+    LeavesOut(String),
+    #[error("it leaves out the request still open at its end")]
+    OpenRequest,
 }
 
 /// How much to keep word for word.
@@ -53,7 +80,7 @@ impl Agent {
         &self,
         session_id: i64,
         spender: &crate::store::Spender,
-    ) -> Result<Option<Compacted>, String> {
+    ) -> Result<Option<Compacted>, CompactError> {
         self.compact_keeping(session_id, spender, Keep::Messages)
             .await
     }
@@ -64,17 +91,9 @@ impl Agent {
         session_id: i64,
         spender: &crate::store::Spender,
         keep: Keep,
-    ) -> Result<Option<Compacted>, String> {
-        let meta = self
-            .store
-            .session_meta(session_id)
-            .await
-            .map_err(|e| e.to_string())?;
-        let stored = self
-            .store
-            .history(session_id)
-            .await
-            .map_err(|e| e.to_string())?;
+    ) -> Result<Option<Compacted>, CompactError> {
+        let meta = self.store.session_meta(session_id).await?;
+        let stored = self.store.history(session_id).await?;
         let done: Vec<&StoredMessage> = stored
             .iter()
             .filter(|m| m.status != store::Status::Ignored)
@@ -124,15 +143,12 @@ impl Agent {
             thinking_budget: 0,
             recalled_at: None,
         };
-        let (_, chain) = self
-            .models
-            .tier(Tier::Light)
-            .ok_or("no model is configured")?;
+        let (_, chain) = self.models.tier(Tier::Light).ok_or(CompactError::NoModel)?;
         let mut ignore = |_: crate::provider::StreamEvent<'_>| {};
         let (response, label) = chain
             .stream(request, &mut ignore)
             .await
-            .map_err(|e| format!("compaction failed: {e}"))?;
+            .map_err(CompactError::Model)?;
         let cost = self.prices.cost(&label, response.usage);
         if let Err(err) = self
             .store
@@ -151,8 +167,7 @@ impl Agent {
         };
         self.store
             .set_summary(session_id, summary.clone(), last.position)
-            .await
-            .map_err(|e| e.to_string())?;
+            .await?;
         tracing::info!(session_id, messages = old.len(), "conversation compacted");
         Ok(Some(Compacted {
             messages: old.len(),
@@ -173,28 +188,27 @@ fn summary_tokens(keep: Keep) -> u64 {
 /// Whether `summary` may stand in for `old` (rendered as `transcript`): long enough
 /// for what it replaces, naming the people the conversation named, and keeping the
 /// request still open at its end. Else why not.
-fn check(summary: &str, old: &[&StoredMessage], transcript: &str) -> Result<(), String> {
+fn check(summary: &str, old: &[&StoredMessage], transcript: &str) -> Result<(), PoorSummary> {
     let floor = (transcript.chars().count() / 40).clamp(60, 240);
     let length = summary.chars().count();
     if length < floor {
-        return Err(format!(
-            "{length} characters for {} messages (at least {floor} expected)",
-            old.len()
-        ));
+        return Err(PoorSummary::TooShort {
+            length,
+            messages: old.len(),
+            floor,
+        });
     }
     let lower = summary.to_lowercase();
     if let Some(missing) = names(old)
         .into_iter()
         .find(|name| !lower.contains(&name.to_lowercase()))
     {
-        return Err(format!(
-            "it leaves out {missing}, named in the conversation"
-        ));
+        return Err(PoorSummary::LeavesOut(missing));
     }
     if let Some(open) = open_request(old)
         && !open.iter().any(|word| lower.contains(word.as_str()))
     {
-        return Err("it leaves out the request still open at its end".into());
+        return Err(PoorSummary::OpenRequest);
     }
     Ok(())
 }
@@ -349,13 +363,15 @@ mod tests {
         let transcript = render(&old);
         let good = "The user works with Miriam on the garden plan; the seeds arrived and Miriam was told. Open: reorganise the greenhouse schedule.";
         assert_eq!(check(good, &old, &transcript), Ok(()));
-        let short = check("Marijuana & Health Care Team", &old, &transcript).unwrap_err();
+        let short = check("Marijuana & Health Care Team", &old, &transcript)
+            .unwrap_err()
+            .to_string();
         assert!(short.contains("characters"), "{short}");
         let nameless = "The user has a garden plan; the seeds arrived. Open: reorganise the greenhouse schedule, as soon as possible please.";
-        let why = check(nameless, &old, &transcript).unwrap_err();
+        let why = check(nameless, &old, &transcript).unwrap_err().to_string();
         assert!(why.contains("Miriam"), "{why}");
         let closed = "The user works with Miriam on the garden plan; the seeds arrived and Miriam was told about them, all of it done now.";
-        let why = check(closed, &old, &transcript).unwrap_err();
+        let why = check(closed, &old, &transcript).unwrap_err().to_string();
         assert!(why.contains("open"), "{why}");
     }
 

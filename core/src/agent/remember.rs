@@ -7,8 +7,10 @@
 //! log lines of turns that end together are one write, on one blocking thread however
 //! many turns run at once.
 
+use std::sync::Arc;
+
 use chrono::{NaiveDate, NaiveDateTime};
-use pincer_memory::{Memory, Said};
+use pincer_memory::{Memory, MemoryError, Said};
 use tokio::sync::oneshot;
 
 use crate::agent::Agent;
@@ -20,12 +22,13 @@ pub(crate) enum Job {
     Recall {
         text: String,
         today: NaiveDate,
-        tell: oneshot::Sender<Result<Option<String>, String>>,
+        tell: oneshot::Sender<Result<Option<String>, MemoryError>>,
     },
     Log {
         at: NaiveDateTime,
         said: Vec<Said>,
-        tell: oneshot::Sender<Result<(), String>>,
+        /// One write serves the batch: each of its turns hears the same outcome.
+        tell: oneshot::Sender<Result<(), Arc<MemoryError>>>,
     },
 }
 
@@ -53,7 +56,7 @@ fn serve(memory: &Memory, jobs: &mut Vec<Job>) {
             .collect();
         let answers = memory.recall_all(&asked);
         for ((_, _, tell), answer) in recalls.into_iter().zip(answers) {
-            let _ = tell.send(answer.map_err(|err| err.to_string()));
+            let _ = tell.send(answer);
         }
     }
     if !logs.is_empty() {
@@ -61,7 +64,7 @@ fn serve(memory: &Memory, jobs: &mut Vec<Job>) {
             .iter()
             .map(|(at, said, _)| (*at, said.as_slice()))
             .collect();
-        let written = memory.log_turns(&turns).map_err(|err| err.to_string());
+        let written = memory.log_turns(&turns).map_err(Arc::new);
         for (_, _, tell) in logs {
             let _ = tell.send(written.clone());
         }

@@ -225,7 +225,7 @@ impl Agent {
                 crate::tools::save_output(&workspace, &path, &whole)
             })
             .await
-            .unwrap_or_else(|e| Err(e.to_string()));
+            .unwrap_or_else(|e| Err(crate::tools::NotSaved::Stopped(e)));
             if let Err(err) = saved {
                 // The stub still stands in for it; the store keeps the result.
                 tracing::warn!("a pruned tool result was not saved: {err}");

@@ -9,8 +9,36 @@ use chrono_tz::Tz;
 use pincer_channels::Target;
 use pincer_config::Tier;
 
-use super::schedule::{Schedule, parse_tz};
-use crate::store::{Job, NewJob, Store};
+use super::schedule::{Schedule, ScheduleError, parse_tz};
+use crate::store::{Job, NewJob, Store, StoreError};
+
+/// Why a job was not made, for whoever asked (the command line, the tool, the panel).
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    #[error("`{0}` is not a delivery target: use <channel>:<chat>, e.g. telegram:123456789")]
+    BadTarget(String),
+    /// An owner in a chat named a target that is neither it nor an owner's own chat.
+    #[error(
+        "a job made in this chat delivers here or to an owner's own chat (agent.owners), not to {0}; leave deliver out to deliver here"
+    )]
+    OwnerElsewhere(String),
+    #[error("a job made in this chat can only deliver to this chat, not to {0}; leave deliver out")]
+    Elsewhere(String),
+    #[error("a job needs a name without spaces that is not a number, e.g. morning-brief")]
+    BadName,
+    #[error("a job needs a prompt: what the assistant should do when it runs")]
+    NoPrompt,
+    #[error(
+        "give exactly one of cron, every or at, e.g. cron \"30 8 * * 1-5\", every 30m, or at 2026-11-23T09:00"
+    )]
+    NotOneSchedule,
+    #[error(transparent)]
+    Schedule(#[from] ScheduleError),
+    #[error("that time has already passed; pick one in the future")]
+    Passed,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
 
 /// A job as someone asked for it (CLI flags or tool arguments).
 #[derive(Debug, Clone, Default)]
@@ -56,7 +84,7 @@ impl Maker {
 
 /// `telegram:42` or `telegram:-100123:7` (a forum topic). A target that is one of
 /// `owners` is that person's direct chat, opened by user id.
-pub fn parse_deliver(text: &str, owners: &[String]) -> Result<Target, String> {
+pub fn parse_deliver(text: &str, owners: &[String]) -> Result<Target, JobError> {
     if owners.iter().any(|o| o == text)
         && let Some(target) = Target::user(text)
     {
@@ -67,14 +95,12 @@ pub fn parse_deliver(text: &str, owners: &[String]) -> Result<Target, String> {
         (Some(channel), Some(chat), thread) if !channel.is_empty() && !chat.is_empty() => {
             Ok(Target::chat(channel, chat, thread))
         }
-        _ => Err(format!(
-            "`{text}` is not a delivery target: use <channel>:<chat>, e.g. telegram:123456789"
-        )),
+        _ => Err(JobError::BadTarget(text.to_string())),
     }
 }
 
 /// Where a job made by `maker` delivers, or why it may not deliver there.
-fn delivery(requested: Option<&str>, maker: &Maker) -> Result<Option<Target>, String> {
+fn delivery(requested: Option<&str>, maker: &Maker) -> Result<Option<Target>, JobError> {
     let Some(text) = requested else {
         return Ok(maker.chat.clone());
     };
@@ -93,13 +119,9 @@ fn delivery(requested: Option<&str>, maker: &Maker) -> Result<Option<Target>, St
         return Ok(Some(wanted));
     }
     Err(if maker.tier == Tier::Owner {
-        format!(
-            "a job made in this chat delivers here or to an owner's own chat (agent.owners), not to {text}; leave deliver out to deliver here"
-        )
+        JobError::OwnerElsewhere(text.to_string())
     } else {
-        format!(
-            "a job made in this chat can only deliver to this chat, not to {text}; leave deliver out"
-        )
+        JobError::Elsewhere(text.to_string())
     })
 }
 
@@ -109,30 +131,27 @@ pub async fn create(
     default_tz: Tz,
     maker: &Maker,
     now: DateTime<Utc>,
-) -> Result<Job, String> {
+) -> Result<Job, JobError> {
     let name = request.name.trim();
     if name.is_empty() || name.chars().any(char::is_whitespace) || name.parse::<i64>().is_ok() {
-        return Err(
-            "a job needs a name without spaces that is not a number, e.g. morning-brief".into(),
-        );
+        return Err(JobError::BadName);
     }
     if request.prompt.trim().is_empty() {
-        return Err("a job needs a prompt: what the assistant should do when it runs".into());
+        return Err(JobError::NoPrompt);
     }
     let schedule = match (&request.cron, &request.every, &request.at) {
         (Some(expr), None, None) => Schedule::cron(expr),
         (None, Some(every), None) => Schedule::every(every),
         (None, None, Some(at)) => Schedule::at(at),
-        _ => return Err("give exactly one of cron, every or at, e.g. cron \"30 8 * * 1-5\", every 30m, or at 2026-11-23T09:00".into()),
-    }
-    .map_err(|e| e.to_string())?;
+        _ => return Err(JobError::NotOneSchedule),
+    }?;
     let tz = match &request.tz {
-        Some(name) => parse_tz(name).map_err(|e| e.to_string())?,
+        Some(name) => parse_tz(name)?,
         None => default_tz,
     };
     let deliver = delivery(request.deliver.as_deref(), maker)?;
     let Some(next) = schedule.next_after(now, tz, now) else {
-        return Err("that time has already passed; pick one in the future".into());
+        return Err(JobError::Passed);
     };
     let job = NewJob {
         name: name.to_string(),
@@ -148,7 +167,7 @@ pub async fn create(
         tier: maker.tier,
         in_group: maker.in_group,
     };
-    store.add_job(job).await.map_err(|e| e.to_string())
+    Ok(store.add_job(job).await?)
 }
 
 /// Where a job's results go, in words.

@@ -17,7 +17,7 @@ mod tool;
 use chrono::{DateTime, Utc};
 
 pub use heartbeat::Heartbeat;
-pub use jobs::{JobRequest, Maker, create, describe, destination, parse_deliver};
+pub use jobs::{JobError, JobRequest, Maker, create, describe, destination, parse_deliver};
 pub use schedule::{Schedule, ScheduleError};
 pub use scheduler::{JobRun, MAX_FAILURES, Scheduler, system_message};
 pub use tool::CronTool;

@@ -171,10 +171,11 @@ impl Scheduler {
         let store = self.store.clone();
         let outbound = self.outbound.clone();
         Some(tokio::spawn(async move {
-            let outcome = outcome
-                .await
-                .unwrap_or_else(|_| Err("the run was lost (pincer stopped)".into()));
-            let error = outcome.err();
+            let error = match outcome.await {
+                Ok(Ok(())) => None,
+                Ok(Err(failed)) => Some(failed.to_string()),
+                Err(_) => Some("the run was lost (pincer stopped)".to_string()),
+            };
             let failed = error.is_some();
             let failures = match store.finish_run(job.id, slot, error.clone()).await {
                 Ok(failures) => failures,

@@ -112,7 +112,7 @@ impl TypedTool for CronTool {
                     self.clock.now(),
                 )
                 .await
-                .map_err(ToolError::new)?;
+                .map_err(|e| ToolError(e.to_string()))?;
                 let note = if job.deliver.is_none() {
                     " Results stay in the job's session (this chat is the terminal); pass deliver to send them to a chat."
                 } else {

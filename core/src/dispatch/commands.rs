@@ -136,12 +136,12 @@ impl Dispatcher {
                         let _ = self.store.set_status(dropped, Status::Done).await;
                     }
                 }
-                match self.store.new_session(&key.to_string()).await {
+                match self.store.new_session(key).await {
                     Ok(_) => "Started a new conversation.".into(),
                     Err(err) => format!("Could not start a new conversation: {err}"),
                 }
             }
-            Command::Trust => match self.store.current_session(&key.to_string()).await {
+            Command::Trust => match self.store.current_session(key).await {
                 Ok(session) => match self.store.set_untrusted(session, false).await {
                     Ok(()) => "This conversation is trusted again: what it took in so far no longer makes commands, writes and messages ask. Anything new from the web, a file or someone else does.".into(),
                     Err(err) => format!("Could not trust this conversation: {err}"),
@@ -159,7 +159,7 @@ impl Dispatcher {
                 if self.queue(key).is_some_and(|q| q.busy()) {
                     return "A reply is in progress; send /compact after it.".into();
                 }
-                let session = match self.store.current_session(&key.to_string()).await {
+                let session = match self.store.current_session(key).await {
                     Ok(id) => id,
                     Err(err) => return format!("Could not find this conversation: {err}"),
                 };
@@ -181,7 +181,7 @@ impl Dispatcher {
                     Ok(None) => {
                         "This conversation is short; there is nothing to compact yet.".into()
                     }
-                    Err(err) => err,
+                    Err(err) => err.to_string(),
                 }
             }
         }
@@ -277,7 +277,7 @@ impl Dispatcher {
 
     async fn model(&self, key: &SessionKey, choice: &str) -> String {
         let store = &self.store;
-        let session = match store.current_session(&key.to_string()).await {
+        let session = match store.current_session(key).await {
             Ok(id) => id,
             Err(err) => return format!("Could not find this conversation: {err}"),
         };
@@ -307,7 +307,7 @@ impl Dispatcher {
     pub async fn pin_model(&self, key: &SessionKey, choice: &str) -> Result<String, PinError> {
         let store = &self.store;
         let session = store
-            .current_session(&key.to_string())
+            .current_session(key)
             .await
             .map_err(PinError::Session)?;
         let pin = match choice {
@@ -349,7 +349,7 @@ impl Dispatcher {
     async fn usage(&self, key: &SessionKey) -> String {
         let store = &self.store;
         let mut lines = Vec::new();
-        if let Ok(session) = store.current_session(&key.to_string()).await
+        if let Ok(session) = store.current_session(key).await
             && let Ok((usage, cost)) = store.session_usage(session).await
         {
             lines.push(format!(
@@ -399,14 +399,14 @@ impl Dispatcher {
         }
         let store = &self.store;
         let mut lines = vec![format!("You: {} ({})", origin.label(), origin.tier)];
-        match store.current_session(&key.to_string()).await {
+        match store.current_session(key).await {
             Ok(id) => {
                 let count = store.history(id).await.map(|h| h.len()).unwrap_or(0);
                 lines.push(format!("Session {key} (#{id}, {count} messages)"));
             }
             Err(err) => lines.push(format!("Session {key}: {err}")),
         }
-        let pin = match store.current_session(&key.to_string()).await {
+        let pin = match store.current_session(key).await {
             Ok(id) => store.session_meta(id).await.ok().and_then(|m| m.pin),
             Err(_) => None,
         };

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use pincer_channels::{
     Ack, Done, Inbound, InboundMessage, OutboundBody, OutboundMessage, SessionKey, Target,
+    TurnFailed,
 };
 use pincer_config::QueueMode;
 use tokio::sync::mpsc;
@@ -51,6 +52,15 @@ struct Arrival {
 struct Stored {
     session_id: i64,
     id: i64,
+}
+
+/// Why an arrival was not stored: it is not acked, so its platform delivers it again.
+#[derive(Debug, thiserror::Error)]
+enum NotStored {
+    #[error(transparent)]
+    Store(crate::store::StoreError),
+    #[error("nothing stored")]
+    Nothing,
 }
 
 pub struct Dispatcher {
@@ -332,17 +342,16 @@ impl Dispatcher {
             return;
         }
         let row = |h: &Arrival| crate::store::Received {
-            // The store keeps keys as text.
-            key: h.key.to_string(),
+            key: h.key.clone(),
             channel: h.message.channel.clone(),
             platform_id: h.message.message_id.clone(),
             sender: h.message.sender.canonical.clone(),
             text: h.text.clone(),
         };
-        let stored: Vec<Result<_, String>> =
+        let stored: Vec<Result<_, NotStored>> =
             match self.store.receive_all(held.iter().map(row).collect()).await {
                 Ok(stored) => stored.into_iter().map(Ok).collect(),
-                Err(err) if held.len() == 1 => vec![Err(err.to_string())],
+                Err(err) if held.len() == 1 => vec![Err(NotStored::Store(err))],
                 Err(_) => {
                     // None was stored: each on its own, so one that cannot be stored costs
                     // the others nothing.
@@ -350,8 +359,8 @@ impl Dispatcher {
                     for h in held.iter() {
                         let one = self.store.receive_all(vec![row(h)]).await;
                         each.push(match one {
-                            Ok(mut one) => one.pop().ok_or_else(|| "nothing stored".to_string()),
-                            Err(err) => Err(err.to_string()),
+                            Ok(mut one) => one.pop().ok_or(NotStored::Nothing),
+                            Err(err) => Err(NotStored::Store(err)),
                         });
                     }
                     each
@@ -563,7 +572,9 @@ impl Dispatcher {
         done.extend(report.done);
         let outcome = match &report.ended {
             Ended::Finished => Ok(()),
-            other => Err(other.notice().unwrap_or_else(|| "stopped".to_string())),
+            other => Err(TurnFailed(
+                other.notice().unwrap_or_else(|| "stopped".to_string()),
+            )),
         };
         for handle in done {
             handle.fire(outcome.clone());

@@ -81,7 +81,7 @@ async fn ask_until<T>(
     ask: &dyn Ask,
     question: &str,
     picks: &[(String, Pick)],
-    read: impl Fn(Option<&Pick>, &str) -> Result<T, String>,
+    read: impl Fn(Option<&Pick>, &str) -> Result<T, Misfit>,
 ) -> Result<T, ElicitationAction> {
     let options: Vec<String> = picks.iter().map(|(label, _)| label.clone()).collect();
     let mut problem = String::new();
@@ -169,15 +169,47 @@ async fn link(server: &str, message: &str, url: &str, ask: &dyn Ask) -> ElicitRe
         (OPEN.to_string(), Pick::Value(Value::Bool(true))),
         (DECLINE.to_string(), Pick::Decline),
     ];
-    let read = |picked: Option<&Pick>, _: &str| {
-        picked
-            .cloned()
-            .ok_or_else(|| format!("answer \"{OPEN}\" or \"{DECLINE}\""))
-    };
+    let read = |picked: Option<&Pick>, _: &str| picked.cloned().ok_or(Misfit::OpenOrDecline);
     match ask_until(ask, &question, &picks, read).await {
         Ok(_) => ElicitResult::new(ElicitationAction::Accept),
         Err(action) => ElicitResult::new(action),
     }
+}
+
+/// Why a form cannot be asked (it is declined).
+#[derive(Debug, thiserror::Error)]
+enum Unaskable {
+    #[error("{0}")]
+    Spec(#[from] serde_json::Error),
+    #[error("field {0} is a list without choices")]
+    ListWithoutChoices(String),
+    #[error("field {name} has type {kind}, which cannot be asked")]
+    Type { name: String, kind: String },
+}
+
+/// Why an answer does not fit its field: the words after "That answer does not fit: ",
+/// and the field is asked again.
+#[derive(Debug, thiserror::Error)]
+enum Misfit {
+    /// The typed text, as shown.
+    #[error("\"{0}\" is not one of the choices")]
+    NotAChoice(String),
+    #[error("at least {0} characters")]
+    TooShort(u64),
+    #[error("at most {0} characters")]
+    TooLong(u64),
+    #[error("a whole number is needed")]
+    NotWhole,
+    #[error("a number is needed")]
+    NotNumber,
+    #[error("at least {0}")]
+    Below(f64),
+    #[error("at most {0}")]
+    Above(f64),
+    #[error("answer yes or no")]
+    NotYesNo,
+    #[error("answer \"{OPEN}\" or \"{DECLINE}\"")]
+    OpenOrDecline,
 }
 
 /// One field of a form.
@@ -209,7 +241,7 @@ enum Kind {
 
 /// The form's fields in the order the server sent them; `Err` for a field Pincer
 /// cannot ask for (the form is then declined).
-fn fields(schema: &ElicitationSchema) -> Result<Vec<Field>, String> {
+fn fields(schema: &ElicitationSchema) -> Result<Vec<Field>, Unaskable> {
     let order = schema
         .property_order
         .clone()
@@ -219,21 +251,21 @@ fn fields(schema: &ElicitationSchema) -> Result<Vec<Field>, String> {
         .iter()
         .filter_map(|name| Some((name, schema.properties.get(name)?)))
         .map(|(name, definition)| {
-            let spec = serde_json::to_value(definition).map_err(|e| e.to_string())?;
+            let spec = serde_json::to_value(definition)?;
             Field::from_schema(name, &spec, required.contains(name))
         })
         .collect()
 }
 
 impl Field {
-    fn from_schema(name: &str, spec: &Value, required: bool) -> Result<Field, String> {
+    fn from_schema(name: &str, spec: &Value, required: bool) -> Result<Field, Unaskable> {
         let number = |key: &str| spec.get(key).and_then(Value::as_f64);
         let count = |key: &str| spec.get(key).and_then(Value::as_u64);
         let kind = match (choices(spec), spec["type"].as_str()) {
             (Some(choices), _) => Kind::One(choices),
             (None, Some("array")) => match choices(&spec["items"]) {
                 Some(choices) => Kind::Many(choices),
-                None => return Err(format!("field {name} is a list without choices")),
+                None => return Err(Unaskable::ListWithoutChoices(name.to_string())),
             },
             (None, Some("string")) => Kind::Text {
                 min: count("minLength"),
@@ -246,10 +278,10 @@ impl Field {
             },
             (None, Some("boolean")) => Kind::Boolean,
             (None, other) => {
-                return Err(format!(
-                    "field {name} has type {}, which cannot be asked",
-                    other.unwrap_or("none")
-                ));
+                return Err(Unaskable::Type {
+                    name: name.to_string(),
+                    kind: other.unwrap_or("none").to_string(),
+                });
             }
         };
         Ok(Field {
@@ -397,7 +429,7 @@ impl Kind {
     }
 
     /// The value the owner typed, or why it does not fit.
-    fn read(&self, typed: &str) -> Result<Value, String> {
+    fn read(&self, typed: &str) -> Result<Value, Misfit> {
         let choose = |choices: &[(String, Value)], typed: &str| {
             choices
                 .iter()
@@ -405,14 +437,14 @@ impl Kind {
                     label.eq_ignore_ascii_case(typed) || display(value).eq_ignore_ascii_case(typed)
                 })
                 .map(|(_, value)| value.clone())
-                .ok_or_else(|| format!("\"{}\" is not one of the choices", shown(typed, 80)))
+                .ok_or_else(|| Misfit::NotAChoice(shown(typed, 80)))
         };
         match self {
             Kind::Text { min, max } => {
                 let chars = typed.chars().count() as u64;
                 match (min, max) {
-                    (Some(min), _) if chars < *min => Err(format!("at least {min} characters")),
-                    (_, Some(max)) if chars > *max => Err(format!("at most {max} characters")),
+                    (Some(min), _) if chars < *min => Err(Misfit::TooShort(*min)),
+                    (_, Some(max)) if chars > *max => Err(Misfit::TooLong(*max)),
                     _ => Ok(Value::String(typed.to_string())),
                 }
             }
@@ -421,25 +453,25 @@ impl Kind {
                     true => typed
                         .parse::<i64>()
                         .map(Value::from)
-                        .map_err(|_| "a whole number is needed")?,
+                        .map_err(|_| Misfit::NotWhole)?,
                     false => typed
                         .parse::<f64>()
                         .ok()
                         .and_then(serde_json::Number::from_f64)
                         .map(Value::Number)
-                        .ok_or("a number is needed")?,
+                        .ok_or(Misfit::NotNumber)?,
                 };
                 let n = value.as_f64().unwrap_or_default();
                 match (min, max) {
-                    (Some(min), _) if n < *min => Err(format!("at least {min}")),
-                    (_, Some(max)) if n > *max => Err(format!("at most {max}")),
+                    (Some(min), _) if n < *min => Err(Misfit::Below(*min)),
+                    (_, Some(max)) if n > *max => Err(Misfit::Above(*max)),
                     _ => Ok(value),
                 }
             }
             Kind::Boolean => match typed.to_ascii_lowercase().as_str() {
                 "yes" | "true" => Ok(Value::Bool(true)),
                 "no" | "false" => Ok(Value::Bool(false)),
-                _ => Err("answer yes or no".into()),
+                _ => Err(Misfit::NotYesNo),
             },
             Kind::One(choices) => choose(choices, typed),
             Kind::Many(choices) => typed
@@ -447,7 +479,7 @@ impl Kind {
                 .map(str::trim)
                 .filter(|part| !part.is_empty())
                 .map(|part| choose(choices, part))
-                .collect::<Result<Vec<Value>, String>>()
+                .collect::<Result<Vec<Value>, Misfit>>()
                 .map(Value::Array),
         }
     }

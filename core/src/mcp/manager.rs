@@ -66,6 +66,16 @@ enum State {
     },
 }
 
+/// Why a configured server cannot be used now, as `report` tells a command.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotReady {
+    #[error("no answer yet (still connecting)")]
+    Connecting,
+    /// Its last connection failed, for this reason (it is retried).
+    #[error("{0}")]
+    Failed(String),
+}
+
 impl McpManager {
     /// Start connecting every server in the background, retrying failures after
     /// 1 s, 2 s, 4 s … up to 5 minutes. A stdio server starts in its `cwd`, else in a
@@ -175,12 +185,12 @@ impl McpManager {
     /// One server as a command reports it: `Ok` with how it introduced itself ("name
     /// version, protocol 2025-11-25") when ready, else `Err` with its state in words
     /// (still connecting, or why it failed). `None` for a name not configured.
-    pub fn report(&self, name: &str) -> Option<Result<String, String>> {
+    pub fn report(&self, name: &str) -> Option<Result<String, NotReady>> {
         let server = self.servers.iter().find(|s| s.name == name)?;
         Some(match &*server.lock() {
             State::Ready { about, .. } => Ok(about.clone()),
-            State::Connecting => Err("no answer yet (still connecting)".into()),
-            State::Failed { reason, .. } => Err(reason.clone()),
+            State::Connecting => Err(NotReady::Connecting),
+            State::Failed { reason, .. } => Err(NotReady::Failed(reason.clone())),
         })
     }
 

@@ -5,25 +5,51 @@
 
 use serde_json::Value;
 
-pub fn validate(schema: &Value, args: &Value) -> Result<(), String> {
+/// Why a call does not fit its tool's schema, worded for the model.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SchemaError {
+    /// What was given instead ("an array").
+    #[error("the arguments must be a JSON object, got {0}")]
+    NotObject(&'static str),
+    #[error("missing required argument(s): {}", .0.join(", "))]
+    Missing(Vec<String>),
+    #[error("unknown argument `{name}`; this tool takes: {}", known.join(", "))]
+    Unknown { name: String, known: Vec<String> },
+    #[error("`{name}` must be {} {expected}, got {got}", article(expected))]
+    Type {
+        name: String,
+        expected: String,
+        got: &'static str,
+    },
+    /// `options` as JSON.
+    #[error("`{name}` must be one of {}, got {got}", options.join(", "))]
+    NotAnOption {
+        name: String,
+        options: Vec<String>,
+        got: Value,
+    },
+    #[error("`{name}` must be at least {minimum}, got {got}")]
+    Below {
+        name: String,
+        minimum: f64,
+        got: f64,
+    },
+}
+
+pub fn validate(schema: &Value, args: &Value) -> Result<(), SchemaError> {
     let Some(object) = args.as_object() else {
-        return Err(format!(
-            "the arguments must be a JSON object, got {}",
-            kind(args)
-        ));
+        return Err(SchemaError::NotObject(kind(args)));
     };
     let properties = schema.get("properties").and_then(Value::as_object);
     if let Some(required) = schema.get("required").and_then(Value::as_array) {
-        let missing: Vec<&str> = required
+        let missing: Vec<String> = required
             .iter()
             .filter_map(Value::as_str)
             .filter(|name| object.get(*name).is_none_or(Value::is_null))
+            .map(str::to_string)
             .collect();
         if !missing.is_empty() {
-            return Err(format!(
-                "missing required argument(s): {}",
-                missing.join(", ")
-            ));
+            return Err(SchemaError::Missing(missing));
         }
     }
     let Some(properties) = properties else {
@@ -31,11 +57,10 @@ pub fn validate(schema: &Value, args: &Value) -> Result<(), String> {
     };
     for (name, value) in object {
         let Some(spec) = properties.get(name) else {
-            let known: Vec<&str> = properties.keys().map(String::as_str).collect();
-            return Err(format!(
-                "unknown argument `{name}`; this tool takes: {}",
-                known.join(", ")
-            ));
+            return Err(SchemaError::Unknown {
+                name: name.clone(),
+                known: properties.keys().cloned().collect(),
+            });
         };
         if value.is_null() {
             continue;
@@ -45,7 +70,7 @@ pub fn validate(schema: &Value, args: &Value) -> Result<(), String> {
     Ok(())
 }
 
-fn check_value(name: &str, spec: &Value, value: &Value) -> Result<(), String> {
+fn check_value(name: &str, spec: &Value, value: &Value) -> Result<(), SchemaError> {
     if let Some(expected) = spec.get("type").and_then(Value::as_str) {
         let ok = match expected {
             "string" => value.is_string(),
@@ -57,26 +82,30 @@ fn check_value(name: &str, spec: &Value, value: &Value) -> Result<(), String> {
             _ => true,
         };
         if !ok {
-            return Err(format!(
-                "`{name}` must be {} {expected}, got {}",
-                article(expected),
-                kind(value)
-            ));
+            return Err(SchemaError::Type {
+                name: name.to_string(),
+                expected: expected.to_string(),
+                got: kind(value),
+            });
         }
     }
     if let Some(options) = spec.get("enum").and_then(Value::as_array)
         && !options.contains(value)
     {
-        let listed: Vec<String> = options.iter().map(Value::to_string).collect();
-        return Err(format!(
-            "`{name}` must be one of {}, got {value}",
-            listed.join(", ")
-        ));
+        return Err(SchemaError::NotAnOption {
+            name: name.to_string(),
+            options: options.iter().map(Value::to_string).collect(),
+            got: value.clone(),
+        });
     }
     if let (Some(minimum), Some(n)) = (spec.get("minimum").and_then(Value::as_f64), value.as_f64())
         && n < minimum
     {
-        return Err(format!("`{name}` must be at least {minimum}, got {n}"));
+        return Err(SchemaError::Below {
+            name: name.to_string(),
+            minimum,
+            got: n,
+        });
     }
     if let (Some(items), Some(array)) = (spec.get("items"), value.as_array()) {
         for (n, item) in array.iter().enumerate() {
@@ -121,36 +150,43 @@ mod tests {
         assert!(
             validate(&schema, &json!({}))
                 .unwrap_err()
+                .to_string()
                 .contains("missing required argument(s): path")
         );
         assert!(
             validate(&schema, &json!({"path": 3}))
                 .unwrap_err()
+                .to_string()
                 .contains("`path` must be a string, got an integer")
         );
         assert!(
             validate(&schema, &json!({"path": "x", "limit": 0}))
                 .unwrap_err()
+                .to_string()
                 .contains("at least 1")
         );
         assert!(
             validate(&schema, &json!({"path": "x", "mode": "c"}))
                 .unwrap_err()
+                .to_string()
                 .contains("one of")
         );
         assert!(
             validate(&schema, &json!({"path": "x", "nope": 1}))
                 .unwrap_err()
+                .to_string()
                 .contains("unknown argument `nope`")
         );
         assert!(
             validate(&schema, &json!({"path": "x", "items": ["a", 2]}))
                 .unwrap_err()
+                .to_string()
                 .contains("items[1]")
         );
         assert!(
             validate(&schema, &json!("x"))
                 .unwrap_err()
+                .to_string()
                 .contains("JSON object")
         );
     }

@@ -107,7 +107,8 @@ impl Tool for McpTool {
     }
 
     fn parse(&self, args: &Value) -> Result<Parsed, ArgsError> {
-        super::schema::validate(&self.spec.input_schema, args).map_err(ArgsError::Malformed)?;
+        super::schema::validate(&self.spec.input_schema, args)
+            .map_err(|e| ArgsError::Malformed(e.to_string()))?;
         Ok(Parsed::new(args.clone()))
     }
 

@@ -5,7 +5,8 @@
 //! memory and CPU time, is killed after `TIMEOUT`, reads the file on stdin and writes
 //! one JSON line. Its memory is the child's, returned whole when it exits.
 
-use std::process::Stdio;
+use std::fmt::Display;
+use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -28,15 +29,54 @@ type Job = fn(&[u8]) -> String;
 /// The hidden subcommands, and their jobs.
 const JOBS: &[(&str, Job)] = &[
     (super::pdf::SUBCOMMAND, |bytes| {
-        answer(&super::pdf::text_of(bytes))
+        answer(super::pdf::text_of(bytes))
     }),
     (super::image::SUBCOMMAND, |bytes| {
-        answer(&super::image::for_model(bytes))
+        answer(super::image::for_model(bytes))
     }),
 ];
 
-fn answer<T: Serialize>(result: &Result<T, String>) -> String {
-    serde_json::to_string(result).unwrap_or_default()
+/// The child's answer line: `{"Ok": …}`, or `{"Err": "<its words>"}` (what `run` reads).
+fn answer<T: Serialize, E: Display>(result: Result<T, E>) -> String {
+    serde_json::to_string(&result.map_err(|e| e.to_string())).unwrap_or_default()
+}
+
+/// Why a file was not read in a child: the child's words about the file, or what went
+/// wrong running the child.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The child read the file and refused it ("not a readable PDF: …").
+    #[error("{0}")]
+    Refused(String),
+    #[error("the {0} reader is shut down")]
+    ShutDown(&'static str),
+    #[error("cannot find pincer itself: {0}")]
+    NoExe(std::io::Error),
+    #[error("cannot start the {what} reader: {source}")]
+    Start {
+        what: &'static str,
+        source: std::io::Error,
+    },
+    #[error("cannot talk to the {0} reader")]
+    NoPipe(&'static str),
+    #[error("cannot read the {what} reader's answer: {source}")]
+    Answer {
+        what: &'static str,
+        source: std::io::Error,
+    },
+    #[error("the {what} reader failed: {source}")]
+    Wait {
+        what: &'static str,
+        source: std::io::Error,
+    },
+    /// It ended without an answer (killed at a limit, or crashed).
+    #[error("the {what} reader stopped ({status})")]
+    Stopped {
+        what: &'static str,
+        status: ExitStatus,
+    },
+    #[error("reading it took longer than {}s", TIMEOUT.as_secs())]
+    TooSlow,
 }
 
 /// `pincer <subcommand>` when it is one of the children: run it and give its exit
@@ -47,7 +87,7 @@ pub fn entry() -> Option<std::process::ExitCode> {
     confine();
     let mut bytes = Vec::new();
     let line = match std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes) {
-        Err(e) => answer::<()>(&Err(format!("cannot read the file: {e}"))),
+        Err(e) => answer::<(), _>(Err(format!("cannot read the file: {e}"))),
         Ok(_) => job(&bytes),
     };
     println!("{line}");
@@ -57,14 +97,14 @@ pub fn entry() -> Option<std::process::ExitCode> {
 /// Run `subcommand` of this binary on `bytes` and read its answer.
 pub async fn run<T: DeserializeOwned>(
     subcommand: &str,
-    what: &str,
+    what: &'static str,
     bytes: &[u8],
-) -> Result<T, String> {
+) -> Result<T, ReadError> {
     let _permit = RUNNING
         .acquire()
         .await
-        .map_err(|_| format!("the {what} reader is shut down"))?;
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find pincer itself: {e}"))?;
+        .map_err(|_| ReadError::ShutDown(what))?;
+    let exe = std::env::current_exe().map_err(ReadError::NoExe)?;
     let mut child = tokio::process::Command::new(exe)
         .arg(subcommand)
         .env_clear()
@@ -73,9 +113,9 @@ pub async fn run<T: DeserializeOwned>(
         .stderr(Stdio::null())
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| format!("cannot start the {what} reader: {e}"))?;
+        .map_err(|source| ReadError::Start { what, source })?;
     let (Some(mut stdin), Some(mut stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err(format!("cannot talk to the {what} reader"));
+        return Err(ReadError::NoPipe(what));
     };
     let work = async {
         let write = async {
@@ -87,21 +127,19 @@ pub async fn run<T: DeserializeOwned>(
         let mut out = Vec::new();
         let read = stdout.read_to_end(&mut out);
         let (_, read) = tokio::join!(write, read);
-        read.map_err(|e| format!("cannot read the {what} reader's answer: {e}"))?;
+        read.map_err(|source| ReadError::Answer { what, source })?;
         let status = child
             .wait()
             .await
-            .map_err(|e| format!("the {what} reader failed: {e}"))?;
-        let answer: Result<T, String> = serde_json::from_slice(&out)
-            .map_err(|_| format!("the {what} reader stopped ({status})"))?;
-        answer
+            .map_err(|source| ReadError::Wait { what, source })?;
+        // The line `answer` wrote: the child's error is its words, as text.
+        let answer: Result<T, String> =
+            serde_json::from_slice(&out).map_err(|_| ReadError::Stopped { what, status })?;
+        answer.map_err(ReadError::Refused)
     };
     match tokio::time::timeout(TIMEOUT, work).await {
         Ok(result) => result,
-        Err(_) => Err(format!(
-            "reading it took longer than {}s",
-            TIMEOUT.as_secs()
-        )),
+        Err(_) => Err(ReadError::TooSlow),
     }
 }
 

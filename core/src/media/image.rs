@@ -11,14 +11,34 @@ use std::io::Cursor;
 use base64::Engine;
 use image::{ImageFormat, ImageReader, Limits};
 
+use super::child::ReadError;
 use crate::provider::ImageData;
 
 /// The hidden subcommand.
 pub const SUBCOMMAND: &str = "__image-scale";
 
 /// `for_model` in the child process.
-pub async fn scaled(bytes: &[u8]) -> Result<ImageData, String> {
+pub async fn scaled(bytes: &[u8]) -> Result<ImageData, ReadError> {
     super::child::run(SUBCOMMAND, "image", bytes).await
+}
+
+/// Why a picture cannot go to a model (in the child; the gateway hears the words).
+#[derive(Debug, thiserror::Error)]
+pub enum ImageError {
+    #[error("not an image in a known format (PNG, JPEG, GIF, WebP)")]
+    UnknownFormat,
+    #[error("unreadable image: {0}")]
+    Unreadable(#[from] image::ImageError),
+    /// Reading its first bytes to guess the format failed.
+    #[error("unreadable image: {0}")]
+    Unguessable(std::io::Error),
+    #[error(
+        "it is {width} × {height} pixels, over the {} megapixels a picture may have",
+        MAX_PIXELS / 1_000_000
+    )]
+    TooManyPixels { width: u32, height: u32 },
+    #[error("cannot encode the image: {0}")]
+    Encode(image::ImageError),
 }
 
 /// The long side of an image as sent, in pixels: what Anthropic recommends, and where
@@ -37,19 +57,12 @@ const MAX_DECODE_BYTES: u64 = 256 << 20;
 const QUALITY: u8 = 85;
 
 /// The image in `bytes`, ready for a model: as it is if small, else scaled to `MAX_SIDE`.
-pub fn for_model(bytes: &[u8]) -> Result<ImageData, String> {
+pub fn for_model(bytes: &[u8]) -> Result<ImageData, ImageError> {
     let reader = reader(bytes)?;
-    let format = reader
-        .format()
-        .ok_or_else(|| "not an image in a known format (PNG, JPEG, GIF, WebP)".to_string())?;
-    let (width, height) = reader
-        .into_dimensions()
-        .map_err(|e| format!("unreadable image: {e}"))?;
+    let format = reader.format().ok_or(ImageError::UnknownFormat)?;
+    let (width, height) = reader.into_dimensions()?;
     if u64::from(width) * u64::from(height) > MAX_PIXELS {
-        return Err(format!(
-            "it is {width} × {height} pixels, over the {} megapixels a picture may have",
-            MAX_PIXELS / 1_000_000
-        ));
+        return Err(ImageError::TooManyPixels { width, height });
     }
     let mime = mime_of(format);
     if let Some(mime) = mime
@@ -69,16 +82,14 @@ pub fn for_model(bytes: &[u8]) -> Result<ImageData, String> {
 }
 
 /// Decode `bytes`, fit the picture in `MAX_SIDE` × `MAX_SIDE` and encode it as JPEG.
-pub fn downscale(bytes: &[u8]) -> Result<Vec<u8>, String> {
+pub fn downscale(bytes: &[u8]) -> Result<Vec<u8>, ImageError> {
     let mut reader = reader(bytes)?;
     let mut limits = Limits::default();
     limits.max_image_width = Some(MAX_DECODE_SIDE);
     limits.max_image_height = Some(MAX_DECODE_SIDE);
     limits.max_alloc = Some(MAX_DECODE_BYTES);
     reader.limits(limits);
-    let image = reader
-        .decode()
-        .map_err(|e| format!("unreadable image: {e}"))?;
+    let image = reader.decode()?;
     // Area averaging on the 8-bit pixels (`thumbnail`): the scaled copy is the only
     // new buffer, where a filtered resize would make a float copy as large as the
     // picture itself.
@@ -92,14 +103,14 @@ pub fn downscale(bytes: &[u8]) -> Result<Vec<u8>, String> {
     let mut out = Vec::with_capacity(256 << 10);
     let encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, QUALITY);
     rgb.write_with_encoder(encoder)
-        .map_err(|e| format!("cannot encode the image: {e}"))?;
+        .map_err(ImageError::Encode)?;
     Ok(out)
 }
 
-fn reader(bytes: &[u8]) -> Result<ImageReader<Cursor<&[u8]>>, String> {
+fn reader(bytes: &[u8]) -> Result<ImageReader<Cursor<&[u8]>>, ImageError> {
     ImageReader::new(Cursor::new(bytes))
         .with_guessed_format()
-        .map_err(|e| format!("unreadable image: {e}"))
+        .map_err(ImageError::Unguessable)
 }
 
 /// The types every provider accepts.

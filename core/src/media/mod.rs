@@ -277,7 +277,7 @@ impl Media {
                 continue;
             }
             let loaded = match self.load(&file, MAX_LOAD).await {
-                Ok(bytes) => image::scaled(&bytes).await,
+                Ok(bytes) => image::scaled(&bytes).await.map_err(|e| e.to_string()),
                 Err(err) => Err(format!("cannot read it: {err}")),
             };
             match loaded {

@@ -81,16 +81,19 @@ impl Transcriber {
         bytes: Vec<u8>,
         file_name: &str,
         mime: Option<&str>,
-    ) -> Result<Transcript, String> {
+    ) -> Result<Transcript, TranscribeError> {
         let _permit = RUNNING
             .acquire()
             .await
-            .map_err(|_| "transcription is shut down".to_string())?;
+            .map_err(|_| TranscribeError::ShutDown)?;
         let mut file = reqwest::multipart::Part::bytes(bytes).file_name(file_name.to_string());
         if let Some(mime) = mime {
             file = file
                 .mime_str(mime)
-                .map_err(|e| format!("bad type {mime}: {e}"))?;
+                .map_err(|source| TranscribeError::BadType {
+                    mime: mime.to_string(),
+                    source,
+                })?;
         }
         let form = reqwest::multipart::Form::new()
             .part("file", file)
@@ -100,44 +103,74 @@ impl Transcriber {
         if let Some(key) = &self.key {
             request = request.bearer_auth(key.expose_secret());
         }
-        let provider = &self.provider;
+        let provider = self.provider.clone();
         let response = request.send().await.map_err(|e| {
             if e.is_timeout() {
-                format!(
-                    "the transcription server ([providers.{provider}]) did not answer in {}s",
-                    TIMEOUT.as_secs()
-                )
+                TranscribeError::Timeout {
+                    provider: provider.clone(),
+                }
             } else {
-                format!(
-                    "cannot reach the transcription server ([providers.{provider}] base_url): {}",
-                    without_url(&e)
-                )
+                TranscribeError::Unreachable {
+                    provider: provider.clone(),
+                    why: without_url(&e),
+                }
             }
         })?;
         let status = response.status();
         if !status.is_success() {
             return Err(match status.as_u16() {
-                401 | 403 => format!(
-                    "the transcription server refused the key: check providers.{provider} in .security.yml"
-                ),
-                404 => format!(
-                    "the transcription server has no /audio/transcriptions or no model \"{}\": check [transcription] and providers.{provider}.base_url",
-                    self.model
-                ),
-                429 => {
-                    "the transcription server is rate limiting; try again in a minute".to_string()
-                }
-                code => format!("the transcription server answered HTTP {code}"),
+                401 | 403 => TranscribeError::KeyRefused { provider },
+                404 => TranscribeError::NotFound {
+                    provider,
+                    model: self.model.clone(),
+                },
+                429 => TranscribeError::RateLimited,
+                code => TranscribeError::Status(code),
             });
         }
-        let answer: Answer = response.json().await.map_err(|_| {
-            "the transcription server's answer was not the expected JSON".to_string()
-        })?;
+        let answer: Answer = response
+            .json()
+            .await
+            .map_err(|_| TranscribeError::BadAnswer)?;
         Ok(Transcript {
             text: answer.text.trim().to_string(),
             duration_secs: answer.duration,
         })
     }
+}
+
+/// Why a recording was not transcribed; each names the setting to check.
+#[derive(Debug, thiserror::Error)]
+pub enum TranscribeError {
+    #[error("transcription is shut down")]
+    ShutDown,
+    #[error("bad type {mime}: {source}")]
+    BadType {
+        mime: String,
+        source: reqwest::Error,
+    },
+    #[error(
+        "the transcription server ([providers.{provider}]) did not answer in {}s",
+        TIMEOUT.as_secs()
+    )]
+    Timeout { provider: String },
+    /// `why` is reqwest's words without the URL.
+    #[error("cannot reach the transcription server ([providers.{provider}] base_url): {why}")]
+    Unreachable { provider: String, why: String },
+    #[error(
+        "the transcription server refused the key: check providers.{provider} in .security.yml"
+    )]
+    KeyRefused { provider: String },
+    #[error(
+        "the transcription server has no /audio/transcriptions or no model \"{model}\": check [transcription] and providers.{provider}.base_url"
+    )]
+    NotFound { provider: String, model: String },
+    #[error("the transcription server is rate limiting; try again in a minute")]
+    RateLimited,
+    #[error("the transcription server answered HTTP {0}")]
+    Status(u16),
+    #[error("the transcription server's answer was not the expected JSON")]
+    BadAnswer,
 }
 
 /// A reqwest error's text without its URL (which may carry a query someone put a key in).

@@ -6,6 +6,7 @@
 //! next; the cursor moves only when a dream succeeds.
 
 use chrono::{TimeZone, Utc};
+use pincer_channels::SessionKey;
 use pincer_memory::{Cursor, Op, Outcome, Prepared};
 use serde_json::{Value, json};
 
@@ -13,8 +14,8 @@ use crate::agent::Agent;
 use crate::provider::{ChatMessage, ChatRequest, Part, ToolSpec};
 use crate::router::Tier;
 
-/// The session the dream's model usage is recorded under.
-pub const SESSION: &str = "system:dream";
+/// The session the dream's model usage is recorded under (`system:dream`).
+pub const SESSION: &str = "dream";
 /// The tool the model answers with.
 const TOOL: &str = "apply_memory_operations";
 /// The most conversation messages one dream reads.
@@ -96,11 +97,24 @@ pub enum DreamError {
     #[error("the dream's model call failed: {0}; memory is unchanged")]
     Model(#[from] crate::provider::ProviderError),
     #[error("the dream's model answered without usable operations: {0}; memory is unchanged")]
-    Answer(String),
+    Answer(#[from] BadOperations),
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
     #[error("the memory files could not be read or written: {0}")]
     Memory(String),
+}
+
+/// Why the model's answer gave no operations to check.
+#[derive(Debug, thiserror::Error)]
+pub enum BadOperations {
+    #[error(
+        "the model did not call apply_memory_operations; memory is unchanged and the next dream reads the same material"
+    )]
+    NoCall,
+    #[error("the dream's operations are not valid JSON ({0}); memory is unchanged")]
+    NotJson(serde_json::Error),
+    #[error("the dream's operations are malformed ({0}); memory is unchanged")]
+    Malformed(serde_json::Error),
 }
 
 fn blocking_err(err: tokio::task::JoinError) -> DreamError {
@@ -154,7 +168,10 @@ pub async fn dream(agent: &Agent, max_tokens: u64) -> Result<Dreamt, DreamError>
     let mut ignore = |_: crate::provider::StreamEvent<'_>| {};
     let (response, label) = chain.stream(request, &mut ignore).await?;
     let cost = agent.prices().cost(&label, response.usage);
-    if let Ok(session) = agent.store().current_session(SESSION).await
+    if let Ok(session) = agent
+        .store()
+        .current_session(&SessionKey::system(SESSION))
+        .await
         && let Err(err) = agent
             .store()
             .record_usage(
@@ -168,7 +185,7 @@ pub async fn dream(agent: &Agent, max_tokens: u64) -> Result<Dreamt, DreamError>
     {
         tracing::warn!("the dream's usage was not recorded: {err}");
     }
-    let ops = operations(&response.parts).map_err(DreamError::Answer)?;
+    let ops = operations(&response.parts)?;
     let next = Cursor {
         logs: prepared.logs.end.clone(),
         transcript_ms,
@@ -299,7 +316,7 @@ fn tool_spec() -> ToolSpec {
 }
 
 /// The operations from the model's tool call.
-fn operations(parts: &[Part]) -> Result<Vec<Op>, String> {
+fn operations(parts: &[Part]) -> Result<Vec<Op>, BadOperations> {
     let arguments = parts
         .iter()
         .find_map(|p| match p {
@@ -308,19 +325,14 @@ fn operations(parts: &[Part]) -> Result<Vec<Op>, String> {
             } if name == TOOL => Some(arguments.clone()),
             _ => None,
         })
-        .ok_or(
-            "the model did not call apply_memory_operations; memory is unchanged and the next dream reads the same material",
-        )?;
+        .ok_or(BadOperations::NoCall)?;
     let arguments = match arguments {
-        Value::String(raw) => serde_json::from_str(&raw).map_err(|e| {
-            format!("the dream's operations are not valid JSON ({e}); memory is unchanged")
-        })?,
+        Value::String(raw) => serde_json::from_str(&raw).map_err(BadOperations::NotJson)?,
         other => other,
     };
     let list = arguments
         .get("operations")
         .cloned()
         .unwrap_or(Value::Array(Vec::new()));
-    serde_json::from_value(list)
-        .map_err(|e| format!("the dream's operations are malformed ({e}); memory is unchanged"))
+    serde_json::from_value(list).map_err(BadOperations::Malformed)
 }

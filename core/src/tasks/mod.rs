@@ -110,6 +110,51 @@ impl Drop for StopOnDrop {
     }
 }
 
+/// Why a task was not started, or (in the foreground) did not finish: for the model.
+#[derive(Debug, thiserror::Error)]
+pub enum TaskError {
+    #[error("tasks are not available here (the assistant is shutting down)")]
+    Unavailable,
+    #[error("cannot find this conversation: {0}")]
+    NoConversation(store::StoreError),
+    /// The parent's key, as stored, is not one this build reads.
+    #[error("cannot find this conversation: {0}")]
+    BadKey(#[from] pincer_channels::key::BadKey),
+    #[error("a task cannot start tasks of its own")]
+    Nested,
+    #[error(
+        "{MAX_RUNNING} tasks are already running in this conversation; wait for one to finish (they are listed by /tasks) or stop one with /tasks stop N"
+    )]
+    TooMany,
+    #[error("the task could not be recorded: {0}")]
+    NotRecorded(store::StoreError),
+    #[error("the task got no session")]
+    NoSession,
+    #[error("the task's prompt was already stored")]
+    PromptStored,
+    /// `key` is the task's own conversation, to read the rest.
+    #[error("task {number} did not finish: {why} ({key})")]
+    DidNotFinish {
+        number: i64,
+        why: Unfinished,
+        key: String,
+    },
+}
+
+/// Why a task's turn gave no answer (recorded with it, and told to its parent).
+#[derive(Debug, thiserror::Error)]
+pub enum Unfinished {
+    #[error("the assistant is shutting down")]
+    ShuttingDown,
+    #[error("it was stopped")]
+    Stopped,
+    /// The turn failed: the notice its conversation was shown.
+    #[error("{0}")]
+    Failed(String),
+    #[error("the task failed: {0}")]
+    Panicked(tokio::task::JoinError),
+}
+
 impl Tasks {
     pub fn new(max_iterations: u32) -> Arc<Tasks> {
         Arc::new(Tasks {
@@ -124,11 +169,11 @@ impl Tasks {
         let _ = self.agent.set(Arc::downgrade(agent));
     }
 
-    fn agent(&self) -> Result<Arc<Agent>, String> {
+    fn agent(&self) -> Result<Arc<Agent>, TaskError> {
         self.agent
             .get()
             .and_then(Weak::upgrade)
-            .ok_or_else(|| "tasks are not available here (the assistant is shutting down)".into())
+            .ok_or(TaskError::Unavailable)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<SessionKey, Vec<Running>>> {
@@ -183,27 +228,24 @@ impl Tasks {
     /// Start a task. A foreground one's answer comes back with whether it is untrusted
     /// content (the child's turn took some in: its answer may carry it into the parent);
     /// a background one marks the parent conversation untrusted when its report lands.
-    pub async fn start(self: &Arc<Self>, start: Start) -> Result<(String, bool), String> {
+    pub async fn start(self: &Arc<Self>, start: Start) -> Result<(String, bool), TaskError> {
         let agent = self.agent()?;
         let store = &agent.store();
         // The store keeps keys as text; every one it holds was written from a key.
-        let parent_key: SessionKey = store
+        let parent_key = store
             .session_key(start.parent_session)
             .await
-            .map_err(|e| format!("cannot find this conversation: {e}"))?
-            .parse()
-            .map_err(|e| format!("cannot find this conversation: {e}"))?;
+            .map_err(TaskError::NoConversation)?
+            .parse::<SessionKey>()?;
         if parent_key.is_task() {
-            return Err("a task cannot start tasks of its own".into());
+            return Err(TaskError::Nested);
         }
         if self.running(&parent_key) >= MAX_RUNNING {
-            return Err(format!(
-                "{MAX_RUNNING} tasks are already running in this conversation; wait for one to finish (they are listed by /tasks) or stop one with /tasks stop N"
-            ));
+            return Err(TaskError::TooMany);
         }
         let row = store
             .new_task(
-                &parent_key.to_string(),
+                &parent_key,
                 start.parent_session,
                 &start.origin.sender,
                 &start.description,
@@ -211,9 +253,9 @@ impl Tasks {
                 &start.target,
             )
             .await
-            .map_err(|e| format!("the task could not be recorded: {e}"))?;
+            .map_err(TaskError::NotRecorded)?;
         let Some(session_id) = row.session_id else {
-            return Err("the task got no session".into());
+            return Err(TaskError::NoSession);
         };
         agent.modes().inherit(start.parent_session, session_id);
         let message_id = store
@@ -225,8 +267,8 @@ impl Tasks {
                 &start.prompt,
             )
             .await
-            .map_err(|e| format!("the task could not be recorded: {e}"))?
-            .ok_or("the task's prompt was already stored")?;
+            .map_err(TaskError::NotRecorded)?
+            .ok_or(TaskError::PromptStored)?;
         let control = Arc::new(TurnControl::default());
         self.lock()
             .entry(parent_key.clone())
@@ -293,7 +335,7 @@ impl Tasks {
         let mut guard = StopOnDrop(Some(control));
         let outcome = tokio::spawn(run)
             .await
-            .unwrap_or_else(|e| Err(format!("the task failed: {e}")));
+            .unwrap_or_else(|e| Err(Unfinished::Panicked(e)));
         guard.0 = None;
         let key = row.key();
         match outcome {
@@ -305,7 +347,11 @@ impl Tasks {
                 ),
                 untrusted,
             )),
-            Err(why) => Err(format!("task {} did not finish: {why} ({key})", row.number)),
+            Err(why) => Err(TaskError::DidNotFinish {
+                number: row.number,
+                why,
+                key,
+            }),
         }
     }
 
@@ -316,7 +362,7 @@ impl Tasks {
         row: &TaskRow,
         queued: Queued,
         control: &TurnControl,
-    ) -> Result<String, String> {
+    ) -> Result<String, Unfinished> {
         let store = &agent.store();
         let (session_id, ids) = (queued.session_id, queued.message_ids.clone());
         if let Err(err) = store.take(session_id, ids, store::Status::Active).await {
@@ -337,16 +383,19 @@ impl Tasks {
             Ended::Finished => ("done", Ok(report.last_text)),
             Ended::Stopped(StopReason::Shutdown) => {
                 // Left `running`: the next start reports it interrupted.
-                return Err("the assistant is shutting down".into());
+                return Err(Unfinished::ShuttingDown);
             }
-            Ended::Stopped(_) => ("stopped", Err("it was stopped".to_string())),
+            Ended::Stopped(_) => ("stopped", Err(Unfinished::Stopped)),
             other => (
                 "failed",
-                Err(other.notice().unwrap_or_else(|| "it failed".into())),
+                Err(Unfinished::Failed(
+                    other.notice().unwrap_or_else(|| "it failed".into()),
+                )),
             ),
         };
         let text = match &outcome {
-            Ok(answer) | Err(answer) => answer.clone(),
+            Ok(answer) => answer.clone(),
+            Err(why) => why.to_string(),
         };
         if let Err(err) = store.finish_task(row.id, status, &text).await {
             tracing::warn!("cannot record how a task ended: {err}");
@@ -356,7 +405,7 @@ impl Tasks {
     }
 
     /// A background task ended: tell the chat, and note it in the parent's transcript.
-    async fn report(&self, agent: &Agent, row: &TaskRow, outcome: &Result<String, String>) {
+    async fn report(&self, agent: &Agent, row: &TaskRow, outcome: &Result<String, Unfinished>) {
         let text = match outcome {
             Ok(answer) => format!(
                 "Task {} ({}) is done:\n\n{answer}",
@@ -422,11 +471,7 @@ impl Tasks {
         let Ok(agent) = self.agent() else {
             return "Tasks are not available here.".into();
         };
-        let rows = match agent
-            .store()
-            .tasks_of(&parent_key.to_string(), whose.sender(), 10)
-            .await
-        {
+        let rows = match agent.store().tasks_of(parent_key, whose.sender(), 10).await {
             Ok(rows) => rows,
             Err(err) => return format!("Could not read the tasks: {err}"),
         };

@@ -65,7 +65,11 @@ impl TypedTool for TaskTool {
             target,
             tainted: ctx.taint.is_set(),
         };
-        let (answer, untrusted) = self.tasks.start(start).await.map_err(ToolError::new)?;
+        let (answer, untrusted) = self
+            .tasks
+            .start(start)
+            .await
+            .map_err(|e| ToolError(e.to_string()))?;
         // What the child read may be in its answer: the parent's turn is untrusted too.
         if untrusted {
             ctx.taint.set();

@@ -74,7 +74,7 @@ impl<T: TypedTool> Tool for T {
     }
 
     fn parse(&self, args: &Value) -> Result<Parsed, ArgsError> {
-        let parsed: T::Args = parse(args).map_err(ArgsError::Malformed)?;
+        let parsed: T::Args = parse(args)?;
         self.validate(&parsed).map_err(ArgsError::Refused)?;
         Ok(Parsed::new(parsed))
     }
@@ -118,21 +118,21 @@ pub enum ArgsError {
 
 /// Read a call's JSON into `T`. The error is serde's, after the path of the field it
 /// is about when that is not the top level (`` `items[1].text`: invalid type: … ``).
-pub fn parse<T: DeserializeOwned>(args: &Value) -> Result<T, String> {
+pub fn parse<T: DeserializeOwned>(args: &Value) -> Result<T, ArgsError> {
     if !args.is_object() {
-        return Err(format!(
+        return Err(ArgsError::Malformed(format!(
             "the arguments must be a JSON object, got {}",
             kind(args)
-        ));
+        )));
     }
     serde_path_to_error::deserialize(args).map_err(|err| {
         let path = err.path().to_string();
         let inner = err.into_inner();
-        if path == "." {
+        ArgsError::Malformed(if path == "." {
             inner.to_string()
         } else {
             format!("`{path}`: {inner}")
-        }
+        })
     })
 }
 
@@ -265,7 +265,7 @@ mod tests {
 
     #[test]
     fn a_bad_call_gets_serdes_message_naming_the_field() {
-        let err = |args: Value| parse::<Sample>(&args).unwrap_err();
+        let err = |args: Value| parse::<Sample>(&args).unwrap_err().to_string();
         assert_eq!(err(json!({})), "missing field `path`");
         assert_eq!(
             err(json!({"path": 3})),

@@ -27,7 +27,7 @@ pub async fn fit(tool: &str, content: String, cap: usize, ctx: &ToolContext) -> 
     let len = content.len();
     let saved = tokio::task::spawn_blocking(move || save(&workspace, &path, &content))
         .await
-        .unwrap_or_else(|err| Err(err.to_string()));
+        .unwrap_or_else(|err| Err(NotSaved::Stopped(err)));
     let note = match saved {
         Ok(()) => format!(
             "[{len} bytes in all; the full output is in tool-output/{name} — read_file it with offset/limit]"
@@ -37,15 +37,39 @@ pub async fn fit(tool: &str, content: String, cap: usize, ctx: &ToolContext) -> 
     format!("{head}\n[…]\n{tail}\n{note}")
 }
 
+/// Why an oversized result was not saved whole (the preview says so).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NotSaved {
+    #[error("{0}")]
+    Workspace(std::io::Error),
+    #[error(transparent)]
+    Path(#[from] pincer_confine::RelError),
+    /// Making or writing the file beneath the workspace was refused (a link or a file
+    /// in the way).
+    #[error(
+        "{path}: {}; remove what stands there",
+        pincer_confine::explain(source)
+    )]
+    Refused {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Stopped(tokio::task::JoinError),
+}
+
 /// Save `content` as the new file `path` of the workspace (made beneath it, through
 /// no link).
-pub(crate) fn save(workspace: &Path, path: &str, content: &str) -> Result<(), String> {
-    let root = Root::open(workspace).map_err(|err| err.to_string())?;
-    let rel = Rel::parse(path).map_err(|err| err.to_string())?;
-    let refused = |err: std::io::Error| {
-        let why = pincer_confine::explain(&err);
+pub(crate) fn save(workspace: &Path, path: &str, content: &str) -> Result<(), NotSaved> {
+    let root = Root::open(workspace).map_err(NotSaved::Workspace)?;
+    let rel = Rel::parse(path)?;
+    let refused = |source: std::io::Error| {
+        let why = pincer_confine::explain(&source);
         tracing::warn!(path, "a tool result was not saved in the workspace: {why}");
-        format!("{path}: {why}; remove what stands there")
+        NotSaved::Refused {
+            path: path.to_string(),
+            source,
+        }
     };
     let mut file = pincer_confine::gateway::create_new(&root, &rel).map_err(refused)?;
     file.write_all(content.as_bytes()).map_err(refused)

@@ -13,8 +13,8 @@ use std::sync::Arc;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use pincer_config::{AccessConfig, Tier};
 
-use super::Effects;
 use super::preset::ToolPreset;
+use super::{Effects, ToolError};
 use crate::access::Origin;
 
 /// `[access]`'s tool lists, compiled once at start.
@@ -178,7 +178,7 @@ impl Caller {
         effects: Effects,
         takes_path: bool,
         args: &serde_json::Value,
-    ) -> Result<(), String> {
+    ) -> Result<(), ToolError> {
         if self.full_access() || !takes_path || !effects.workspace() {
             return Ok(());
         }
@@ -207,7 +207,7 @@ impl Caller {
     /// After the open: whether the file or folder it really reached (`real`, its path
     /// below the workspace, through any symlink) is one of the owner's private ones, or
     /// the workspace's root itself (which holds them all).
-    pub fn may_reach(&self, tool: &str, given: &str, real: &[String]) -> Result<(), String> {
+    pub fn may_reach(&self, tool: &str, given: &str, real: &[String]) -> Result<(), ToolError> {
         if self.full_access() {
             return Ok(());
         }
@@ -218,16 +218,16 @@ impl Caller {
         }
     }
 
-    fn private_refusal(&self, tool: &str, what: &str) -> String {
+    fn private_refusal(&self, tool: &str, what: &str) -> ToolError {
         if self.origin.is_owner() {
-            return format!(
+            return ToolError(format!(
                 "{tool} on {what} is not available here: the owner's private files stay out of group chats (access.owner_memory_in_groups)"
-            );
+            ));
         }
-        format!(
+        ToolError(format!(
             "{tool} on {what} is not available to {} ({}): the owner's private files stay the owner's; use a folder of your own",
             self.origin.name, self.origin.tier
-        )
+        ))
     }
 
     /// Why a call to `tool` (which does `effects`) is refused, for the model.

@@ -57,6 +57,28 @@ pub struct Hooks {
     jail: Option<Jail>,
 }
 
+/// Why a pre hook stopped a call, for the model. A hook that fails closes the door
+/// like one that refuses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HookRefusal {
+    /// It exited non-zero; `why` is what it printed.
+    #[error("the owner's hook `{hook}` refused this {tool} call: {why}")]
+    Refused {
+        hook: String,
+        tool: String,
+        why: String,
+    },
+    /// It could not run, or gave no answer in time.
+    #[error(
+        "the owner's hook `{hook}` could not check this {tool} call ({err}), so it was not run"
+    )]
+    Failed {
+        hook: String,
+        tool: String,
+        err: String,
+    },
+}
+
 /// What a hook run came to.
 enum Ran {
     Exited { ok: bool, output: String },
@@ -85,7 +107,7 @@ impl Hooks {
     }
 
     /// Run the pre hooks for this call in order; `Err` is the first refusal's reason.
-    pub async fn pre(&self, tool: &str, args: &Value, workspace: &Path) -> Result<(), String> {
+    pub async fn pre(&self, tool: &str, args: &Value, workspace: &Path) -> Result<(), HookRefusal> {
         let input = json!({"event": "pre", "tool": tool, "args": args});
         for hook in self.matching(HookEvent::Pre, tool) {
             match run(hook, &input, workspace, self.jail.as_ref()).await {
@@ -98,17 +120,19 @@ impl Hooks {
                         why
                     };
                     tracing::info!(hook = %hook.name, %tool, "pre hook refused a call");
-                    return Err(format!(
-                        "the owner's hook `{}` refused this {tool} call: {why}",
-                        hook.name
-                    ));
+                    return Err(HookRefusal::Refused {
+                        hook: hook.name.clone(),
+                        tool: tool.to_string(),
+                        why: why.to_string(),
+                    });
                 }
                 Ran::Failed(err) => {
                     tracing::warn!(hook = %hook.name, %tool, "pre hook failed: {err}");
-                    return Err(format!(
-                        "the owner's hook `{}` could not check this {tool} call ({err}), so it was not run",
-                        hook.name
-                    ));
+                    return Err(HookRefusal::Failed {
+                        hook: hook.name.clone(),
+                        tool: tool.to_string(),
+                        err,
+                    });
                 }
             }
         }
@@ -249,7 +273,11 @@ mod tests {
             r#"grep -q '"command":"git push' && { echo "no pushing on Sundays" >&2; exit 2; }; exit 0"#,
         )]);
         let push = json!({"command": "git push origin"});
-        let err = hooks.pre("exec", &push, dir.path()).await.unwrap_err();
+        let err = hooks
+            .pre("exec", &push, dir.path())
+            .await
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("`guard` refused"), "{err}");
         assert!(err.contains("no pushing on Sundays"), "{err}");
         assert!(
@@ -266,7 +294,11 @@ mod tests {
     async fn a_pre_hook_that_hangs_or_cannot_run_fails_closed() {
         let dir = tempfile::tempdir().unwrap();
         let slow = hooks(&[("slow", HookEvent::Pre, &[], "sleep 5")]);
-        let err = slow.pre("exec", &json!({}), dir.path()).await.unwrap_err();
+        let err = slow
+            .pre("exec", &json!({}), dir.path())
+            .await
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("no answer within 2s"), "{err}");
         let missing = hooks(&[("gone", HookEvent::Pre, &[], "/nonexistent/hook")]);
         assert!(missing.pre("exec", &json!({}), dir.path()).await.is_err());

@@ -53,7 +53,7 @@ use serde_json::Value;
 use crate::provider::ToolSpec;
 
 pub use args::{ArgsError, Parsed, TypedTool};
-pub(crate) use budget::save as save_output;
+pub(crate) use budget::{NotSaved, save as save_output};
 pub use caller::{Caller, ToolPatternError, ToolPolicy};
 pub use confine::confine;
 pub use effects::Effects;
@@ -136,7 +136,7 @@ impl Guard {
         args: &Value,
         ctx: &ToolContext,
         why: Option<&str>,
-    ) -> Result<Asked, String> {
+    ) -> Result<Asked, ToolError> {
         let subject = permissions::subject(tool, args);
         // Leaving plan mode is the host's to approve every time.
         if tool != mode::EXIT_PLAN_MODE
@@ -149,23 +149,23 @@ impl Guard {
             && tool != mode::EXIT_PLAN_MODE
             && tool != question::QUESTION
         {
-            return Err(format!(
+            return Err(ToolError(format!(
                 "{tool} needs approval, and this conversation is in dontAsk mode: a call not allowed beforehand is refused without asking; do not retry it"
-            ));
+            )));
         }
         let asked = ctx
             .origin
             .as_ref()
             .and_then(|o| Some((o, self.approvers.get(&o.channel)?)));
         let Some((origin, approver)) = asked else {
-            return Err(match why {
+            return Err(ToolError(match why {
                 Some(why) => format!(
                     "{tool} needs the owner's approval {why}, and nobody can be asked here; do not retry it (the owner can set [tools] after_untrusted = \"allow\" in config.toml)"
                 ),
                 None => format!(
                     "{tool} needs the owner's approval ([tools.permissions] ask), and nobody can be asked here; the owner can allow it in config.toml"
                 ),
-            });
+            }));
         };
         let runs = if tool == "exec" {
             // Each program as written, and how it will run where that reads otherwise
@@ -215,19 +215,19 @@ impl Guard {
                 }
                 Ok(Asked::Go)
             }
-            Approval::Deny if tool == mode::EXIT_PLAN_MODE => Err(
-                "the user did not approve the plan; stay in plan mode: revise the plan, or ask what to change".into(),
-            ),
-            Approval::Refused(why) if tool == mode::EXIT_PLAN_MODE => Err(format!(
+            Approval::Deny if tool == mode::EXIT_PLAN_MODE => Err(ToolError::new(
+                "the user did not approve the plan; stay in plan mode: revise the plan, or ask what to change",
+            )),
+            Approval::Refused(why) if tool == mode::EXIT_PLAN_MODE => Err(ToolError(format!(
                 "the user did not approve the plan: {why}. Stay in plan mode and revise it"
-            )),
-            Approval::Deny => Err(format!(
+            ))),
+            Approval::Deny => Err(ToolError(format!(
                 "the owner did not approve this {tool} call; do not retry it, ask them or try another way"
-            )),
-            Approval::Refused(why) => Err(format!(
+            ))),
+            Approval::Refused(why) => Err(ToolError(format!(
                 "the user refused this {tool} call: {why}"
-            )),
-            Approval::Unavailable(reason) => Err(reason),
+            ))),
+            Approval::Unavailable(reason) => Err(ToolError(reason)),
         }
     }
 }
@@ -242,19 +242,21 @@ fn recheck(
     takes_path: bool,
     ctx: &ToolContext,
     guard: &Guard,
-) -> Result<(Parsed, Effects), String> {
+) -> Result<(Parsed, Effects), ToolError> {
     if guard.scrubber.in_arguments(changed) {
-        return Err(format!(
+        return Err(ToolError(format!(
             "the changed arguments for {name} carry a secret; refused"
-        ));
+        )));
     }
     let effects = tool.call_effects(changed);
-    let parsed = tool
-        .parse(changed)
-        .map_err(|problem| format!("the changed arguments for {name} are invalid: {problem}"))?;
+    let parsed = tool.parse(changed).map_err(|problem| {
+        ToolError(format!(
+            "the changed arguments for {name} are invalid: {problem}"
+        ))
+    })?;
     ctx.caller.may_touch(name, effects, takes_path, changed)?;
     if let Decision::Deny(reason) = guard.permissions.decide(name, changed) {
-        return Err(reason);
+        return Err(ToolError(reason));
     }
     Ok((parsed, effects))
 }
@@ -543,11 +545,11 @@ impl Registry {
         };
         let mut effects = tool.call_effects(&args);
         let takes_path = takes_path(&spec);
-        if let Err(reason) = ctx.caller.may_touch(&spec.name, effects, takes_path, &args) {
-            return failed(reason);
+        if let Err(refused) = ctx.caller.may_touch(&spec.name, effects, takes_path, &args) {
+            return failed(refused.0);
         }
-        if let Err(reason) = guard.hooks.pre(&spec.name, &args, &ctx.workspace).await {
-            return failed(reason);
+        if let Err(refused) = guard.hooks.pre(&spec.name, &args, &ctx.workspace).await {
+            return failed(refused.to_string());
         }
         // The host's own PreToolUse hooks (an SDK's callbacks): they may refuse the
         // call, change it (checked again as a new one), or say whether to ask.
@@ -568,7 +570,7 @@ impl Registry {
                         effects = changed_effects;
                         args = changed;
                     }
-                    Err(reason) => return failed(reason),
+                    Err(refused) => return failed(refused.0),
                 }
             }
             match answer.decision {
@@ -643,10 +645,10 @@ impl Registry {
                                 effects = changed_effects;
                                 args = changed;
                             }
-                            Err(reason) => return failed(reason),
+                            Err(refused) => return failed(refused.0),
                         }
                     }
-                    Err(reason) => return failed(reason),
+                    Err(refused) => return failed(refused.0),
                 }
             }
         }

@@ -112,7 +112,18 @@ pub struct RuleError {
     /// "allow", "ask" or "deny".
     pub list: &'static str,
     pub text: String,
-    pub why: String,
+    pub why: BadRule,
+}
+
+/// What is wrong with a rule's text (the words after it in `RuleError`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadRule {
+    #[error("is missing its closing `)`")]
+    Unclosed,
+    #[error("names no tool; write e.g. exec or exec(git *)")]
+    NoTool,
+    #[error("has a bad pattern: {0}")]
+    Pattern(#[from] globset::Error),
 }
 
 impl Permissions {
@@ -203,24 +214,20 @@ impl Rule {
     }
 }
 
-fn rule(text: &str) -> Result<Rule, String> {
+fn rule(text: &str) -> Result<Rule, BadRule> {
     let text = text.trim();
     let (tool, pattern) = match text.split_once('(') {
         Some((tool, rest)) => {
-            let pattern = rest.strip_suffix(')').ok_or("is missing its closing `)`")?;
+            let pattern = rest.strip_suffix(')').ok_or(BadRule::Unclosed)?;
             (tool.trim(), Some(pattern))
         }
         None => (text, None),
     };
     if tool.is_empty() {
-        return Err("names no tool; write e.g. exec or exec(git *)".into());
+        return Err(BadRule::NoTool);
     }
     let pattern = match pattern {
-        Some(p) => Some(
-            Glob::new(p)
-                .map_err(|e| format!("has a bad pattern: {e}"))?
-                .compile_matcher(),
-        ),
+        Some(p) => Some(Glob::new(p)?.compile_matcher()),
         None => None,
     };
     Ok(Rule {

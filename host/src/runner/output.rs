@@ -164,9 +164,9 @@ impl Runner {
             // The end of something outside this runner's turn (a background report).
             OutboundBody::Done => Ok(()),
             OutboundBody::File { sent, .. } => {
-                sent.fire(Err(
-                    "pincer agent sends no files to its host; the file stays in the workspace, name its path instead".into(),
-                ));
+                sent.fire(Err(pincer_channels::ChannelError::permanent(
+                    "pincer agent sends no files to its host; the file stays in the workspace, name its path instead",
+                )));
                 Ok(())
             }
             OutboundBody::React { .. } => Ok(()),
@@ -461,12 +461,7 @@ impl Runner {
     /// After `/new` the key has a new session: the host's mode and tool preset go with
     /// it (they are kept by session), before the next message is sent.
     async fn follow_new_session(&mut self) {
-        let session = match self
-            .agent
-            .store()
-            .current_session(&self.chat.key.to_string())
-            .await
-        {
+        let session = match self.agent.store().current_session(&self.chat.key).await {
             Ok(session) if session != self.chat.session => session,
             Ok(_) => return,
             Err(err) => {

@@ -7,7 +7,7 @@ use chrono::NaiveDate;
 use serde::Deserialize;
 
 use crate::entry::{self, Entry, Kind};
-use crate::{dates, index};
+use crate::{MemoryError, dates, index};
 
 /// The most operations one dream may apply.
 pub const MAX_OPS: usize = 50;
@@ -54,6 +54,49 @@ impl Change {
     }
 }
 
+/// Why an operation is refused, worded for the dream's report (and the model).
+#[derive(Debug, thiserror::Error)]
+pub enum Refused {
+    #[error("unknown op `{0}`; use create, update, delete or index")]
+    UnknownOp(String),
+    #[error("it names no `path`")]
+    NoPath,
+    /// The `name` it gave makes no slug.
+    #[error(transparent)]
+    BadName(MemoryError),
+    #[error("`{0}` is outside memory/")]
+    Outside(String),
+    #[error("`{0}` is not a memory file; use memory/<lower-case-slug>.md, USER.md or SOUL.md")]
+    NotMemory(String),
+    #[error("{0} is never deleted")]
+    NeverDeleted(&'static str),
+    #[error("{0} does not exist")]
+    Missing(String),
+    #[error("{0} was edited by the owner since the last dream; it is kept")]
+    HandEdited(String),
+    #[error("{0} would be emptied")]
+    Emptied(&'static str),
+    #[error("{name} would be {bytes} bytes, over the cap of {} KB", MAX_PROFILE_BYTES / 1024)]
+    ProfileTooBig { name: &'static str, bytes: usize },
+    #[error(
+        "the index would be {lines} lines / {bytes} bytes, over its cap of {} lines / {} KB",
+        index::MAX_LINES,
+        index::MAX_BYTES / 1024
+    )]
+    IndexTooBig { lines: usize, bytes: usize },
+    #[error("{0}: `content` is empty (to remove a memory, delete it)")]
+    NoContent(String),
+    /// The body or description breaks a rule of memory files.
+    #[error("{path}: {source}")]
+    Invalid { path: String, source: MemoryError },
+    #[error("{path}: type `{kind}` is not one of {}", Kind::NAMES.join(", "))]
+    UnknownType { path: String, kind: String },
+    #[error("{0}: a new memory needs a `type`")]
+    NoType(String),
+    #[error("{0}: a new memory needs a `description`")]
+    NoDescription(String),
+}
+
 /// Where an operation points, once checked.
 enum Target {
     Typed(String),
@@ -61,15 +104,15 @@ enum Target {
     Index,
 }
 
-fn target(op: &Op) -> Result<Target, String> {
+fn target(op: &Op) -> Result<Target, Refused> {
     let given = match (&op.path, &op.name) {
         (Some(path), _) if !path.trim().is_empty() => path.trim().to_string(),
-        (_, Some(name)) => entry::path_of(&entry::slug(name).map_err(|e| e.to_string())?),
-        _ => return Err("it names no `path`".into()),
+        (_, Some(name)) => entry::path_of(&entry::slug(name).map_err(Refused::BadName)?),
+        _ => return Err(Refused::NoPath),
     };
     if given.contains("..") || given.starts_with('/') || given.contains('\\') || given.contains(':')
     {
-        return Err(format!("`{given}` is outside memory/"));
+        return Err(Refused::Outside(given));
     }
     match given.as_str() {
         "USER.md" => return Ok(Target::Profile("USER.md")),
@@ -82,9 +125,7 @@ fn target(op: &Op) -> Result<Target, String> {
         .and_then(|p| p.strip_suffix(".md"))
     {
         Some(slug) if entry::is_slug(slug) => Ok(Target::Typed(slug.to_string())),
-        _ => Err(format!(
-            "`{given}` is not a memory file; use memory/<lower-case-slug>.md, USER.md or SOUL.md"
-        )),
+        _ => Err(Refused::NotMemory(given)),
     }
 }
 
@@ -95,45 +136,39 @@ pub fn check(
     today: NaiveDate,
     current: &dyn Fn(&str) -> Option<String>,
     hand_edited: &dyn Fn(&str) -> bool,
-) -> Result<Change, String> {
+) -> Result<Change, Refused> {
     let content = op.content.as_deref().unwrap_or_default();
     let verb = op.op.trim().to_ascii_lowercase();
     if verb == "index" {
         return index_change(content);
     }
     if !matches!(verb.as_str(), "create" | "update" | "delete") {
-        return Err(format!(
-            "unknown op `{}`; use create, update, delete or index",
-            op.op
-        ));
+        return Err(Refused::UnknownOp(op.op.clone()));
     }
     let target = target(op)?;
     match (verb.as_str(), target) {
-        ("delete", Target::Profile(name)) => Err(format!("{name} is never deleted")),
-        ("delete", Target::Index) => Err("MEMORY.md is never deleted".into()),
+        ("delete", Target::Profile(name)) => Err(Refused::NeverDeleted(name)),
+        ("delete", Target::Index) => Err(Refused::NeverDeleted(index::FILE)),
         ("delete", Target::Typed(slug)) => {
             let path = entry::path_of(&slug);
             if current(&path).is_none() {
-                return Err(format!("{path} does not exist"));
+                return Err(Refused::Missing(path));
             }
             if hand_edited(&path) {
-                return Err(format!(
-                    "{path} was edited by the owner since the last dream; it is kept"
-                ));
+                return Err(Refused::HandEdited(path));
             }
             Ok(Change::Delete { path })
         }
         (_, Target::Index) => index_change(content),
         (_, Target::Profile(name)) => {
             if content.trim().is_empty() {
-                return Err(format!("{name} would be emptied"));
+                return Err(Refused::Emptied(name));
             }
             if content.len() > MAX_PROFILE_BYTES {
-                return Err(format!(
-                    "{name} would be {} bytes, over the cap of {} KB",
-                    content.len(),
-                    MAX_PROFILE_BYTES / 1024
-                ));
+                return Err(Refused::ProfileTooBig {
+                    name,
+                    bytes: content.len(),
+                });
             }
             let mut text = dates::absolute(content, today).0.trim_end().to_string();
             text.push('\n');
@@ -147,15 +182,12 @@ pub fn check(
     }
 }
 
-fn index_change(content: &str) -> Result<Change, String> {
+fn index_change(content: &str) -> Result<Change, Refused> {
     if content.len() > index::MAX_BYTES || content.lines().count() > index::MAX_LINES {
-        return Err(format!(
-            "the index would be {} lines / {} bytes, over its cap of {} lines / {} KB",
-            content.lines().count(),
-            content.len(),
-            index::MAX_LINES,
-            index::MAX_BYTES / 1024
-        ));
+        return Err(Refused::IndexTooBig {
+            lines: content.lines().count(),
+            bytes: content.len(),
+        });
     }
     let mut text = content.trim_end().to_string();
     text.push('\n');
@@ -172,30 +204,29 @@ fn typed_change(
     content: &str,
     today: NaiveDate,
     current: &dyn Fn(&str) -> Option<String>,
-) -> Result<Change, String> {
+) -> Result<Change, Refused> {
     let path = entry::path_of(slug);
     let existing = current(&path).map(|text| Entry::parse(slug, &text));
     if content.trim().is_empty() {
-        return Err(format!(
-            "{path}: `content` is empty (to remove a memory, delete it)"
-        ));
+        return Err(Refused::NoContent(path));
     }
-    entry::check_body(content).map_err(|e| format!("{path}: {e}"))?;
+    let invalid = |source| Refused::Invalid {
+        path: path.clone(),
+        source,
+    };
+    entry::check_body(content).map_err(invalid)?;
     let kind = match (&op.kind, &existing) {
-        (Some(kind), _) => Kind::parse(kind).ok_or_else(|| {
-            format!(
-                "{path}: type `{kind}` is not one of {}",
-                Kind::NAMES.join(", ")
-            )
+        (Some(kind), _) => Kind::parse(kind).ok_or_else(|| Refused::UnknownType {
+            path: path.clone(),
+            kind: kind.clone(),
         })?,
         (None, Some(old)) => old.kind,
-        (None, None) => return Err(format!("{path}: a new memory needs a `type`")),
+        (None, None) => return Err(Refused::NoType(path)),
     };
     let description = match (&op.description, &existing) {
-        (Some(d), _) => entry::check_description(&dates::absolute(d, today).0)
-            .map_err(|e| format!("{path}: {e}"))?,
+        (Some(d), _) => entry::check_description(&dates::absolute(d, today).0).map_err(invalid)?,
         (None, Some(old)) if !old.description.is_empty() => old.description.clone(),
-        _ => return Err(format!("{path}: a new memory needs a `description`")),
+        _ => return Err(Refused::NoDescription(path)),
     };
     let entry = Entry {
         slug: slug.to_string(),
@@ -234,6 +265,7 @@ mod tests {
         check(&op(json), "2026-11-22".parse().unwrap(), &existing, &|p| {
             p == "memory/tea.md"
         })
+        .map_err(|refused| refused.to_string())
     }
 
     #[test]

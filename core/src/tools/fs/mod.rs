@@ -19,9 +19,7 @@ pub(crate) fn check_reached(
         return Ok(());
     }
     match crate::tools::confine::reached(root, fd) {
-        Some(real) => caller
-            .may_reach(tool, rel.given(), &real)
-            .map_err(ToolError::new),
+        Some(real) => caller.may_reach(tool, rel.given(), &real),
         // Where it lies is unknown (no /proc): the name was checked already.
         None => Ok(()),
     }
