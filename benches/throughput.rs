@@ -191,6 +191,10 @@ async fn run(fake: &FakeModel, wiring: pincer::Wiring) -> anyhow::Result<Run> {
     // What `pincer run` does once a minute: free pages go back to the system. What is
     // left is what the idle sessions hold, not the peak of the burst.
     // SAFETY: malloc_trim takes the allocator's own locks; safe at any time.
+    #[allow(
+        unsafe_code,
+        reason = "what `pincer run` does, done here as it does it"
+    )]
     unsafe {
         libc::malloc_trim(0);
     }

@@ -1,4 +1,12 @@
 //! The `pincer` command: parse the arguments and hand them to `pincer::cli`.
+//!
+//! The one place of the workspace with unsafe code (the workspace denies it): before any
+//! thread starts, the process sets SIGPIPE, takes secrets out of its environment and
+//! tunes glibc's allocator; each call says why it is sound.
+#![allow(
+    unsafe_code,
+    reason = "libc calls at start-up; each carries its SAFETY note"
+)]
 
 use clap::Parser;
 
@@ -51,7 +59,7 @@ fn prints_a_report(command: &pincer::cli::Command) -> bool {
 /// with from `/proc/<pid>/environ` for root: keeping commands out of the gateway's
 /// `/proc` is the sandbox's job.
 mod guard {
-    pub fn protect_process() {
+    pub(crate) fn protect_process() {
         // Best effort: an older kernel without the prctl leaves the default.
         let _ =
             rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
@@ -73,7 +81,7 @@ mod guard {
 /// RSS near the live heap. Nothing to do with other C libraries.
 mod heap {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    pub fn keep_small() {
+    pub(crate) fn keep_small() {
         use std::time::Duration;
         /// How often free pages go back to the system.
         const TRIM_EVERY: Duration = Duration::from_secs(60);

@@ -12,10 +12,10 @@ use pincer_fakes::FakeModel;
 use pincer_fakes::platform::FakePlatform;
 
 /// The user every platform treats as the owner.
-pub const OWNER: u64 = 42;
+pub(crate) const OWNER: u64 = 42;
 
 /// `pincer run` against the fakes; killed when dropped.
-pub struct Gateway {
+pub(crate) struct Gateway {
     pub dir: tempfile::TempDir,
     pub child: Child,
     pub started: Instant,
@@ -32,7 +32,7 @@ impl Gateway {
     /// Write config and secrets enabling every platform in `platforms` (with `extra`
     /// TOML for `[agent]`) and start `pincer run`. Everyone is let in (`dm_policy =
     /// "open"`) so any user id opens a session.
-    pub fn start(
+    pub(crate) fn start(
         model: &FakeModel,
         platforms: &[&dyn FakePlatform],
         agent_extra: &str,
@@ -81,7 +81,7 @@ impl Gateway {
     }
 
     /// Wait until every platform says the adapter is connected; the time from spawn.
-    pub async fn ready(&self, platforms: &[&dyn FakePlatform]) -> anyhow::Result<Duration> {
+    pub(crate) async fn ready(&self, platforms: &[&dyn FakePlatform]) -> anyhow::Result<Duration> {
         for platform in platforms {
             if !platform.connected(Duration::from_secs(30)).await {
                 bail!(
@@ -94,38 +94,38 @@ impl Gateway {
         Ok(self.started.elapsed())
     }
 
-    pub fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("gateway.log")).unwrap_or_default()
     }
 
     /// (VmRSS, VmHWM) in KiB.
-    pub fn memory(&self) -> (u64, u64) {
+    pub(crate) fn memory(&self) -> (u64, u64) {
         memory_of(self.child.id())
     }
 
     /// `RssAnon` and `RssFile` of `pincer run` (KiB).
-    pub fn rss_parts(&self) -> (u64, u64) {
+    pub(crate) fn rss_parts(&self) -> (u64, u64) {
         rss_parts(self.child.id())
     }
 }
 
 /// The `pincer` binary cargo built for this bench (release settings), or `PINCER_BIN`
 /// (say, the `profiling` build for heaptrack).
-pub fn pincer_binary() -> PathBuf {
+pub(crate) fn pincer_binary() -> PathBuf {
     std::env::var_os("PINCER_BIN")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_pincer")))
 }
 
 /// (VmRSS, VmHWM) of a process in KiB; zeros if it is gone.
-pub fn memory_of(pid: u32) -> (u64, u64) {
+pub(crate) fn memory_of(pid: u32) -> (u64, u64) {
     let status = proc_status(pid);
     (field(&status, "VmRSS:"), field(&status, "VmHWM:"))
 }
 
 /// Resident KiB of a process split into its heap and stacks (`RssAnon`) and the
 /// pages of its binary and libraries (`RssFile`, bounded by their size).
-pub fn rss_parts(pid: u32) -> (u64, u64) {
+pub(crate) fn rss_parts(pid: u32) -> (u64, u64) {
     let status = proc_status(pid);
     (field(&status, "RssAnon:"), field(&status, "RssFile:"))
 }
@@ -135,7 +135,7 @@ fn proc_status(pid: u32) -> String {
 }
 
 /// A KiB figure of `/proc/<pid>/status`; 0 when the process is gone.
-pub fn field(status: &str, key: &str) -> u64 {
+pub(crate) fn field(status: &str, key: &str) -> u64 {
     status
         .lines()
         .find(|l| l.starts_with(key))
@@ -146,7 +146,7 @@ pub fn field(status: &str, key: &str) -> u64 {
 
 /// Wait until a message in `chat` on `platform` shows `needle`; when the platform took
 /// that message in.
-pub async fn seen(
+pub(crate) async fn seen(
     platform: &dyn FakePlatform,
     chat: &str,
     needle: &str,
@@ -171,7 +171,7 @@ pub async fn seen(
 }
 
 /// Nearest-rank percentile of sorted `values`.
-pub fn percentile(values: &[Duration], q: f64) -> Duration {
+pub(crate) fn percentile(values: &[Duration], q: f64) -> Duration {
     if values.is_empty() {
         return Duration::ZERO;
     }
@@ -179,17 +179,17 @@ pub fn percentile(values: &[Duration], q: f64) -> Duration {
     values[rank.clamp(1, values.len()) - 1]
 }
 
-pub fn ms(d: Duration) -> String {
+pub(crate) fn ms(d: Duration) -> String {
     format!("{:.2}", d.as_secs_f64() * 1000.0)
 }
 
-pub fn mib(kib: u64) -> String {
+pub(crate) fn mib(kib: u64) -> String {
     format!("{:.1}", kib as f64 / 1024.0)
 }
 
 /// A multi-threaded runtime for a bench's `main`.
 /// Run a bench on the multi-threaded runtime; its error, named, fails the process.
-pub fn main(name: &str, bench: impl Future<Output = anyhow::Result<()>>) -> ExitCode {
+pub(crate) fn main(name: &str, bench: impl Future<Output = anyhow::Result<()>>) -> ExitCode {
     match runtime().and_then(|rt| rt.block_on(bench)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

@@ -27,7 +27,7 @@ fn ok(text: &str) -> Config {
 }
 
 /// The example from DESIGN.md, comments kept.
-pub const EXAMPLE: &str = r#"
+pub(crate) const EXAMPLE: &str = r#"
 version = 1
 
 [agent]

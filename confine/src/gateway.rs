@@ -245,7 +245,7 @@ impl Folder {
     pub fn remove_tree(&self, name: &str) -> io::Result<()> {
         match rustix::fs::unlinkat(&self.fd, name, AtFlags::empty()) {
             Ok(()) => return Ok(()),
-            Err(Errno::ISDIR) | Err(Errno::PERM) => {}
+            Err(Errno::ISDIR | Errno::PERM) => {}
             Err(Errno::NOENT) => return Ok(()),
             Err(err) => return Err(err.into()),
         }

@@ -18,9 +18,9 @@ use crate::MemoryError;
 
 /// The largest memory file read: MEMORY.md is capped far lower for the prompt, a typed
 /// memory's body at 16 KB; anything this big was not written by Pincer.
-pub const MAX_FILE_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_FILE_BYTES: u64 = 1 << 20;
 /// The largest daily log read.
-pub const MAX_LOG_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_LOG_BYTES: u64 = 64 << 20;
 
 /// The error for `rel`, with the reason a link or non-file stood in the way.
 fn failed(root: &Path, rel: &str, write: bool, err: std::io::Error) -> MemoryError {
@@ -41,25 +41,25 @@ fn open(root: &Path, rel: &str, write: bool) -> Result<(Root, Rel), MemoryError>
 
 /// The text of `rel`, `None` when it does not exist. A link, or anything but a regular
 /// file with one name, is an error.
-pub fn read(root: &Path, rel: &str) -> Result<Option<String>, MemoryError> {
+pub(crate) fn read(root: &Path, rel: &str) -> Result<Option<String>, MemoryError> {
     read_capped(root, rel, MAX_FILE_BYTES)
 }
 
 /// `read` with another size cap.
-pub fn read_capped(root: &Path, rel: &str, max: u64) -> Result<Option<String>, MemoryError> {
+pub(crate) fn read_capped(root: &Path, rel: &str, max: u64) -> Result<Option<String>, MemoryError> {
     let (dir, parsed) = open(root, rel, false)?;
     gateway::read_text(&dir, &parsed, max).map_err(|e| failed(root, rel, false, e))
 }
 
 /// The bytes of `rel` (any encoding), at most `max`; `None` when it does not exist.
-pub fn read_bytes(root: &Path, rel: &str, max: u64) -> Result<Option<Vec<u8>>, MemoryError> {
+pub(crate) fn read_bytes(root: &Path, rel: &str, max: u64) -> Result<Option<Vec<u8>>, MemoryError> {
     let (dir, parsed) = open(root, rel, false)?;
     gateway::read(&dir, &parsed, max).map_err(|e| failed(root, rel, false, e))
 }
 
 /// Whether `rel` exists as a regular file with one name (`false`: nothing there); a
 /// link or anything else there is an error. Nothing is read.
-pub fn probe(root: &Path, rel: &str) -> Result<bool, MemoryError> {
+pub(crate) fn probe(root: &Path, rel: &str) -> Result<bool, MemoryError> {
     let (dir, parsed) = open(root, rel, false)?;
     gateway::open(&dir, &parsed)
         .map(|file| file.is_some())
@@ -67,13 +67,13 @@ pub fn probe(root: &Path, rel: &str) -> Result<bool, MemoryError> {
 }
 
 /// Replace `rel` with `content` whole, making its folders (beneath, no links).
-pub fn write(root: &Path, rel: &str, content: &str) -> Result<(), MemoryError> {
+pub(crate) fn write(root: &Path, rel: &str, content: &str) -> Result<(), MemoryError> {
     let (dir, parsed) = open(root, rel, true)?;
     gateway::write(&dir, &parsed, content.as_bytes()).map_err(|e| failed(root, rel, true, e))
 }
 
 /// Remove `rel` (a link there is removed as itself); a file already gone is fine.
-pub fn remove(root: &Path, rel: &str) -> Result<(), MemoryError> {
+pub(crate) fn remove(root: &Path, rel: &str) -> Result<(), MemoryError> {
     let (dir, parsed) = open(root, rel, true)?;
     gateway::remove(&dir, &parsed)
         .map(drop)
@@ -81,14 +81,14 @@ pub fn remove(root: &Path, rel: &str) -> Result<(), MemoryError> {
 }
 
 /// Append `bytes` to the regular file `rel` (made with its folders when missing).
-pub fn append(root: &Path, rel: &str, bytes: &[u8]) -> Result<(), MemoryError> {
+pub(crate) fn append(root: &Path, rel: &str, bytes: &[u8]) -> Result<(), MemoryError> {
     let (dir, parsed) = open(root, rel, true)?;
     gateway::append(&dir, &parsed, bytes).map_err(|e| failed(root, rel, true, e))
 }
 
 /// The folder `rel`, opened beneath without links; `None` when missing or when a link
 /// or file stands there (logged: the gateway never lists through one).
-pub fn folder(root: &Path, rel: &str) -> Option<gateway::Folder> {
+pub(crate) fn folder(root: &Path, rel: &str) -> Option<gateway::Folder> {
     let (dir, parsed) = open(root, rel, false).ok()?;
     match gateway::Folder::open(&dir, &parsed) {
         Ok(folder) => folder,
@@ -104,11 +104,11 @@ pub fn folder(root: &Path, rel: &str) -> Option<gateway::Folder> {
 }
 
 /// Files in the gateway's own state folder, out of every command's reach.
-pub mod state {
+pub(crate) mod state {
     use super::*;
 
     /// Replace `path` with `content` atomically, creating its folder if needed.
-    pub fn write(path: &Path, content: &str) -> Result<(), MemoryError> {
+    pub(crate) fn write(path: &Path, content: &str) -> Result<(), MemoryError> {
         let failed = |source| MemoryError::Write {
             path: path.to_path_buf(),
             source,
@@ -135,7 +135,7 @@ pub mod state {
     }
 
     /// Remove `path`; a file that is already gone is fine.
-    pub fn remove(path: &Path) -> Result<(), MemoryError> {
+    pub(crate) fn remove(path: &Path) -> Result<(), MemoryError> {
         match std::fs::remove_file(path) {
             Ok(()) => Ok(()),
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -147,7 +147,7 @@ pub mod state {
     }
 
     /// The file's text, `None` when it does not exist.
-    pub fn read(path: &Path) -> Result<Option<String>, MemoryError> {
+    pub(crate) fn read(path: &Path) -> Result<Option<String>, MemoryError> {
         match std::fs::read_to_string(path) {
             Ok(text) => Ok(Some(text)),
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),

@@ -97,7 +97,7 @@ impl Provider for AnthropicProvider {
 
 /// The body of one streamed Messages call; `max_tokens` 0 means 4,096 (the API requires
 /// one).
-pub fn encode_request(req: &ChatRequest, max_tokens: u32) -> wire::Request<'_> {
+pub(crate) fn encode_request(req: &ChatRequest, max_tokens: u32) -> wire::Request<'_> {
     let mut system = Vec::new();
     if !req.system_stable.is_empty() {
         let mut stable = wire::Content::text(req.system_stable.as_str());
@@ -283,7 +283,7 @@ enum Block {
 
 /// Assembles a reply from the stream's events.
 #[derive(Debug, Default)]
-pub struct StreamDecoder {
+pub(crate) struct StreamDecoder {
     /// Keyed by the block `index` the server gives.
     blocks: BTreeMap<u64, Block>,
     stop: Option<StopReason>,
@@ -295,7 +295,7 @@ pub struct StreamDecoder {
 impl StreamDecoder {
     /// Handle one SSE data payload. The payload's own `type` names the event, so the
     /// SSE `event:` line is not needed.
-    pub fn on_data(
+    pub(crate) fn on_data(
         &mut self,
         data: &str,
         on_event: &mut (dyn for<'a> FnMut(StreamEvent<'a>) + Send),
@@ -418,7 +418,7 @@ impl StreamDecoder {
     }
 
     /// The stream ended: assemble the reply, or say it was cut short.
-    pub fn finish(self) -> Result<ChatResponse, ProviderError> {
+    pub(crate) fn finish(self) -> Result<ChatResponse, ProviderError> {
         if !self.done {
             return Err(transport::cut_short());
         }

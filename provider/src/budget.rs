@@ -18,7 +18,7 @@ use super::types::{ChatRequest, Part, Usage};
 
 /// Prompt tokens a second assumed for a model not yet measured: a small model on a
 /// CPU (issue 34 measured 17–41 for Qwen2.5-Coder 1.5B and 0.5B under llama.cpp).
-pub const UNMEASURED_PROMPT_PER_SEC: f64 = 40.0;
+pub(crate) const UNMEASURED_PROMPT_PER_SEC: f64 = 40.0;
 /// The reading allowance is this many times the expected reading time.
 const READ_MARGIN: f64 = 1.5;
 /// Longest reading allowance added to a call: past it, the model is too slow for the
@@ -27,13 +27,13 @@ const MAX_READ_ALLOWANCE: Duration = Duration::from_secs(15 * 60);
 /// Share of the writing time a capped reply is sized to fill.
 const WRITE_SHARE: f64 = 0.8;
 /// `max_tokens` is never capped below this: a reply needs room to say something.
-pub const MIN_REPLY_TOKENS: u32 = 128;
+pub(crate) const MIN_REPLY_TOKENS: u32 = 128;
 /// What a picture costs in the estimate, as the agent counts it.
 const IMAGE_TOKENS: u64 = 1_600;
 
 /// The configured limits a call is sized within.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// `providers.NAME.timeout_secs`: the time a reply may take once the request is
     /// read.
     pub reply: Duration,
@@ -43,7 +43,7 @@ pub struct Limits {
 
 /// How one call is bounded.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Budget {
+pub(crate) struct Budget {
     /// The whole call, from sending the request to the reply's last byte.
     pub limit: Duration,
     /// What to send as `max_tokens` (0: the request left it to the server).
@@ -60,7 +60,7 @@ pub struct Budget {
 /// reading time (at most 15 min). `max_tokens`: `asked`, lowered (not below 128) to
 /// what the model writes at its measured speed in 80% of the time left after reading;
 /// left as asked while the writing speed is unknown.
-pub fn size(prompt_tokens: u64, asked: u32, limits: Limits, speeds: Speeds) -> Budget {
+pub(crate) fn size(prompt_tokens: u64, asked: u32, limits: Limits, speeds: Speeds) -> Budget {
     let per_sec = speeds
         .prompt_per_sec
         .filter(|r| *r > 0.0)
@@ -90,7 +90,7 @@ pub fn size(prompt_tokens: u64, asked: u32, limits: Limits, speeds: Speeds) -> B
 
 /// The request's size in tokens, estimated as its text's bytes ÷ 4 (the system prompt,
 /// every part, every tool's schema) plus 1,600 a picture.
-pub fn estimate_tokens(req: &ChatRequest) -> u64 {
+pub(crate) fn estimate_tokens(req: &ChatRequest) -> u64 {
     let mut bytes = req.system_stable.len() + req.system_volatile.len();
     let mut images = 0;
     for part in req.messages.iter().flat_map(|m| &m.parts) {
@@ -133,14 +133,14 @@ fn json_len(value: &Value) -> usize {
 /// The clock of one call: when it began, when its reply began, and the server's own
 /// figures when it reported them (llama.cpp's `timings`).
 #[derive(Debug)]
-pub struct Meter {
+pub(crate) struct Meter {
     started: Instant,
     reply_began: OnceLock<Instant>,
     server: Mutex<Option<Sample>>,
 }
 
 impl Meter {
-    pub fn start() -> Self {
+    pub(crate) fn start() -> Self {
         Self {
             started: Instant::now(),
             reply_began: OnceLock::new(),
@@ -149,28 +149,28 @@ impl Meter {
     }
 
     /// A piece of the reply arrived (the first one counts).
-    pub fn reply_began(&self) {
+    pub(crate) fn reply_began(&self) {
         let _ = self.reply_began.get_or_init(Instant::now);
     }
 
     /// Whether any of the reply has arrived.
-    pub fn replying(&self) -> bool {
+    pub(crate) fn replying(&self) -> bool {
         self.reply_began.get().is_some()
     }
 
-    pub fn elapsed(&self) -> Duration {
+    pub(crate) fn elapsed(&self) -> Duration {
         self.started.elapsed()
     }
 
     /// The server measured the call itself; its figures beat the clock's.
-    pub fn server_measured(&self, sample: Sample) {
+    pub(crate) fn server_measured(&self, sample: Sample) {
         *self.server.lock().unwrap_or_else(PoisonError::into_inner) = Some(sample);
     }
 
     /// What the finished call showed: the server's own figures, else the clock's
     /// reading and writing times with the reply's usage (the prompt tokens the server
     /// read are those it did not have cached).
-    pub fn sample(&self, usage: &Usage) -> Sample {
+    pub(crate) fn sample(&self, usage: &Usage) -> Sample {
         if let Some(sample) = *self.server.lock().unwrap_or_else(PoisonError::into_inner) {
             return sample;
         }

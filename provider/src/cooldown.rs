@@ -71,7 +71,7 @@ const RETRY_AFTER_CAP: Duration = Duration::from_secs(3600);
 const STREAK_MEMORY: Duration = Duration::from_secs(900);
 
 /// A few words for "cooling down after …" and the chain's summary of what failed.
-pub fn reason(kind: ErrorKind) -> &'static str {
+pub(crate) fn reason(kind: ErrorKind) -> &'static str {
     match kind {
         ErrorKind::Auth => "authentication failure",
         ErrorKind::Billing => "billing refusal",
@@ -195,7 +195,7 @@ impl Cooldowns {
 }
 
 /// A rest as the user reads it, rounded up: "25s", "5 min", "2 h".
-pub fn format_rest(rest: Duration) -> String {
+pub(crate) fn format_rest(rest: Duration) -> String {
     let secs = rest.as_secs() + u64::from(rest.subsec_nanos() > 0);
     if secs < 60 {
         format!("{secs}s")

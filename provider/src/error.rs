@@ -238,7 +238,7 @@ fn describe(e: &ProviderError) -> String {
 }
 
 /// `2s`, `1.5s` or `250ms`: how durations appear in messages.
-pub fn format_duration(d: Duration) -> String {
+pub(crate) fn format_duration(d: Duration) -> String {
     if d.subsec_millis() == 0 && d.as_secs() > 0 {
         format!("{}s", d.as_secs())
     } else if d.as_secs() > 0 {
@@ -259,7 +259,7 @@ fn truncate(message: &str) -> String {
 
 /// `Retry-After` (delay seconds, possibly fractional) or `retry-after-ms`; an HTTP date
 /// or anything else unparsable is ignored.
-pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     let read = |name: &str| headers.get(name)?.to_str().ok()?.trim().parse::<f64>().ok();
     let secs = match read("retry-after-ms") {
         Some(ms) => ms / 1000.0,
@@ -270,7 +270,11 @@ pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
 
 /// Classify a non-2xx answer from its status and body (either wire format's error JSON,
 /// or plain text).
-pub fn classify_http(status: u16, body: &str, retry_after: Option<Duration>) -> ProviderError {
+pub(crate) fn classify_http(
+    status: u16,
+    body: &str,
+    retry_after: Option<Duration>,
+) -> ProviderError {
     let parsed: Option<ErrorBody> = serde_json::from_str(body).ok();
     let detail = parsed.as_ref().map(ErrorBody::detail);
     let fields = detail.map(error_fields).unwrap_or_default();
@@ -290,7 +294,7 @@ pub fn classify_http(status: u16, body: &str, retry_after: Option<Duration>) -> 
 
 /// Classify an error that arrived inside a 200 stream (OpenAI's `error` field,
 /// Anthropic's `error` event).
-pub fn classify_stream_error(detail: &ErrorDetail) -> ProviderError {
+pub(crate) fn classify_stream_error(detail: &ErrorDetail) -> ProviderError {
     let fields = error_fields(detail);
     let message = if fields.message.is_empty() {
         "the stream reported an error".to_string()
@@ -309,7 +313,7 @@ pub fn classify_stream_error(detail: &ErrorDetail) -> ProviderError {
 }
 
 /// A reqwest failure while connecting or reading.
-pub fn from_reqwest(err: &reqwest::Error) -> ProviderError {
+pub(crate) fn from_reqwest(err: &reqwest::Error) -> ProviderError {
     // reqwest's Display includes the URL, which carries no secret (keys go in headers).
     let detail = std::error::Error::source(err)
         .map(|source| format!("{err}: {source}"))
@@ -425,7 +429,7 @@ fn classify(status: Option<u16>, kind: &str, message: &str) -> ErrorKind {
 /// --enable-auto-tool-choice and --tool-call-parser to be set". Only a `--flag` named
 /// next to "requires", "flag", "start it with" or "to be set" counts, so a message that
 /// merely quotes a command line is not taken for one.
-pub fn missing_flags(message: &str) -> Vec<String> {
+pub(crate) fn missing_flags(message: &str) -> Vec<String> {
     let lower = message.to_lowercase();
     let asks = ["requires", " flag", "start it with", "to be set"]
         .iter()

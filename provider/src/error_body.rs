@@ -13,7 +13,7 @@ use super::lenient::lenient;
 /// shape), so whether a body parses says only whether it is JSON.
 #[derive(Debug, Deserialize, Serialize)]
 #[serde(untagged)]
-pub enum ErrorBody {
+pub(crate) enum ErrorBody {
     /// `{"error": ...}`; Anthropic adds `"type": "error"` beside it.
     Wrapped { error: ErrorDetail },
     /// The error itself is the body.
@@ -21,7 +21,7 @@ pub enum ErrorBody {
 }
 
 impl ErrorBody {
-    pub fn detail(&self) -> &ErrorDetail {
+    pub(crate) fn detail(&self) -> &ErrorDetail {
         match self {
             Self::Wrapped { error } | Self::Bare(error) => error,
         }
@@ -31,7 +31,7 @@ impl ErrorBody {
 /// What a server says went wrong.
 #[derive(Debug, Deserialize, Serialize)]
 #[serde(untagged)]
-pub enum ErrorDetail {
+pub(crate) enum ErrorDetail {
     /// Ollama, and some proxies: the message alone.
     Text(String),
     Object(ErrorObject),
@@ -48,7 +48,7 @@ impl Default for ErrorDetail {
 
 impl ErrorDetail {
     /// The object's fields, when the error came as an object.
-    pub fn object(&self) -> Option<&ErrorObject> {
+    pub(crate) fn object(&self) -> Option<&ErrorObject> {
         match self {
             Self::Object(object) => Some(object),
             Self::Text(_) | Self::Other(_) => None,
@@ -58,7 +58,7 @@ impl ErrorDetail {
 
 /// The error object both formats share the core of.
 #[derive(Debug, Default, Deserialize, Serialize)]
-pub struct ErrorObject {
+pub(crate) struct ErrorObject {
     /// `invalid_request_error`, `overloaded_error`, `exceed_context_size_error` …
     #[serde(rename = "type", default, deserialize_with = "lenient")]
     pub kind: Option<String>,
@@ -79,7 +79,7 @@ pub struct ErrorObject {
 /// An error object's `code`: a name or a number.
 #[derive(Debug, Deserialize, Serialize)]
 #[serde(untagged)]
-pub enum Code {
+pub(crate) enum Code {
     Number(u64),
     Name(String),
 }

@@ -70,7 +70,7 @@ fn statuses_and_bodies_classify() {
             ErrorKind::Overloaded,
         ),
         (503, "Service Unavailable".into(), ErrorKind::Overloaded),
-        (408, "".into(), ErrorKind::Timeout),
+        (408, String::new(), ErrorKind::Timeout),
         (504, "gateway timeout".into(), ErrorKind::Timeout),
         (
             500,

@@ -12,7 +12,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 /// How a scripted reply ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum End {
+pub(crate) enum End {
     /// The terminating chunk is sent and the connection closed.
     Complete,
     /// The connection is closed without the terminating chunk.
@@ -22,7 +22,7 @@ pub enum End {
 }
 
 #[derive(Debug, Clone)]
-pub struct Reply {
+pub(crate) struct Reply {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     /// Body pieces, each sent after its pause.
@@ -32,7 +32,7 @@ pub struct Reply {
 
 impl Reply {
     /// A 200 event stream, each piece sent `pause` after the previous one.
-    pub fn sse(pieces: &[&str], pause: Duration) -> Self {
+    pub(crate) fn sse(pieces: &[&str], pause: Duration) -> Self {
         Self {
             status: 200,
             headers: vec![("content-type".into(), "text/event-stream".into())],
@@ -42,7 +42,7 @@ impl Reply {
     }
 
     /// A complete JSON answer.
-    pub fn json(status: u16, body: &str) -> Self {
+    pub(crate) fn json(status: u16, body: &str) -> Self {
         Self {
             status,
             headers: vec![("content-type".into(), "application/json".into())],
@@ -51,12 +51,12 @@ impl Reply {
         }
     }
 
-    pub fn header(mut self, name: &str, value: &str) -> Self {
+    pub(crate) fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.into(), value.into()));
         self
     }
 
-    pub fn ending(mut self, end: End) -> Self {
+    pub(crate) fn ending(mut self, end: End) -> Self {
         self.end = end;
         self
     }
@@ -64,7 +64,7 @@ impl Reply {
 
 /// One request as the server saw it.
 #[derive(Debug, Clone)]
-pub struct Captured {
+pub(crate) struct Captured {
     pub path: String,
     /// Header names in lower case.
     pub headers: Vec<(String, String)>,
@@ -72,7 +72,7 @@ pub struct Captured {
 }
 
 impl Captured {
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n == name)
@@ -80,13 +80,13 @@ impl Captured {
     }
 }
 
-pub struct FakeServer {
+pub(crate) struct FakeServer {
     pub base: String,
     requests: Arc<Mutex<Vec<Captured>>>,
 }
 
 impl FakeServer {
-    pub async fn start(replies: Vec<Reply>) -> Self {
+    pub(crate) async fn start(replies: Vec<Reply>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let requests = Arc::new(Mutex::new(Vec::new()));
@@ -100,7 +100,7 @@ impl FakeServer {
         Self { base, requests }
     }
 
-    pub fn requests(&self) -> Vec<Captured> {
+    pub(crate) fn requests(&self) -> Vec<Captured> {
         self.requests.lock().unwrap().clone()
     }
 }

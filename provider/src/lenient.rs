@@ -13,7 +13,7 @@ use serde_json::Value;
 
 /// `T` if the field reads as one, else `T::default()`. For `#[serde(default,
 /// deserialize_with = "lenient")]`.
-pub fn lenient<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+pub(crate) fn lenient<'de, D, T>(deserializer: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
     T: DeserializeOwned + Default,

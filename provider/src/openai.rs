@@ -108,7 +108,11 @@ impl Provider for OpenAiProvider {
 }
 
 /// The body of one streamed chat-completions call; `max_tokens` 0 sends none.
-pub fn encode_request(req: &ChatRequest, with_usage: bool, max_tokens: u32) -> wire::Request<'_> {
+pub(crate) fn encode_request(
+    req: &ChatRequest,
+    with_usage: bool,
+    max_tokens: u32,
+) -> wire::Request<'_> {
     let mut messages = Vec::new();
     let system = [req.system_stable.as_str(), req.system_volatile.as_str()]
         .into_iter()
@@ -238,7 +242,7 @@ struct PendingCall {
 
 /// Assembles a reply from the stream's data lines.
 #[derive(Debug, Default)]
-pub struct StreamDecoder {
+pub(crate) struct StreamDecoder {
     reasoning: String,
     text: String,
     /// Keyed by the `index` the server gives each call.
@@ -254,7 +258,7 @@ pub struct StreamDecoder {
 
 impl StreamDecoder {
     /// Handle one SSE data payload.
-    pub fn on_data(
+    pub(crate) fn on_data(
         &mut self,
         data: &str,
         on_event: &mut (dyn for<'a> FnMut(StreamEvent<'a>) + Send),
@@ -340,7 +344,7 @@ impl StreamDecoder {
     }
 
     /// The stream ended: assemble the reply, or say it was cut short.
-    pub fn finish(self) -> Result<ChatResponse, ProviderError> {
+    pub(crate) fn finish(self) -> Result<ChatResponse, ProviderError> {
         // `[DONE]` without a finish reason still ends a reply; neither means it was cut.
         let reason = match (self.finish_reason, self.done) {
             (Some(reason), _) => reason,

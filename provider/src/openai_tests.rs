@@ -298,7 +298,7 @@ fn fields_of_an_unexpected_shape_read_as_absent_and_the_rest_still_counts() {
     let (reply, events) = decode(&[
         // JSON that is no chunk at all is skipped.
         r#""keep-alive""#,
-        r#"[1, 2]"#,
+        r"[1, 2]",
         r#"{"choices":null}"#,
         // vLLM and LM Studio: explicit nulls.
         r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi","tool_calls":null,"reasoning":null},"finish_reason":null}],"usage":null}"#,

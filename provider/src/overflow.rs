@@ -33,7 +33,7 @@ const CLIENT_PHRASES: &[&str] = &["context window", "context length", "context s
 
 /// Whether an error whose type/code is `kind` and whose message is `message` (both
 /// lower case) says the request was too long for the model.
-pub fn is_overflow(kind: &str, message: &str, client_side: bool) -> bool {
+pub(crate) fn is_overflow(kind: &str, message: &str, client_side: bool) -> bool {
     KINDS.iter().any(|k| kind.contains(k))
         || PHRASES.iter().any(|p| message.contains(p))
         || (client_side && CLIENT_PHRASES.iter().any(|p| message.contains(p)))
@@ -41,7 +41,7 @@ pub fn is_overflow(kind: &str, message: &str, client_side: bool) -> bool {
 
 /// What an overflow error says about sizes, in tokens.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Figures {
+pub(crate) struct Figures {
     /// The model's context window as the server runs it.
     pub limit: Option<u64>,
     /// The request's size as the server counted it.
@@ -72,7 +72,7 @@ const PROMPT_BEFORE: &[&str] = &[
 
 /// The figures of an overflow error: from the error object's own fields where the
 /// server gives them (llama.cpp's `n_ctx`, `n_prompt_tokens`), else from its message.
-pub fn figures(error: Option<&ErrorObject>, message: &str) -> Figures {
+pub(crate) fn figures(error: Option<&ErrorObject>, message: &str) -> Figures {
     let message = message.to_lowercase();
     let first = |phrases: &[&str]| phrases.iter().find_map(|p| number_after(&message, p));
     Figures {

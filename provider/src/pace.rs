@@ -15,9 +15,9 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 /// Fewest prompt tokens read in one call for its reading time to count as a speed.
-pub const MIN_PROMPT_SAMPLE: u64 = 64;
+pub(crate) const MIN_PROMPT_SAMPLE: u64 = 64;
 /// Fewest output tokens for their writing time to count as a speed.
-pub const MIN_OUTPUT_SAMPLE: u64 = 16;
+pub(crate) const MIN_OUTPUT_SAMPLE: u64 = 16;
 /// Share of a faster sample taken into the remembered speed.
 const RISE: f64 = 0.3;
 

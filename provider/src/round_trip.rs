@@ -12,7 +12,10 @@ use crate::sse::SseDecoder;
 /// Deserialize `json` as `T`, check it serializes back to `json` less `unmodeled`
 /// (paths like `/choices/*/logprobs`, `*` standing for every element or key), and
 /// return it.
-pub fn assert_round_trip<T: DeserializeOwned + Serialize>(json: &str, unmodeled: &[&str]) -> T {
+pub(crate) fn assert_round_trip<T: DeserializeOwned + Serialize>(
+    json: &str,
+    unmodeled: &[&str],
+) -> T {
     let typed: T = serde_json::from_str(json)
         .unwrap_or_else(|e| panic!("does not read as {}: {e}\n{json}", type_name::<T>()));
     let back = serde_json::to_value(&typed).unwrap();
@@ -31,7 +34,7 @@ pub fn assert_round_trip<T: DeserializeOwned + Serialize>(json: &str, unmodeled:
 }
 
 /// The `data:` payloads of a recorded event stream, `[DONE]` included.
-pub fn sse_data(stream: &str) -> Vec<String> {
+pub(crate) fn sse_data(stream: &str) -> Vec<String> {
     let mut decoder = SseDecoder::new();
     let mut events = decoder.feed(stream.as_bytes());
     events.extend(decoder.finish());

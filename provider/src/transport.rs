@@ -25,35 +25,35 @@ use super::types::{ChatRequest, ChatResponse};
 
 /// Whether the stream handler wants more events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flow {
+pub(crate) enum Flow {
     More,
     Done,
 }
 
 /// A non-2xx answer, read in full.
 #[derive(Debug)]
-pub struct Rejection {
+pub(crate) struct Rejection {
     pub status: u16,
     pub body: String,
     pub retry_after: Option<Duration>,
 }
 
 impl Rejection {
-    pub fn classify(&self) -> ProviderError {
+    pub(crate) fn classify(&self) -> ProviderError {
         error::classify_http(self.status, &self.body, self.retry_after)
     }
 }
 
 /// One call in progress: how it is bounded and its clock.
 #[derive(Debug)]
-pub struct Call {
+pub(crate) struct Call {
     /// "provider/model": the key of the model's speeds, and how messages name it.
     pub label: String,
     pub budget: Budget,
     pub meter: Meter,
 }
 
-pub struct Transport {
+pub(crate) struct Transport {
     pub settings: ProviderSettings,
     pub http: reqwest::Client,
     /// Named in auth errors: where else the key may come from.
@@ -64,7 +64,11 @@ pub struct Transport {
 }
 
 impl Transport {
-    pub fn new(settings: ProviderSettings, http: reqwest::Client, key_env: &'static str) -> Self {
+    pub(crate) fn new(
+        settings: ProviderSettings,
+        http: reqwest::Client,
+        key_env: &'static str,
+    ) -> Self {
         Self {
             settings,
             http,
@@ -74,12 +78,12 @@ impl Transport {
     }
 
     /// `base_url` + `path`, with exactly one `/` between them.
-    pub fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{}", self.settings.base_url.trim_end_matches('/'), path)
     }
 
     /// The key for the next call and its index, or `None` when no key is configured.
-    pub fn key(&self) -> Option<(usize, &SecretString)> {
+    pub(crate) fn key(&self) -> Option<(usize, &SecretString)> {
         let keys = &self.settings.api_keys;
         if keys.is_empty() {
             return None;
@@ -89,7 +93,7 @@ impl Transport {
     }
 
     /// Size a call of `req` to the model's measured speeds and the configured limits.
-    pub fn begin(&self, req: &ChatRequest) -> Call {
+    pub(crate) fn begin(&self, req: &ChatRequest) -> Call {
         let label = format!("{}/{}", self.settings.name, req.model);
         let limits = Limits {
             reply: self.settings.timeout,
@@ -117,7 +121,7 @@ impl Transport {
     /// Run one call: bound it by its whole-call limit, learn the model's speeds from
     /// it, then label any error with the provider, scrub keys from it and rotate the
     /// key if the failure was the key's.
-    pub async fn run(
+    pub(crate) async fn run(
         &self,
         key_index: Option<usize>,
         call: &Call,
@@ -224,7 +228,7 @@ impl Transport {
     }
 
     /// Send a request; connection failures become `Network`/`Timeout` errors.
-    pub async fn send(
+    pub(crate) async fn send(
         &self,
         request: reqwest::RequestBuilder,
     ) -> Result<reqwest::Response, ProviderError> {
@@ -233,7 +237,7 @@ impl Transport {
 
     /// Read a non-2xx answer's body (a failed read leaves it empty: the status alone
     /// still classifies).
-    pub async fn rejection(&self, response: reqwest::Response) -> Rejection {
+    pub(crate) async fn rejection(&self, response: reqwest::Response) -> Rejection {
         let status = response.status().as_u16();
         let retry_after = error::retry_after(response.headers());
         let body = tokio::time::timeout(self.settings.idle_timeout, response.text())
@@ -250,7 +254,7 @@ impl Transport {
 
     /// Feed the SSE events of a 2xx answer to `handle` until it says `Done` or the
     /// stream ends. Each read waits at most `idle_timeout`.
-    pub async fn pump(
+    pub(crate) async fn pump(
         &self,
         response: reqwest::Response,
         mut handle: impl FnMut(SseEvent) -> Result<Flow, ProviderError>,
@@ -291,7 +295,7 @@ impl Transport {
 }
 
 /// A JSON data line that does not parse.
-pub fn malformed(data: &str, err: &serde_json::Error) -> ProviderError {
+pub(crate) fn malformed(data: &str, err: &serde_json::Error) -> ProviderError {
     let sample: String = data.chars().take(80).collect();
     ProviderError::new(
         ErrorKind::InvalidResponse,
@@ -300,6 +304,6 @@ pub fn malformed(data: &str, err: &serde_json::Error) -> ProviderError {
 }
 
 /// The stream ended before the format's terminal event.
-pub fn cut_short() -> ProviderError {
+pub(crate) fn cut_short() -> ProviderError {
     ProviderError::new(ErrorKind::Network, "connection closed mid-reply")
 }

@@ -21,7 +21,7 @@ use super::{Confinement, SandboxError};
 /// Where bubblewrap is, if it is installed and can make namespaces here (some
 /// containers forbid user namespaces), and whether it can size a tmpfs (`--size`,
 /// bubblewrap 0.6+): quick runs of `bwrap … true` tell.
-pub fn find() -> Result<(PathBuf, bool), SandboxError> {
+pub(crate) fn find() -> Result<(PathBuf, bool), SandboxError> {
     let program = ["/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"]
         .iter()
         .map(Path::new)
@@ -63,7 +63,7 @@ pub fn find() -> Result<(PathBuf, bool), SandboxError> {
 
 /// Where the pincer binary is mounted inside the sandbox to run its `inside` step
 /// before the command (in the private `/tmp`, so wherever the binary lives outside).
-pub const PINCER_INSIDE: &str = "/tmp/.pincer-inside";
+pub(crate) const PINCER_INSIDE: &str = "/tmp/.pincer-inside";
 
 /// The size of a tmpfs that only hides something (it holds mount points at most).
 const HIDING: u64 = 1 << 20;
@@ -96,7 +96,7 @@ fn socket_dirs(runtime_dir: Option<&Path>) -> Vec<PathBuf> {
 }
 
 /// bwrap's arguments before `--` for `confinement`; `sized`: bwrap takes `--size`.
-pub fn args(confinement: &Confinement, sized: bool) -> Vec<OsString> {
+pub(crate) fn args(confinement: &Confinement, sized: bool) -> Vec<OsString> {
     let mut args = Args(Vec::new(), sized);
     let ws = confinement.workspace.as_os_str();
     let tmp_size = match confinement.limits.file_size_mb {

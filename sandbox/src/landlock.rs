@@ -38,7 +38,7 @@ const DEVICES: &[&str] = &[
 const READ_DEVICES: &[&str] = &["/dev/random", "/dev/urandom"];
 
 /// Whether this kernel enforces Landlock at all.
-pub fn available() -> Result<(), SandboxError> {
+pub(crate) fn available() -> Result<(), SandboxError> {
     Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(AccessFs::from_all(ABI::V1))
@@ -50,7 +50,7 @@ pub fn available() -> Result<(), SandboxError> {
 /// The paths that stay readable: every entry of each directory on the way from `/` to
 /// `hidden`, but that way itself, `/dev` (see `DEVICES`), and anything that resolves
 /// into or above `hidden`.
-pub fn read_roots(hidden: &Path) -> Vec<PathBuf> {
+pub(crate) fn read_roots(hidden: &Path) -> Vec<PathBuf> {
     let mut roots = Vec::new();
     let mut dir = PathBuf::from("/");
     for component in hidden.components().skip(1) {
@@ -95,7 +95,7 @@ fn drop_capabilities() {
 
 /// Restrict this process (and what it will exec) to `confinement`, with `tmp` as its
 /// private temp dir. Fails rather than run unconfined.
-pub fn restrict(confinement: &Confinement, tmp: &Path) -> Result<(), SandboxError> {
+pub(crate) fn restrict(confinement: &Confinement, tmp: &Path) -> Result<(), SandboxError> {
     let fail = |e: &dyn std::fmt::Display| SandboxError(format!("cannot set up Landlock: {e}"));
     let all = AccessFs::from_all(ABI_USED);
     // Connecting to a pathname socket needs its own right (ABI 9): with the network on,
@@ -176,7 +176,7 @@ pub fn restrict(confinement: &Confinement, tmp: &Path) -> Result<(), SandboxErro
 /// Refuse connecting to any pathname UNIX socket but those under `allowed` from now on
 /// (Landlock ABI 9+; on an older kernel nothing is refused): the step bubblewrap runs
 /// before a command when the network is off.
-pub fn unix_sockets_only_in(allowed: &[&Path]) -> Result<(), SandboxError> {
+pub(crate) fn unix_sockets_only_in(allowed: &[&Path]) -> Result<(), SandboxError> {
     let fail = |e: &dyn std::fmt::Display| {
         SandboxError(format!("cannot refuse the system's UNIX sockets: {e}"))
     };
@@ -199,7 +199,7 @@ pub fn unix_sockets_only_in(allowed: &[&Path]) -> Result<(), SandboxError> {
 /// Refuse every TCP bind (Landlock ABI 4+) and connecting to abstract UNIX sockets made
 /// outside (ABI 6+) from now on; on an older kernel what it lacks is not refused: the
 /// step bubblewrap runs before a command when the network is on.
-pub fn no_tcp_bind() -> Result<(), SandboxError> {
+pub(crate) fn no_tcp_bind() -> Result<(), SandboxError> {
     let fail =
         |e: &dyn std::fmt::Display| SandboxError(format!("cannot refuse listening ports: {e}"));
     Ruleset::default()
@@ -264,7 +264,7 @@ fn refuse(
 /// With the network off under bubblewrap (whose network namespace holds only loopback):
 /// refuse sockets of every family but UNIX, IPv4 and IPv6 — a vsock to the hypervisor
 /// is in no network namespace.
-pub fn no_foreign_sockets() -> Result<(), SandboxError> {
+pub(crate) fn no_foreign_sockets() -> Result<(), SandboxError> {
     refuse(std::collections::BTreeMap::from([(
         libc::SYS_socket,
         vec![foreign_families()?],

@@ -31,7 +31,7 @@ use pincer_confine::gateway::Folder;
 use pincer_confine::{FileType, Rel, Root};
 
 /// The protected files and folders, relative to the workspace.
-pub const PROMPT_FILES: &[&str] = &[
+pub(crate) const PROMPT_FILES: &[&str] = &[
     "SOUL.md",
     "USER.md",
     "MEMORY.md",

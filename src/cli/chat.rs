@@ -23,7 +23,7 @@ pub struct Args {
     pub message: Option<String>,
 }
 
-pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
+pub(super) async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
     let interactive = args.message.is_none() && std::io::stdin().is_terminal();
     let env = env_vars();
     let config = match pincer_config::load(&home.config_file, &home.security_file, &env) {

@@ -66,7 +66,7 @@ pub struct AddArgs {
     pub session: Option<String>,
 }
 
-pub async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
+pub(super) async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
     let (config, secrets) = load(home)?;
     ensure_home(home)?;
     let store = Store::open(&home.db_file)?;

@@ -70,7 +70,7 @@ impl Report {
     }
 }
 
-pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
+pub(super) async fn run(home: &Home) -> anyhow::Result<ExitCode> {
     let mut report = Report::default();
     let no_secrets = Scrubber::new(Vec::new());
     check_home(home, &mut report);

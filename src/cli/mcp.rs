@@ -54,7 +54,7 @@ pub struct Target {
     args: Vec<String>,
 }
 
-pub async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
+pub(super) async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
     let (target, call) = match command {
         Command::Check(target) => (target, None),
         Command::Call {

@@ -37,7 +37,7 @@ pub enum Command {
     },
 }
 
-pub async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
+pub(super) async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
     let (config, secrets) = load(home)?;
     ensure_home(home)?;
     let memory = Memory::new(home.workspace(&config), home.state_dir());

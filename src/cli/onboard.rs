@@ -73,7 +73,7 @@ struct Answers {
     slack_app: Option<String>,
 }
 
-pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
+pub(super) async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
     let answers = if args.non_interactive {
         refuse_overwrite(home, args.force)?;
         from_flags(&args)?
@@ -90,7 +90,7 @@ pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// Onboarding on first `pincer chat`: ask everything with the defaults.
-pub async fn interactive(home: &Home) -> anyhow::Result<()> {
+pub(super) async fn interactive(home: &Home) -> anyhow::Result<()> {
     let args = Args {
         non_interactive: false,
         force: false,

@@ -26,7 +26,7 @@ pub enum Command {
     Revoke { channel: String, sender: String },
 }
 
-pub async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
+pub(super) async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
     super::ensure_home(home)?;
     let store = Store::open(&home.db_file)?;
     match command {

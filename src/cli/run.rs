@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use super::{ensure_home, env_vars, load};
 use crate::home::Home;
 
-pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
+pub(super) async fn run(home: &Home) -> anyhow::Result<ExitCode> {
     let (config, secrets) = load(home)?;
     ensure_home(home)?;
     let _lock = home.lock_gateway()?;

@@ -19,7 +19,7 @@ pub enum Command {
     },
 }
 
-pub async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
+pub(super) async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
     if !home.db_file.exists() {
         println!("No sessions yet.");
         return Ok(ExitCode::SUCCESS);

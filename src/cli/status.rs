@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use crate::home::Home;
 use crate::store::{Store, now_ms};
 
-pub async fn run(home: &Home) -> anyhow::Result<ExitCode> {
+pub(super) async fn run(home: &Home) -> anyhow::Result<ExitCode> {
     let running = home.gateway_running();
     println!(
         "Gateway: {}",

@@ -16,7 +16,7 @@ pub enum Command {
     Url,
 }
 
-pub async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
+pub(super) async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
     let (config, secrets) = load(home)?;
     let listen = &config.web.listen;
     let token = match command {

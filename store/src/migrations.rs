@@ -179,7 +179,7 @@ const MIGRATIONS: &[&str] = &[
 
 /// Why the database could not be brought up to date.
 #[derive(Debug)]
-pub enum MigrateError {
+pub(crate) enum MigrateError {
     /// A newer Pincer wrote it: schema version `found`, this one knows up to `known`.
     Newer {
         found: usize,
@@ -195,7 +195,7 @@ impl From<rusqlite::Error> for MigrateError {
 }
 
 /// Bring the database up to the newest schema; each step commits on its own.
-pub fn apply(conn: &mut Connection) -> Result<(), MigrateError> {
+pub(crate) fn apply(conn: &mut Connection) -> Result<(), MigrateError> {
     if version(conn)? == MIGRATIONS.len() {
         return Ok(()); // the usual case: nothing to do, and no write lock taken
     }
@@ -224,13 +224,13 @@ fn version(conn: &Connection) -> rusqlite::Result<usize> {
 }
 
 #[cfg(test)]
-pub fn latest() -> usize {
+pub(crate) fn latest() -> usize {
     MIGRATIONS.len()
 }
 
 /// A database at schema `version`, as the Pincer of that schema left it.
 #[cfg(test)]
-pub fn apply_first(conn: &Connection, version: usize) -> rusqlite::Result<()> {
+pub(crate) fn apply_first(conn: &Connection, version: usize) -> rusqlite::Result<()> {
     for sql in &MIGRATIONS[..version] {
         conn.execute_batch(sql)?;
     }

@@ -17,19 +17,19 @@ fn script_deadline() -> Duration {
 }
 
 /// `tests/clients`, where the scripts and the installed libraries are.
-pub fn dir() -> PathBuf {
+pub(super) fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients")
 }
 
 /// Node 22 from `tests/clients/node_modules` (the npm package `node`), or `None` (and
 /// the case is skipped) when the clients are not installed outside CI. In CI a missing
 /// install fails the case: it would otherwise pass by testing nothing.
-pub fn node() -> Option<PathBuf> {
+pub(super) fn node() -> Option<PathBuf> {
     installed(dir().join("node_modules/.bin/node"))
 }
 
 /// The Python of `tests/clients/.venv`, with the PyPI clients, likewise.
-pub fn python() -> Option<PathBuf> {
+pub(super) fn python() -> Option<PathBuf> {
     installed(dir().join(".venv/bin/python"))
 }
 
@@ -47,7 +47,7 @@ fn installed(path: PathBuf) -> Option<PathBuf> {
 }
 
 /// What a client script printed: its JSON lines, and its stderr for failures.
-pub struct Ran {
+pub(super) struct Ran {
     pub lines: Vec<Value>,
     pub stderr: String,
     pub code: Option<i32>,
@@ -55,19 +55,19 @@ pub struct Ran {
 
 impl Ran {
     /// The lines whose `"event"` is `event`.
-    pub fn events(&self, event: &str) -> Vec<&Value> {
+    pub(super) fn events(&self, event: &str) -> Vec<&Value> {
         self.lines.iter().filter(|l| l["event"] == event).collect()
     }
 
     /// The one line whose `"event"` is `event`; fails with everything seen if none.
-    pub fn event(&self, event: &str) -> &Value {
+    pub(super) fn event(&self, event: &str) -> &Value {
         self.events(event)
             .into_iter()
             .next()
             .unwrap_or_else(|| panic!("no {event:?} line; {self}"))
     }
 
-    pub fn succeeded(&self) -> &Self {
+    pub(super) fn succeeded(&self) -> &Self {
         assert_eq!(self.code, Some(0), "the client script failed; {self}");
         self
     }
@@ -85,7 +85,12 @@ impl std::fmt::Display for Ran {
 
 /// Run `interpreter script args…` in `tests/clients` with `env` added, within
 /// `script_deadline()`. Lines of stdout that are not JSON are kept as strings.
-pub async fn run(interpreter: &Path, script: &str, args: &[&str], env: &[(&str, &str)]) -> Ran {
+pub(super) async fn run(
+    interpreter: &Path,
+    script: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Ran {
     let mut command = tokio::process::Command::new(interpreter);
     command
         .arg(dir().join(script))

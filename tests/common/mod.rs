@@ -2,9 +2,9 @@
 //! model, and ways to run the real `pincer` binary or the core in-process.
 #![allow(dead_code)] // each test file uses its own subset
 
-pub mod platform;
-pub mod telegram;
-pub mod trust;
+pub(crate) mod platform;
+pub(crate) mod telegram;
+pub(crate) mod trust;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -12,49 +12,49 @@ use std::process::{Command, Output, Stdio};
 use pincer_fakes::FakeModel;
 
 /// A Pincer home in a temp dir. The dir is removed on drop.
-pub struct TestHome {
+pub(crate) struct TestHome {
     pub dir: tempfile::TempDir,
 }
 
 impl TestHome {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             dir: tempfile::tempdir().expect("temp dir"),
         }
     }
 
     /// A home whose config uses the fake model over the OpenAI wire format.
-    pub fn openai(fake: &FakeModel) -> Self {
+    pub(crate) fn openai(fake: &FakeModel) -> Self {
         let home = Self::new();
         home.write_config(&openai_config(fake, ""));
         home
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
 
-    pub fn config_file(&self) -> PathBuf {
+    pub(crate) fn config_file(&self) -> PathBuf {
         self.path().join("config.toml")
     }
 
-    pub fn write_config(&self, text: &str) {
+    pub(crate) fn write_config(&self, text: &str) {
         std::fs::write(self.config_file(), text).expect("write config");
     }
 
     /// Write .security.yml with mode 0600.
-    pub fn write_secrets(&self, text: &str) {
+    pub(crate) fn write_secrets(&self, text: &str) {
         let path = self.path().join(".security.yml");
         std::fs::write(&path, text).expect("write secrets");
         set_mode(&path, 0o600);
     }
 
-    pub fn workspace(&self) -> PathBuf {
+    pub(crate) fn workspace(&self) -> PathBuf {
         self.path().join("workspace")
     }
 
     /// `pincer --home <home> ARGS` with a clean environment (no real keys leak in).
-    pub fn command(&self, args: &[&str]) -> Command {
+    pub(crate) fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_pincer"));
         cmd.arg("--home").arg(self.path()).args(args);
         for var in [
@@ -79,18 +79,18 @@ impl TestHome {
     }
 
     /// Run `pincer ARGS` to completion (stdin closed).
-    pub fn run(&self, args: &[&str]) -> Run {
+    pub(crate) fn run(&self, args: &[&str]) -> Run {
         let output = self.command(args).output().expect("run pincer");
         Run::from(output)
     }
 
     /// Run `pincer ARGS` feeding `input` on stdin.
-    pub fn run_with_stdin(&self, args: &[&str], input: &str) -> Run {
+    pub(crate) fn run_with_stdin(&self, args: &[&str], input: &str) -> Run {
         self.run_with_bytes(args, input.as_bytes())
     }
 
     /// `run_with_stdin` with any bytes, UTF-8 or not.
-    pub fn run_with_bytes(&self, args: &[&str], input: &[u8]) -> Run {
+    pub(crate) fn run_with_bytes(&self, args: &[&str], input: &[u8]) -> Run {
         use std::io::Write;
         let mut child = self
             .command(args)
@@ -110,7 +110,7 @@ impl TestHome {
 
     /// `pincer run` in the background, its stderr appended to `gateway.log` (so a
     /// restart keeps the earlier run's lines); killed when the `Gateway` is dropped.
-    pub fn start_gateway(&self) -> Gateway {
+    pub(crate) fn start_gateway(&self) -> Gateway {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -126,12 +126,12 @@ impl TestHome {
     }
 
     /// What every `start_gateway` run logged so far.
-    pub fn gateway_log(&self) -> String {
+    pub(crate) fn gateway_log(&self) -> String {
         std::fs::read_to_string(self.path().join("gateway.log")).unwrap_or_default()
     }
 
     /// `pincer sessions show terminal:dm:local`.
-    pub fn transcript(&self) -> String {
+    pub(crate) fn transcript(&self) -> String {
         let run = self.run(&["sessions", "show", "terminal:dm:local"]);
         assert!(run.ok(), "sessions show failed: {}", run.stderr);
         run.stdout
@@ -139,7 +139,7 @@ impl TestHome {
 }
 
 /// The pairing code in a reply: the word of 8 upper-case letters and digits.
-pub fn pairing_code(text: &str) -> String {
+pub(crate) fn pairing_code(text: &str) -> String {
     text.split(|c: char| !c.is_ascii_alphanumeric())
         .find(|w| {
             w.len() == 8
@@ -151,7 +151,7 @@ pub fn pairing_code(text: &str) -> String {
 }
 
 /// A running `pincer run`, killed when dropped.
-pub struct Gateway {
+pub(crate) struct Gateway {
     pub child: std::process::Child,
 }
 
@@ -164,19 +164,19 @@ impl Drop for Gateway {
 
 /// What a finished `pincer` run printed.
 #[derive(Debug)]
-pub struct Run {
+pub(crate) struct Run {
     pub code: Option<i32>,
     pub stdout: String,
     pub stderr: String,
 }
 
 impl Run {
-    pub fn ok(&self) -> bool {
+    pub(crate) fn ok(&self) -> bool {
         self.code == Some(0)
     }
 
     /// Assert a failure with exit code 1 whose stderr mentions every needle.
-    pub fn fails_with(&self, needles: &[&str]) {
+    pub(crate) fn fails_with(&self, needles: &[&str]) {
         assert_eq!(
             self.code,
             Some(1),
@@ -205,28 +205,28 @@ impl From<Output> for Run {
 }
 
 /// A config using the fake over the OpenAI wire format, plus `extra` TOML.
-pub fn openai_config(fake: &FakeModel, extra: &str) -> String {
+pub(crate) fn openai_config(fake: &FakeModel, extra: &str) -> String {
     format!(
         "version = 1\n{extra}\n[router]\nlight = [\"fake/m\"]\n\n[providers.fake]\nkind = \"openai\"\nbase_url = \"{}\"\ntimeout_secs = 20\nidle_timeout_secs = 5\n",
         fake.openai_base()
     )
 }
 
-pub fn set_mode(path: &Path, mode: u32) {
+pub(crate) fn set_mode(path: &Path, mode: u32) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
 }
 
 /// How every test waits for what it expects (see `pincer_fakes::wait`).
-pub use pincer_fakes::{PATIENCE, wait_for, wait_for_within, wait_until};
+pub(crate) use pincer_fakes::{PATIENCE, wait_for, wait_for_within, wait_until};
 
 /// What a child process writes to a pipe, read as it comes by a thread (so the pipe
 /// never fills up).
 #[derive(Clone, Default)]
-pub struct Captured(std::sync::Arc<std::sync::Mutex<String>>);
+pub(crate) struct Captured(std::sync::Arc<std::sync::Mutex<String>>);
 
 impl Captured {
-    pub fn of(mut pipe: impl std::io::Read + Send + 'static) -> Captured {
+    pub(crate) fn of(mut pipe: impl std::io::Read + Send + 'static) -> Captured {
         let captured = Captured::default();
         let sink = captured.clone();
         std::thread::spawn(move || {
@@ -245,12 +245,12 @@ impl Captured {
     }
 
     /// Everything read so far.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         self.0.lock().expect("capture lock").clone()
     }
 
     /// Wait until what was read shows `needle` `count` times.
-    pub async fn shows(&self, needle: &str, count: usize) {
+    pub(crate) async fn shows(&self, needle: &str, count: usize) {
         wait_for(
             async || (self.text().matches(needle).count() >= count).then_some(()),
             || format!("never showed {needle:?} {count} times:\n{}", self.text()),
@@ -261,7 +261,7 @@ impl Captured {
 
 /// The fake MCP server binary (`pincer-fakes`' `fake-mcp`), built beside `pincer` by
 /// `cargo test --workspace`.
-pub fn fake_mcp() -> String {
+pub(crate) fn fake_mcp() -> String {
     let path = Path::new(env!("CARGO_BIN_EXE_pincer")).with_file_name("fake-mcp");
     assert!(
         path.exists(),

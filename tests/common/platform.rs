@@ -17,14 +17,14 @@ use super::{Gateway, PATIENCE, TestHome, wait_for};
 
 /// A home with one channel enabled against its fake, and the fake model (which echoes
 /// `echo: <text>` once its scripted steps are used up).
-pub struct Setup<P> {
+pub(crate) struct Setup<P> {
     pub home: TestHome,
     pub model: FakeModel,
     pub platform: P,
 }
 
 /// `owners = [...]`, for `[agent]`: each of `users` on `platform`.
-pub fn owners(platform: &dyn FakePlatform, users: &[u64]) -> String {
+pub(crate) fn owners(platform: &dyn FakePlatform, users: &[u64]) -> String {
     let ids: Vec<String> = users
         .iter()
         .map(|user| format!("\"{}\"", platform.canonical(*user)))
@@ -33,7 +33,7 @@ pub fn owners(platform: &dyn FakePlatform, users: &[u64]) -> String {
 }
 
 /// `[channels.<name>]`, enabled and pointed at `platform`, then `lines`.
-pub fn channel_table(platform: &dyn FakePlatform, lines: &str) -> String {
+pub(crate) fn channel_table(platform: &dyn FakePlatform, lines: &str) -> String {
     format!(
         "[channels.{}]\nenabled = true\n{}{lines}\n",
         platform.name(),
@@ -43,7 +43,7 @@ pub fn channel_table(platform: &dyn FakePlatform, lines: &str) -> String {
 
 /// A home with `platform`'s channel enabled (`channel` lines in its table) and `agent`
 /// lines under `[agent]`; either may open more tables with a line starting with `[`.
-pub async fn setup<P: FakePlatform>(platform: P, channel: &str, agent: &str) -> Setup<P> {
+pub(crate) async fn setup<P: FakePlatform>(platform: P, channel: &str, agent: &str) -> Setup<P> {
     let model = FakeModel::start().await;
     let home = TestHome::new();
     home.write_config(&format!(
@@ -61,7 +61,7 @@ pub async fn setup<P: FakePlatform>(platform: P, channel: &str, agent: &str) -> 
 
 /// Wait until `platform` shows a message in `chat` containing `needle`; on failure,
 /// say what it shows and what `log` gives (the gateway's log).
-pub async fn wait_shown(
+pub(crate) async fn wait_shown(
     platform: &dyn FakePlatform,
     chat: &str,
     needle: &str,
@@ -88,12 +88,12 @@ pub async fn wait_shown(
 
 impl<P: FakePlatform> Setup<P> {
     /// `pincer run` (`TestHome::start_gateway`), without waiting for it to connect.
-    pub fn start(&self) -> Gateway {
+    pub(crate) fn start(&self) -> Gateway {
         self.home.start_gateway()
     }
 
     /// `pincer run`, returned once the adapter is connected to the fake.
-    pub async fn start_connected(&self) -> Gateway {
+    pub(crate) async fn start_connected(&self) -> Gateway {
         let gateway = self.start();
         assert!(
             self.platform.connected(PATIENCE).await,
@@ -105,17 +105,17 @@ impl<P: FakePlatform> Setup<P> {
     }
 
     /// The gateway's log, every run of it.
-    pub fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         self.home.gateway_log()
     }
 
     /// Wait until a message in `chat` shows `needle`.
-    pub async fn wait_shown(&self, chat: &str, needle: &str) -> Shown {
+    pub(crate) async fn wait_shown(&self, chat: &str, needle: &str) -> Shown {
         wait_shown(&self.platform, chat, needle, || self.log()).await
     }
 
     /// What the bot shows in `chat` now, in the order it was sent.
-    pub fn shown_in(&self, chat: &str) -> Vec<Shown> {
+    pub(crate) fn shown_in(&self, chat: &str) -> Vec<Shown> {
         self.platform
             .shown()
             .into_iter()
@@ -124,13 +124,13 @@ impl<P: FakePlatform> Setup<P> {
     }
 
     /// The texts of `shown_in(chat)`.
-    pub fn texts_in(&self, chat: &str) -> Vec<String> {
+    pub(crate) fn texts_in(&self, chat: &str) -> Vec<String> {
         self.shown_in(chat).into_iter().map(|m| m.text).collect()
     }
 
     /// The barrier: `user` says `text` in their direct chat and waits for the model's
     /// echo of it there. Returns the chat.
-    pub async fn round_trip(&self, user: u64, text: &str) -> String {
+    pub(crate) async fn round_trip(&self, user: u64, text: &str) -> String {
         let chat = self.platform.dm(user, text).await;
         self.wait_shown(&chat, &format!("echo: {text}")).await;
         chat
@@ -138,7 +138,7 @@ impl<P: FakePlatform> Setup<P> {
 
     /// Wait until `pincer status` shows this channel's state starting with `state`;
     /// returns the whole status.
-    pub async fn status_shows(&self, state: &str) -> String {
+    pub(crate) async fn status_shows(&self, state: &str) -> String {
         let name = format!("{} ", self.platform.name());
         wait_for(
             async || {

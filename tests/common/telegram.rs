@@ -9,17 +9,17 @@ use super::platform;
 use super::wait_for;
 
 /// A home with Telegram enabled, the fake model, and the fake Bot API.
-pub type Setup = platform::Setup<FakeTelegram>;
+pub(crate) type Setup = platform::Setup<FakeTelegram>;
 
 /// A home with Telegram enabled (`extra_channel` goes under `[channels.telegram]`,
 /// `extra_agent` under `[agent]`; a line starting with `[` opens more tables).
-pub async fn setup(extra_channel: &str, extra_agent: &str) -> Setup {
+pub(crate) async fn setup(extra_channel: &str, extra_agent: &str) -> Setup {
     platform::setup(FakeTelegram::start().await, extra_channel, extra_agent).await
 }
 
 impl platform::Setup<FakeTelegram> {
     /// What each message the bot sent finally says (edits applied), in order sent.
-    pub fn shown(&self) -> Vec<Sent> {
+    pub(crate) fn shown(&self) -> Vec<Sent> {
         let mut out: Vec<Sent> = Vec::new();
         for sent in self.platform.sent() {
             if sent.method == "editMessageText" {
@@ -38,7 +38,7 @@ impl platform::Setup<FakeTelegram> {
     }
 
     /// Wait until a message to `chat` finally shows `needle`.
-    pub async fn wait_for_text(&self, chat: i64, needle: &str) -> Sent {
+    pub(crate) async fn wait_for_text(&self, chat: i64, needle: &str) -> Sent {
         wait_for(
             async || {
                 self.shown()
@@ -56,7 +56,7 @@ impl platform::Setup<FakeTelegram> {
         .await
     }
 
-    pub fn texts_to(&self, chat: i64) -> Vec<String> {
+    pub(crate) fn texts_to(&self, chat: i64) -> Vec<String> {
         self.shown()
             .into_iter()
             .filter(|m| m.chat_id == chat)
@@ -68,7 +68,7 @@ impl platform::Setup<FakeTelegram> {
     /// one only once the gate has decided about it — refused it, answered it itself (a
     /// pairing code), or let it in, which stores it in its session first — so after
     /// this, a message nobody answered was refused, or is in `pincer sessions`.
-    pub async fn settled(&self) {
+    pub(crate) async fn settled(&self) {
         wait_for(
             async || (self.platform.pending_updates() == 0).then_some(()),
             || {

@@ -8,18 +8,18 @@ use serde_json::Value;
 use super::PATIENCE;
 use super::telegram::Setup;
 
-pub const GROUP: i64 = -1001;
-pub const OWNER: i64 = 42;
-pub const MEMBER: i64 = 7;
-pub const GUEST: i64 = 9;
+pub(crate) const GROUP: i64 = -1001;
+pub(crate) const OWNER: i64 = 42;
+pub(crate) const MEMBER: i64 = 7;
+pub(crate) const GUEST: i64 = 9;
 
 /// `owners = ["telegram:42"]`, for `[agent]`.
-pub fn owners() -> String {
+pub(crate) fn owners() -> String {
     format!("owners = [\"telegram:{OWNER}\"]")
 }
 
 /// The names of the tools a request offered, in order.
-pub fn tool_names(body: &Value) -> Vec<String> {
+pub(crate) fn tool_names(body: &Value) -> Vec<String> {
     body["tools"]
         .as_array()
         .into_iter()
@@ -29,7 +29,7 @@ pub fn tool_names(body: &Value) -> Vec<String> {
 }
 
 /// The content of every tool result a request carried, in order.
-pub fn tool_results(body: &Value) -> Vec<String> {
+pub(crate) fn tool_results(body: &Value) -> Vec<String> {
     body["messages"]
         .as_array()
         .into_iter()
@@ -43,14 +43,14 @@ pub fn tool_results(body: &Value) -> Vec<String> {
 }
 
 /// Wait until the model has received `n` requests.
-pub async fn requests(s: &Setup, n: usize) -> Vec<Recorded> {
+pub(crate) async fn requests(s: &Setup, n: usize) -> Vec<Recorded> {
     let got = s.model.wait_for_requests(n, PATIENCE).await;
     assert!(got.len() >= n, "{} of {n} model requests came", got.len());
     got
 }
 
 /// The owner's profile, memory index and one memory file, each with a marker.
-pub fn owner_memory(s: &Setup) {
+pub(crate) fn owner_memory(s: &Setup) {
     let ws = s.home.workspace();
     std::fs::create_dir_all(ws.join("memory")).unwrap();
     std::fs::write(ws.join("SOUL.md"), "SOULMARK: be kind.\n").unwrap();
@@ -68,7 +68,7 @@ pub fn owner_memory(s: &Setup) {
 }
 
 /// Whether any of the owner's memory markers (besides the persona) is in `text`.
-pub fn holds_owner_memory(text: &str) -> Option<&'static str> {
+pub(crate) fn holds_owner_memory(text: &str) -> Option<&'static str> {
     ["USERMARK", "INDEXMARK", "RECALLMARK"]
         .into_iter()
         .find(|m| text.contains(m))

@@ -20,7 +20,7 @@ use pincer_fakes::telegram::FakeTelegram;
 const MEDIA_MAX_BYTES: u64 = 1024 * 1024;
 
 /// The Telegram adapter's settings for `fake`, files saved under `inbox`.
-pub fn telegram_settings(fake: &FakeTelegram, inbox: &Path) -> TelegramSettings {
+pub(crate) fn telegram_settings(fake: &FakeTelegram, inbox: &Path) -> TelegramSettings {
     TelegramSettings {
         token: fake.token().to_string(),
         api_url: fake.api_url(),
@@ -31,7 +31,7 @@ pub fn telegram_settings(fake: &FakeTelegram, inbox: &Path) -> TelegramSettings 
 }
 
 /// The Discord adapter's settings for `fake`, files saved under `inbox`.
-pub fn discord_settings(fake: &FakeDiscord, inbox: &Path) -> DiscordSettings {
+pub(crate) fn discord_settings(fake: &FakeDiscord, inbox: &Path) -> DiscordSettings {
     DiscordSettings {
         token: fake.token().to_string(),
         api_url: fake.api_url(),
@@ -41,7 +41,7 @@ pub fn discord_settings(fake: &FakeDiscord, inbox: &Path) -> DiscordSettings {
 }
 
 /// The Slack adapter's settings for `fake` in Socket Mode, files saved under `inbox`.
-pub fn slack_settings(fake: &FakeSlack, inbox: &Path) -> SlackSettings {
+pub(crate) fn slack_settings(fake: &FakeSlack, inbox: &Path) -> SlackSettings {
     SlackSettings {
         bot_token: fake.bot_token().into(),
         app_token: Some(fake.app_token().into()),
@@ -54,7 +54,7 @@ pub fn slack_settings(fake: &FakeSlack, inbox: &Path) -> SlackSettings {
     }
 }
 
-pub trait InProcess: FakePlatform {
+pub(crate) trait InProcess: FakePlatform {
     /// The real adapter pointed at this fake, with every capability it has.
     fn handle(&self, inbox: &Path) -> ChannelHandle;
 

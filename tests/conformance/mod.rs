@@ -6,7 +6,7 @@
 //! drive the real adapter and the real channel manager in this process (`adapter`).
 #![allow(dead_code)] // each channel file uses the whole suite, but through a macro
 
-pub mod adapter;
+pub(crate) mod adapter;
 
 use std::ops::Deref;
 use std::sync::Arc;
@@ -20,16 +20,16 @@ use tokio::sync::mpsc;
 
 use crate::common::Gateway;
 use crate::common::platform::{self, Setup, owners};
-pub use adapter::InProcess;
+pub(crate) use adapter::InProcess;
 
 /// In `agent.owners`.
-pub const OWNER: u64 = 42;
+pub(crate) const OWNER: u64 = 42;
 /// Nobody the bot knows.
-pub const STRANGER: u64 = 7;
+pub(crate) const STRANGER: u64 = 7;
 
 /// A running gateway with its fakes (the shared `Setup`); the gateway is killed when
 /// dropped.
-pub struct Harness<P> {
+pub(crate) struct Harness<P> {
     _gateway: Gateway,
     setup: Setup<P>,
 }
@@ -45,7 +45,7 @@ impl<P> Deref for Harness<P> {
 impl<P: FakePlatform> Harness<P> {
     /// `pincer run` with the channel enabled (plus `channel` lines in its table) and
     /// `extra` TOML at the end; returns once the adapter is connected.
-    pub async fn start(platform: P, channel: &str, extra: &str) -> Self {
+    pub(crate) async fn start(platform: P, channel: &str, extra: &str) -> Self {
         let owner = owners(&platform, &[OWNER]);
         let setup = platform::setup(platform, &format!("{channel}\n{extra}"), &owner).await;
         Harness {
@@ -55,14 +55,16 @@ impl<P: FakePlatform> Harness<P> {
     }
 }
 
-pub async fn dm_round_trip<P: FakePlatform>(platform: P) {
+pub(crate) async fn dm_round_trip<P: FakePlatform>(platform: P) {
     let h = Harness::start(platform, "", "").await;
     let chat = h.platform.dm(OWNER, "hello there").await;
     h.wait_shown(&chat, "echo: hello there").await;
     assert_eq!(h.model.requests()[0].last_user_text(), "hello there");
 }
 
-pub async fn a_stranger_gets_a_pairing_code_and_never_the_model<P: FakePlatform>(platform: P) {
+pub(crate) async fn a_stranger_gets_a_pairing_code_and_never_the_model<P: FakePlatform>(
+    platform: P,
+) {
     let h = Harness::start(platform, "", "").await;
     let chat = h.platform.dm(STRANGER, "let me in").await;
     let reply = h.wait_shown(&chat, "pairing code").await;
@@ -79,7 +81,7 @@ pub async fn a_stranger_gets_a_pairing_code_and_never_the_model<P: FakePlatform>
     h.wait_shown(&chat, "echo: now?").await;
 }
 
-pub async fn a_long_reply_is_split_at_the_limit_in_order<P: FakePlatform>(platform: P) {
+pub(crate) async fn a_long_reply_is_split_at_the_limit_in_order<P: FakePlatform>(platform: P) {
     let h = Harness::start(platform, "", "").await;
     let limit = h.platform.limit();
     let mut long = String::new();
@@ -113,7 +115,7 @@ pub async fn a_long_reply_is_split_at_the_limit_in_order<P: FakePlatform>(platfo
     assert!(positions.windows(2).all(|w| w[0] < w[1]), "out of order");
 }
 
-pub async fn a_group_answers_only_when_mentioned<P: FakePlatform>(platform: P) {
+pub(crate) async fn a_group_answers_only_when_mentioned<P: FakePlatform>(platform: P) {
     let h = Harness::start(platform, "groups = [\"*\"]\n", "").await;
     let chat = h
         .platform
@@ -132,7 +134,7 @@ pub async fn a_group_answers_only_when_mentioned<P: FakePlatform>(platform: P) {
     assert_eq!(h.shown_in(&chat).len(), 1, "{:#?}", h.shown_in(&chat));
 }
 
-pub async fn a_reply_streams_by_edits_with_typing_shown<P: FakePlatform>(platform: P) {
+pub(crate) async fn a_reply_streams_by_edits_with_typing_shown<P: FakePlatform>(platform: P) {
     let h = Harness::start(platform, "", "").await;
     h.model.push(Step::slow_text(
         "one two three four five six seven eight nine ten eleven twelve",
@@ -146,7 +148,7 @@ pub async fn a_reply_streams_by_edits_with_typing_shown<P: FakePlatform>(platfor
     }
 }
 
-pub async fn a_thread_reply_stays_in_its_thread<P: FakePlatform>(platform: P) {
+pub(crate) async fn a_thread_reply_stays_in_its_thread<P: FakePlatform>(platform: P) {
     let h = Harness::start(platform, "groups = [\"*\"]\n", "").await;
     let Some((chat, thread)) = h.platform.thread(1, OWNER, "in the thread").await else {
         return; // the platform has no threads
@@ -155,7 +157,7 @@ pub async fn a_thread_reply_stays_in_its_thread<P: FakePlatform>(platform: P) {
     assert_eq!(reply.thread.as_deref(), Some(thread.as_str()), "{reply:?}");
 }
 
-pub async fn a_reconnect_loses_nothing_and_answers_once<P: FakePlatform>(platform: P) {
+pub(crate) async fn a_reconnect_loses_nothing_and_answers_once<P: FakePlatform>(platform: P) {
     let h = Harness::start(platform, "", "").await;
     let chat = h.round_trip(OWNER, "before").await;
     h.platform.disconnect(Duration::from_secs(3)).await;
@@ -174,7 +176,7 @@ pub async fn a_reconnect_loses_nothing_and_answers_once<P: FakePlatform>(platfor
     assert_eq!(h.model.requests().len(), 4, "{texts:?}");
 }
 
-pub async fn an_approval_button_reaches_the_waiting_call<P: FakePlatform>(platform: P) {
+pub(crate) async fn an_approval_button_reaches_the_waiting_call<P: FakePlatform>(platform: P) {
     let h = Harness::start(
         platform,
         "",
@@ -215,7 +217,7 @@ pub async fn an_approval_button_reaches_the_waiting_call<P: FakePlatform>(platfo
 /// the heartbeat or a pairing notice) reaches their direct chat with the bot, opened on
 /// demand where the platform needs it (a Discord DM channel, a Slack IM; on Telegram
 /// their id is the chat) — through the real adapter and the real channel manager.
-pub async fn a_message_to_a_user_id_reaches_their_dm<P: InProcess>(platform: P) {
+pub(crate) async fn a_message_to_a_user_id_reaches_their_dm<P: InProcess>(platform: P) {
     let inbox = tempfile::tempdir().expect("an inbox directory");
     let mut registry = Registry::default();
     registry.insert(platform.handle(inbox.path()));

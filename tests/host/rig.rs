@@ -10,7 +10,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 use crate::common::PATIENCE;
 use crate::common::TestHome;
 
-pub struct Proc {
+pub(super) struct Proc {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Lines<BufReader<ChildStdout>>,
@@ -20,7 +20,7 @@ pub struct Proc {
 
 impl Proc {
     /// `pincer --home H ARGS` with piped stdio (stderr inherited).
-    pub fn spawn(home: &TestHome, args: &[&str]) -> Proc {
+    pub(super) fn spawn(home: &TestHome, args: &[&str]) -> Proc {
         let mut command = tokio::process::Command::from(home.command(args));
         command
             .stdin(Stdio::piped())
@@ -38,7 +38,7 @@ impl Proc {
         }
     }
 
-    pub async fn send(&mut self, value: Value) {
+    pub(super) async fn send(&mut self, value: Value) {
         let mut line = value.to_string();
         line.push('\n');
         let stdin = self.stdin.as_mut().expect("stdin open");
@@ -47,7 +47,7 @@ impl Proc {
     }
 
     /// The next line, within `PATIENCE`.
-    pub async fn next(&mut self) -> Option<Value> {
+    pub(super) async fn next(&mut self) -> Option<Value> {
         let line = tokio::time::timeout(PATIENCE, self.lines.next_line())
             .await
             .unwrap_or_else(|_| panic!("no line in time; seen: {:#?}", self.seen))
@@ -59,7 +59,7 @@ impl Proc {
     }
 
     /// Read until a line matches; that line.
-    pub async fn until(&mut self, what: &str, matches: impl Fn(&Value) -> bool) -> Value {
+    pub(super) async fn until(&mut self, what: &str, matches: impl Fn(&Value) -> bool) -> Value {
         loop {
             match self.next().await {
                 Some(value) if matches(&value) => return value,
@@ -70,7 +70,7 @@ impl Proc {
     }
 
     /// Read a line of `type` (and `subtype`, when given).
-    pub async fn until_type(&mut self, kind: &str, subtype: Option<&str>) -> Value {
+    pub(super) async fn until_type(&mut self, kind: &str, subtype: Option<&str>) -> Value {
         let what = format!("{kind}/{subtype:?}");
         self.until(&what, |v| {
             v["type"] == kind
@@ -80,7 +80,7 @@ impl Proc {
     }
 
     /// Close stdin, read the rest, and wait for the exit.
-    pub async fn finish(mut self) -> (Option<i32>, Vec<Value>) {
+    pub(super) async fn finish(mut self) -> (Option<i32>, Vec<Value>) {
         self.stdin = None;
         while self.next().await.is_some() {}
         let status = tokio::time::timeout(PATIENCE, self.child.wait())
@@ -92,13 +92,13 @@ impl Proc {
 }
 
 /// The lines of `kind`.
-pub fn of_type<'a>(lines: &'a [Value], kind: &str) -> Vec<&'a Value> {
+pub(super) fn of_type<'a>(lines: &'a [Value], kind: &str) -> Vec<&'a Value> {
     lines.iter().filter(|v| v["type"] == kind).collect()
 }
 
 /// stream-json's ordering: in each model call a block's deltas and stop follow its
 /// start; every tool result follows the tool_use it answers.
-pub fn check_stream_json(lines: &[Value]) {
+pub(super) fn check_stream_json(lines: &[Value]) {
     let mut open = std::collections::HashSet::new();
     let mut tool_uses = std::collections::HashSet::new();
     for (i, line) in lines.iter().enumerate() {

@@ -13,15 +13,15 @@ use crate::common::platform::{channel_table, wait_shown};
 use crate::common::{Gateway, TestHome};
 
 /// The owner's small number on every platform (telegram:42, discord:…, slack:U42).
-pub const OWNER: u64 = 42;
+pub(super) const OWNER: u64 = 42;
 /// Which wire format the fake model is spoken to in.
 #[derive(Clone, Copy, Debug)]
-pub enum Wire {
+pub(super) enum Wire {
     OpenAi,
     Anthropic,
 }
 
-pub struct Rig {
+pub(super) struct Rig {
     pub home: TestHome,
     pub model: FakeModel,
     pub telegram: FakeTelegram,
@@ -33,7 +33,7 @@ pub struct Rig {
 impl Rig {
     /// A home with the three channels enabled (each with `channel` lines in its table)
     /// and `extra` TOML at the end (whole tables, e.g. `[models."fake/m"]`).
-    pub async fn new(wire: Wire, channel: &str, extra: &str) -> Rig {
+    pub(super) async fn new(wire: Wire, channel: &str, extra: &str) -> Rig {
         let model = FakeModel::start().await;
         let telegram = FakeTelegram::start().await;
         let discord = FakeDiscord::start().await;
@@ -72,7 +72,7 @@ impl Rig {
     }
 
     /// Starts `pincer run` and waits until every platform is connected.
-    pub async fn start(&mut self) {
+    pub(super) async fn start(&mut self) {
         self.gateway = Some(self.home.start_gateway());
         let platforms: [&dyn FakePlatform; 3] = [&self.telegram, &self.discord, &self.slack];
         for platform in platforms {
@@ -85,17 +85,17 @@ impl Rig {
         }
     }
 
-    pub fn log(&self) -> String {
+    pub(super) fn log(&self) -> String {
         self.home.gateway_log()
     }
 
     /// The owner's DM on Discord.
-    pub fn discord_dm(&self) -> u64 {
+    pub(super) fn discord_dm(&self) -> u64 {
         discord::objects::dm_channel(OWNER)
     }
 
     /// Wait until the fake model has seen `n` requests.
-    pub async fn requests(&self, n: usize) -> Vec<pincer_fakes::Recorded> {
+    pub(super) async fn requests(&self, n: usize) -> Vec<pincer_fakes::Recorded> {
         let seen = self.model.wait_for_requests(n, PATIENCE).await;
         assert!(
             seen.len() >= n,
@@ -107,14 +107,19 @@ impl Rig {
     }
 
     /// Wait until `platform` shows a message in `chat` containing `needle`.
-    pub async fn shown(&self, platform: &dyn FakePlatform, chat: &str, needle: &str) -> String {
+    pub(super) async fn shown(
+        &self,
+        platform: &dyn FakePlatform,
+        chat: &str,
+        needle: &str,
+    ) -> String {
         wait_shown(platform, chat, needle, || self.log()).await.text
     }
 }
 
 /// A PNG of `width` × `height` pixels: a gradient, so it compresses like a photo does
 /// not, but stays quick to make.
-pub fn png(width: u32, height: u32) -> Vec<u8> {
+pub(super) fn png(width: u32, height: u32) -> Vec<u8> {
     let picture = image::RgbImage::from_fn(width, height, |x, y| {
         image::Rgb([(x % 251) as u8, (y % 241) as u8, ((x + y) % 239) as u8])
     });
@@ -126,14 +131,14 @@ pub fn png(width: u32, height: u32) -> Vec<u8> {
 }
 
 /// The width and height of an encoded picture.
-pub fn dimensions(bytes: &[u8]) -> (u32, u32) {
+pub(super) fn dimensions(bytes: &[u8]) -> (u32, u32) {
     let picture = image::load_from_memory(bytes).expect("a picture the model could read");
     (picture.width(), picture.height())
 }
 
 /// A PDF with one page per entry of `pages`, each showing its text in Helvetica: enough
 /// of the format for any reader (objects, a cross-reference table with real offsets).
-pub fn pdf(pages: &[&str]) -> Vec<u8> {
+pub(super) fn pdf(pages: &[&str]) -> Vec<u8> {
     let n = pages.len();
     // 1: catalog, 2: pages, 3: font, then per page its page object and its content.
     let kids: Vec<String> = (0..n).map(|i| format!("{} 0 R", 4 + 2 * i)).collect();
@@ -179,7 +184,7 @@ pub fn pdf(pages: &[&str]) -> Vec<u8> {
 
 /// A PNG whose header claims `width` × `height` pixels (its IHDR checksum right, so a
 /// decoder believes it) over one tiny real picture: a decompression bomb's shape.
-pub fn png_claiming(width: u32, height: u32) -> Vec<u8> {
+pub(super) fn png_claiming(width: u32, height: u32) -> Vec<u8> {
     let mut bytes = png(1, 1);
     bytes[16..20].copy_from_slice(&width.to_be_bytes());
     bytes[20..24].copy_from_slice(&height.to_be_bytes());

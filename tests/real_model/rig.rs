@@ -12,11 +12,11 @@ use crate::common::{Captured, PATIENCE, Run, TestHome, wait_for_within};
 /// How long one `pincer` run may take before the test fails: thirty `PATIENCE`s (15
 /// min), since a real model on a 2-core machine shared with builds may take minutes
 /// per answer, and a run asks it several times. Only a failing test waits it out.
-pub const RUN_DEADLINE: Duration = PATIENCE.saturating_mul(30);
+pub(super) const RUN_DEADLINE: Duration = PATIENCE.saturating_mul(30);
 
 /// The chat-template control tokens a person must never see (SmolLM2 speaks ChatML;
 /// the others are the families' own).
-pub const TEMPLATE_TOKENS: &[&str] = &[
+pub(super) const TEMPLATE_TOKENS: &[&str] = &[
     "<|im_start|>",
     "<|im_end|>",
     "<|endoftext|>",
@@ -27,7 +27,7 @@ pub const TEMPLATE_TOKENS: &[&str] = &[
 ];
 
 /// The template tokens in `text`.
-pub fn template_tokens_in(text: &str) -> Vec<&'static str> {
+pub(super) fn template_tokens_in(text: &str) -> Vec<&'static str> {
     TEMPLATE_TOKENS
         .iter()
         .copied()
@@ -36,7 +36,7 @@ pub fn template_tokens_in(text: &str) -> Vec<&'static str> {
 }
 
 /// A home onboarded against the real model server, with the tap in between.
-pub struct Local {
+pub(super) struct Local {
     pub home: TestHome,
     pub tap: Tap,
     pub server: &'static Server,
@@ -44,7 +44,7 @@ pub struct Local {
 
 impl Local {
     /// `None` (skip) where the model is not installed outside CI.
-    pub async fn start(flavor: Flavor) -> Option<Local> {
+    pub(super) async fn start(flavor: Flavor) -> Option<Local> {
         let server = Server::get(flavor).await?;
         let tap = Tap::start(&server.url).await;
         let home = TestHome::new();
@@ -68,7 +68,7 @@ impl Local {
     }
 
     /// Run `pincer ARGS` with `input` on stdin, to its end within `RUN_DEADLINE`.
-    pub async fn run(&self, args: &[&str], input: &str) -> Run {
+    pub(super) async fn run(&self, args: &[&str], input: &str) -> Run {
         use tokio::io::AsyncWriteExt;
         let mut command = tokio::process::Command::from(self.home.command(args));
         command
@@ -96,7 +96,7 @@ impl Local {
     }
 
     /// `pincer ARGS` in the background, its output read as it comes; killed when dropped.
-    pub fn spawn(&self, args: &[&str]) -> Background {
+    pub(super) fn spawn(&self, args: &[&str]) -> Background {
         let mut child = self
             .home
             .command(args)
@@ -114,7 +114,7 @@ impl Local {
     }
 
     /// `pincer sessions ARGS`, which must succeed; its stdout.
-    pub async fn sessions(&self, args: &[&str]) -> String {
+    pub(super) async fn sessions(&self, args: &[&str]) -> String {
         let mut all = vec!["sessions"];
         all.extend_from_slice(args);
         let run = self.run(&all, "").await;
@@ -123,7 +123,7 @@ impl Local {
     }
 
     /// What the model server saw and said, and its log: for failure messages.
-    pub fn evidence(&self) -> String {
+    pub(super) fn evidence(&self) -> String {
         let mut text = String::from("the model calls through the tap:\n");
         for exchange in self.tap.exchanges() {
             text.push_str(&format!(
@@ -152,7 +152,7 @@ fn truncate(text: &str, chars: usize) -> String {
 }
 
 /// A `pincer` process in the background.
-pub struct Background {
+pub(super) struct Background {
     child: std::process::Child,
     pub stdout: Captured,
     pub stderr: Captured,
@@ -160,7 +160,7 @@ pub struct Background {
 
 impl Background {
     /// Wait for its exit (within `RUN_DEADLINE`); its exit code.
-    pub async fn wait(mut self) -> Option<i32> {
+    pub(super) async fn wait(mut self) -> Option<i32> {
         let Background { child, stderr, .. } = &mut self;
         wait_for_within(
             RUN_DEADLINE,

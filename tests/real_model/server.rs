@@ -25,14 +25,14 @@ const START_DEADLINE: Duration = PATIENCE.saturating_mul(4);
 
 /// The context window every server runs with: small, as local models' often are, so a
 /// test conversation can outgrow it.
-pub const WINDOW: u64 = 2048;
+pub(super) const WINDOW: u64 = 2048;
 
 /// The model id the server reports (`/v1/models`) and the config names.
-pub const MODEL: &str = "smollm2-135m";
+pub(super) const MODEL: &str = "smollm2-135m";
 
 /// How a server is started; each flavor is one shared server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flavor {
+pub(super) enum Flavor {
     /// As the docs tell people to run it: `--jinja`, the model's own template.
     Plain,
     /// Also `--special`: the end-of-turn token is printed into the reply text, as a
@@ -80,7 +80,7 @@ impl Flavor {
 }
 
 /// A running model server.
-pub struct Server {
+pub(super) struct Server {
     /// `http://127.0.0.1:PORT`, without `/v1`.
     pub url: String,
     /// Its log (llama.cpp's own), shown when a test fails.
@@ -96,14 +96,14 @@ static SPECIAL: OnceCell<Option<Server>> = OnceCell::const_new();
 static SERIAL: Mutex<()> = Mutex::const_new(());
 
 /// Hold this for the whole test: the tests of this binary run one at a time.
-pub async fn serial() -> MutexGuard<'static, ()> {
+pub(super) async fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().await
 }
 
 impl Server {
     /// The shared server of `flavor`, started on first use; `None` (the test is skipped)
     /// where the model is not installed outside CI.
-    pub async fn get(flavor: Flavor) -> Option<&'static Server> {
+    pub(super) async fn get(flavor: Flavor) -> Option<&'static Server> {
         let cell = match flavor {
             Flavor::Plain => &PLAIN,
             Flavor::Special => &SPECIAL,
@@ -182,7 +182,7 @@ impl Server {
     }
 
     /// The server's log so far (the last 4 KB of it).
-    pub fn log_text(&self) -> String {
+    pub(super) fn log_text(&self) -> String {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
         let start = text.len().saturating_sub(4096);
         let start = (start..text.len())
@@ -192,7 +192,7 @@ impl Server {
     }
 
     /// How many tokens the model's tokenizer makes of `text` (the server's `/tokenize`).
-    pub async fn count_tokens(&self, text: &str) -> u64 {
+    pub(super) async fn count_tokens(&self, text: &str) -> u64 {
         let answer: serde_json::Value = reqwest::Client::new()
             .post(format!("{}/tokenize", self.url))
             .json(&serde_json::json!({"content": text}))

@@ -19,7 +19,7 @@ use tokio::sync::watch;
 
 /// One request and its answer, as they passed.
 #[derive(Debug, Clone)]
-pub struct Exchange {
+pub(super) struct Exchange {
     pub method: String,
     /// Path and query, e.g. `/v1/chat/completions`.
     pub path: String,
@@ -33,13 +33,13 @@ pub struct Exchange {
 }
 
 impl Exchange {
-    pub fn is_chat(&self) -> bool {
+    pub(super) fn is_chat(&self) -> bool {
         self.path.ends_with("/chat/completions")
     }
 
     /// The reply text the server sent: the streamed `delta.content` pieces joined, or a
     /// whole answer's `message.content`.
-    pub fn content(&self) -> String {
+    pub(super) fn content(&self) -> String {
         let mut text = String::new();
         for event in self.events() {
             let choice = &event["choices"][0];
@@ -53,7 +53,7 @@ impl Exchange {
     }
 
     /// The server's token counts for this call (the last `usage` it sent).
-    pub fn usage(&self) -> Option<Value> {
+    pub(super) fn usage(&self) -> Option<Value> {
         self.events()
             .filter_map(|event| event.get("usage").filter(|u| u.is_object()).cloned())
             .last()
@@ -71,7 +71,7 @@ impl Exchange {
     }
 
     /// The text of the request's last user message.
-    pub fn last_user_text(&self) -> String {
+    pub(super) fn last_user_text(&self) -> String {
         self.messages()
             .iter()
             .rev()
@@ -81,7 +81,7 @@ impl Exchange {
     }
 
     /// The request's messages.
-    pub fn messages(&self) -> Vec<Value> {
+    pub(super) fn messages(&self) -> Vec<Value> {
         self.request["messages"]
             .as_array()
             .cloned()
@@ -90,7 +90,7 @@ impl Exchange {
 }
 
 /// A message's text, whether its content is a string or a list of parts.
-pub fn message_text(message: &Value) -> String {
+pub(super) fn message_text(message: &Value) -> String {
     match &message["content"] {
         Value::String(text) => text.clone(),
         Value::Array(parts) => parts
@@ -114,7 +114,7 @@ struct Shared {
 }
 
 /// The tap, listening on 127.0.0.1; stops when dropped.
-pub struct Tap {
+pub(super) struct Tap {
     port: u16,
     shared: Arc<Shared>,
     task: tokio::task::JoinHandle<()>,
@@ -122,7 +122,7 @@ pub struct Tap {
 
 impl Tap {
     /// A tap in front of `upstream` (`http://127.0.0.1:PORT`, no `/v1`).
-    pub async fn start(upstream: &str) -> Tap {
+    pub(super) async fn start(upstream: &str) -> Tap {
         let shared = Arc::new(Shared {
             upstream: upstream.trim_end_matches('/').to_string(),
             client: reqwest::Client::new(),
@@ -145,17 +145,17 @@ impl Tap {
     }
 
     /// The base URL Pincer is given, as `pincer onboard --base-url` takes it.
-    pub fn base_url(&self) -> String {
+    pub(super) fn base_url(&self) -> String {
         format!("http://127.0.0.1:{}/v1", self.port)
     }
 
     /// Everything that passed so far.
-    pub fn exchanges(&self) -> Vec<Exchange> {
+    pub(super) fn exchanges(&self) -> Vec<Exchange> {
         self.shared.exchanges.lock().expect("tap lock").clone()
     }
 
     /// The chat requests (model calls) so far.
-    pub fn chats(&self) -> Vec<Exchange> {
+    pub(super) fn chats(&self) -> Vec<Exchange> {
         self.exchanges()
             .into_iter()
             .filter(Exchange::is_chat)
@@ -163,17 +163,17 @@ impl Tap {
     }
 
     /// Hold the next reply once `chars` non-blank characters of its text went through.
-    pub fn hold_after(&self, chars: usize) {
+    pub(super) fn hold_after(&self, chars: usize) {
         *self.shared.hold_after.lock().expect("tap lock") = Some(chars);
     }
 
     /// Whether a reply is held now.
-    pub fn holding(&self) -> bool {
+    pub(super) fn holding(&self) -> bool {
         *self.shared.holding.borrow()
     }
 
     /// Let the held reply go on; nothing is held after this.
-    pub fn release(&self) {
+    pub(super) fn release(&self) {
         *self.shared.hold_after.lock().expect("tap lock") = None;
         self.shared.released.send_replace(true);
     }

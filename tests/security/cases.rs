@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 /// What a case checks beyond the common checks.
-pub enum Expect {
+pub(super) enum Expect {
     /// Only the common checks.
     Contained,
     /// The tool result says this (a refusal, a restored file).
@@ -16,7 +16,7 @@ pub enum Expect {
     MemoryIntact,
 }
 
-pub struct Case {
+pub(super) struct Case {
     pub name: &'static str,
     pub calls: Vec<(&'static str, Value)>,
     pub expect: Expect,
@@ -44,7 +44,7 @@ fn expect(name: &'static str, command: &str, expect: Expect) -> Case {
     }
 }
 
-pub fn cases() -> Vec<Case> {
+pub(super) fn cases() -> Vec<Case> {
     let mut all = vec![
         // Reading the secrets, the config and the database around the workspace.
         case("cat the secrets file", "cat ../.security.yml"),

@@ -14,9 +14,9 @@ use tower::ServiceExt;
 
 use crate::common::{TestHome, openai_config};
 
-pub const TOKEN: &str = "test-web-token-0123456789abcdef-0123456789";
+pub(super) const TOKEN: &str = "test-web-token-0123456789abcdef-0123456789";
 
-pub struct Panel {
+pub(super) struct Panel {
     pub home: TestHome,
     pub fake: FakeModel,
     pub state: Arc<WebState>,
@@ -32,7 +32,7 @@ impl Drop for Panel {
 }
 
 /// A response's status and body text.
-pub struct Page {
+pub(super) struct Page {
     pub status: StatusCode,
     pub headers: axum::http::HeaderMap,
     pub text: String,
@@ -40,7 +40,7 @@ pub struct Page {
 
 impl Panel {
     /// Start the core with `extra` config (TOML before `[router]`) and log in.
-    pub async fn start(extra: &str) -> Panel {
+    pub(super) async fn start(extra: &str) -> Panel {
         let fake = FakeModel::start().await;
         let home = TestHome::new();
         let text = openai_config(&fake, extra);
@@ -114,11 +114,11 @@ impl Panel {
         self.csrf = meta_csrf(&home.text);
     }
 
-    pub fn app(&self) -> axum::Router {
+    pub(super) fn app(&self) -> axum::Router {
         pincer::web::app(Arc::clone(&self.state))
     }
 
-    pub async fn request(&self, mut request: Request<Body>) -> Page {
+    pub(super) async fn request(&self, mut request: Request<Body>) -> Page {
         // As a browser sends it, to the panel's default address.
         if !request.headers().contains_key(header::HOST) {
             request
@@ -139,7 +139,7 @@ impl Panel {
     }
 
     /// GET `path` as the logged-in browser.
-    pub async fn get(&self, path: &str) -> Page {
+    pub(super) async fn get(&self, path: &str) -> Page {
         let mut request = get(path);
         request
             .headers_mut()
@@ -148,14 +148,19 @@ impl Panel {
     }
 
     /// POST a form to `path` as the logged-in browser, with the page's CSRF token.
-    pub async fn post(&self, path: &str, fields: &[(&str, &str)]) -> Page {
+    pub(super) async fn post(&self, path: &str, fields: &[(&str, &str)]) -> Page {
         let mut all: Vec<(&str, &str)> = vec![("csrf", &self.csrf)];
         all.extend_from_slice(fields);
         self.post_raw(path, &all, true).await
     }
 
     /// POST a form, with the session cookie when `logged_in`, and only `fields`.
-    pub async fn post_raw(&self, path: &str, fields: &[(&str, &str)], logged_in: bool) -> Page {
+    pub(super) async fn post_raw(
+        &self,
+        path: &str,
+        fields: &[(&str, &str)],
+        logged_in: bool,
+    ) -> Page {
         let body = form_urlencoded::Serializer::new(String::new())
             .extend_pairs(fields)
             .finish();
@@ -175,7 +180,7 @@ impl Panel {
 impl Panel {
     /// Say `text` in the web chat as the owner (a `useChat` request) and read the whole
     /// streamed reply.
-    pub async fn chat(&self, text: &str) -> Page {
+    pub(super) async fn chat(&self, text: &str) -> Page {
         let body = serde_json::json!({
             "id": "web",
             "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": text}]}],
@@ -191,12 +196,12 @@ impl Panel {
     }
 }
 
-pub fn get(path: &str) -> Request<Body> {
+pub(super) fn get(path: &str) -> Request<Body> {
     Request::get(path).body(Body::empty()).expect("request")
 }
 
 /// The CSRF token a page carries in its meta tag.
-pub fn meta_csrf(html: &str) -> String {
+pub(super) fn meta_csrf(html: &str) -> String {
     let needle = "name=\"csrf-token\" content=\"";
     let at = html.find(needle).expect("csrf meta") + needle.len();
     html[at..].split('"').next().expect("token").to_string()

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::common::{Gateway, TestHome};
 
 /// A home with the fake model and one sandbox.
-pub struct Rig {
+pub(super) struct Rig {
     pub home: TestHome,
     pub model: FakeModel,
     /// Runs the fake model's server.
@@ -27,7 +27,7 @@ pub struct Rig {
 /// What one turn left: the chat's exit code and output, and every tool result the model
 /// was sent, in order.
 #[derive(Debug)]
-pub struct Turn {
+pub(super) struct Turn {
     pub code: Option<i32>,
     pub stdout: String,
     pub stderr: String,
@@ -36,7 +36,7 @@ pub struct Turn {
 
 impl Turn {
     /// The result of the `n`th call (from 0), or a failure naming the whole turn.
-    pub fn result(&self, n: usize) -> &str {
+    pub(super) fn result(&self, n: usize) -> &str {
         self.results
             .get(n)
             .unwrap_or_else(|| panic!("no result {n} in the turn: {self:#?}"))
@@ -46,7 +46,7 @@ impl Turn {
 impl Rig {
     /// A home under `sandbox` whose config is `[tools.exec] sandbox = "…"` followed by
     /// `extra` (so keys at its top land in `[tools.exec]`; it may open tables of its own).
-    pub fn new(sandbox: &'static str, extra: &str) -> Rig {
+    pub(super) fn new(sandbox: &'static str, extra: &str) -> Rig {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -66,7 +66,7 @@ impl Rig {
     }
 
     /// Write the config again with another `extra` (see `new`).
-    pub fn configure(&self, extra: &str) {
+    pub(super) fn configure(&self, extra: &str) {
         self.home.write_config(&crate::common::openai_config(
             &self.model,
             &format!("[tools.exec]\nsandbox = \"{}\"\n{extra}\n", self.sandbox),
@@ -74,7 +74,7 @@ impl Rig {
     }
 
     /// Set `key` in the environment of every `pincer` started from now on.
-    pub fn env(&mut self, key: &str, value: &str) {
+    pub(super) fn env(&mut self, key: &str, value: &str) {
         self.env.push((key.into(), value.into()));
     }
 
@@ -85,7 +85,7 @@ impl Rig {
     }
 
     /// Script the model: `calls` in order, then `reply`.
-    pub fn script(&self, calls: &[(&str, Value)], reply: &str) {
+    pub(super) fn script(&self, calls: &[(&str, Value)], reply: &str) {
         let _enter = self.runtime.enter();
         self.model.reset();
         self.model.push_all(
@@ -97,7 +97,7 @@ impl Rig {
     }
 
     /// The tool results of this turn, from the model's last request.
-    pub fn results(&self) -> Vec<String> {
+    pub(super) fn results(&self) -> Vec<String> {
         self.model
             .requests()
             .last()
@@ -106,7 +106,7 @@ impl Rig {
     }
 
     /// One turn of `pincer chat -m go` in which the model makes `calls`, then says `reply`.
-    pub fn turn(&self, calls: &[(&str, Value)], reply: &str) -> Turn {
+    pub(super) fn turn(&self, calls: &[(&str, Value)], reply: &str) -> Turn {
         self.script(calls, reply);
         let output = self
             .command(&["chat", "-m", "go"])
@@ -121,7 +121,7 @@ impl Rig {
     }
 
     /// `pincer run` in the background (stderr in `gateway.log`), killed when dropped.
-    pub fn start_gateway(&self) -> Gateway {
+    pub(super) fn start_gateway(&self) -> Gateway {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -153,7 +153,7 @@ fn tool_results(body: &Value) -> Vec<String> {
 }
 
 /// The sandboxes to try: both where bubblewrap is installed (CI installs it).
-pub fn sandboxes() -> Vec<&'static str> {
+pub(super) fn sandboxes() -> Vec<&'static str> {
     if std::path::Path::new("/usr/bin/bwrap").exists() || std::env::var_os("CI").is_some() {
         vec!["bwrap", "landlock"]
     } else {
@@ -163,22 +163,22 @@ pub fn sandboxes() -> Vec<&'static str> {
 }
 
 /// The call `write_file {path, content}`.
-pub fn write_file(path: &str, content: &str) -> (&'static str, Value) {
+pub(super) fn write_file(path: &str, content: &str) -> (&'static str, Value) {
     ("write_file", json!({ "path": path, "content": content }))
 }
 
 /// The call `exec {command}`.
-pub fn exec(command: &str) -> (&'static str, Value) {
+pub(super) fn exec(command: &str) -> (&'static str, Value) {
     ("exec", json!({ "command": command }))
 }
 
 /// The call `exec {command, timeout_secs}`.
-pub fn exec_for(command: &str, secs: u64) -> (&'static str, Value) {
+pub(super) fn exec_for(command: &str, secs: u64) -> (&'static str, Value) {
     ("exec", json!({ "command": command, "timeout_secs": secs }))
 }
 
 /// A port nothing listens on yet.
-pub fn free_port() -> u16 {
+pub(super) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
@@ -187,7 +187,7 @@ pub fn free_port() -> u16 {
 
 /// One HTTP/1.1 request to `127.0.0.1:port`, answered within `wait`: the whole answer
 /// (the connection is closed after it), or why there was none.
-pub fn http(port: u16, request: &str, wait: Duration) -> Result<String, String> {
+pub(super) fn http(port: u16, request: &str, wait: Duration) -> Result<String, String> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
     stream
         .set_read_timeout(Some(wait))
@@ -207,7 +207,7 @@ pub fn http(port: u16, request: &str, wait: Duration) -> Result<String, String> 
 }
 
 /// A `GET path` request for the panel on `port`, with the bearer `token` if any.
-pub fn get(port: u16, path: &str, token: Option<&str>) -> String {
+pub(super) fn get(port: u16, path: &str, token: Option<&str>) -> String {
     let auth = token
         .map(|t| format!("Authorization: Bearer {t}\r\n"))
         .unwrap_or_default();

@@ -28,7 +28,7 @@ type Outcome = (StatusCode, Result<String, String>);
 
 /// `POST /access/approve` and `/access/deny`.
 #[derive(Deserialize)]
-pub struct CodeForm {
+pub(crate) struct CodeForm {
     #[serde(default)]
     channel: String,
     #[serde(default)]
@@ -37,7 +37,7 @@ pub struct CodeForm {
 
 /// `POST /access/revoke`.
 #[derive(Deserialize)]
-pub struct SenderForm {
+pub(crate) struct SenderForm {
     #[serde(default)]
     channel: String,
     #[serde(default)]
@@ -45,7 +45,7 @@ pub struct SenderForm {
 }
 
 /// `GET /access`.
-pub async fn page(
+pub(crate) async fn page(
     State(state): State<Arc<WebState>>,
     Extension(login): Extension<Login>,
 ) -> Response {
@@ -53,7 +53,7 @@ pub async fn page(
 }
 
 /// `POST /access/approve`: let in the sender holding `code` on `channel`, as a member.
-pub async fn approve(
+pub(crate) async fn approve(
     State(state): State<Arc<WebState>>,
     Extension(login): Extension<Login>,
     Form(form): Form<CodeForm>,
@@ -96,7 +96,7 @@ async fn approve_code(state: &WebState, channel: &str, code: &str) -> Outcome {
 }
 
 /// `POST /access/deny`: drop a pending code; its sender is not let in.
-pub async fn deny(
+pub(crate) async fn deny(
     State(state): State<Arc<WebState>>,
     Extension(login): Extension<Login>,
     Form(form): Form<CodeForm>,
@@ -135,7 +135,7 @@ async fn deny_code(state: &WebState, channel: &str, code: &str) -> Outcome {
 }
 
 /// `POST /access/revoke`: take back a sender's approval.
-pub async fn revoke(
+pub(crate) async fn revoke(
     State(state): State<Arc<WebState>>,
     Extension(login): Extension<Login>,
     Form(form): Form<SenderForm>,

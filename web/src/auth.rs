@@ -23,19 +23,19 @@ use subtle::ConstantTimeEq;
 use super::WebState;
 
 /// The session cookie's name.
-pub const COOKIE: &str = "pincer_session";
+pub(crate) const COOKIE: &str = "pincer_session";
 /// How long a login lasts.
 const SESSION_LIFE: Duration = Duration::from_secs(7 * 24 * 3600);
 /// Logins kept at once; the oldest goes first.
 const MAX_SESSIONS: usize = 32;
 /// The largest form an action takes (a job's prompt is the biggest field).
-pub const MAX_FORM: usize = 64 * 1024;
+pub(crate) const MAX_FORM: usize = 64 * 1024;
 /// How long a form's body may take to arrive.
 const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The logged-in browser a request comes from, for pages that render forms.
 #[derive(Clone)]
-pub struct Login {
+pub(crate) struct Login {
     /// Put in every form as `csrf`.
     pub csrf: String,
 }
@@ -87,7 +87,7 @@ impl Sessions {
 }
 
 /// 32 random bytes as hex.
-pub fn random() -> Option<String> {
+pub(crate) fn random() -> Option<String> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).ok()?;
     Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
@@ -107,7 +107,7 @@ fn cookie(headers: &HeaderMap) -> Option<&str> {
 }
 
 /// Whether `headers` carry `token` as a bearer token.
-pub fn bearer(headers: &HeaderMap, token: &SecretString) -> bool {
+pub(crate) fn bearer(headers: &HeaderMap, token: &SecretString) -> bool {
     headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -116,14 +116,17 @@ pub fn bearer(headers: &HeaderMap, token: &SecretString) -> bool {
 }
 
 #[derive(serde::Deserialize)]
-pub struct LoginQuery {
+pub(crate) struct LoginQuery {
     token: Option<String>,
 }
 
 /// `GET /login?token=…`: set the session cookie, then go to the overview by a page of
 /// our own (a redirect would keep the link's cross-site origin, and a SameSite=Strict
 /// cookie is not sent on it).
-pub async fn login(State(state): State<Arc<WebState>>, Query(q): Query<LoginQuery>) -> Response {
+pub(crate) async fn login(
+    State(state): State<Arc<WebState>>,
+    Query(q): Query<LoginQuery>,
+) -> Response {
     let valid = q
         .token
         .as_deref()
@@ -153,7 +156,7 @@ pub async fn login(State(state): State<Arc<WebState>>, Query(q): Query<LoginQuer
 }
 
 /// `POST /logout`: end this browser's session.
-pub async fn logout(State(state): State<Arc<WebState>>, headers: HeaderMap) -> Response {
+pub(crate) async fn logout(State(state): State<Arc<WebState>>, headers: HeaderMap) -> Response {
     if let Some(id) = cookie(&headers) {
         state.sessions.close(id);
     }
@@ -171,7 +174,7 @@ pub async fn logout(State(state): State<Arc<WebState>>, headers: HeaderMap) -> R
 
 /// Let through a logged-in browser (checking the CSRF token of anything but a GET) or
 /// a program with the bearer token; 401 otherwise, 403 for a missing CSRF token.
-pub async fn require_login(
+pub(crate) async fn require_login(
     State(state): State<Arc<WebState>>,
     request: Request,
     next: Next,
@@ -235,7 +238,7 @@ pub async fn require_login(
 
 /// The `Host` names a loopback panel answers to; `None` (any) for a panel listening on
 /// the network, which is reached by whatever name its address has.
-pub fn hosts(listen: &str) -> Option<Vec<String>> {
+pub(crate) fn hosts(listen: &str) -> Option<Vec<String>> {
     let addr: std::net::SocketAddr = listen.parse().ok()?;
     if !addr.ip().is_loopback() {
         return None;
@@ -260,7 +263,7 @@ pub fn hosts(listen: &str) -> Option<Vec<String>> {
 /// Refuse a request whose `Host` is not the panel's own: a web page whose name was
 /// made to resolve to 127.0.0.1 (DNS rebinding) then reads nothing, not even
 /// `/healthz` or `/metrics`.
-pub async fn own_host(
+pub(crate) async fn own_host(
     State(state): State<Arc<WebState>>,
     request: Request,
     next: Next,
@@ -284,7 +287,7 @@ pub async fn own_host(
 }
 
 /// The headers every response carries.
-pub async fn security_headers(request: Request, next: Next) -> Response {
+pub(crate) async fn security_headers(request: Request, next: Next) -> Response {
     let mut response = next.run(request).await;
     let headers = response.headers_mut();
     let set = |headers: &mut HeaderMap, name: &'static str, value: &'static str| {

@@ -38,11 +38,11 @@ use super::wire::Wire;
 /// origins, which tell the web chat's owner apart from a chat platform's sender.
 pub use pincer_core::access::WEB_CHANNEL as CHANNEL;
 /// The one chat on it: the owner's.
-pub const CHAT: &str = "owner";
+pub(crate) const CHAT: &str = "owner";
 
 /// The message the owner typed, as the bus carries it, with an id no other has (the
 /// store drops a message whose id it has seen, and responses are routed by it).
-pub fn message(text: String) -> InboundMessage {
+pub(crate) fn message(text: String) -> InboundMessage {
     static SENT: AtomicU64 = AtomicU64::new(0);
     let now = pincer_core::clock::now();
     let at = now
@@ -73,7 +73,7 @@ pub fn message(text: String) -> InboundMessage {
 }
 
 /// `GET /chat`.
-pub async fn page(
+pub(crate) async fn page(
     State(state): State<Arc<WebState>>,
     Extension(login): Extension<Login>,
 ) -> Response {
@@ -92,7 +92,10 @@ pub async fn page(
 }
 
 /// `POST /api/chat`: a `useChat` request in, the answer to its message out as SSE.
-pub async fn stream(State(state): State<Arc<WebState>>, body: axum::body::Bytes) -> Response {
+pub(crate) async fn stream(
+    State(state): State<Arc<WebState>>,
+    body: axum::body::Bytes,
+) -> Response {
     let text = match super::request::new_text(&body) {
         Ok(text) => text,
         Err(why) => return (StatusCode::BAD_REQUEST, why).into_response(),
@@ -140,7 +143,7 @@ pub async fn stream(State(state): State<Arc<WebState>>, body: axum::body::Bytes)
 /// `GET /api/chat/{id}/stream`, where `useChat` asks to resume a stream after a reload:
 /// 204, nothing to resume (a response is not kept for a second reader; the whole reply
 /// is in the conversation's transcript).
-pub async fn resume() -> StatusCode {
+pub(crate) async fn resume() -> StatusCode {
     StatusCode::NO_CONTENT
 }
 

@@ -25,7 +25,7 @@ const FOUND: usize = 200;
 const MAX_PICTURE: u64 = 20 << 20;
 
 #[derive(serde::Deserialize, Default)]
-pub struct Search {
+pub(crate) struct Search {
     #[serde(default)]
     q: String,
     #[serde(default)]
@@ -33,7 +33,7 @@ pub struct Search {
 }
 
 /// `GET /conversations?q=…&channel=…`.
-pub async fn list(
+pub(crate) async fn list(
     State(state): State<Arc<WebState>>,
     Extension(login): Extension<Login>,
     Query(search): Query<Search>,
@@ -110,7 +110,7 @@ fn failed(login: &Login, why: &str) -> Response {
 }
 
 /// `GET /conversations/{id}`.
-pub async fn transcript(
+pub(crate) async fn transcript(
     State(state): State<Arc<WebState>>,
     Extension(login): Extension<Login>,
     UrlPath(id): UrlPath<i64>,
@@ -210,7 +210,10 @@ fn message_view(
 
 /// `GET /media/inbox/…`: a picture people sent, from the workspace inbox only, and
 /// only a regular file reached without a link.
-pub async fn media(State(state): State<Arc<WebState>>, UrlPath(path): UrlPath<String>) -> Response {
+pub(crate) async fn media(
+    State(state): State<Arc<WebState>>,
+    UrlPath(path): UrlPath<String>,
+) -> Response {
     let Some(mime) = picture_type(&path) else {
         return (
             StatusCode::NOT_FOUND,

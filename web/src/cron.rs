@@ -32,7 +32,7 @@ const RUNS_SHOWN: usize = 5;
 
 /// `POST /cron/add`: the fields of `pincer cron add`; an empty field is a flag not given.
 #[derive(Deserialize, Default, Clone)]
-pub struct AddForm {
+pub(crate) struct AddForm {
     #[serde(default)]
     name: String,
     #[serde(default)]
@@ -53,13 +53,13 @@ pub struct AddForm {
 
 /// `POST /cron/run | enable | disable | remove`: a job's id (or name).
 #[derive(Deserialize)]
-pub struct JobForm {
+pub(crate) struct JobForm {
     #[serde(default)]
     job: String,
 }
 
 /// `GET /cron`.
-pub async fn page(
+pub(crate) async fn page(
     State(state): State<Arc<WebState>>,
     Extension(login): Extension<Login>,
 ) -> Response {
@@ -72,7 +72,7 @@ fn given(text: &str) -> Option<String> {
 }
 
 /// `POST /cron/add`.
-pub async fn add(
+pub(crate) async fn add(
     State(state): State<Arc<WebState>>,
     Extension(login): Extension<Login>,
     Form(form): Form<AddForm>,
@@ -153,7 +153,7 @@ fn store_failed(err: &pincer_core::store::StoreError) -> Outcome {
 }
 
 /// `POST /cron/run`: start a run now; the page does not wait for it.
-pub async fn run(
+pub(crate) async fn run(
     State(state): State<Arc<WebState>>,
     Extension(login): Extension<Login>,
     Form(form): Form<JobForm>,
@@ -217,7 +217,7 @@ async fn run_now(state: &WebState, job: Job) -> Outcome {
 }
 
 /// `POST /cron/enable`.
-pub async fn enable(
+pub(crate) async fn enable(
     State(state): State<Arc<WebState>>,
     Extension(login): Extension<Login>,
     Form(form): Form<JobForm>,
@@ -226,7 +226,7 @@ pub async fn enable(
 }
 
 /// `POST /cron/disable`.
-pub async fn disable(
+pub(crate) async fn disable(
     State(state): State<Arc<WebState>>,
     Extension(login): Extension<Login>,
     Form(form): Form<JobForm>,
@@ -253,7 +253,7 @@ async fn set_enabled(state: Arc<WebState>, login: Login, form: JobForm, on: bool
 }
 
 /// `POST /cron/remove`.
-pub async fn remove(
+pub(crate) async fn remove(
     State(state): State<Arc<WebState>>,
     Extension(login): Extension<Login>,
     Form(form): Form<JobForm>,

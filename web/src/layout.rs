@@ -23,7 +23,7 @@ const PAGES: [(&str, &str); 7] = [
 
 /// A whole page: `active` is its path in the navigation; `csrf` goes into the log-out
 /// form and the page's meta tag (the chat script reads it there).
-pub fn page(title: &str, active: &str, csrf: &str, body: Markup) -> Response {
+pub(crate) fn page(title: &str, active: &str, csrf: &str, body: Markup) -> Response {
     axum::response::Html(shell(title, active, csrf, body).into_string()).into_response()
 }
 
@@ -63,7 +63,7 @@ fn shell(title: &str, active: &str, csrf: &str, body: Markup) -> Markup {
 }
 
 /// The outcome of an action, shown above a page: `ok` or an error.
-pub fn flash(outcome: &Option<Result<String, String>>) -> Markup {
+pub(crate) fn flash(outcome: &Option<Result<String, String>>) -> Markup {
     html! {
         @match outcome {
             Some(Ok(text)) => p.flash.ok role="status" { (text) },
@@ -74,7 +74,7 @@ pub fn flash(outcome: &Option<Result<String, String>>) -> Markup {
 }
 
 /// A page outside the panel (log in, refused): a title and one paragraph.
-pub fn bare(title: &str, text: &str) -> String {
+pub(crate) fn bare(title: &str, text: &str) -> String {
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -92,7 +92,7 @@ pub fn bare(title: &str, text: &str) -> String {
 
 /// A page that moves on to `to` by itself (a same-site navigation, so the new
 /// SameSite=Strict cookie goes with it).
-pub fn forward(to: &str) -> String {
+pub(crate) fn forward(to: &str) -> String {
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -108,7 +108,7 @@ pub fn forward(to: &str) -> String {
     .into_string()
 }
 
-pub async fn stylesheet() -> Response {
+pub(crate) async fn stylesheet() -> Response {
     (
         [
             (header::CONTENT_TYPE, "text/css; charset=utf-8"),
@@ -119,7 +119,7 @@ pub async fn stylesheet() -> Response {
         .into_response()
 }
 
-pub async fn script() -> Response {
+pub(crate) async fn script() -> Response {
     (
         [
             (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
@@ -131,7 +131,7 @@ pub async fn script() -> Response {
 }
 
 /// A time in milliseconds since the epoch, in `tz`, to the minute.
-pub fn when(ms: i64, tz: chrono_tz::Tz) -> String {
+pub(crate) fn when(ms: i64, tz: chrono_tz::Tz) -> String {
     use chrono::TimeZone;
     tz.timestamp_millis_opt(ms)
         .single()
@@ -140,7 +140,7 @@ pub fn when(ms: i64, tz: chrono_tz::Tz) -> String {
 }
 
 /// Dollars, to the cent below a dollar's worth of precision.
-pub fn usd(amount: f64) -> String {
+pub(crate) fn usd(amount: f64) -> String {
     if amount > 0.0 && amount < 0.01 {
         format!("${amount:.4}")
     } else {

@@ -32,7 +32,7 @@ type Outcome = (StatusCode, Result<String, String>);
 
 /// `POST /memory/restore`.
 #[derive(Deserialize)]
-pub struct RestoreForm {
+pub(crate) struct RestoreForm {
     #[serde(default)]
     rev: String,
     /// `yes` once the owner confirmed.
@@ -41,7 +41,7 @@ pub struct RestoreForm {
 }
 
 /// `GET /memory`.
-pub async fn page(
+pub(crate) async fn page(
     State(state): State<Arc<WebState>>,
     Extension(login): Extension<Login>,
 ) -> Response {
@@ -49,7 +49,7 @@ pub async fn page(
 }
 
 /// `POST /memory/restore`: ask, then restore.
-pub async fn restore(
+pub(crate) async fn restore(
     State(state): State<Arc<WebState>>,
     Extension(login): Extension<Login>,
     Form(form): Form<RestoreForm>,

@@ -13,7 +13,7 @@ use pincer_channels::Health;
 use super::WebState;
 use pincer_core::metrics::{CONTENT_TYPE, Scrape};
 
-pub async fn handler(State(state): State<Arc<WebState>>, headers: HeaderMap) -> Response {
+pub(crate) async fn handler(State(state): State<Arc<WebState>>, headers: HeaderMap) -> Response {
     if let Some(token) = &state.metrics_token
         && !super::auth::bearer(&headers, token)
     {

@@ -19,7 +19,7 @@ use super::auth::Login;
 use super::layout::{self, usd};
 
 /// `GET /`.
-pub async fn page(
+pub(crate) async fn page(
     State(state): State<Arc<WebState>>,
     Extension(login): Extension<Login>,
 ) -> Response {
@@ -107,7 +107,7 @@ fn duration(secs: u64) -> String {
 }
 
 /// `GET /healthz`.
-pub async fn healthz(State(state): State<Arc<WebState>>) -> Response {
+pub(crate) async fn healthz(State(state): State<Arc<WebState>>) -> Response {
     let failing: Vec<_> = state
         .registry
         .handles()
@@ -138,7 +138,7 @@ const KEPT: usize = 20;
 
 /// One warning or error the gateway logged.
 #[derive(Clone)]
-pub struct Logged {
+pub(crate) struct Logged {
     pub at: String,
     pub level: &'static str,
     pub text: String,

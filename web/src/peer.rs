@@ -14,7 +14,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 /// The pid of a descendant of this process that holds the client end of the TCP
 /// connection from `peer` to `local`, if one does.
-pub fn sandboxed_holder(peer: SocketAddr, local: SocketAddr) -> Option<i32> {
+pub(crate) fn sandboxed_holder(peer: SocketAddr, local: SocketAddr) -> Option<i32> {
     let inode = client_inode(peer, local)?;
     let needle = format!("socket:[{inode}]");
     pincer_core::sandbox::tree::below(std::process::id())

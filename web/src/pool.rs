@@ -22,9 +22,9 @@ use axum::body::{Body, Bytes, HttpBody};
 use tokio::task::{AbortHandle, Id};
 
 /// Connections open at once.
-pub const MAX_CONNECTIONS: usize = 128;
+pub(crate) const MAX_CONNECTIONS: usize = 128;
 /// Connections open at once from one address.
-pub const MAX_PER_PEER: usize = 32;
+pub(crate) const MAX_PER_PEER: usize = 32;
 
 /// Waiting for a request, or receiving one: may be closed to make room.
 const WAITING: u8 = 0;
@@ -33,7 +33,7 @@ const ANSWERING: u8 = 1;
 
 /// What one connection is doing, shared by its task and the pool.
 #[derive(Debug, Clone, Default)]
-pub struct Activity(Arc<AtomicU8>);
+pub(crate) struct Activity(Arc<AtomicU8>);
 
 impl Activity {
     fn answering(&self) -> bool {
@@ -42,7 +42,7 @@ impl Activity {
 
     /// The request `body` of a request that has just arrived: once it is all received
     /// (at once, for a request without one) the connection is being answered.
-    pub fn receive(&self, body: Body) -> Body {
+    pub(crate) fn receive(&self, body: Body) -> Body {
         if body.is_end_stream() {
             self.0.store(ANSWERING, Ordering::Relaxed);
             return body;
@@ -56,7 +56,7 @@ impl Activity {
 
     /// The response `body`: when it has gone out (or the connection broke), the
     /// connection waits for a request again.
-    pub fn answer(&self, body: Body) -> Body {
+    pub(crate) fn answer(&self, body: Body) -> Body {
         Body::new(Watched {
             body,
             activity: self.clone(),
@@ -117,7 +117,7 @@ struct Open {
 
 /// Every open connection, by the id of the task serving it.
 #[derive(Default)]
-pub struct Pool {
+pub(crate) struct Pool {
     open: HashMap<Id, Open>,
     accepted: u64,
 }
@@ -125,7 +125,7 @@ pub struct Pool {
 impl Pool {
     /// Make room for a connection from `peer`: closes the oldest connection not being
     /// answered where a limit is reached; false if there is none to close.
-    pub fn make_room(&mut self, peer: IpAddr) -> bool {
+    pub(crate) fn make_room(&mut self, peer: IpAddr) -> bool {
         let from_peer = self.open.values().filter(|o| o.peer == peer).count();
         if from_peer >= MAX_PER_PEER && !self.close_oldest_waiting(Some(peer)) {
             return false;
@@ -134,7 +134,7 @@ impl Pool {
     }
 
     /// A connection now served by the task `abort` stops.
-    pub fn insert(&mut self, peer: IpAddr, activity: Activity, abort: AbortHandle) {
+    pub(crate) fn insert(&mut self, peer: IpAddr, activity: Activity, abort: AbortHandle) {
         self.accepted += 1;
         let open = Open {
             peer,
@@ -146,7 +146,7 @@ impl Pool {
     }
 
     /// The task `id` ended: its connection is closed.
-    pub fn remove(&mut self, id: Id) {
+    pub(crate) fn remove(&mut self, id: Id) {
         self.open.remove(&id);
     }
 

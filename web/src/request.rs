@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 /// The text of the request's new user message, or why the request cannot be answered.
-pub fn new_text(body: &[u8]) -> Result<String, String> {
+pub(crate) fn new_text(body: &[u8]) -> Result<String, String> {
     let value: Value = serde_json::from_slice(body).map_err(|e| {
         format!("the body is not JSON ({e}); send {{\"messages\": [...]}} as useChat does")
     })?;

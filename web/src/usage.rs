@@ -41,7 +41,7 @@ impl Sum {
 }
 
 /// `GET /usage`.
-pub async fn page(
+pub(crate) async fn page(
     State(state): State<Arc<WebState>>,
     Extension(login): Extension<Login>,
 ) -> Response {
@@ -133,7 +133,7 @@ fn bars(id: &str, labels: &[String], values: &[f64], show: &dyn Fn(f64) -> Strin
     const H: f64 = 180.0;
     const TOP: f64 = 14.0;
     const BOTTOM: f64 = 20.0;
-    let max = values.iter().cloned().fold(0.0, f64::max);
+    let max = values.iter().copied().fold(0.0, f64::max);
     let step = W / values.len().max(1) as f64;
     let height = |v: f64| {
         if max > 0.0 {

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 /// The chunks sent so far on one response, as far as they constrain the next ones.
 #[derive(Default)]
-pub struct Wire {
+pub(crate) struct Wire {
     /// `start` went out.
     started: bool,
     /// `finish` went out: nothing more may.
@@ -29,17 +29,17 @@ pub struct Wire {
 
 impl Wire {
     /// Whether anything of the request's own answer has gone out yet.
-    pub fn answered(&self) -> bool {
+    pub(crate) fn answered(&self) -> bool {
         self.answered
     }
 
     /// Whether `finish` has gone out.
-    pub fn finished(&self) -> bool {
+    pub(crate) fn finished(&self) -> bool {
         self.finished
     }
 
     /// The chunks for one outbound message.
-    pub fn chunks(&mut self, body: OutboundBody) -> Vec<Value> {
+    pub(crate) fn chunks(&mut self, body: OutboundBody) -> Vec<Value> {
         let mut out = Vec::new();
         // A reaction is for chats that show one on the person's message.
         if self.finished || matches!(body, OutboundBody::React { .. }) {
@@ -81,7 +81,7 @@ impl Wire {
 
     /// The response is cut before its answer ended (`why` says how): its open blocks are
     /// closed, an `error` says why, and `finish` ends it.
-    pub fn cut(&mut self, why: &str) -> Vec<Value> {
+    pub(crate) fn cut(&mut self, why: &str) -> Vec<Value> {
         let mut out = self.chunks(OutboundBody::Error(why.to_string()));
         self.finish(json!({"type": "finish", "finishReason": "error"}), &mut out);
         out
@@ -162,7 +162,7 @@ impl Wire {
 }
 
 /// One chunk on the AI SDK v6 wire (camelCase fields, only the schema's keys).
-pub fn chunk_json(chunk: &Chunk) -> Option<Value> {
+pub(crate) fn chunk_json(chunk: &Chunk) -> Option<Value> {
     Some(match chunk {
         Chunk::Start { message_id } => json!({"type": "start", "messageId": message_id}),
         Chunk::StartStep => json!({"type": "start-step"}),

@@ -22,7 +22,7 @@ pub struct Me {
 
 /// What kind of channel a message was posted in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Place {
+pub(super) enum Place {
     Dm,
     Channel,
     Thread { parent: u64 },
@@ -30,7 +30,7 @@ pub enum Place {
 
 impl Place {
     /// From a channel object's `type` and `parent_id` (Discord's channel types).
-    pub fn from_type(kind: u64, parent: Option<u64>) -> Place {
+    pub(super) fn from_type(kind: u64, parent: Option<u64>) -> Place {
         match (kind, parent) {
             (1 | 3, _) => Place::Dm,
             // Announcement, public and private threads.
@@ -41,7 +41,7 @@ impl Place {
 }
 
 /// `None` for messages nobody should answer (from bots, ourselves, system messages).
-pub fn inbound(
+pub(super) fn inbound(
     message: &Message,
     me: &Me,
     place: Place,

@@ -9,13 +9,17 @@ use serenity::gateway::GatewayError;
 use crate::channel::ChannelError;
 
 /// What a rejected token says, wherever it is found (REST 401, gateway close 4004).
-pub const TOKEN_REJECTED: &str = "Discord rejected the bot token (401 Unauthorized); put a valid token in channels.discord.bot_token in .security.yml or DISCORD_BOT_TOKEN";
+pub(super) const TOKEN_REJECTED: &str = "Discord rejected the bot token (401 Unauthorized); put a valid token in channels.discord.bot_token in .security.yml or DISCORD_BOT_TOKEN";
 
 /// What a refused MESSAGE_CONTENT intent says (gateway close 4014).
-pub const INTENT_REFUSED: &str = "Discord refused the Message Content intent (close 4014); enable it in the Discord developer portal: your application → Bot → Privileged Gateway Intents → Message Content Intent";
+pub(super) const INTENT_REFUSED: &str = "Discord refused the Message Content intent (close 4014); enable it in the Discord developer portal: your application → Bot → Privileged Gateway Intents → Message Content Intent";
 
 /// A REST answer that was not 2xx. `retry_after_header` is the `Retry-After` header.
-pub fn from_response(status: u16, retry_after_header: Option<&str>, body: &[u8]) -> ChannelError {
+pub(super) fn from_response(
+    status: u16,
+    retry_after_header: Option<&str>,
+    body: &[u8],
+) -> ChannelError {
     let json: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
     let message = json["message"].as_str().unwrap_or("").to_string();
     match status {
@@ -46,7 +50,7 @@ pub fn from_response(status: u16, retry_after_header: Option<&str>, body: &[u8])
 }
 
 /// A request that got no answer.
-pub fn network(err: &reqwest::Error) -> ChannelError {
+pub(super) fn network(err: &reqwest::Error) -> ChannelError {
     let mut cause: &dyn std::error::Error = err;
     while let Some(next) = cause.source() {
         cause = next;
@@ -55,7 +59,7 @@ pub fn network(err: &reqwest::Error) -> ChannelError {
 }
 
 /// Why serenity's client stopped.
-pub fn gateway(err: &serenity::Error) -> ChannelError {
+pub(super) fn gateway(err: &serenity::Error) -> ChannelError {
     match err {
         serenity::Error::Gateway(GatewayError::InvalidAuthentication) => {
             ChannelError::permanent(TOKEN_REJECTED)

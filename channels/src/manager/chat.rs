@@ -43,7 +43,7 @@ const FIRST_SHOW: Duration = Duration::from_millis(500);
 /// closed), their messages are dropped without asking the platform again for this long.
 const REOPEN_AFTER: Duration = Duration::from_secs(30);
 
-pub struct ChatWorker {
+pub(super) struct ChatWorker {
     handle: ChannelHandle,
     /// Where the messages go; a person's target becomes their direct chat's on first use.
     target: Target,
@@ -77,7 +77,7 @@ impl Drop for Typing {
 }
 
 impl ChatWorker {
-    pub fn new(handle: ChannelHandle, target: Target, channel_bucket: Arc<Bucket>) -> Self {
+    pub(super) fn new(handle: ChannelHandle, target: Target, channel_bucket: Arc<Bucket>) -> Self {
         let pace = Pace::new((handle.info.chat_rate)(&target), channel_bucket);
         Self {
             handle,
@@ -92,7 +92,7 @@ impl ChatWorker {
 
     /// Messages come boxed: a queue's buffer is a block of slots, and a chat queue
     /// of pointers costs a tenth of one of whole messages.
-    pub async fn run(mut self, mut rx: mpsc::Receiver<Box<OutboundMessage>>) {
+    pub(super) async fn run(mut self, mut rx: mpsc::Receiver<Box<OutboundMessage>>) {
         let mut next: Option<Box<OutboundMessage>> = None;
         loop {
             let wait = match &self.pending {

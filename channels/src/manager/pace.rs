@@ -17,7 +17,7 @@ use tokio::time::Instant;
 use crate::registry::Rate;
 
 /// One chat's pacing: the two buckets each of its operations takes a token from.
-pub struct Pace {
+pub(super) struct Pace {
     /// This chat's (the platform's per-chat limit).
     chat: Bucket,
     /// Shared by all chats of the channel (the platform's global limit).
@@ -28,7 +28,7 @@ pub struct Pace {
 const KEEP_FOR_FINAL: u32 = 1;
 
 impl Pace {
-    pub fn new(chat: Rate, channel: Arc<Bucket>) -> Self {
+    pub(super) fn new(chat: Rate, channel: Arc<Bucket>) -> Self {
         Self {
             chat: Bucket::new(chat),
             channel,
@@ -36,13 +36,13 @@ impl Pace {
     }
 
     /// Wait for this operation's tokens.
-    pub async fn wait(&self) {
+    pub(super) async fn wait(&self) {
         self.chat.take().await;
         self.channel.take().await;
     }
 
     /// Tokens for a progress edit, only if both buckets can spare one now.
-    pub fn spare(&self) -> bool {
+    pub(super) fn spare(&self) -> bool {
         if !self.chat.try_take(KEEP_FOR_FINAL) {
             return false;
         }
@@ -56,7 +56,7 @@ impl Pace {
 
 /// A token bucket on tokio's clock (so tests can pause it). Waiters are not woken in a
 /// queue: each reserves its token when it asks and sleeps until that token's time.
-pub struct Bucket {
+pub(super) struct Bucket {
     rate: Rate,
     /// When the bucket would be full again if nothing more were taken; a moment in the
     /// past (or `None`) means full now. Tokens taken ahead of their time push it past
@@ -65,7 +65,7 @@ pub struct Bucket {
 }
 
 impl Bucket {
-    pub fn new(rate: Rate) -> Self {
+    pub(super) fn new(rate: Rate) -> Self {
         Self {
             rate,
             full_at: Mutex::new(None),
@@ -73,7 +73,7 @@ impl Bucket {
     }
 
     /// Take a token, waiting until it is there.
-    pub async fn take(&self) {
+    pub(super) async fn take(&self) {
         let wait = {
             let mut full_at = self.full_at.lock().unwrap_or_else(PoisonError::into_inner);
             let now = Instant::now();
@@ -88,7 +88,7 @@ impl Bucket {
 
     /// Take a token only if it is there now and `keep` more stay behind (at most all
     /// but the one taken); nothing is taken otherwise.
-    pub fn try_take(&self, keep: u32) -> bool {
+    pub(super) fn try_take(&self, keep: u32) -> bool {
         let keep = keep.min(self.burst() - 1);
         let mut full_at = self.full_at.lock().unwrap_or_else(PoisonError::into_inner);
         let now = Instant::now();
@@ -102,7 +102,7 @@ impl Bucket {
     }
 
     /// Return a token `try_take` gave that was not used after all.
-    pub fn give_back(&self) {
+    pub(super) fn give_back(&self) {
         let mut full_at = self.full_at.lock().unwrap_or_else(PoisonError::into_inner);
         *full_at = full_at.and_then(|at| at.checked_sub(self.rate.every));
     }

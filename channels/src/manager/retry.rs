@@ -9,7 +9,7 @@ use crate::backoff::Backoff;
 use crate::channel::ChannelError;
 
 /// Attempts per operation, the first included.
-pub const ATTEMPTS: u32 = 5;
+pub(super) const ATTEMPTS: u32 = 5;
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// The longest `retry_after` we wait; a platform asking for more gets this.

@@ -44,12 +44,12 @@ pub(super) struct Fence {
 
 impl Fence {
     /// Whether a chunk starting at `pos` starts inside this block's body.
-    pub fn holds_start(&self, pos: usize) -> bool {
+    pub(super) fn holds_start(&self, pos: usize) -> bool {
         pos > self.open.end && self.close.as_ref().is_none_or(|c| pos < c.start)
     }
 
     /// Whether `line` would close this block (a piece of a code line cut short can).
-    pub fn closed_by(&self, text: &str, line: &str) -> bool {
+    pub(super) fn closed_by(&self, text: &str, line: &str) -> bool {
         let marker = &text[self.marker.clone()];
         marker
             .chars()
@@ -58,7 +58,7 @@ impl Fence {
     }
 
     /// Whether a chunk ending at `pos` leaves this block open.
-    pub fn holds_end(&self, pos: usize) -> bool {
+    pub(super) fn holds_end(&self, pos: usize) -> bool {
         pos > self.open.start && self.close.as_ref().is_none_or(|c| pos < c.start)
     }
 }
@@ -89,7 +89,7 @@ pub(super) struct Scan {
 }
 
 impl Scan {
-    pub fn new(text: &str) -> Scan {
+    pub(super) fn new(text: &str) -> Scan {
         let (lines, fences) = classify(text);
         let mut cuts = Vec::new();
         for (i, line) in lines.iter().enumerate() {
@@ -117,12 +117,12 @@ impl Scan {
     }
 
     /// The code block a chunk starting at `pos` would start inside, if any.
-    pub fn fence_at_start(&self, pos: usize) -> Option<&Fence> {
+    pub(super) fn fence_at_start(&self, pos: usize) -> Option<&Fence> {
         self.last_fence_before(pos).filter(|f| f.holds_start(pos))
     }
 
     /// The code block a chunk ending at `pos` would leave open, if any.
-    pub fn fence_at_end(&self, pos: usize) -> Option<&Fence> {
+    pub(super) fn fence_at_end(&self, pos: usize) -> Option<&Fence> {
         self.last_fence_before(pos).filter(|f| f.holds_end(pos))
     }
 
@@ -135,7 +135,7 @@ impl Scan {
     /// Whether a chunk may be hard-cut at byte `pos`: a character boundary inside a prose
     /// or code line (never in a fence line), and not inside an emoji sequence or before a
     /// combining mark.
-    pub fn hard_cut_allowed(&self, text: &str, pos: usize) -> bool {
+    pub(super) fn hard_cut_allowed(&self, text: &str, pos: usize) -> bool {
         if !text.is_char_boundary(pos) {
             return false;
         }
@@ -241,9 +241,7 @@ fn newline_level(before: Kind, after: Kind) -> Option<Level> {
     match (before, after) {
         // Cutting here would leave an empty code block in one of the chunks.
         (Kind::Open, _) | (_, Kind::Close) => None,
-        (Kind::Close, _) | (_, Kind::Open) | (Kind::Blank, _) | (_, Kind::Blank) => {
-            Some(Level::Paragraph)
-        }
+        (Kind::Close | Kind::Blank, _) | (_, Kind::Open | Kind::Blank) => Some(Level::Paragraph),
         _ => Some(Level::Line),
     }
 }

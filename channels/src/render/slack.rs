@@ -56,9 +56,8 @@ mod tests {
             );
             assert!(rendered.starts_with("Point *"), "{rendered}");
         }
-        let words: Vec<String> = chunks.iter().map(|c| c.to_string()).collect();
         assert_eq!(
-            words.join("\n\n").split_whitespace().collect::<Vec<_>>(),
+            chunks.join("\n\n").split_whitespace().collect::<Vec<_>>(),
             text.split_whitespace().collect::<Vec<_>>()
         );
     }

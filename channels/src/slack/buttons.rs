@@ -23,7 +23,7 @@ use crate::message::Target;
 use crate::render::to_slack_mrkdwn;
 
 /// The question's blocks: its text and its buttons (one actions block holds 25).
-pub fn question_blocks(question: &str, request_id: &str, buttons: &[Button]) -> Value {
+pub(super) fn question_blocks(question: &str, request_id: &str, buttons: &[Button]) -> Value {
     let buttons: Vec<Value> = buttons
         .iter()
         .map(|b| {
@@ -110,7 +110,7 @@ impl ApprovalPrompter for Slack {
 
 /// What a `block_actions` payload says: who pressed which of our buttons where.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Press {
+pub(super) struct Press {
     pub user: String,
     pub channel: String,
     pub thread: Option<String>,
@@ -118,7 +118,7 @@ pub struct Press {
     pub choice: Choice,
 }
 
-pub fn press(payload: &Value) -> Option<Press> {
+pub(super) fn press(payload: &Value) -> Option<Press> {
     if payload["type"].as_str() != Some("block_actions") {
         return None;
     }

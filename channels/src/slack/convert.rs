@@ -26,7 +26,7 @@ const COMMANDS: [&str; 11] = [
 
 /// An event worth answering, before the adapter fills in the sender's name and files.
 #[derive(Debug)]
-pub struct Incoming {
+pub(super) struct Incoming {
     pub inbound: InboundMessage,
     pub attachments: Vec<Attachment>,
     /// (channel, ts): a mention arrives as `app_mention` and as `message` with this key.
@@ -49,7 +49,7 @@ struct Facts<'a> {
 /// included), edits, deletions and other service messages. `parent_user_id` is the
 /// raw event's field of that name (who started the thread), which slack-morphism does
 /// not model.
-pub fn inbound(
+pub(super) fn inbound(
     event: &SlackEventCallbackBody,
     parent_user_id: Option<&str>,
     me: &Me,
@@ -147,7 +147,7 @@ pub fn inbound(
 
 /// A registered slash command (`/new`, typed in Slack) as a message: its text is the
 /// command and its arguments, and it always addresses the bot.
-pub fn slash_command(payload: &serde_json::Value, me: &Me) -> Option<Incoming> {
+pub(super) fn slash_command(payload: &serde_json::Value, me: &Me) -> Option<Incoming> {
     let field = |name: &str| payload[name].as_str().filter(|v| !v.is_empty());
     let command = field("command")?;
     let channel = field("channel_id")?;
@@ -233,7 +233,7 @@ fn attachment(file: &SlackFile) -> Option<Attachment> {
 }
 
 /// Slack's text as a person would read it (see the module doc).
-pub fn readable(text: &str, me: &Me) -> String {
+pub(super) fn readable(text: &str, me: &Me) -> String {
     let trimmed = text.trim_start();
     let rest = [format!("<@{}>", me.user_id), format!("<@{}|", me.user_id)]
         .iter()

@@ -10,7 +10,7 @@ use crate::channel::ChannelError;
 
 /// Which token a call used, so an auth failure names the right setting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Token {
+pub(super) enum Token {
     Bot,
     App,
 }
@@ -35,7 +35,7 @@ impl Token {
     }
 }
 
-pub fn channel_error(err: &SlackClientError, token: Token) -> ChannelError {
+pub(super) fn channel_error(err: &SlackClientError, token: Token) -> ChannelError {
     match err {
         SlackClientError::ApiError(api) => {
             api_error(&api.code, api.http_response_body.as_deref(), token)
@@ -71,7 +71,7 @@ pub fn channel_error(err: &SlackClientError, token: Token) -> ChannelError {
 }
 
 /// An `{"ok": false, "error": code}` answer.
-pub fn api_error(code: &str, body: Option<&str>, token: Token) -> ChannelError {
+pub(super) fn api_error(code: &str, body: Option<&str>, token: Token) -> ChannelError {
     match code {
         "invalid_auth"
         | "not_authed"

@@ -20,7 +20,7 @@ use crate::channel::InboundSender;
 use crate::message::{Ack, Inbound};
 
 /// The longest an envelope waits for its message to be stored before it is acked.
-pub const ACK_WITHIN: Duration = Duration::from_secs(2);
+pub(super) const ACK_WITHIN: Duration = Duration::from_secs(2);
 /// Events waiting for the forwarder.
 const QUEUE: usize = 1024;
 /// How many (channel, ts) pairs are remembered for dedupe.
@@ -33,14 +33,14 @@ const NAMES: usize = 1024;
 /// it for as long as the gateway runs; when full it starts over, which also picks up
 /// users who renamed themselves.
 #[derive(Default)]
-pub struct Names(HashMap<String, String>);
+pub(super) struct Names(HashMap<String, String>);
 
 impl Names {
-    pub fn get(&self, user: &str) -> Option<String> {
+    pub(super) fn get(&self, user: &str) -> Option<String> {
         self.0.get(user).cloned()
     }
 
-    pub fn put(&mut self, user: &str, name: &str) {
+    pub(super) fn put(&mut self, user: &str, name: &str) {
         if self.0.len() >= NAMES {
             self.0.clear();
         }
@@ -51,7 +51,7 @@ impl Names {
 /// Recently seen messages, oldest first, as 64-bit keyed hashes of (channel, ts): a
 /// few bytes each instead of two strings (a chance collision is one in 2^64 per pair).
 #[derive(Default)]
-pub struct Recent {
+pub(super) struct Recent {
     hasher: RandomState,
     keys: HashSet<u64>,
     order: VecDeque<u64>,
@@ -81,19 +81,19 @@ impl Recent {
 }
 
 /// One event on its way to the bus; `stored` says whether the core kept it.
-pub struct Delivery {
+pub(super) struct Delivery {
     incoming: Incoming,
     stored: oneshot::Sender<bool>,
 }
 
 /// The queue the socket or listener feeds, and the forwarder task that drains it.
-pub fn queue() -> (mpsc::Sender<Delivery>, mpsc::Receiver<Delivery>) {
+pub(super) fn queue() -> (mpsc::Sender<Delivery>, mpsc::Receiver<Delivery>) {
     mpsc::channel(QUEUE)
 }
 
 /// Whether to acknowledge: true once stored (or after `ACK_WITHIN`, or when there was
 /// nothing to deliver); false when the core could not store it, so Slack sends it again.
-pub async fn acknowledge_when(stored: Option<oneshot::Receiver<bool>>) -> bool {
+pub(super) async fn acknowledge_when(stored: Option<oneshot::Receiver<bool>>) -> bool {
     let Some(stored) = stored else {
         return true;
     };

@@ -15,14 +15,14 @@ use crate::direct;
 use crate::message::Target;
 use crate::render::to_slack_mrkdwn;
 
-pub fn channel_id(target: &Target) -> Result<SlackChannelId, ChannelError> {
+pub(super) fn channel_id(target: &Target) -> Result<SlackChannelId, ChannelError> {
     if target.user {
         return Err(direct::unresolved(target));
     }
     Ok(SlackChannelId(target.chat_id.clone()))
 }
 
-pub fn thread_ts(target: &Target) -> Option<SlackTs> {
+pub(super) fn thread_ts(target: &Target) -> Option<SlackTs> {
     target.thread_id.clone().map(SlackTs)
 }
 

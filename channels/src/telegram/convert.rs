@@ -20,7 +20,7 @@ pub struct Me {
 }
 
 /// `None` for messages nobody should answer (from bots, service messages).
-pub fn inbound(message: &Message, me: &Me) -> Option<(InboundMessage, Vec<Attachment>)> {
+pub(super) fn inbound(message: &Message, me: &Me) -> Option<(InboundMessage, Vec<Attachment>)> {
     let from = message.from.as_ref()?;
     if from.is_bot {
         return None;

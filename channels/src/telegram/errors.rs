@@ -7,7 +7,7 @@ use teloxide::{ApiError, RequestError};
 
 use crate::channel::ChannelError;
 
-pub fn channel_error(err: &RequestError) -> ChannelError {
+pub(super) fn channel_error(err: &RequestError) -> ChannelError {
     match err {
         RequestError::RetryAfter(wait) => ChannelError::rate_limited(
             format!("Telegram rate limit: retry after {}s", wait.seconds()),

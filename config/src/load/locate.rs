@@ -20,7 +20,7 @@ impl Locator<'_> {
     /// Where the value at `path` came from: an override whose path is a prefix of `path`
     /// (overrides win over the file), else the line of the deepest part of `path` written
     /// in the file, else just the file.
-    pub fn locate<S: AsRef<str>>(&self, path: &[S]) -> Location {
+    pub(super) fn locate<S: AsRef<str>>(&self, path: &[S]) -> Location {
         let from_env = self
             .env
             .iter()
@@ -38,7 +38,7 @@ impl Locator<'_> {
     }
 
     /// The line of the deepest part of `path` present in the file.
-    pub fn line_of<S: AsRef<str>>(&self, path: &[S]) -> Option<usize> {
+    pub(super) fn line_of<S: AsRef<str>>(&self, path: &[S]) -> Option<usize> {
         let offset = deepest_span_start(self.doc.as_item(), path)?;
         Some(line_at(self.doc.raw(), offset))
     }

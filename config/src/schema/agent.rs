@@ -48,7 +48,7 @@ pub struct AgentConfig {
 }
 
 /// The tools a small-window model is offered whole by default.
-pub const SMALL_WINDOW_TOOLS: [&str; 6] = [
+pub(super) const SMALL_WINDOW_TOOLS: [&str; 6] = [
     "read_file",
     "write_file",
     "edit_file",

@@ -14,13 +14,13 @@ const MAX_GROUPS: usize = 256;
 const MAX_CHARS: usize = 500;
 
 #[derive(Default)]
-pub struct GroupContext {
+pub(super) struct GroupContext {
     groups: Mutex<HashMap<SessionKey, (u64, VecDeque<String>)>>,
 }
 
 impl GroupContext {
     /// Keep `line` (a speaker line, see `speaker_line`) as context for `key`'s group.
-    pub fn remember(&self, key: &SessionKey, line: String) {
+    pub(super) fn remember(&self, key: &SessionKey, line: String) {
         let Ok(mut groups) = self.groups.lock() else {
             return;
         };
@@ -46,7 +46,7 @@ impl GroupContext {
     }
 
     /// `said`, preceded by what the group said since the bot was last addressed.
-    pub fn with_context(&self, key: &SessionKey, said: String) -> String {
+    pub(super) fn with_context(&self, key: &SessionKey, said: String) -> String {
         let recent = self
             .groups
             .lock()

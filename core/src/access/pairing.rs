@@ -22,7 +22,7 @@ const NOTE_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// When the owners were last told of a pairing request.
 #[derive(Default)]
-pub struct NoteLimit(std::sync::Mutex<Option<tokio::time::Instant>>);
+pub(super) struct NoteLimit(std::sync::Mutex<Option<tokio::time::Instant>>);
 
 impl NoteLimit {
     /// Whether a note may go out now (and if so, it counts as sent).
@@ -57,7 +57,7 @@ fn code_message(channel: &str, code: &str) -> String {
 
 /// The answer to a stranger's DM: their code (new, or theirs again), and for a new
 /// code a line for the channel's owners when `has_owner` and the note limit allow.
-pub async fn respond(
+pub(super) async fn respond(
     store: &Store,
     message: &InboundMessage,
     has_owner: bool,

@@ -21,7 +21,7 @@ use crate::provider::{Part, ToolSpec};
 
 /// A finished text taken apart.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Cleaned {
+pub(super) struct Cleaned {
     /// What the person sees.
     pub text: String,
     /// Reasoning found in the text (kept as a reasoning part, never shown).
@@ -30,7 +30,7 @@ pub struct Cleaned {
 
 /// Take reasoning blocks and leaked tool markup out of `text`, and drop a paragraph
 /// that repeats the one before it.
-pub fn clean(text: &str) -> Cleaned {
+pub(super) fn clean(text: &str) -> Cleaned {
     let mut scanner = Scanner::new(&[], TextToolCalls::Off);
     let mut pieces = Vec::new();
     scanner.push(text, &mut pieces);
@@ -59,7 +59,7 @@ pub fn clean(text: &str) -> Cleaned {
 
 /// A reply's parts with every text part cleaned: the reasoning it carried becomes a
 /// reasoning part before it, and a text left empty is dropped.
-pub fn clean_parts(parts: Vec<Part>) -> Vec<Part> {
+pub(super) fn clean_parts(parts: Vec<Part>) -> Vec<Part> {
     let mut out = Vec::with_capacity(parts.len());
     for part in parts {
         match part {
@@ -114,7 +114,7 @@ fn without_repeats(text: &str) -> String {
 
 /// What a cleaner lets through of a delta.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Released {
+pub(super) struct Released {
     /// Text to show.
     pub text: String,
     /// What was shown of this reply before was reasoning after all (a closing tag came
@@ -127,7 +127,7 @@ pub struct Released {
 /// is released. The finished text is cleaned whole (`clean`), so what is held at the
 /// end is simply dropped.
 #[derive(Debug)]
-pub struct StreamCleaner {
+pub(super) struct StreamCleaner {
     /// The reply's text taken apart as it comes, as `read` and `clean` take it apart.
     scanner: Scanner,
     /// Something was released: blank lines at the start are not.
@@ -147,14 +147,14 @@ impl StreamCleaner {
     /// A cleaner for a reply to a request that offered `offered`, from a model that
     /// reads calls written as text as `mode` says.
     #[cfg(test)]
-    pub fn offering(offered: &[ToolSpec], mode: TextToolCalls) -> Self {
+    pub(super) fn offering(offered: &[ToolSpec], mode: TextToolCalls) -> Self {
         StreamCleaner {
             scanner: Scanner::new(offered, mode),
             released: false,
         }
     }
 
-    pub fn push(&mut self, delta: &str) -> Released {
+    pub(super) fn push(&mut self, delta: &str) -> Released {
         let mut pieces = Vec::new();
         self.scanner.push(delta, &mut pieces);
         self.released(pieces)
@@ -162,7 +162,7 @@ impl StreamCleaner {
 
     /// The reply made a structured call: JSON held back as a possible call written as
     /// text may be text after all (in `auto`), and is released.
-    pub fn structured_call(&mut self) -> Released {
+    pub(super) fn structured_call(&mut self) -> Released {
         let mut pieces = Vec::new();
         self.scanner.structured_call(&mut pieces);
         self.released(pieces)
@@ -192,18 +192,18 @@ impl StreamCleaner {
     /// The next model call offers `offered`, and its model reads calls written as text
     /// as `mode` says (what is held stays: a reply continued after its token limit goes
     /// on across calls).
-    pub fn offer(&mut self, offered: &[ToolSpec], mode: TextToolCalls) {
+    pub(super) fn offer(&mut self, offered: &[ToolSpec], mode: TextToolCalls) {
         self.scanner.offer(offered, mode);
     }
 
     /// The tools the current model call offered.
-    pub fn offered(&self) -> &[ToolSpec] {
+    pub(super) fn offered(&self) -> &[ToolSpec] {
         self.scanner.offered()
     }
 
     /// Start again (the reply was abandoned, or a new message begins); the offered
     /// tools and the mode stay.
-    pub fn reset(&mut self) {
+    pub(super) fn reset(&mut self) {
         *self = StreamCleaner {
             scanner: self.scanner.restarted(),
             released: false,

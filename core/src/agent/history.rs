@@ -9,7 +9,10 @@ use crate::provider::{ChatMessage, Part, Role};
 use crate::store::{self, StoredMessage};
 
 /// `stamp` turns a message's time (unix ms) into the prefix its user text gets.
-pub fn to_chat(history: &[StoredMessage], stamp: &dyn Fn(i64) -> String) -> Vec<ChatMessage> {
+pub(super) fn to_chat(
+    history: &[StoredMessage],
+    stamp: &dyn Fn(i64) -> String,
+) -> Vec<ChatMessage> {
     let mut results: HashMap<&str, &Part> = HashMap::new();
     for message in history {
         for part in &message.parts {
@@ -73,7 +76,7 @@ pub fn to_chat(history: &[StoredMessage], stamp: &dyn Fn(i64) -> String) -> Vec<
 /// Add `text` to the newest user message as a part of its own, not joined to its
 /// text: recalled memory, which the next turn does not repeat, so the provider can put
 /// a cache mark before it (`ChatRequest::recalled_at`).
-pub fn push_user_apart(out: &mut Vec<ChatMessage>, text: String) {
+pub(super) fn push_user_apart(out: &mut Vec<ChatMessage>, text: String) {
     match out.last_mut() {
         Some(message) if message.role == Role::User => message.parts.push(Part::Text { text }),
         _ => push_user(out, Part::Text { text }),
@@ -82,7 +85,7 @@ pub fn push_user_apart(out: &mut Vec<ChatMessage>, text: String) {
 
 /// Add a part to the conversation's trailing user message (or start one). Tool results
 /// stay ahead of text, and two texts are joined with a blank line.
-pub fn push_user(out: &mut Vec<ChatMessage>, part: Part) {
+pub(super) fn push_user(out: &mut Vec<ChatMessage>, part: Part) {
     if out.last().is_none_or(|m| m.role != Role::User) {
         out.push(ChatMessage {
             role: Role::User,
@@ -115,7 +118,7 @@ pub fn push_user(out: &mut Vec<ChatMessage>, part: Part) {
 
 /// Add an assistant message; a text-only reply continuing a text-only reply (an
 /// output-limit continuation) joins it.
-pub fn push_assistant(out: &mut Vec<ChatMessage>, parts: Vec<Part>) {
+pub(super) fn push_assistant(out: &mut Vec<ChatMessage>, parts: Vec<Part>) {
     if let Some(last) = out.last_mut()
         && last.role == Role::Assistant
         && !last

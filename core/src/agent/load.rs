@@ -13,7 +13,7 @@ use crate::store::{self, StoreError};
 const HIDDEN: &str = "[hidden: the result of a call made for someone with more trust]";
 
 /// Heads the summary of the compacted part of a conversation.
-pub const SUMMARY_HEADING: &str = "[Summary of our earlier conversation]";
+pub(super) const SUMMARY_HEADING: &str = "[Summary of our earlier conversation]";
 
 impl Agent {
     /// Open user messages in the transcript count as answered by this turn. Messages

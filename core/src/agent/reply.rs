@@ -23,7 +23,7 @@ use super::runaway::{Cut, Guard};
 use crate::provider::ToolSpec;
 use crate::scrub::{Scrubber, StreamScrubber};
 
-pub struct Reply {
+pub(super) struct Reply {
     tx: mpsc::Sender<OutboundMessage>,
     target: Target,
     reply_to: Option<String>,
@@ -70,7 +70,7 @@ pub struct Reply {
 pub const HEARTBEAT_OK: &str = "HEARTBEAT_OK";
 
 impl Reply {
-    pub fn new(
+    pub(super) fn new(
         tx: mpsc::Sender<OutboundMessage>,
         target: Target,
         reply_to: Option<String>,
@@ -102,7 +102,7 @@ impl Reply {
     }
 
     /// Send nothing to the chat from now on.
-    pub fn silence(&mut self) {
+    pub(super) fn silence(&mut self) {
         self.silent = true;
         self.quiet = true;
     }
@@ -164,7 +164,7 @@ impl Reply {
     }
 
     /// A model call begins.
-    pub async fn step_start(&mut self) {
+    pub(super) async fn step_start(&mut self) {
         if self.quiet || self.in_step {
             return;
         }
@@ -173,7 +173,7 @@ impl Reply {
     }
 
     /// A model call and its tools are done.
-    pub async fn step_finish(&mut self) {
+    pub(super) async fn step_finish(&mut self) {
         self.close_reasoning();
         if !self.in_step {
             return;
@@ -185,7 +185,11 @@ impl Reply {
     /// A model call begins that offered `offered`, to a model that reads calls written
     /// as text as `mode` says: its stream is watched afresh, and the token returned is
     /// cancelled the moment it runs away.
-    pub fn watch_call(&mut self, offered: &[ToolSpec], mode: TextToolCalls) -> CancellationToken {
+    pub(super) fn watch_call(
+        &mut self,
+        offered: &[ToolSpec],
+        mode: TextToolCalls,
+    ) -> CancellationToken {
         self.guard.reset();
         // A stopped reply that left nothing to say is followed by another call (a
         // stronger model's): its answer is what the person gets.
@@ -197,14 +201,14 @@ impl Reply {
     }
 
     /// The tools the current model call offered.
-    pub fn offered(&self) -> &[ToolSpec] {
+    pub(super) fn offered(&self) -> &[ToolSpec] {
         self.cleaner.offered()
     }
 
     /// Where the current model call's reply was stopped, if it was; the person is told
     /// why after its text, unless the stream `ended` on its own just after a stray
     /// template token (a call hung up on may have run on: that is said).
-    pub fn take_cut(&mut self, ended: bool) -> Option<Cut> {
+    pub(super) fn take_cut(&mut self, ended: bool) -> Option<Cut> {
         let cut = self.guard.take_cut()?;
         if cut.ran_on || !ended {
             self.stopped = Some(cut.why.sentence());
@@ -213,7 +217,7 @@ impl Reply {
     }
 
     /// Called from the stream callback, which cannot wait.
-    pub fn delta(&mut self, text: &str) {
+    pub(super) fn delta(&mut self, text: &str) {
         // Watched even where nobody sees it stream: a scheduled run loops too.
         let text = self.guard.push(text);
         if self.guard.cut().is_some() {
@@ -224,14 +228,14 @@ impl Reply {
 
     /// The model call's stream ended whole: what the guard still held goes on (a reply
     /// continued after its token limit is shown across calls).
-    pub fn call_ended(&mut self) {
+    pub(super) fn call_ended(&mut self) {
         let rest = self.guard.finish();
         self.show(&rest);
     }
 
     /// What the current model call's text showed the person, taken (a turn cut short
     /// keeps it: never a call's markup, reasoning, or a secret).
-    pub fn take_call_shown(&mut self) -> String {
+    pub(super) fn take_call_shown(&mut self) -> String {
         std::mem::take(&mut self.call_shown)
     }
 
@@ -284,7 +288,7 @@ impl Reply {
     }
 
     /// Reasoning as it streams (from the provider's own field).
-    pub fn reasoning(&mut self, text: &str) {
+    pub(super) fn reasoning(&mut self, text: &str) {
         if self.quiet {
             return;
         }
@@ -322,13 +326,13 @@ impl Reply {
 
     /// The model made a structured tool call: JSON held back as a call written as text
     /// may be text after all.
-    pub fn structured_call(&mut self) {
+    pub(super) fn structured_call(&mut self) {
         let released = self.cleaner.structured_call();
         self.release(released);
     }
 
     /// The model began a tool call.
-    pub fn tool_started(&mut self, id: &str, name: &str) {
+    pub(super) fn tool_started(&mut self, id: &str, name: &str) {
         self.structured_call();
         if self.quiet {
             return;
@@ -341,7 +345,7 @@ impl Reply {
     }
 
     /// A tool call's input is complete (`started`: its start was already sent).
-    pub async fn tool_input(
+    pub(super) async fn tool_input(
         &mut self,
         id: &str,
         name: &str,
@@ -363,7 +367,7 @@ impl Reply {
     }
 
     /// A tool call's result.
-    pub async fn tool_output(&mut self, id: &str, content: &str, is_error: bool) {
+    pub(super) async fn tool_output(&mut self, id: &str, content: &str, is_error: bool) {
         if self.quiet {
             return;
         }
@@ -382,7 +386,7 @@ impl Reply {
     }
 
     /// The reply streamed so far is abandoned (the model chain switched models).
-    pub fn retract(&mut self) {
+    pub(super) fn retract(&mut self) {
         self.guard.reset();
         self.cleaner.reset();
         self.stream.discard();
@@ -401,7 +405,7 @@ impl Reply {
     /// A block's deltas always add up to its text where they can: a face that shows
     /// only deltas (ACP, the runner, the web chat) must not get an empty block for a
     /// reply that came in one chunk and was held back whole ("Yes.").
-    pub async fn finished_text(&mut self, text: String) {
+    pub(super) async fn finished_text(&mut self, text: String) {
         // What the cleaner holds is reasoning or a marker's start: dropped (the finished
         // text is clean). What the scrubber holds was waiting to see whether a secret
         // began there.
@@ -457,17 +461,17 @@ impl Reply {
         }
     }
 
-    pub async fn notice(&mut self, text: String) {
+    pub(super) async fn notice(&mut self, text: String) {
         let body = self.scrubber.scrub_body(OutboundBody::Notice(text));
         self.send(body).await;
     }
 
-    pub async fn error(&mut self, text: String) {
+    pub(super) async fn error(&mut self, text: String) {
         self.send_chunk(Chunk::Error { error_text: text }).await;
     }
 
     /// Acknowledge the person's message with `emoji` (`channels.<name>.ack_reaction`).
-    pub async fn react(&mut self, emoji: &str) {
+    pub(super) async fn react(&mut self, emoji: &str) {
         let Some(message_id) = self.reply_to.clone().filter(|_| !self.quiet) else {
             return;
         };
@@ -475,14 +479,14 @@ impl Reply {
         self.send(OutboundBody::React { message_id, emoji }).await;
     }
 
-    pub async fn start(&mut self) {
+    pub(super) async fn start(&mut self) {
         if !self.quiet {
             let message_id = self.message_id.clone();
             self.send_chunk(Chunk::Start { message_id }).await;
         }
     }
 
-    pub async fn end(&mut self, reason: FinishReason, usage: TurnUsage) {
+    pub(super) async fn end(&mut self, reason: FinishReason, usage: TurnUsage) {
         self.close_reasoning();
         if self.in_step {
             self.in_step = false;

@@ -21,7 +21,7 @@ use crate::router::{self, Tier};
 /// The tool a light model calls to hand a turn to the heavy chain.
 pub const ESCALATE: &str = "escalate";
 
-pub struct Route {
+pub(super) struct Route {
     pub chain: Arc<Chain>,
     pub tier: Tier,
     /// Pinned by `/model`: no escalation, no fallback beyond the pin.
@@ -34,12 +34,12 @@ pub struct Route {
 
 impl Route {
     /// Whether this turn may still move to the heavy chain.
-    pub fn can_escalate(&self, agent: &Agent) -> bool {
+    pub(super) fn can_escalate(&self, agent: &Agent) -> bool {
         self.tier == Tier::Light && !self.pinned && agent.models.can_escalate()
     }
 
     /// Move to the heavy chain. Returns false when there is none to move to.
-    pub fn escalate(&mut self, agent: &Agent, why: &str) -> bool {
+    pub(super) fn escalate(&mut self, agent: &Agent, why: &str) -> bool {
         if !self.can_escalate(agent) {
             return false;
         }
@@ -60,7 +60,7 @@ impl Route {
     }
 }
 
-pub fn escalate_spec() -> ToolSpec {
+pub(super) fn escalate_spec() -> ToolSpec {
     ToolSpec {
         name: ESCALATE.into(),
         description: "Hand this turn to a stronger model. Call it when the task is beyond you (hard reasoning, long code, careful writing); say why.".into(),

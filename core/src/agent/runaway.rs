@@ -58,7 +58,7 @@ const SHORT_COPIES: usize = 8;
 
 /// Why the stream was stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Why {
+pub(super) enum Why {
     /// The model wrote this control token of a chat template.
     Template(&'static str),
     /// The model wrote the same text over and over (`copies_for`).
@@ -67,7 +67,7 @@ pub enum Why {
 
 impl Why {
     /// The one sentence the person gets after what came before.
-    pub fn sentence(&self) -> String {
+    pub(super) fn sentence(&self) -> String {
         match self {
             Why::Template(token) => format!(
                 "(Reply stopped: the model wrote the chat-template marker {token} as text, so its server's chat template does not fit it — for llama-server, start it with --jinja or the model's own --chat-template.)"
@@ -81,7 +81,7 @@ impl Why {
 
 /// Where a reply was stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cut {
+pub(super) struct Cut {
     /// The reply's text up to the stop, exactly as the model wrote it.
     pub kept: String,
     pub why: Why,
@@ -93,7 +93,7 @@ pub struct Cut {
 /// One model call's text, watched as it streams. `push` each delta and pass on what it
 /// returns.
 #[derive(Debug)]
-pub struct Guard {
+pub(super) struct Guard {
     /// Everything pushed so far (up to the cut, once there is one).
     text: String,
     /// How much of `text` was passed on.
@@ -122,7 +122,7 @@ impl Default for Guard {
 
 impl Guard {
     /// Take in one delta; what may now be shown.
-    pub fn push(&mut self, delta: &str) -> String {
+    pub(super) fn push(&mut self, delta: &str) -> String {
         if let Some(cut) = &mut self.cut {
             cut.ran_on |= !delta.trim().is_empty();
             return String::new();
@@ -147,7 +147,7 @@ impl Guard {
     }
 
     /// The stream ended: what was held back, unless the reply was stopped.
-    pub fn finish(&mut self) -> String {
+    pub(super) fn finish(&mut self) -> String {
         if self.cut.is_some() {
             return String::new();
         }
@@ -157,16 +157,16 @@ impl Guard {
     }
 
     /// The reply was stopped here, if it was.
-    pub fn cut(&self) -> Option<&Cut> {
+    pub(super) fn cut(&self) -> Option<&Cut> {
         self.cut.as_ref()
     }
 
-    pub fn take_cut(&mut self) -> Option<Cut> {
+    pub(super) fn take_cut(&mut self) -> Option<Cut> {
         self.cut.take()
     }
 
     /// Start again (a new model call, or another model's reply).
-    pub fn reset(&mut self) {
+    pub(super) fn reset(&mut self) {
         *self = Guard::default();
     }
 

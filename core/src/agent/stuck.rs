@@ -71,7 +71,7 @@ pub enum Verdict {
 /// by side in one reply are one step, so a batch of different calls failing the same way
 /// is never a loop.
 #[derive(Debug, Default)]
-pub struct Watch {
+pub(super) struct Watch {
     /// The calls of the step in progress: (tool, call hash, result hash).
     step: Vec<(String, u64, u64)>,
     /// Each finished step's signature and the tools it called.
@@ -90,7 +90,7 @@ fn hash_of(value: impl Hash) -> u64 {
 
 impl Watch {
     /// A tool call of the current step and what it returned.
-    pub fn call(
+    pub(super) fn call(
         &mut self,
         tool: &str,
         args: &serde_json::Value,
@@ -121,7 +121,7 @@ impl Watch {
     }
 
     /// The step's calls are all in: look for a step repeated, or two taking turns.
-    pub fn end_step(&mut self) -> Verdict {
+    pub(super) fn end_step(&mut self) -> Verdict {
         if self.step.is_empty() {
             return Verdict::Fine;
         }
@@ -155,7 +155,7 @@ impl Watch {
     }
 
     /// An assistant message's text.
-    pub fn text(&mut self, text: &str) -> Verdict {
+    pub(super) fn text(&mut self, text: &str) -> Verdict {
         let text = text.trim();
         if text.is_empty() {
             return Verdict::Fine;

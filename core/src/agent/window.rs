@@ -16,18 +16,18 @@ use crate::provider::{ChatRequest, Part};
 use crate::store::{self, StoredMessage};
 
 /// What a compaction to fit the window leaves: this share of the window.
-pub const TARGET: f64 = 0.4;
+pub(super) const TARGET: f64 = 0.4;
 /// The most recent turns whose tool results are always sent whole.
 const KEEP_TURNS: usize = 3;
 /// Results this long or shorter are never pruned: a stub would save nothing.
-pub const PRUNE_OVER: usize = 512;
+pub(super) const PRUNE_OVER: usize = 512;
 /// What one picture is counted as.
 const IMAGE_TOKENS: u64 = 1_600;
 
 /// The request's size in tokens: its JSON form's bytes ÷ 4 (what providers'
 /// tokenizers average on English, code and JSON), plus the pictures, whose bytes are not
 /// in that form and which providers count by their size in pixels.
-pub fn estimate(req: &ChatRequest) -> u64 {
+pub(super) fn estimate(req: &ChatRequest) -> u64 {
     let bytes = req.system_stable.len()
         + req.system_volatile.len()
         + json_len(&req.tools)
@@ -43,13 +43,13 @@ pub fn estimate(req: &ChatRequest) -> u64 {
 
 /// A request's size, estimated with and without its tools.
 #[derive(Debug, Clone, Copy)]
-pub struct Estimate {
+pub(super) struct Estimate {
     pub all: u64,
     pub without_tools: u64,
 }
 
 impl Estimate {
-    pub fn of(req: &ChatRequest) -> Estimate {
+    pub(super) fn of(req: &ChatRequest) -> Estimate {
         let all = estimate(req);
         Estimate {
             all,
@@ -60,7 +60,7 @@ impl Estimate {
 
 /// What the servers said about their models while Pincer ran, by model label.
 #[derive(Debug, Default)]
-pub struct Seen {
+pub(super) struct Seen {
     /// Context windows the servers named.
     windows: std::sync::Mutex<std::collections::HashMap<String, u64>>,
     /// How the model's server counts: the prompt tokens it counted ÷ the estimate, and
@@ -70,20 +70,20 @@ pub struct Seen {
 
 impl Seen {
     /// The server of `label` says its window is `tokens`.
-    pub fn learn_window(&self, label: &str, tokens: u64) {
+    pub(super) fn learn_window(&self, label: &str, tokens: u64) {
         if tokens > 0 {
             lock(&self.windows).insert(label.to_string(), tokens);
         }
     }
 
     /// The window `label`'s server named, if it did.
-    pub fn told(&self, label: &str) -> Option<u64> {
+    pub(super) fn told(&self, label: &str) -> Option<u64> {
         lock(&self.windows).get(label).copied()
     }
 
     /// The window of `label`: `assumed` (config or the built-in table), or less where
     /// the server said so.
-    pub fn window(&self, label: &str, assumed: u64) -> u64 {
+    pub(super) fn window(&self, label: &str, assumed: u64) -> u64 {
         lock(&self.windows)
             .get(label)
             .map_or(assumed, |&told| told.min(assumed))
@@ -93,7 +93,7 @@ impl Seen {
     /// server. Nearer the estimate without tools than with them: the server dropped
     /// them. The ratio is kept between a quarter and four, so one odd answer cannot
     /// make the estimate absurd.
-    pub fn calibrate(&self, label: &str, estimated: Estimate, counted: u64) {
+    pub(super) fn calibrate(&self, label: &str, estimated: Estimate, counted: u64) {
         if estimated.without_tools == 0 || counted == 0 {
             return;
         }
@@ -109,7 +109,7 @@ impl Seen {
     }
 
     /// The size `label`'s server will count for a request estimated at `estimated`.
-    pub fn size(&self, label: &str, estimated: Estimate) -> u64 {
+    pub(super) fn size(&self, label: &str, estimated: Estimate) -> u64 {
         let (ratio, dropped) = lock(&self.counts)
             .get(label)
             .copied()
@@ -128,7 +128,7 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// One stored message's size in tokens, as `estimate` counts it.
-pub fn message_tokens(message: &StoredMessage) -> u64 {
+pub(super) fn message_tokens(message: &StoredMessage) -> u64 {
     json_len(&message.parts) as u64 / 4
 }
 
@@ -149,12 +149,12 @@ fn json_len(value: &impl serde::Serialize) -> usize {
 }
 
 /// Where a pruned result is saved, relative to the workspace.
-pub fn pruned_file(session_id: i64, position: i64) -> String {
+pub(super) fn pruned_file(session_id: i64, position: i64) -> String {
     format!("tool-output/pruned-{session_id}-{position}.txt")
 }
 
 /// The line a pruned result is sent as.
-pub fn stub(name: &str, len: usize, file: &str) -> String {
+pub(super) fn stub(name: &str, len: usize, file: &str) -> String {
     format!(
         "[pruned to save room: an earlier result of {name}, {}; the whole result is in {file} (read_file it if you need it again)]",
         crate::media::document::human_size(len as u64)
@@ -162,7 +162,7 @@ pub fn stub(name: &str, len: usize, file: &str) -> String {
 }
 
 /// Replace the results of `messages` at or before `upto` with their stubs.
-pub fn apply_pruning(session_id: i64, upto: i64, messages: &mut [StoredMessage]) {
+pub(super) fn apply_pruning(session_id: i64, upto: i64, messages: &mut [StoredMessage]) {
     for message in messages
         .iter_mut()
         .filter(|m| m.role == store::Role::Tool && m.position <= upto)

@@ -24,7 +24,7 @@ pub struct Heartbeat {
 }
 
 /// The lines of HEARTBEAT.md that are tasks: not blank, not headings, not comments.
-pub fn active_tasks(text: &str) -> Vec<&str> {
+pub(super) fn active_tasks(text: &str) -> Vec<&str> {
     text.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with("<!--"))

@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 
 /// The conversations with admission work in flight.
 #[derive(Default)]
-pub struct Lanes {
+pub(super) struct Lanes {
     lanes: Mutex<HashMap<SessionKey, Lane>>,
 }
 
@@ -24,7 +24,7 @@ struct Lane {
 }
 
 /// A place in a conversation's lane, taken in arrival order (`Lanes::join`).
-pub struct Place {
+pub(super) struct Place {
     key: SessionKey,
     /// The place before this one; none at the head of the lane.
     after: Option<oneshot::Receiver<()>>,
@@ -38,12 +38,12 @@ impl Lanes {
     }
 
     /// Whether nothing of `key` is in flight (a text may then go straight through).
-    pub fn idle(&self, key: &SessionKey) -> bool {
+    pub(super) fn idle(&self, key: &SessionKey) -> bool {
         !self.lock().contains_key(key)
     }
 
     /// Take the next place in `key`'s lane, behind whatever is in it.
-    pub fn join(&self, key: &SessionKey) -> Place {
+    pub(super) fn join(&self, key: &SessionKey) -> Place {
         let (done, tail) = oneshot::channel();
         let mut lanes = self.lock();
         let after = match lanes.get_mut(key) {
@@ -64,7 +64,7 @@ impl Lanes {
     }
 
     /// Wait for the place before, run `work`, then leave the lane.
-    pub async fn run<F: std::future::Future<Output = ()>>(&self, place: Place, work: F) {
+    pub(super) async fn run<F: std::future::Future<Output = ()>>(&self, place: Place, work: F) {
         if let Some(after) = place.after {
             // Err: the place before is done (its sender dropped), as expected.
             let _ = after.await;

@@ -38,7 +38,11 @@ pub(super) struct Asker {
 impl Asker {
     /// Who answers for a call made in `ctx`: the owner of an owner's turn, on a channel
     /// that can ask. `None` elsewhere (scheduled runs, members' turns, no approver).
-    pub fn for_call(approvers: &Approvers, ctx: &ToolContext, call_id: String) -> Option<Asker> {
+    pub(super) fn for_call(
+        approvers: &Approvers,
+        ctx: &ToolContext,
+        call_id: String,
+    ) -> Option<Asker> {
         let origin = ctx.origin.as_ref()?;
         let who = &ctx.caller.origin;
         let scheduled = matches!(who.place, crate::access::Place::Scheduled { .. });
@@ -95,7 +99,7 @@ struct Live {
 impl Calls {
     /// A call starts, answered for by `asker` (given an id for the call's questions);
     /// it ends when the returned guard is dropped.
-    pub fn enter(&self, asker: impl FnOnce(String) -> Option<Asker>) -> InFlight<'_> {
+    pub(super) fn enter(&self, asker: impl FnOnce(String) -> Option<Asker>) -> InFlight<'_> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let asking = Arc::new(Asking::default());
         let asker = asker(format!("mcp-elicitation-{id}"));
@@ -114,7 +118,7 @@ impl Calls {
     /// Who answers a question the server asks now: the owner of its one call in flight.
     /// The protocol does not say which call a question belongs to, so with two calls
     /// in flight nobody is asked rather than perhaps the wrong person.
-    pub fn asker(&self) -> Result<(Arc<Asker>, Arc<Asking>), &'static str> {
+    pub(super) fn asker(&self) -> Result<(Arc<Asker>, Arc<Asking>), &'static str> {
         match self.lock().as_slice() {
             [] => Err("no call of this server is in flight"),
             [one] => match &one.asker {
@@ -166,7 +170,7 @@ impl Drop for Asked<'_> {
 }
 
 impl Asking {
-    pub fn begin(&self) -> Asked<'_> {
+    pub(super) fn begin(&self) -> Asked<'_> {
         self.open.fetch_add(1, Ordering::Relaxed);
         Asked(self)
     }
@@ -174,7 +178,7 @@ impl Asking {
     /// Run `call` for at most `limit` of its own time: time spent asking the owner
     /// does not count, and the limit starts again from their last answer. `None` when
     /// the time ran out.
-    pub async fn within<F: Future>(&self, limit: Duration, call: F) -> Option<F::Output> {
+    pub(super) async fn within<F: Future>(&self, limit: Duration, call: F) -> Option<F::Output> {
         tokio::pin!(call);
         let mut deadline = Instant::now() + limit;
         loop {

@@ -38,7 +38,7 @@ pub(super) struct Bridge {
 }
 
 impl Bridge {
-    pub fn new(server: &str, link: HostLink) -> Self {
+    pub(super) fn new(server: &str, link: HostLink) -> Self {
         let (replies_tx, replies) = mpsc::channel(16);
         Self {
             server: server.to_string(),

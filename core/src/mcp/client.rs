@@ -34,7 +34,7 @@ pub const ACCEPTED: [ProtocolVersion; 4] = [
 ];
 
 /// Whether Pincer speaks `version`, the one a server answered `initialize` with.
-pub fn accepts(version: &ProtocolVersion) -> bool {
+pub(super) fn accepts(version: &ProtocolVersion) -> bool {
     ACCEPTED.contains(version)
 }
 
@@ -47,7 +47,7 @@ pub(super) struct PincerClient {
 }
 
 impl PincerClient {
-    pub fn new(server: &str, calls: Arc<Calls>) -> Self {
+    pub(super) fn new(server: &str, calls: Arc<Calls>) -> Self {
         Self {
             server: server.to_string(),
             calls,

@@ -56,7 +56,7 @@ impl StderrTail {
     }
 
     /// `reason`, followed by the server's last stderr line if it wrote one.
-    pub fn explain(&self, reason: String) -> String {
+    pub(super) fn explain(&self, reason: String) -> String {
         let last = self.0.lock().map(|l| l.clone()).unwrap_or_default();
         if last.is_empty() {
             reason

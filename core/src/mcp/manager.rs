@@ -251,17 +251,17 @@ impl Drop for McpManager {
 }
 
 impl Server {
-    pub fn name(&self) -> &str {
+    pub(super) fn name(&self) -> &str {
         &self.name
     }
 
     /// Whether the owner vouches for this server's tool names and descriptions.
-    pub fn trusted(&self) -> bool {
+    pub(super) fn trusted(&self) -> bool {
         self.trusted
     }
 
     /// The live session, or why there is none (worded for the model and the user).
-    pub fn peer(&self) -> Result<Peer<RoleClient>, ToolError> {
+    pub(super) fn peer(&self) -> Result<Peer<RoleClient>, ToolError> {
         match &*self.lock() {
             State::Ready { peer, .. } => Ok(peer.clone()),
             State::Connecting => Err(ToolError::new(format!(
@@ -277,7 +277,7 @@ impl Server {
 
     /// A call starts: a question the server asks until it ends goes to the owner of
     /// the turn in `ctx` where they can be asked (see `asking`).
-    pub fn enter(&self, ctx: &ToolContext) -> InFlight<'_> {
+    pub(super) fn enter(&self, ctx: &ToolContext) -> InFlight<'_> {
         self.calls
             .enter(|call_id| Asker::for_call(&self.approvers, ctx, call_id))
     }

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 /// Why a call does not fit its tool's schema, worded for the model.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum SchemaError {
+pub(crate) enum SchemaError {
     /// What was given instead ("an array").
     #[error("the arguments must be a JSON object, got {0}")]
     NotObject(&'static str),
@@ -36,7 +36,7 @@ pub enum SchemaError {
     },
 }
 
-pub fn validate(schema: &Value, args: &Value) -> Result<(), SchemaError> {
+pub(crate) fn validate(schema: &Value, args: &Value) -> Result<(), SchemaError> {
     let Some(object) = args.as_object() else {
         return Err(SchemaError::NotObject(kind(args)));
     };

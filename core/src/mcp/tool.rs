@@ -60,7 +60,7 @@ pub(super) struct McpTool {
 }
 
 impl McpTool {
-    pub fn new(server: Arc<Server>, tool: &rmcp::model::Tool) -> Self {
+    pub(super) fn new(server: Arc<Server>, tool: &rmcp::model::Tool) -> Self {
         let description = tool.description.as_deref().unwrap_or("");
         let description: String = description.chars().take(MAX_DESCRIPTION_CHARS).collect();
         let spec = ToolSpec {

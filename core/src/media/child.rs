@@ -95,7 +95,7 @@ pub fn entry() -> Option<std::process::ExitCode> {
 }
 
 /// Run `subcommand` of this binary on `bytes` and read its answer.
-pub async fn run<T: DeserializeOwned>(
+pub(super) async fn run<T: DeserializeOwned>(
     subcommand: &str,
     what: &'static str,
     bytes: &[u8],

@@ -16,7 +16,7 @@ use crate::store::now_ms;
 const HEAD: usize = 8 * 1024;
 const TAIL: usize = 2 * 1024;
 
-pub async fn fit(tool: &str, content: String, cap: usize, ctx: &ToolContext) -> String {
+pub(super) async fn fit(tool: &str, content: String, cap: usize, ctx: &ToolContext) -> String {
     if content.len() <= cap {
         return content;
     }

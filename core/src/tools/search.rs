@@ -23,7 +23,7 @@ const MAX_MATCHES: usize = 200;
 /// Files larger than this are not searched.
 const MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
 
-pub fn all() -> Vec<Arc<dyn Tool>> {
+pub(super) fn all() -> Vec<Arc<dyn Tool>> {
     vec![Arc::new(GlobTool), Arc::new(GrepTool)]
 }
 
@@ -58,7 +58,7 @@ struct GlobTool;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct GlobArgs {
+pub(super) struct GlobArgs {
     pattern: String,
     /// folder to search in; default the workspace root
     path: Option<String>,
@@ -113,7 +113,7 @@ struct GrepTool;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct GrepArgs {
+pub(super) struct GrepArgs {
     /// a regular expression (Rust syntax)
     pattern: String,
     /// file or folder; default the workspace root

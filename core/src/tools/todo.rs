@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use super::{Effects, Tool, ToolContext, ToolError, TypedTool};
 
-pub fn tool() -> Arc<dyn Tool> {
+pub(super) fn tool() -> Arc<dyn Tool> {
     Arc::new(Todo)
 }
 
@@ -18,7 +18,7 @@ struct Todo;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct TodoArgs {
+pub(super) struct TodoArgs {
     items: Vec<Item>,
 }
 

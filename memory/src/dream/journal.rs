@@ -19,42 +19,46 @@ use crate::files::{self, state};
 use crate::{MemoryError, repo};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Journal {
+pub(super) struct Journal {
     /// HEAD when the dream started; a HEAD that moved means it committed.
     pub head: Option<String>,
     pub files: Vec<Touched>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Touched {
+pub(super) struct Touched {
     pub path: String,
     pub before: Option<String>,
     pub after: Option<String>,
 }
 
 /// The journal's file in the state folder `state`.
-pub fn path(state: &Path) -> PathBuf {
+pub(super) fn path(state: &Path) -> PathBuf {
     state.join("dream-journal.json")
 }
 
-pub fn write(state: &Path, journal: &Journal) -> Result<(), MemoryError> {
+pub(super) fn write(state: &Path, journal: &Journal) -> Result<(), MemoryError> {
     let text = serde_json::to_string(journal)
         .map_err(|e| MemoryError::Invalid(format!("cannot record the dream's journal: {e}")))?;
     state::write(&path(state), &text)
 }
 
-pub fn clear(state: &Path) -> Result<(), MemoryError> {
+pub(super) fn clear(state: &Path) -> Result<(), MemoryError> {
     state::remove(&path(state))
 }
 
 /// Whether an unfinished dream left a journal.
-pub fn pending(state: &Path) -> bool {
+pub(super) fn pending(state: &Path) -> bool {
     path(state).exists()
 }
 
 /// Undo what an unfinished dream left in the workspace `root`, if anything. Returns
 /// what was rolled back.
-pub fn recover(root: &Path, state: &Path, head: Option<&str>) -> Result<Vec<String>, MemoryError> {
+pub(super) fn recover(
+    root: &Path,
+    state: &Path,
+    head: Option<&str>,
+) -> Result<Vec<String>, MemoryError> {
     let Some(text) = state::read(&path(state))? else {
         return Ok(Vec::new());
     };

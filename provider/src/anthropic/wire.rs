@@ -23,7 +23,7 @@ use crate::types::{Role, ToolSpec};
 
 /// The body of one `POST /v1/messages`.
 #[derive(Debug, Serialize)]
-pub struct Request<'a> {
+pub(crate) struct Request<'a> {
     pub model: &'a str,
     pub max_tokens: u32,
     pub stream: bool,
@@ -38,7 +38,7 @@ pub struct Request<'a> {
 }
 
 #[derive(Debug, Serialize)]
-pub struct Message<'a> {
+pub(crate) struct Message<'a> {
     pub role: Role,
     pub content: Vec<Content<'a>>,
 }
@@ -46,7 +46,7 @@ pub struct Message<'a> {
 /// A content block Pincer sends.
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Content<'a> {
+pub(crate) enum Content<'a> {
     Text {
         text: Cow<'a, str>,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -83,7 +83,7 @@ pub enum Content<'a> {
 
 impl<'a> Content<'a> {
     /// A text block without a cache mark.
-    pub fn text(text: impl Into<Cow<'a, str>>) -> Self {
+    pub(crate) fn text(text: impl Into<Cow<'a, str>>) -> Self {
         Self::Text {
             text: text.into(),
             cache_control: None,
@@ -92,7 +92,7 @@ impl<'a> Content<'a> {
 
     /// Mark the prompt up to and including this block cacheable. Thinking blocks cannot
     /// carry a mark: they are left as they are.
-    pub fn mark(&mut self) {
+    pub(crate) fn mark(&mut self) {
         match self {
             Self::Text { cache_control, .. }
             | Self::Image { cache_control, .. }
@@ -108,27 +108,27 @@ impl<'a> Content<'a> {
 /// `{"type": "ephemeral"}`: the one kind of cache mark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
-pub enum CacheControl {
+pub(crate) enum CacheControl {
     Ephemeral,
 }
 
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
-pub enum ImageSource<'a> {
+pub(crate) enum ImageSource<'a> {
     Base64 { media_type: &'a str, data: &'a str },
 }
 
 /// `{"type": "enabled", "budget_tokens": N}`.
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
-pub enum Thinking {
+pub(crate) enum Thinking {
     Enabled { budget_tokens: u32 },
 }
 
 /// A tool as the Messages API takes it, borrowing the spec (the schemas are most of a
 /// request's bytes and the same every turn: they are never copied).
 #[derive(Debug, Serialize)]
-pub struct Tool<'a> {
+pub(crate) struct Tool<'a> {
     name: &'a str,
     description: &'a str,
     input_schema: &'a Value,
@@ -137,7 +137,7 @@ pub struct Tool<'a> {
 }
 
 impl<'a> Tool<'a> {
-    pub fn new(tool: &'a ToolSpec, cache_control: Option<CacheControl>) -> Self {
+    pub(crate) fn new(tool: &'a ToolSpec, cache_control: Option<CacheControl>) -> Self {
         Tool {
             name: &tool.name,
             description: &tool.description,
@@ -152,7 +152,7 @@ impl<'a> Tool<'a> {
 /// One event of the stream; its `type` names it (the SSE `event:` line says the same).
 #[derive(Debug, Deserialize, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Event {
+pub(super) enum Event {
     MessageStart {
         #[serde(default, deserialize_with = "lenient")]
         message: Option<Reply>,
@@ -195,7 +195,7 @@ pub enum Event {
 /// The message object: the whole reply when not streamed, and in `message_start`
 /// (with no content yet).
 #[derive(Debug, Default, Deserialize, Serialize)]
-pub struct Reply {
+pub(super) struct Reply {
     #[serde(default, deserialize_with = "lenient")]
     pub content: Vec<Block>,
     #[serde(default, deserialize_with = "lenient")]
@@ -208,7 +208,7 @@ pub struct Reply {
 /// `content_block_start`.
 #[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Block {
+pub(super) enum Block {
     Text {
         #[serde(default, deserialize_with = "lenient")]
         text: String,
@@ -242,7 +242,7 @@ pub enum Block {
 /// What a `content_block_delta` adds to its block (`"type": "text_delta"` …).
 #[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(tag = "type")]
-pub enum Delta {
+pub(super) enum Delta {
     #[serde(rename = "text_delta")]
     Text {
         #[serde(default, deserialize_with = "lenient")]
@@ -271,14 +271,14 @@ pub enum Delta {
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
-pub struct MessageDelta {
+pub(super) struct MessageDelta {
     #[serde(default, deserialize_with = "lenient")]
     pub stop_reason: Option<String>,
 }
 
 /// Token counts; `input_tokens` excludes the cached reads and writes.
 #[derive(Debug, Default, Deserialize, Serialize)]
-pub struct Usage {
+pub(super) struct Usage {
     #[serde(default, deserialize_with = "lenient")]
     pub input_tokens: Option<u64>,
     #[serde(default, deserialize_with = "lenient")]

@@ -20,7 +20,7 @@ use crate::types::ToolSpec;
 
 /// The body of one `POST /chat/completions`.
 #[derive(Debug, Serialize)]
-pub struct Request<'a> {
+pub(crate) struct Request<'a> {
     pub model: &'a str,
     pub messages: Vec<Message<'a>>,
     pub stream: bool,
@@ -34,14 +34,14 @@ pub struct Request<'a> {
 }
 
 #[derive(Debug, Serialize)]
-pub struct StreamOptions {
+pub(crate) struct StreamOptions {
     pub include_usage: bool,
 }
 
 /// One message of the conversation, by `role`.
 #[derive(Debug, Serialize)]
 #[serde(tag = "role", rename_all = "lowercase")]
-pub enum Message<'a> {
+pub(crate) enum Message<'a> {
     System {
         content: String,
     },
@@ -64,27 +64,27 @@ pub enum Message<'a> {
 /// A user message's content: plain text, or parts when it carries images.
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
-pub enum UserContent {
+pub(crate) enum UserContent {
     Text(String),
     Parts(Vec<ContentPart>),
 }
 
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum ContentPart {
+pub(crate) enum ContentPart {
     Text { text: String },
     ImageUrl { image_url: ImageUrl },
 }
 
 #[derive(Debug, Serialize)]
-pub struct ImageUrl {
+pub(crate) struct ImageUrl {
     /// A `data:` URL with the image inline.
     pub url: String,
 }
 
 /// A tool call the assistant made, sent back with the rest of the conversation.
 #[derive(Debug, Serialize)]
-pub struct ToolCall<'a> {
+pub(crate) struct ToolCall<'a> {
     pub id: &'a str,
     #[serde(rename = "type")]
     pub kind: ToolKind,
@@ -92,7 +92,7 @@ pub struct ToolCall<'a> {
 }
 
 #[derive(Debug, Serialize)]
-pub struct FunctionCall<'a> {
+pub(crate) struct FunctionCall<'a> {
     pub name: &'a str,
     /// The arguments as a JSON text (the format's choice), sent verbatim when the
     /// model's own text was not valid JSON.
@@ -102,14 +102,14 @@ pub struct FunctionCall<'a> {
 /// The one kind of tool chat completions has: `"type": "function"`.
 #[derive(Debug, Clone, Copy, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum ToolKind {
+pub(crate) enum ToolKind {
     Function,
 }
 
 /// A tool as chat completions takes it, borrowing the spec (the schemas are most of a
 /// request's bytes and the same every turn: they are never copied).
 #[derive(Debug, Serialize)]
-pub struct Tool<'a> {
+pub(crate) struct Tool<'a> {
     #[serde(rename = "type")]
     kind: ToolKind,
     function: ToolFunction<'a>,
@@ -123,7 +123,7 @@ struct ToolFunction<'a> {
 }
 
 impl<'a> Tool<'a> {
-    pub fn new(tool: &'a ToolSpec) -> Self {
+    pub(crate) fn new(tool: &'a ToolSpec) -> Self {
         Tool {
             kind: ToolKind::Function,
             function: ToolFunction {
@@ -139,7 +139,7 @@ impl<'a> Tool<'a> {
 
 /// One `data:` payload of the stream.
 #[derive(Debug, Default, Deserialize, Serialize)]
-pub struct Chunk {
+pub(super) struct Chunk {
     #[serde(default, deserialize_with = "lenient")]
     pub choices: Vec<Choice>,
     /// Sent in a last chunk (with `choices: []`) when `stream_options` asked for it.
@@ -154,7 +154,7 @@ pub struct Chunk {
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
-pub struct Choice {
+pub(super) struct Choice {
     #[serde(default, deserialize_with = "lenient")]
     pub delta: Option<Delta>,
     #[serde(default, deserialize_with = "lenient")]
@@ -164,7 +164,7 @@ pub struct Choice {
 /// What one chunk adds to the reply. The unstreamed reply's `message` has this shape
 /// too, its tool calls whole.
 #[derive(Debug, Default, Deserialize, Serialize)]
-pub struct Delta {
+pub(super) struct Delta {
     #[serde(default, deserialize_with = "lenient")]
     pub content: Option<String>,
     /// DeepSeek's name for the model's reasoning.
@@ -179,7 +179,7 @@ pub struct Delta {
 
 /// A piece of a tool call: the first names it, the rest add argument text.
 #[derive(Debug, Default, Deserialize, Serialize)]
-pub struct ToolCallDelta {
+pub(super) struct ToolCallDelta {
     /// Which call the piece belongs to; some servers leave it out.
     #[serde(default, deserialize_with = "lenient")]
     pub index: Option<u64>,
@@ -190,7 +190,7 @@ pub struct ToolCallDelta {
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
-pub struct FunctionDelta {
+pub(super) struct FunctionDelta {
     #[serde(default, deserialize_with = "lenient")]
     pub name: Option<String>,
     /// A fragment of the arguments' JSON text.
@@ -199,7 +199,7 @@ pub struct FunctionDelta {
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
-pub struct Usage {
+pub(super) struct Usage {
     /// The whole prompt, cached tokens included.
     #[serde(default, deserialize_with = "lenient")]
     pub prompt_tokens: Option<u64>,
@@ -213,7 +213,7 @@ pub struct Usage {
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
-pub struct PromptTokensDetails {
+pub(super) struct PromptTokensDetails {
     #[serde(default, deserialize_with = "lenient")]
     pub cached_tokens: Option<u64>,
 }
@@ -221,7 +221,7 @@ pub struct PromptTokensDetails {
 /// llama.cpp's `timings`: `prompt_n` tokens read (its cache excluded) in `prompt_ms`,
 /// `predicted_n` written in `predicted_ms`.
 #[derive(Debug, Default, Deserialize, Serialize)]
-pub struct Timings {
+pub(super) struct Timings {
     #[serde(default, deserialize_with = "lenient")]
     pub prompt_n: Option<u64>,
     #[serde(default, deserialize_with = "lenient")]
@@ -236,7 +236,7 @@ pub struct Timings {
 /// `Delta` and `Usage` to the documented reply, which shares their shapes.
 #[cfg(test)]
 #[derive(Debug, Default, Deserialize, Serialize)]
-pub struct Completion {
+pub(super) struct Completion {
     #[serde(default, deserialize_with = "lenient")]
     pub choices: Vec<CompletionChoice>,
     #[serde(default, deserialize_with = "lenient")]
@@ -245,7 +245,7 @@ pub struct Completion {
 
 #[cfg(test)]
 #[derive(Debug, Default, Deserialize, Serialize)]
-pub struct CompletionChoice {
+pub(super) struct CompletionChoice {
     #[serde(default, deserialize_with = "lenient")]
     pub message: Delta,
     #[serde(default, deserialize_with = "lenient")]

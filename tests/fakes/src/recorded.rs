@@ -130,7 +130,7 @@ impl RecordedJson {
 /// Both formats keep `messages: [{role, content}]` where content is a string or an array
 /// of typed parts, and both call a text part `{"type":"text","text":..}`.
 /// `text` without a leading `[Www YYYY-MM-DD HH:MM] ` stamp.
-pub fn strip_stamp(text: &str) -> &str {
+pub(crate) fn strip_stamp(text: &str) -> &str {
     let bytes = text.as_bytes();
     let stamp_len = "[Sun 2026-11-22 09:30] ".len();
     let shaped = bytes.len() >= stamp_len

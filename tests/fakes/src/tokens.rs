@@ -24,7 +24,7 @@ pub(crate) struct Prompt {
 
 impl Prompt {
     /// Anthropic's `input_tokens`: the prompt tokens neither read from nor written to cache.
-    pub fn uncached(&self) -> u64 {
+    pub(crate) fn uncached(&self) -> u64 {
         self.total - self.cache_read - self.cache_write
     }
 }

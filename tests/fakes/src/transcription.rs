@@ -195,11 +195,8 @@ fn answer(shared: &Shared, headers: &HeaderMap, form: Result<Form, String>) -> R
         .map(|(_, ext)| ext.to_ascii_lowercase())
         .unwrap_or_default();
     if !AUDIO_EXTENSIONS.contains(&extension.as_str()) {
-        let message = format!(
-            "Invalid file format. Supported formats: {:?}",
-            AUDIO_EXTENSIONS
-        )
-        .replace('"', "'");
+        let message = format!("Invalid file format. Supported formats: {AUDIO_EXTENSIONS:?}")
+            .replace('"', "'");
         return refuse(400, Some(&message));
     }
     if bytes.is_empty() {

@@ -18,14 +18,14 @@
 
 mod forms;
 mod lines;
-pub mod scan;
+pub(super) mod scan;
 #[cfg(test)]
 mod tests;
 
 use pincer_config::TextToolCalls;
 use serde_json::Value;
 
-pub use scan::{Piece, Scanner};
+pub(super) use scan::{Piece, Scanner};
 
 use crate::mcp::schema;
 use crate::provider::{ChatResponse, Part, StopReason, ToolSpec};
@@ -44,7 +44,7 @@ const CALL_KEYS: &[&str] = &["name", "type", "function", "id", "arguments", "par
 
 /// `response` with the calls written in its text made tool calls, as `mode` allows for
 /// a request that offered `offered`. `next_id` numbers them within the turn.
-pub fn read(
+pub(super) fn read(
     mut response: ChatResponse,
     offered: &[ToolSpec],
     mode: TextToolCalls,
@@ -152,7 +152,7 @@ fn accepts(offered: &[ToolSpec], call: &forms::Call) -> bool {
 
 /// What a block starting a line of a streaming reply is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Block {
+pub(super) enum Block {
     /// Not a call: show it.
     Text,
     /// Cannot tell until more of it comes: hold it back.
@@ -164,7 +164,7 @@ pub enum Block {
 /// What the text at the start of `text` is, a line's start in a reply streaming to a
 /// request that offered `offered`: a fenced block or JSON object that will be a call,
 /// or ordinary text.
-pub fn block_at(text: &str, offered: &[ToolSpec]) -> Block {
+pub(super) fn block_at(text: &str, offered: &[ToolSpec]) -> Block {
     if offered.is_empty() {
         return Block::Text;
     }

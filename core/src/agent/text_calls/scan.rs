@@ -69,7 +69,7 @@ fn calls_follow(after: &str) -> Option<bool> {
 
 /// One piece of a reply's text, in order. Each holds its text exactly as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Piece {
+pub(crate) enum Piece {
     /// Shown to the person.
     Shown(String),
     /// A reasoning block: its inside, and its text with the tags.
@@ -84,7 +84,7 @@ pub enum Piece {
 
 impl Piece {
     /// The piece's text as the model wrote it.
-    pub fn raw(&self) -> &str {
+    pub(crate) fn raw(&self) -> &str {
         match self {
             Piece::Shown(raw) | Piece::Markup(raw) | Piece::Call(raw) | Piece::Retract(raw) => raw,
             Piece::Reasoning { raw, .. } => raw,
@@ -133,7 +133,7 @@ struct Inside {
 
 /// Takes a reply's text apart as it comes (`push`, then `finish`).
 #[derive(Debug)]
-pub struct Scanner {
+pub(crate) struct Scanner {
     /// The tools the request offered: JSON calling one of them is a call.
     offered: Vec<ToolSpec>,
     mode: TextToolCalls,
@@ -157,7 +157,7 @@ pub struct Scanner {
 impl Scanner {
     /// A scanner for a reply to a request that offered `offered`, reading JSON calls as
     /// `mode` says.
-    pub fn new(offered: &[ToolSpec], mode: TextToolCalls) -> Self {
+    pub(crate) fn new(offered: &[ToolSpec], mode: TextToolCalls) -> Self {
         Scanner {
             offered: offered.to_vec(),
             mode,
@@ -174,7 +174,7 @@ impl Scanner {
     /// The next model call offered `offered`, and its model reads JSON calls as `mode`
     /// says; what is held stays (a reply continued after its token limit goes on
     /// across calls).
-    pub fn offer(&mut self, offered: &[ToolSpec], mode: TextToolCalls) {
+    pub(crate) fn offer(&mut self, offered: &[ToolSpec], mode: TextToolCalls) {
         self.offered = offered.to_vec();
         self.mode = mode;
         self.structured = false;
@@ -182,30 +182,30 @@ impl Scanner {
     }
 
     /// The same scanner at the start of a reply.
-    pub fn restarted(&self) -> Self {
+    pub(crate) fn restarted(&self) -> Self {
         Scanner::new(&self.offered, self.mode)
     }
 
     /// The tools the request offered.
-    pub fn offered(&self) -> &[ToolSpec] {
+    pub(crate) fn offered(&self) -> &[ToolSpec] {
         &self.offered
     }
 
     /// The reply made a structured call: in `auto`, JSON in its text is text.
-    pub fn structured_call(&mut self, out: &mut Vec<Piece>) {
+    pub(crate) fn structured_call(&mut self, out: &mut Vec<Piece>) {
         self.structured = true;
         self.run(false, out);
     }
 
     /// Take `text` apart as far as it can be told.
-    pub fn push(&mut self, text: &str, out: &mut Vec<Piece>) {
+    pub(crate) fn push(&mut self, text: &str, out: &mut Vec<Piece>) {
         self.held.push_str(text);
         self.pushed += text.len();
         self.run(false, out);
     }
 
     /// The text ended: take apart what is held.
-    pub fn finish(&mut self, out: &mut Vec<Piece>) {
+    pub(crate) fn finish(&mut self, out: &mut Vec<Piece>) {
         self.run(true, out);
     }
 
@@ -438,7 +438,7 @@ impl Scanner {
 }
 
 /// The pieces of a finished text.
-pub fn pieces(
+pub(crate) fn pieces(
     text: &str,
     offered: &[ToolSpec],
     mode: TextToolCalls,

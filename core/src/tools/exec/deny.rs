@@ -103,7 +103,7 @@ impl fmt::Display for Denied {
 impl std::error::Error for Denied {}
 
 /// One segment being checked, with the rest of its pipeline.
-pub struct Ctx<'s, 'a> {
+pub(super) struct Ctx<'s, 'a> {
     pub stages: &'s [Stage<'a>],
     pub at: usize,
     /// The protected place an earlier `cd` moved into ("the whole file system").
@@ -111,12 +111,12 @@ pub struct Ctx<'s, 'a> {
 }
 
 impl<'a> Ctx<'_, 'a> {
-    pub fn stage(&self) -> &Stage<'a> {
+    pub(super) fn stage(&self) -> &Stage<'a> {
         &self.stages[self.at]
     }
 
     /// Whether this segment reads the output of the one before it (`a | this`).
-    pub fn piped_in(&self) -> bool {
+    pub(super) fn piped_in(&self) -> bool {
         self.at > 0
     }
 }
@@ -164,7 +164,7 @@ pub struct Run {
 /// invocation, wrappers (`sudo`, `env`, `xargs`), `sh -c` strings, substitutions and
 /// piped scripts included. The result says why the rest could not be followed (also
 /// when `xargs` supplies git's command from its input); what was found is kept.
-pub fn programs(command: &str) -> (Vec<Run>, Result<(), Denied>) {
+pub(super) fn programs(command: &str) -> (Vec<Run>, Result<(), Denied>) {
     let mut found = Vec::new();
     let mut fed = None;
     let followed = walk(command, 0, &mut |ctx| {
@@ -198,7 +198,7 @@ pub fn programs(command: &str) -> (Vec<Run>, Result<(), Denied>) {
 }
 
 /// [`programs`] as the ways each is written.
-pub fn runs(command: &str) -> (Vec<Vec<String>>, Result<(), Denied>) {
+pub(super) fn runs(command: &str) -> (Vec<Vec<String>>, Result<(), Denied>) {
     let (found, followed) = programs(command);
     (found.into_iter().map(|run| run.written).collect(), followed)
 }

@@ -35,7 +35,7 @@ const SYSTEM_DIRS: &[&str] = &[
 
 /// `$HOME` and `${HOME}` as `~`; empty and `.` parts dropped, `a/..` folded, trailing
 /// `/*` dropped (`/*` is `/`).
-pub fn normalize(path: &str) -> String {
+pub(super) fn normalize(path: &str) -> String {
     let mut path = path.to_string();
     for home in ["${HOME}", "$HOME"] {
         if let Some(rest) = path.strip_prefix(home) {
@@ -63,7 +63,7 @@ pub fn normalize(path: &str) -> String {
 }
 
 /// What deleting `path` (recursively) would take with it, if it is a protected place.
-pub fn protected(path: &str) -> Option<String> {
+pub(super) fn protected(path: &str) -> Option<String> {
     let found = protected_exact(path);
     if found.is_some() {
         return found;
@@ -110,7 +110,7 @@ fn protected_exact(path: &str) -> Option<String> {
 }
 
 /// A disk, partition or other block device (`/dev/sda1`, `/dev/nvme0n1`).
-pub fn block_device(path: &str) -> bool {
+pub(super) fn block_device(path: &str) -> bool {
     let Some(name) = path.strip_prefix("/dev/") else {
         return false;
     };
@@ -122,7 +122,7 @@ pub fn block_device(path: &str) -> bool {
 }
 
 /// Which credentials `path` holds, if it is a well-known secrets file.
-pub fn secret(path: &str) -> Option<&'static str> {
+pub(super) fn secret(path: &str) -> Option<&'static str> {
     let path = normalize(path);
     let path = path.as_str();
     let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
@@ -175,7 +175,7 @@ pub fn secret(path: &str) -> Option<&'static str> {
 }
 
 /// A file or folder whose contents run at log-in, at boot or on a schedule.
-pub fn startup(path: &str) -> bool {
+pub(super) fn startup(path: &str) -> bool {
     const RC_FILES: &[&str] = &[
         ".bashrc",
         ".bash_profile",
@@ -224,7 +224,7 @@ pub fn startup(path: &str) -> bool {
 }
 
 /// A file that decides who may become whom (`/etc/sudoers`, `/etc/passwd`).
-pub fn privilege_file(path: &str) -> bool {
+pub(super) fn privilege_file(path: &str) -> bool {
     const FILES: &[&str] = &[
         "/etc/sudoers",
         "/etc/passwd",
@@ -239,7 +239,7 @@ pub fn privilege_file(path: &str) -> bool {
 }
 
 /// Where the kernel and system configuration live (`/etc`, `/boot`, `/proc/sys`, `/sys`).
-pub fn system_config(path: &str) -> bool {
+pub(super) fn system_config(path: &str) -> bool {
     [
         "/etc/",
         "/boot/",
@@ -252,7 +252,7 @@ pub fn system_config(path: &str) -> bool {
 }
 
 /// `[user@]host:path` or `scheme://…`, as in scp and rsync arguments.
-pub fn remote(arg: &str) -> bool {
+pub(super) fn remote(arg: &str) -> bool {
     if arg.contains("://") {
         return true;
     }

@@ -31,7 +31,7 @@ const GRACE: Duration = Duration::from_millis(500);
 
 /// The whole environment a command gets: `PATH`, `HOME` (the workspace), a UTF-8
 /// locale, `TERM=dumb`, and `TZ` if Pincer has one. `lookup` reads Pincer's variables.
-pub fn build_env(
+pub(crate) fn build_env(
     lookup: impl Fn(&str) -> Option<OsString>,
     workspace: &Path,
 ) -> Vec<(&'static str, OsString)> {
@@ -52,7 +52,7 @@ pub fn build_env(
 }
 
 /// Run `command` in `workspace` and describe what happened, output capped at `max_output`.
-pub async fn run(
+pub(crate) async fn run(
     jail: Option<&Jail>,
     command: &str,
     workspace: &Path,
@@ -185,7 +185,7 @@ impl Drop for Group {
 }
 
 /// One stream's output: the first and last `keep / 2` bytes, and how much there was.
-pub struct Capture {
+pub(crate) struct Capture {
     head: Vec<u8>,
     tail: VecDeque<u8>,
     total: usize,
@@ -193,7 +193,7 @@ pub struct Capture {
 }
 
 impl Capture {
-    pub fn new(keep: usize) -> Self {
+    pub(crate) fn new(keep: usize) -> Self {
         Self {
             head: Vec::new(),
             tail: VecDeque::new(),
@@ -202,7 +202,7 @@ impl Capture {
         }
     }
 
-    pub fn push(&mut self, bytes: &[u8]) {
+    pub(crate) fn push(&mut self, bytes: &[u8]) {
         self.total += bytes.len();
         let room = (self.keep / 2).saturating_sub(self.head.len());
         let (to_head, rest) = bytes.split_at(room.min(bytes.len()));
@@ -215,7 +215,7 @@ impl Capture {
     }
 
     /// The text in at most `budget` bytes, the middle replaced by a note when cut.
-    pub fn render(&self, budget: usize) -> String {
+    pub(crate) fn render(&self, budget: usize) -> String {
         let tail: Vec<u8> = self.tail.iter().copied().collect();
         let kept = self.head.len() + tail.len();
         if self.total == kept && kept <= budget {
@@ -246,7 +246,7 @@ fn is_continuation(byte: u8) -> bool {
 
 /// How many bytes each stream may show: both whole if they fit, else the smaller one
 /// whole when it is under half, else half each.
-pub fn budgets(out: usize, err: usize, max: usize) -> (usize, usize) {
+pub(crate) fn budgets(out: usize, err: usize, max: usize) -> (usize, usize) {
     let half = max / 2;
     if out + err <= max {
         (out, err)

@@ -42,7 +42,7 @@ use serde::Deserialize;
 use super::confine::{Rel, Root, tree};
 use super::{Tool, ToolContext, ToolError, TypedTool};
 
-pub fn all() -> Vec<Arc<dyn Tool>> {
+pub(super) fn all() -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(read::ReadFile),
         Arc::new(write::WriteFile),
@@ -65,7 +65,7 @@ struct ListDir;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ListDirArgs {
+pub(super) struct ListDirArgs {
     /// folder relative to the workspace; "." for its root
     path: String,
 }

@@ -17,16 +17,16 @@ use crate::tools::confine::{Access, Opened, io_error, open_file};
 /// Lines read_file returns when the model gives no limit.
 const DEFAULT_READ_LINES: usize = 2000;
 /// The most of a file read_file reads.
-pub const MAX_READ_BYTES: u64 = 10 * 1024 * 1024;
+pub(super) const MAX_READ_BYTES: u64 = 10 * 1024 * 1024;
 /// The most of one line kept; the rest of a longer line is skipped.
 const MAX_LINE_BYTES: usize = 1024 * 1024;
 const MB: f64 = 1024.0 * 1024.0;
 
-pub struct ReadFile;
+pub(super) struct ReadFile;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ReadFileArgs {
+pub(super) struct ReadFileArgs {
     /// path relative to the workspace
     path: String,
     offset: Option<NonZeroUsize>,

@@ -21,15 +21,15 @@ use crate::tools::confine::prompt::{self, Target};
 use crate::tools::confine::{Access, io_error, open_dir, open_file, refuse, regular};
 
 /// The largest file edit_file takes (it holds the whole file, twice).
-pub const MAX_EDIT_BYTES: u64 = 10 * 1024 * 1024;
+pub(super) const MAX_EDIT_BYTES: u64 = 10 * 1024 * 1024;
 /// Permissions of a new file before the umask, as `File::create` uses.
 const NEW_FILE_MODE: Mode = Mode::from_raw_mode(0o666);
 
-pub struct WriteFile;
+pub(super) struct WriteFile;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct WriteFileArgs {
+pub(super) struct WriteFileArgs {
     path: String,
     content: String,
 }
@@ -134,11 +134,11 @@ fn refuse_growth(root: &Root, rel: &Rel) -> Result<(), ToolError> {
     Ok(())
 }
 
-pub struct EditFile;
+pub(super) struct EditFile;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct EditFileArgs {
+pub(super) struct EditFileArgs {
     path: String,
     old_text: String,
     new_text: String,

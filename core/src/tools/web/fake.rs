@@ -11,7 +11,7 @@ use tokio::task::JoinHandle;
 
 /// One request as received.
 #[derive(Debug, Clone)]
-pub struct Request {
+pub(super) struct Request {
     pub method: String,
     /// Path and query, as sent.
     pub target: String,
@@ -21,7 +21,7 @@ pub struct Request {
 }
 
 impl Request {
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(super) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n == name)
@@ -30,14 +30,14 @@ impl Request {
 }
 
 /// One scripted answer.
-pub struct Reply {
+pub(super) struct Reply {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
 }
 
 impl Reply {
-    pub fn ok(content_type: &str, body: impl Into<Vec<u8>>) -> Self {
+    pub(super) fn ok(content_type: &str, body: impl Into<Vec<u8>>) -> Self {
         Self {
             status: 200,
             headers: vec![("Content-Type".into(), content_type.into())],
@@ -45,7 +45,7 @@ impl Reply {
         }
     }
 
-    pub fn redirect(location: &str) -> Self {
+    pub(super) fn redirect(location: &str) -> Self {
         Self {
             status: 302,
             headers: vec![("Location".into(), location.into())],
@@ -53,7 +53,7 @@ impl Reply {
         }
     }
 
-    pub fn status(status: u16, body: &str) -> Self {
+    pub(super) fn status(status: u16, body: &str) -> Self {
         Self {
             status,
             headers: vec![("Content-Type".into(), "application/json".into())],
@@ -65,14 +65,14 @@ impl Reply {
 type Route = Arc<dyn Fn(&Request) -> Reply + Send + Sync>;
 
 /// A running fake; stops when dropped.
-pub struct Fake {
+pub(super) struct Fake {
     pub addr: SocketAddr,
     requests: Arc<Mutex<Vec<Request>>>,
     task: JoinHandle<()>,
 }
 
 impl Fake {
-    pub async fn start(route: impl Fn(&Request) -> Reply + Send + Sync + 'static) -> Self {
+    pub(super) async fn start(route: impl Fn(&Request) -> Reply + Send + Sync + 'static) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let requests = Arc::new(Mutex::new(Vec::new()));
@@ -90,15 +90,15 @@ impl Fake {
         }
     }
 
-    pub fn url(&self, path: &str) -> String {
+    pub(super) fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
     }
 
-    pub fn port(&self) -> u16 {
+    pub(super) fn port(&self) -> u16 {
         self.addr.port()
     }
 
-    pub fn requests(&self) -> Vec<Request> {
+    pub(super) fn requests(&self) -> Vec<Request> {
         self.requests.lock().unwrap().clone()
     }
 }

@@ -20,13 +20,13 @@ use super::{USER_AGENT, non_empty, truncate};
 use crate::tools::{ToolContext, ToolError, TypedTool};
 
 /// The whole fetch, redirects and body included.
-pub const TIMEOUT: Duration = Duration::from_secs(20);
+pub(super) const TIMEOUT: Duration = Duration::from_secs(20);
 /// Redirects followed before giving up.
-pub const MAX_REDIRECTS: usize = 5;
+pub(super) const MAX_REDIRECTS: usize = 5;
 /// Body bytes read; the rest of a larger page is never downloaded.
-pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
+pub(super) const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
 /// What the tool returns (below the registry's 32 KiB, so notes survive).
-pub const MAX_OUTPUT_BYTES: usize = 24 * 1024;
+pub(super) const MAX_OUTPUT_BYTES: usize = 24 * 1024;
 /// Room the link list may take out of the output.
 const MAX_LINKS_BYTES: usize = 4 * 1024;
 

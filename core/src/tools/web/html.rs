@@ -11,7 +11,7 @@ use super::layout::Out;
 
 /// A page reduced to text.
 #[derive(Debug, Default, PartialEq)]
-pub struct Page {
+pub(super) struct Page {
     pub title: Option<String>,
     /// The body text; link `n` is marked `[n]` after its text.
     pub text: String,
@@ -86,7 +86,7 @@ const MIN_FOCUS_BYTES: usize = 200;
 
 /// Reduce `html`, fetched from `base`, to text. Relative links are resolved against
 /// `base` (or the page's `<base href>`); only http(s) links to other pages are numbered.
-pub fn to_text(html: &str, base: &Url) -> Page {
+pub(super) fn to_text(html: &str, base: &Url) -> Page {
     let focus = find_focus(html);
     let page = read(html, base, focus);
     // A page whose marked part is (nearly) empty is better read whole.
@@ -353,7 +353,7 @@ fn heading_level(name: &[u8]) -> Option<usize> {
 }
 
 /// Plain text from an HTML fragment (search snippets with `<strong>` and entities).
-pub fn strip_tags(fragment: &str) -> String {
+pub(super) fn strip_tags(fragment: &str) -> String {
     let mut out = Out::default();
     for token in Tokenizer::new(fragment).flatten() {
         if let Token::String(text) = token {

@@ -7,7 +7,7 @@ const INVISIBLE: [char; 4] = ['\u{200b}', '\u{200c}', '\u{feff}', '\u{ad}'];
 
 /// The text being written, with whitespace collapsed and blank lines capped at one.
 #[derive(Default)]
-pub struct Out {
+pub(super) struct Out {
     text: String,
     /// Line breaks owed before the next text (at most 2: one blank line).
     breaks: usize,
@@ -21,28 +21,28 @@ pub struct Out {
 
 impl Out {
     /// Bytes written so far (to tell whether an element added any text).
-    pub fn written(&self) -> usize {
+    pub(super) fn written(&self) -> usize {
         self.text.len()
     }
 
-    pub fn line_break(&mut self, count: usize) {
+    pub(super) fn line_break(&mut self, count: usize) {
         self.breaks = self.breaks.max(count);
         self.space = false;
     }
 
-    pub fn bullet(&mut self) {
+    pub(super) fn bullet(&mut self) {
         self.line_break(1);
         self.bullet = true;
     }
 
     /// A list item ends; one that wrote nothing leaves no bullet behind.
-    pub fn end_item(&mut self) {
+    pub(super) fn end_item(&mut self) {
         self.bullet = false;
         self.line_break(1);
     }
 
     /// Put a link marker right after the text so far, before any owed line break.
-    pub fn attach(&mut self, marker: &str) {
+    pub(super) fn attach(&mut self, marker: &str) {
         while self.text.ends_with(' ') {
             self.text.pop();
         }
@@ -52,7 +52,7 @@ impl Out {
 
     /// A table cell starts. Once its row has text, the next text follows a ` | ` on
     /// the same line, whatever blocks inside the last cell owed.
-    pub fn cell(&mut self, row_is_empty: bool) {
+    pub(super) fn cell(&mut self, row_is_empty: bool) {
         if !row_is_empty {
             self.breaks = 0;
             self.cell = true;
@@ -60,12 +60,12 @@ impl Out {
     }
 
     /// Write markup of our own (markers, bullets) without collapsing it.
-    pub fn push_raw(&mut self, s: &str) {
+    pub(super) fn push_raw(&mut self, s: &str) {
         self.settle();
         self.text.push_str(s);
     }
 
-    pub fn push_text(&mut self, s: &str, keep_whitespace: bool) {
+    pub(super) fn push_text(&mut self, s: &str, keep_whitespace: bool) {
         // Zero-width spaces, BOMs and soft hyphens only break words apart on screen.
         let cleaned: String;
         let s = if s.contains(INVISIBLE) {
@@ -100,7 +100,7 @@ impl Out {
     }
 
     /// Pay owed line breaks or a space before more text.
-    pub fn settle(&mut self) {
+    pub(super) fn settle(&mut self) {
         if self.text.is_empty() {
             self.breaks = 0;
             self.space = false;
@@ -133,7 +133,7 @@ impl Out {
         }
     }
 
-    pub fn finish(self) -> String {
+    pub(super) fn finish(self) -> String {
         let lines: Vec<&str> = self.text.lines().map(str::trim_end).collect();
         lines.join("\n").trim().to_owned()
     }

@@ -20,7 +20,7 @@ pub type Lookup = Arc<dyn Fn(&str) -> Vec<IpAddr> + Send + Sync>;
 
 /// Why an address is off limits, worded to follow "is a".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Forbidden {
+pub(super) enum Forbidden {
     Loopback,
     Private,
     LinkLocal,
@@ -47,7 +47,7 @@ impl Forbidden {
 }
 
 /// Classify an address; `None` means public and allowed.
-pub fn classify(ip: IpAddr) -> Option<Forbidden> {
+pub(super) fn classify(ip: IpAddr) -> Option<Forbidden> {
     match ip {
         IpAddr::V4(v4) => classify_v4(v4),
         IpAddr::V6(v6) => classify_v6(v6),
@@ -115,14 +115,14 @@ fn embedded_v4(high: u16, low: u16) -> Ipv4Addr {
 /// What may be reached on one hop: public addresses, plus loopback on the ports a test
 /// opened.
 #[derive(Debug, Clone)]
-pub struct Reach {
+pub(super) struct Reach {
     pub port: u16,
     pub loopback_ports: Vec<u16>,
 }
 
 impl Reach {
     /// Why `ip` may not be reached on this hop, if it may not.
-    pub fn refusal(&self, ip: IpAddr) -> Option<Forbidden> {
+    pub(super) fn refusal(&self, ip: IpAddr) -> Option<Forbidden> {
         match classify(ip) {
             Some(Forbidden::Loopback) if self.loopback_ports.contains(&self.port) => None,
             other => other,
@@ -131,7 +131,7 @@ impl Reach {
 }
 
 /// The refusal message for `ip`, reached as `host` (the same text when it is a literal).
-pub fn refusal_message(host: &str, ip: IpAddr, why: Forbidden) -> String {
+pub(super) fn refusal_message(host: &str, ip: IpAddr, why: Forbidden) -> String {
     let literal = host.trim_matches(['[', ']']).parse::<IpAddr>().ok();
     let subject = if literal == Some(ip) {
         format!("{ip} is")
@@ -147,7 +147,7 @@ pub fn refusal_message(host: &str, ip: IpAddr, why: Forbidden) -> String {
 /// Check a URL before it is requested: http(s) only, and an IP-literal host must be
 /// allowed (reqwest does not consult the resolver for literals). Names are left to
 /// [`GuardedResolver`].
-pub fn check_url(url: &Url, loopback_ports: &[u16]) -> Result<Reach, ToolError> {
+pub(super) fn check_url(url: &Url, loopback_ports: &[u16]) -> Result<Reach, ToolError> {
     match url.scheme() {
         "http" | "https" => {}
         other => {
@@ -176,7 +176,7 @@ pub fn check_url(url: &Url, loopback_ports: &[u16]) -> Result<Reach, ToolError> 
 /// The error the resolver gives when every address of a name is forbidden; found
 /// again in reqwest's error chain by [`refusal_in`].
 #[derive(Debug)]
-pub struct Refused(pub String);
+pub(super) struct Refused(pub String);
 
 impl fmt::Display for Refused {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -187,7 +187,7 @@ impl fmt::Display for Refused {
 impl StdError for Refused {}
 
 /// The resolver's refusal inside a reqwest error, if that is what failed.
-pub fn refusal_in(err: &(dyn StdError + 'static)) -> Option<String> {
+pub(super) fn refusal_in(err: &(dyn StdError + 'static)) -> Option<String> {
     let mut current = Some(err);
     while let Some(e) = current {
         if let Some(refused) = e.downcast_ref::<Refused>() {
@@ -201,7 +201,7 @@ pub fn refusal_in(err: &(dyn StdError + 'static)) -> Option<String> {
 /// A reqwest resolver that drops forbidden addresses and fails when none remain.
 /// Every connection reqwest makes by name goes through it, so the address checked is
 /// the address connected to.
-pub struct GuardedResolver {
+pub(super) struct GuardedResolver {
     pub reach: Reach,
     pub lookup: Option<Lookup>,
 }

@@ -37,7 +37,7 @@ pub struct EventsAnswer {
 }
 
 /// `v0=<hex>` for `body` at `timestamp`.
-pub fn signature(secret: &str, timestamp: &str, body: &str) -> String {
+pub(super) fn signature(secret: &str, timestamp: &str, body: &str) -> String {
     // HMAC accepts keys of any length.
     let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("any key length");
     mac.update(format!("v0:{timestamp}:{body}").as_bytes());
@@ -79,7 +79,7 @@ impl FakeSlack {
 }
 
 /// One signed POST to `listen`.
-pub async fn post(
+pub(super) async fn post(
     listen: SocketAddr,
     body: &str,
     content_type: &str,

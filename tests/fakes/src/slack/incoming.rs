@@ -30,7 +30,7 @@ pub struct Incoming {
 }
 
 /// `U{n}`.
-pub fn user_id(user: u64) -> String {
+pub(super) fn user_id(user: u64) -> String {
     format!("U{user}")
 }
 

@@ -65,7 +65,7 @@ async fn run(mut socket: WebSocket, app: App) {
                         app.shared.update(|inner| inner.acked(id));
                     }
                 }
-                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
+                Some(Ok(Message::Close(_)) | Err(_)) | None => break,
                 Some(Ok(_)) => {} // pings are answered by the library
             },
             command = commands.recv() => match command {

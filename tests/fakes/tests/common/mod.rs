@@ -5,12 +5,12 @@
 use pincer_fakes::FakeModel;
 use serde_json::{Value, json};
 
-pub fn client() -> reqwest::Client {
+pub(crate) fn client() -> reqwest::Client {
     reqwest::Client::new()
 }
 
 /// An OpenAI chat request for `text`.
-pub fn openai_body(text: &str, stream: bool, include_usage: bool) -> Value {
+pub(crate) fn openai_body(text: &str, stream: bool, include_usage: bool) -> Value {
     let mut body = json!({
         "model": "gpt-fake",
         "messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": text}],
@@ -23,7 +23,7 @@ pub fn openai_body(text: &str, stream: bool, include_usage: bool) -> Value {
 }
 
 /// An Anthropic Messages request for `text`.
-pub fn anthropic_body(text: &str, stream: bool) -> Value {
+pub(crate) fn anthropic_body(text: &str, stream: bool) -> Value {
     json!({
         "model": "claude-fake",
         "max_tokens": 1024,
@@ -33,7 +33,7 @@ pub fn anthropic_body(text: &str, stream: bool) -> Value {
     })
 }
 
-pub async fn post_openai(fake: &FakeModel, body: &Value) -> reqwest::Response {
+pub(crate) async fn post_openai(fake: &FakeModel, body: &Value) -> reqwest::Response {
     client()
         .post(format!("{}/chat/completions", fake.openai_base()))
         .bearer_auth("sk-test")
@@ -43,7 +43,7 @@ pub async fn post_openai(fake: &FakeModel, body: &Value) -> reqwest::Response {
         .expect("the fake answers")
 }
 
-pub async fn post_anthropic(fake: &FakeModel, body: &Value) -> reqwest::Response {
+pub(crate) async fn post_anthropic(fake: &FakeModel, body: &Value) -> reqwest::Response {
     client()
         .post(format!("{}/v1/messages", fake.anthropic_base()))
         .header("x-api-key", "sk-ant-test")
@@ -56,19 +56,19 @@ pub async fn post_anthropic(fake: &FakeModel, body: &Value) -> reqwest::Response
 
 /// One SSE event: its `event:` name (if any) and its `data:` text.
 #[derive(Debug, Clone)]
-pub struct Event {
+pub(crate) struct Event {
     pub name: Option<String>,
     pub data: String,
 }
 
 impl Event {
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_str(&self.data).expect("event data is JSON")
     }
 }
 
 /// Splits a whole SSE body into events.
-pub fn events(body: &str) -> Vec<Event> {
+pub(crate) fn events(body: &str) -> Vec<Event> {
     body.split("\n\n")
         .filter(|block| !block.trim().is_empty())
         .map(|block| {
@@ -89,7 +89,7 @@ pub fn events(body: &str) -> Vec<Event> {
 }
 
 /// The text of an OpenAI stream, accumulated from its content deltas.
-pub fn openai_text(events: &[Event]) -> String {
+pub(crate) fn openai_text(events: &[Event]) -> String {
     events
         .iter()
         .filter(|e| e.data != "[DONE]")
@@ -102,7 +102,7 @@ pub fn openai_text(events: &[Event]) -> String {
 }
 
 /// The text of an Anthropic stream, accumulated from its text deltas.
-pub fn anthropic_text(events: &[Event]) -> String {
+pub(crate) fn anthropic_text(events: &[Event]) -> String {
     events
         .iter()
         .filter(|e| e.name.as_deref() == Some("content_block_delta"))

@@ -7,7 +7,7 @@ use super::Invocation;
 
 impl<'a> Invocation<'a> {
     /// The code given with `-c`, `-e`, `-E`, `-r` or `--eval`, if it is an interpreter.
-    pub fn inline_code(&self) -> Vec<&'a str> {
+    pub(crate) fn inline_code(&self) -> Vec<&'a str> {
         let short = match self.program {
             p if p.starts_with("python") || p.starts_with("pypy") => 'c',
             "perl" | "ruby" | "node" | "lua" | "deno" => 'e',
@@ -43,7 +43,7 @@ const SPAWNS: &[&str] = &[
 
 /// The `'…'` and `"…"` literals with a space in them, escapes left as written, when
 /// `code` calls something that runs commands (`os.system`, `subprocess`, `exec` …).
-pub fn string_literals(code: &str) -> Vec<String> {
+pub(super) fn string_literals(code: &str) -> Vec<String> {
     let mut found = Vec::new();
     if !SPAWNS.iter().any(|call| code.contains(call)) {
         return found;

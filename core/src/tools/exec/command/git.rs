@@ -24,7 +24,7 @@ const VALUED: &[&str] = &[
 
 /// Index in `args` (the words after `git`) of git's command (`push`), past its global
 /// options; `None` when there is none (`git --version`, `git -C x`).
-pub fn command_at(args: &[Word]) -> Option<usize> {
+pub(super) fn command_at(args: &[Word]) -> Option<usize> {
     let mut i = 0;
     while let Some(arg) = args.get(i) {
         let text = arg.text.as_str();

@@ -20,7 +20,7 @@ use wrappers::{Inner, wrapped};
 
 /// One program run by a segment, with the words after it.
 #[derive(Debug)]
-pub struct Invocation<'a> {
+pub(super) struct Invocation<'a> {
     /// The program's base name (`/bin/rm` → `rm`).
     pub program: &'a str,
     /// The program as written (`.venv/bin/pip`).
@@ -32,7 +32,7 @@ pub struct Invocation<'a> {
 
 /// A segment with the programs it runs.
 #[derive(Debug)]
-pub struct Stage<'a> {
+pub(super) struct Stage<'a> {
     pub seg: &'a Segment,
     pub invocations: Vec<Invocation<'a>>,
     /// Command strings this segment hands to a shell, to be checked as commands.
@@ -43,7 +43,7 @@ pub struct Stage<'a> {
 
 impl<'a> Invocation<'a> {
     /// Whether it is one of `names`.
-    pub fn is(&self, names: &[&str]) -> bool {
+    pub(super) fn is(&self, names: &[&str]) -> bool {
         names.contains(&self.program)
     }
 
@@ -58,7 +58,7 @@ impl<'a> Invocation<'a> {
 
     /// Whether an option is one of `long` (also `--long=…`) or a cluster of short
     /// options holding one of the letters in `short` (`-rf` holds `r`).
-    pub fn flag(&self, short: &str, long: &[&str]) -> bool {
+    pub(super) fn flag(&self, short: &str, long: &[&str]) -> bool {
         self.options().any(|opt| match opt.strip_prefix("--") {
             Some(_) => long
                 .iter()
@@ -68,7 +68,7 @@ impl<'a> Invocation<'a> {
     }
 
     /// Values given to an option: `-d X`, `-dX`, `-sd X`, `--data X`, `--data=X`.
-    pub fn values(&self, short: Option<char>, long: &[&str]) -> Vec<(&'a str, &'a Word)> {
+    pub(super) fn values(&self, short: Option<char>, long: &[&str]) -> Vec<(&'a str, &'a Word)> {
         let mut found = Vec::new();
         for (i, word) in self.args.iter().enumerate() {
             let text = word.text.as_str();
@@ -98,7 +98,7 @@ impl<'a> Invocation<'a> {
     }
 
     /// The arguments that are not options (every one after `--`).
-    pub fn operands(&self) -> Vec<&'a Word> {
+    pub(super) fn operands(&self) -> Vec<&'a Word> {
         let mut after_dashes = false;
         let mut found = Vec::new();
         for word in self.args {
@@ -115,7 +115,7 @@ impl<'a> Invocation<'a> {
 
     /// The program as it will run, when that reads differently from how it is written:
     /// git past its global options (`git -C x --no-pager push -f` → `git push -f`).
-    pub fn as_run(&self) -> Option<String> {
+    pub(super) fn as_run(&self) -> Option<String> {
         if self.program != "git" {
             return None;
         }
@@ -131,7 +131,7 @@ impl<'a> Invocation<'a> {
     /// What this program is told to do comes from its input, not from the command: git
     /// run by `xargs` with its command left to the input (`xargs git`, `xargs -I{} git
     /// {}`). The reason, worded to follow "cannot be checked (…)".
-    pub fn fed_by<'s>(&self, stage: &Stage<'s>) -> Option<String> {
+    pub(super) fn fed_by<'s>(&self, stage: &Stage<'s>) -> Option<String> {
         let via = &stage.invocations[self.via?];
         if via.program != "xargs" || self.program != "git" {
             return None;
@@ -145,12 +145,12 @@ impl<'a> Invocation<'a> {
     }
 
     /// The first operand: the sub-command of `apt`, `systemctl`, `npm` ….
-    pub fn verb(&self) -> &'a str {
+    pub(super) fn verb(&self) -> &'a str {
         self.operands().first().map_or("", |w| w.text.as_str())
     }
 
     /// A shell with no command string and no script file: it runs what it reads.
-    pub fn reads_script_from_stdin(&self) -> bool {
+    pub(super) fn reads_script_from_stdin(&self) -> bool {
         let interpreter = self.program.starts_with("python")
             || self.is(&["perl", "ruby", "node", "php", "lua", "pypy", "pypy3"]);
         let shell = SHELLS.contains(&self.program);
@@ -171,12 +171,12 @@ const KEYWORDS: &[&str] = &[
 ];
 
 /// Shells whose `-c` argument is a command string.
-pub const SHELLS: &[&str] = &[
+pub(super) const SHELLS: &[&str] = &[
     "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "rbash", "tcsh", "csh",
 ];
 
 /// Find the programs `seg` runs.
-pub fn stage(seg: &Segment) -> Result<Stage<'_>, Unparsable> {
+pub(super) fn stage(seg: &Segment) -> Result<Stage<'_>, Unparsable> {
     let mut stage = Stage {
         seg,
         invocations: Vec::new(),

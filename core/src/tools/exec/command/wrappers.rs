@@ -7,7 +7,7 @@
 use super::{SHELLS, Word, is_assignment};
 
 /// What a wrapper runs.
-pub enum Inner<'a> {
+pub(super) enum Inner<'a> {
     /// These of its arguments are a program and its words.
     Argv(usize, usize),
     /// These words, joined by spaces, are a command string for a shell.
@@ -48,7 +48,7 @@ fn has(args: &[Word], flag: &str) -> bool {
 }
 
 /// What the wrapper `program` runs, if it is one.
-pub fn wrapped<'a>(program: &str, args: &'a [Word]) -> Vec<Inner<'a>> {
+pub(super) fn wrapped<'a>(program: &str, args: &'a [Word]) -> Vec<Inner<'a>> {
     let python = program.starts_with("python") || program.starts_with("pypy");
     match program {
         "sudo" => rest(
@@ -139,7 +139,7 @@ const XARGS_VALUED: &[&str] = &[
 
 /// The text `xargs` replaces with each input item in the command it runs (`-I {}`,
 /// `-i`, `--replace`, BSD `-J %`), if it replaces any.
-pub fn xargs_replaces(args: &[Word]) -> Option<&str> {
+pub(super) fn xargs_replaces(args: &[Word]) -> Option<&str> {
     let end = after_options(args, XARGS_VALUED, false);
     let options = &args[..end.min(args.len())];
     let mut found = None;

@@ -11,11 +11,11 @@
 mod word;
 
 /// Deepest nesting of subshells, substitutions and `sh -c` strings that is followed.
-pub const MAX_DEPTH: usize = 16;
+pub(super) const MAX_DEPTH: usize = 16;
 
 /// Why a command cannot be checked, worded to follow "cannot be checked (…)".
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unparsable(pub String);
+pub(super) struct Unparsable(pub String);
 
 impl Unparsable {
     fn new(reason: &str) -> Self {
@@ -25,7 +25,7 @@ impl Unparsable {
 
 /// One shell word as the command will see it, before expansion.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Word {
+pub(super) struct Word {
     /// The text with quotes and escapes removed; `$X`, `${X}` and `$( … )` stay as written.
     pub text: String,
     /// Holds an expansion (`$X`, `$( … )`, backticks), so its value is only known at run time.
@@ -40,7 +40,7 @@ pub struct Word {
 
 /// Whether a redirection reads a file or writes one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RedirectKind {
+pub(super) enum RedirectKind {
     Read,
     Write,
 }
@@ -48,14 +48,14 @@ pub enum RedirectKind {
 /// A redirection to or from a file (`> out`, `>> log`, `< in`, `&> all`); descriptor
 /// copies such as `2>&1` are not kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Redirect {
+pub(super) struct Redirect {
     pub kind: RedirectKind,
     pub target: Word,
 }
 
 /// One simple command: its words and redirections, and its text for messages.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Segment {
+pub(super) struct Segment {
     pub text: String,
     pub words: Vec<Word>,
     pub redirects: Vec<Redirect>,
@@ -63,11 +63,11 @@ pub struct Segment {
 
 /// Segments joined by `|`, in order; a subshell stage is an empty placeholder segment
 /// and its own commands are separate pipelines.
-pub type Pipeline = Vec<Segment>;
+pub(super) type Pipeline = Vec<Segment>;
 
 /// Parse `command`, found `depth` levels inside another (0 for the top), into every
 /// pipeline it contains, nested ones included.
-pub fn parse(command: &str, depth: usize) -> Result<Vec<Pipeline>, Unparsable> {
+pub(super) fn parse(command: &str, depth: usize) -> Result<Vec<Pipeline>, Unparsable> {
     if depth > MAX_DEPTH {
         return Err(Unparsable::new("it is nested too deeply"));
     }

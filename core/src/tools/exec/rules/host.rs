@@ -7,7 +7,7 @@ use super::super::paths;
 use super::{first_match, written};
 
 /// `rm -rf /`, `mkfs`, `dd of=/dev/sda`, `> /dev/sda`, `chmod -R 777 /`.
-pub fn destructive(ctx: &Ctx) -> Option<String> {
+pub(super) fn destructive(ctx: &Ctx) -> Option<String> {
     let stage = ctx.stage();
     for inv in &stage.invocations {
         if let Some(reason) = destroys(inv, ctx.cd) {
@@ -87,7 +87,7 @@ fn deletes_found(inv: &Invocation) -> bool {
 }
 
 /// `sudo`, `su`, `doas`, setuid bits, `chown root`, editing /etc/sudoers.
-pub fn privilege(ctx: &Ctx) -> Option<String> {
+pub(super) fn privilege(ctx: &Ctx) -> Option<String> {
     let stage = ctx.stage();
     for inv in &stage.invocations {
         let verb = inv.verb();
@@ -141,7 +141,7 @@ fn docker_host_access(inv: &Invocation) -> bool {
 }
 
 /// `crontab`, `at`, `systemctl enable`, shell start-up files, authorized_keys.
-pub fn persistence(ctx: &Ctx) -> Option<String> {
+pub(super) fn persistence(ctx: &Ctx) -> Option<String> {
     let stage = ctx.stage();
     for inv in &stage.invocations {
         let verb = inv.verb();
@@ -214,7 +214,7 @@ fn service_action<'a>(inv: &Invocation<'a>) -> Option<&'a str> {
 }
 
 /// `shutdown`, `reboot`, `kill -9 1`, `killall`, `mount`, `sysctl -w`, `iptables`.
-pub fn system(ctx: &Ctx) -> Option<String> {
+pub(super) fn system(ctx: &Ctx) -> Option<String> {
     let stage = ctx.stage();
     for inv in &stage.invocations {
         if let Some(reason) = reconfigures(inv) {

@@ -17,10 +17,10 @@ use super::deny::Ctx;
 use super::parse::{RedirectKind, Word};
 
 /// A group's rule: what the segment would do, as a verb phrase, if the group refuses it.
-pub type Rule = fn(&Ctx) -> Option<String>;
+pub(super) type Rule = fn(&Ctx) -> Option<String>;
 
 /// The rule of every group in [`super::deny::GROUPS`], in the same order.
-pub const RULES: &[(&str, Rule)] = &[
+pub(super) const RULES: &[(&str, Rule)] = &[
     ("destructive", host::destructive),
     ("exfiltration", network::exfiltration),
     ("reverse_shell", network::reverse_shell),

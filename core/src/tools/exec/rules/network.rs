@@ -11,7 +11,7 @@ const NETCATS: &[&str] = &["nc", "ncat", "netcat"];
 
 /// `curl -d @file`, `curl -T`, `wget --post-file`, `scp`/`rsync` to a remote host,
 /// `nc host port < file`, `… | ssh host`.
-pub fn exfiltration(ctx: &Ctx) -> Option<String> {
+pub(super) fn exfiltration(ctx: &Ctx) -> Option<String> {
     let stage = ctx.stage();
     let fed = ctx.piped_in() || reads_file(stage);
     for inv in &stage.invocations {
@@ -117,7 +117,7 @@ fn socat_has(inv: &Invocation, kinds: &[&str]) -> bool {
 
 /// `bash -i >& /dev/tcp/…`, `nc -e /bin/sh`, `socat … exec:`, socket-and-shell code,
 /// a network tool and a shell in one pipeline.
-pub fn reverse_shell(ctx: &Ctx) -> Option<String> {
+pub(super) fn reverse_shell(ctx: &Ctx) -> Option<String> {
     let stage = ctx.stage();
     if all_words(stage).any(|w| w.text.contains("/dev/tcp/") || w.text.contains("/dev/udp/")) {
         return Some("opens a raw network connection through /dev/tcp".into());
@@ -174,7 +174,7 @@ fn socket_and_shell(code: &str) -> bool {
 }
 
 /// `curl … | sh`, `wget -O- … | bash`, `curl … | sudo python3`.
-pub fn remote_script(ctx: &Ctx) -> Option<String> {
+pub(super) fn remote_script(ctx: &Ctx) -> Option<String> {
     let runs_stdin = ctx
         .stage()
         .invocations
@@ -192,7 +192,7 @@ pub fn remote_script(ctx: &Ctx) -> Option<String> {
 }
 
 /// `nc -l`, `python -m http.server`, `php -S`, `ssh -R`/`-L`/`-D`, `ngrok`.
-pub fn network_listen(ctx: &Ctx) -> Option<String> {
+pub(super) fn network_listen(ctx: &Ctx) -> Option<String> {
     for inv in &ctx.stage().invocations {
         let reason = match inv.program {
             p if NETCATS.contains(&p) && inv.flag("l", &["--listen"]) => {
@@ -252,7 +252,7 @@ fn ssh_forwards(inv: &Invocation) -> bool {
 }
 
 /// `xmrig`, `minerd`, `cpuminer`, `stratum+tcp://` pools.
-pub fn mining(ctx: &Ctx) -> Option<String> {
+pub(super) fn mining(ctx: &Ctx) -> Option<String> {
     const MINERS: &[&str] = &[
         "xmrig",
         "xmr-stak",

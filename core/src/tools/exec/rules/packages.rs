@@ -7,7 +7,7 @@ use super::super::command::Invocation;
 use super::super::deny::Ctx;
 
 /// `apt install`, `pip install`, `npm install -g`, `cargo install`, `brew install`.
-pub fn packages(ctx: &Ctx) -> Option<String> {
+pub(super) fn packages(ctx: &Ctx) -> Option<String> {
     let invocations = &ctx.stage().invocations;
     invocations.iter().enumerate().find_map(|(i, inv)| {
         // `python -m pip` runs the pip of that python.

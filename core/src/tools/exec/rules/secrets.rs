@@ -8,7 +8,7 @@ use super::super::paths;
 use super::all_words;
 
 /// Whether a variable name looks like it holds a secret (`OPENAI_API_KEY`, `GH_TOKEN`).
-pub fn secret_name(name: &str) -> bool {
+pub(super) fn secret_name(name: &str) -> bool {
     const WORDS: &[&str] = &[
         "KEY",
         "KEYS",
@@ -30,7 +30,7 @@ pub fn secret_name(name: &str) -> bool {
 }
 
 /// `env`, `printenv`, `set`, `export -p`, `/proc/*/environ`, `ps e`, `echo $API_KEY`.
-pub fn env_dump(ctx: &Ctx) -> Option<String> {
+pub(super) fn env_dump(ctx: &Ctx) -> Option<String> {
     let stage = ctx.stage();
     for (i, inv) in stage.invocations.iter().enumerate() {
         // `env CMD` runs CMD, the next invocation; only a bare `env` prints.
@@ -82,7 +82,7 @@ fn environ_file(path: &str) -> bool {
 }
 
 /// `cat ~/.ssh/id_ed25519`, `cp .security.yml …`, `cat /etc/shadow`.
-pub fn secrets_read(ctx: &Ctx) -> Option<String> {
+pub(super) fn secrets_read(ctx: &Ctx) -> Option<String> {
     let stage = ctx.stage();
     // `ssh -i KEY` uses a key without reading it out.
     let key_options: Vec<&str> = stage

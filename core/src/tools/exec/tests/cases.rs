@@ -3,7 +3,7 @@
 
 /// Per group: commands it refuses (and no group before it does), and look-alikes that
 /// no group refuses.
-pub const CASES: &[(&str, &[&str], &[&str])] = &[
+pub(super) const CASES: &[(&str, &[&str], &[&str])] = &[
     (
         "destructive",
         &[
