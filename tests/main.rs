@@ -33,7 +33,6 @@ mod mcp_env;
 mod media;
 mod memory;
 mod onboard;
-mod real_model;
 mod routing;
 mod sandboxed;
 mod scrub;

@@ -13,8 +13,9 @@
 //! what was really sent and said.
 //!
 //! Where the model cannot be installed the tests are skipped with the command to run;
-//! under CI they fail instead. They are named `smollm2::…`: `cargo test --workspace --
-//! --skip smollm2::` leaves them out, `cargo test --test real_model` runs only them.
+//! under CI they fail instead. They are named `agent::real_model::smollm2::…`:
+//! `cargo test --workspace -- --skip smollm2::` leaves them out, `cargo test --test
+//! integration real_model::` runs only them.
 
 #[path = "real_model/rig.rs"]
 mod rig;

@@ -5,7 +5,10 @@
 //! One server per `Flavor`, started on first use and shared by the tests of this binary
 //! (loading the model and filling its prompt cache are the slow parts); it lives until
 //! the test process exits, which closes its stdin and so stops it. `serial()` makes the
-//! tests take turns: two conversations at once on two cores would only slow both down.
+//! short tests take turns on the plain server: two conversations at once on one server
+//! would only slow both down. The conversation that outgrows the window has a server of
+//! its own (`Flavor::Long`): its many full-window prompts take minutes, and on its own
+//! server it runs beside the rest of the suite instead of holding it up.
 //! Where the model is not installed the tests are skipped, except under CI, where a
 //! missing install fails them (as the client tests do, tests/clients/rig.rs).
 
@@ -35,6 +38,8 @@ pub(super) const MODEL: &str = "smollm2-135m";
 pub(super) enum Flavor {
     /// As the docs tell people to run it: `--jinja`, the model's own template.
     Plain,
+    /// The same, for the one long conversation alone (no `serial()`).
+    Long,
     /// Also `--special`: the end-of-turn token is printed into the reply text, as a
     /// server whose template does not fit the model does; the person must never see it.
     Special,
@@ -44,6 +49,7 @@ impl Flavor {
     fn name(self) -> &'static str {
         match self {
             Flavor::Plain => "plain",
+            Flavor::Long => "long",
             Flavor::Special => "special",
         }
     }
@@ -93,9 +99,10 @@ pub(super) struct Server {
 
 static PLAIN: OnceCell<Option<Server>> = OnceCell::const_new();
 static SPECIAL: OnceCell<Option<Server>> = OnceCell::const_new();
+static LONG: OnceCell<Option<Server>> = OnceCell::const_new();
 static SERIAL: Mutex<()> = Mutex::const_new(());
 
-/// Hold this for the whole test: the tests of this binary run one at a time.
+/// Hold this for the whole test: the short tests run one at a time.
 pub(super) async fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().await
 }
@@ -107,6 +114,7 @@ impl Server {
         let cell = match flavor {
             Flavor::Plain => &PLAIN,
             Flavor::Special => &SPECIAL,
+            Flavor::Long => &LONG,
         };
         cell.get_or_init(|| async move {
             let python = installed()?;
