@@ -17,8 +17,12 @@
 mod acp;
 mod args;
 mod hooks;
+mod lenient;
 mod runner;
 mod stream_json;
+
+#[cfg(test)]
+mod round_trip;
 
 use std::sync::Arc;
 
@@ -234,12 +238,12 @@ impl Chat {
 }
 
 /// One JSON line on stdout, flushed at once (a host reads line by line).
-pub async fn write_line(
+pub async fn write_line<T: serde::Serialize>(
     out: &mut tokio::io::Stdout,
-    value: &serde_json::Value,
+    line: &T,
 ) -> anyhow::Result<()> {
     use tokio::io::AsyncWriteExt;
-    let mut text = value.to_string();
+    let mut text = serde_json::to_string(line)?;
     text.push('\n');
     out.write_all(text.as_bytes()).await?;
     out.flush().await?;
