@@ -106,6 +106,29 @@ fn every_line_the_sdk_and_seed_002_send_reads_and_writes_back() {
     assert_eq!(used.len(), SDK_NOT_READ.len(), "a listed line is gone");
 }
 
+/// A `control_response`'s body is read once its request is known: a decision for
+/// `can_use_tool`, a reply for `mcp_message` (a hook's output stays free-form).
+#[test]
+fn every_answer_body_reads_and_writes_back_as_its_type() {
+    let mut bodies = 0;
+    for (name, _) in fixture(SDK_INPUT) {
+        if !name.contains("can_use_tool") && !name.contains("mcp_message") {
+            continue;
+        }
+        let Ok(body) = answer(&name).outcome else {
+            panic!("{name}: a success");
+        };
+        let body = body.to_string();
+        if name.contains("mcp_message") {
+            assert_round_trip::<McpAnswer>(&name, &body, &[], &[]);
+        } else {
+            assert_round_trip::<Decision>(&name, &body, &[], &[]);
+        }
+        bodies += 1;
+    }
+    assert_eq!(bodies, 11);
+}
+
 #[test]
 fn the_sdks_lines_mean_what_the_sdk_meant() {
     let Input::User(user) = input("sdk user: an AsyncIterable prompt with content blocks") else {
@@ -169,17 +192,18 @@ fn the_sdks_lines_mean_what_the_sdk_meant() {
     );
 
     // Seed 002's ExitPlanMode answer: a mode, and a rule by the CLI's name for `exec`.
-    let plan = decision("seed-002 allow: ExitPlanMode's keep-context option (setMode, addRules)");
+    let plan =
+        decision("seed-002 can_use_tool: ExitPlanMode's keep-context option (setMode, addRules)");
     assert_eq!(plan.set_mode(), Some(PermissionMode::AcceptEdits));
     assert_eq!(plan.allow_rule("exec", "run tests"), Some(Kept::Session));
     // Seed 002 §6's adapter form reads as the SDK form.
-    let adapted = answer("seed-002 adapter allow (section 6)");
+    let adapted = answer("seed-002 can_use_tool: the adapter form's allow (section 6)");
     assert_eq!(adapted.request_id.as_deref(), Some("9472f688-..."));
     assert_eq!(
         adapted.outcome,
         Ok(json!({"updatedInput": {"plan": "1. Run the tests"}, "behavior": "allow"}))
     );
-    let refused = decision("seed-002 adapter deny (section 6)");
+    let refused = decision("seed-002 can_use_tool: the adapter form's deny (section 6)");
     assert!(!refused.allows());
     assert_eq!(
         refused.message.as_deref(),
