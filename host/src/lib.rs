@@ -10,9 +10,12 @@
 //!
 //! # Layout
 //! - `args`        — the command line, with the flags the Claude Agent SDKs pass
-//! - `stream_json` — `pincer agent --protocol stream-json`
-//! - `runner`      — `pincer agent --protocol runner`
-//! - `acp`         — `pincer acp`
+//! - `stream_json` — `pincer agent --protocol stream-json` (its lines as types: `wire`)
+//! - `hooks`       — the SDK hooks stream-json registers and calls
+//! - `runner`      — `pincer agent --protocol runner` (its lines as types: `wire`)
+//! - `acp`         — `pincer acp` (its types are the `agent-client-protocol` crate's)
+//! - `lenient`     — reading lines as tolerantly as the hosts must: an odd field is absent
+//! - `round_trip`  — (tests) holding the wire types to recorded lines
 
 mod acp;
 mod args;

@@ -37,7 +37,7 @@ use turn::Turn;
 pub(crate) use wire::Hooks;
 use wire::{
     Answered, CanUseTool, ContextUsage, Decision, Denial, HostRequest, Initialized, Input, Kept,
-    Known, McpServer, Output, PincerRequest, Question, Reply, ReplyBody, Request, Rule,
+    Known, McpServer, Output, PincerReply, PincerRequest, Question, ReplyBody, Request, Rule,
     suggestions,
 };
 
@@ -339,7 +339,7 @@ impl Host {
     }
 
     async fn reply(&mut self, id: String, answer: Result<ReplyBody, String>) -> anyhow::Result<()> {
-        self.line(Output::ControlResponse(Reply::to(id, answer)))
+        self.line(Output::ControlResponse(PincerReply::to(id, answer)))
             .await
     }
 

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 pub use control::{
     Answered, CanUseTool, ContextUsage, Hooks, HostAnswer, HostRequest, Initialized, Known,
-    McpAnswer, PincerReply, PincerRequest, Question, Reply, ReplyBody, Request,
+    McpAnswer, PincerReply, PincerRequest, Question, ReplyBody, Request,
 };
 pub use messages::{
     Assistant, Block, Delta, Denial, Event, Init, McpServer, Message, OutputUsage, Role, StopDelta,

@@ -140,7 +140,8 @@ pub enum Reply {
     },
 }
 
-impl Reply {
+impl PincerReply {
+    /// The answer to request `request_id`: `success` with its body, or `error` with why.
     pub fn to(request_id: String, answer: Result<ReplyBody, String>) -> PincerReply {
         let response = match answer {
             Ok(response) => Reply::Success {

@@ -529,7 +529,7 @@ fn result(reason: FinishReason, usage: &TurnUsage, end: TurnEnd) -> String {
 #[test]
 fn the_constructors_write_what_pincer_wrote_before_the_types() {
     let reply = |body: Result<ReplyBody, String>, id: &str| {
-        written(Output::ControlResponse(Reply::to(id.into(), body)))
+        written(Output::ControlResponse(PincerReply::to(id.into(), body)))
     };
     assert_eq!(
         reply(
