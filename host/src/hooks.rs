@@ -12,9 +12,11 @@
 
 use std::collections::HashMap;
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use tokio::sync::oneshot;
 
+use crate::stream_json::Hooks;
 use pincer_core::tools::host_hooks::HostHook;
 
 /// A hook call from the core, waiting for the host's callbacks.
@@ -78,37 +80,25 @@ impl Registered {
     /// What `initialize.hooks` registers; `Err` names what Pincer cannot honour (an
     /// event it never calls, a matcher that is not a pattern), for the host to hear
     /// rather than have its hook silently never run.
-    pub fn from_initialize(hooks: &Value) -> Result<Registered, String> {
+    pub fn from_initialize(hooks: Hooks) -> Result<Registered, String> {
         let mut registered = Registered::default();
-        let Some(events) = hooks.as_object() else {
-            return Ok(registered);
-        };
-        for (name, matchers) in events {
-            let Some(event) = HostHook::parse(name) else {
+        for (name, matchers) in hooks.0 {
+            let Some(event) = HostHook::parse(&name) else {
                 return Err(format!(
                     "pincer agent calls PreToolUse, PostToolUse, UserPromptSubmit and Stop hooks; it never calls {name}, so that hook would not run"
                 ));
             };
-            for matcher in matchers.as_array().into_iter().flatten() {
-                let tools = match matcher["matcher"].as_str().map(str::trim) {
+            for matcher in matchers {
+                let tools = match matcher.matcher.as_deref().map(str::trim) {
                     None | Some("" | "*") => None,
                     Some(pattern) => Some(regex::Regex::new(&format!("^(?:{pattern})$")).map_err(
                         |err| format!("the {name} matcher {pattern:?} is not a pattern: {err}"),
                     )?),
                 };
-                let ids = matcher["hookCallbackIds"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect();
                 registered.by_event.entry(event).or_default().push(Matcher {
                     tools,
-                    ids,
-                    block_on_failure: matcher["onFailure"]
-                        .as_str()
-                        .is_some_and(|f| f != "continue"),
+                    ids: matcher.hook_callback_ids,
+                    block_on_failure: matcher.on_failure.is_some_and(|f| f != "continue"),
                 });
             }
         }
@@ -136,29 +126,56 @@ pub struct Gathering {
 
 /// What a failed callback counts as.
 pub fn failed(block: bool, event: HostHook, error: &str) -> Option<Value> {
-    block.then(|| {
-        json!({
-            "decision": "block",
-            "reason": format!("the host's {} hook failed: {error}", event.name()),
-            "hookSpecificOutput": {"hookEventName": event.name(), "permissionDecision": "deny",
-                "permissionDecisionReason": format!("the host's hook failed: {error}")},
-        })
-    })
+    let denial = block.then(|| Denial {
+        decision: "block",
+        reason: format!("the host's {} hook failed: {error}", event.name()),
+        hook_specific_output: Verdict {
+            hook_event_name: event.name(),
+            permission_decision: "deny",
+            permission_decision_reason: format!("the host's hook failed: {error}"),
+        },
+    })?;
+    // A struct of strings always becomes JSON.
+    serde_json::to_value(denial).ok()
+}
+
+/// A hook's output that blocks, in the form the SDKs' hooks answer (the core reads it
+/// as it reads theirs: `pincer_core::tools::host_hooks`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Denial {
+    decision: &'static str,
+    reason: String,
+    hook_specific_output: Verdict,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Verdict {
+    hook_event_name: &'static str,
+    permission_decision: &'static str,
+    permission_decision_reason: String,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    use serde_json::json;
+
+    fn read_hooks(value: Value) -> Hooks {
+        serde_json::from_value(value).expect("hooks")
+    }
+
     #[test]
     fn matchers_take_pincers_names_the_clis_names_and_patterns() {
-        let hooks = json!({"PreToolUse": [
+        let hooks = read_hooks(json!({"PreToolUse": [
             {"matcher": "Bash", "hookCallbackIds": ["h0"]},
             {"matcher": "write_file|Edit", "hookCallbackIds": ["h1"], "onFailure": "block"},
             {"matcher": "mcp__.*", "hookCallbackIds": ["h2"]},
             {"hookCallbackIds": ["h3"]},
-        ]});
-        let registered = Registered::from_initialize(&hooks).unwrap();
+        ]}));
+        let registered = Registered::from_initialize(hooks).unwrap();
         let ids = |tool| -> Vec<String> {
             registered
                 .matching(HostHook::PreToolUse, Some(tool))
@@ -171,7 +188,7 @@ mod tests {
         assert_eq!(ids("mcp__files__read"), ["h2", "h3"]);
         assert_eq!(ids("read_file"), ["h3"]);
         assert!(registered.matching(HostHook::Stop, None).is_empty());
-        let unknown = Registered::from_initialize(&json!({"SessionStart": []}));
+        let unknown = Registered::from_initialize(read_hooks(json!({"SessionStart": []})));
         assert!(unknown.err().unwrap().contains("never calls SessionStart"));
     }
 }

@@ -10,9 +10,12 @@
 //!
 //! # Layout
 //! - `args`        — the command line, with the flags the Claude Agent SDKs pass
-//! - `stream_json` — `pincer agent --protocol stream-json`
-//! - `runner`      — `pincer agent --protocol runner`
-//! - `acp`         — `pincer acp`
+//! - `stream_json` — `pincer agent --protocol stream-json` (its lines as types: `wire`)
+//! - `hooks`       — the SDK hooks stream-json registers and calls
+//! - `runner`      — `pincer agent --protocol runner` (its lines as types: `wire`)
+//! - `acp`         — `pincer acp` (its types are the `agent-client-protocol` crate's)
+//! - `lenient`     — reading lines as tolerantly as the hosts must: an odd field is absent
+//! - `round_trip`  — (tests) holding the wire types to recorded lines
 
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -20,8 +23,12 @@
 mod acp;
 mod args;
 mod hooks;
+mod lenient;
 mod runner;
 mod stream_json;
+
+#[cfg(test)]
+mod round_trip;
 
 use std::sync::Arc;
 
@@ -236,12 +243,12 @@ impl Chat {
 }
 
 /// One JSON line on stdout, flushed at once (a host reads line by line).
-pub async fn write_line(
+pub async fn write_line<T: serde::Serialize>(
     out: &mut tokio::io::Stdout,
-    value: &serde_json::Value,
+    line: &T,
 ) -> anyhow::Result<()> {
     use tokio::io::AsyncWriteExt;
-    let mut text = value.to_string();
+    let mut text = serde_json::to_string(line)?;
     text.push('\n');
     out.write_all(text.as_bytes()).await?;
     out.flush().await?;

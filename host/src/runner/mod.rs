@@ -10,6 +10,7 @@
 //!   with the turn's stats for `result`
 //! - `asks`   — requests waiting for the host; an unanswered `permission_request` (Pincer's
 //!   own event) is refused after `host.approval_timeout_secs`
+//! - `wire`   — the lines both ways, as types
 //!
 //! This file starts the runner (`ready`, `session_started`, `session_id_update`) and
 //! runs its loop until `stop` or the end of stdin (`session_ended`, `complete`,
@@ -19,13 +20,13 @@ mod asks;
 mod input;
 pub(super) mod open;
 mod output;
+mod wire;
 
 use std::collections::VecDeque;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 use tokio::time::MissedTickBehavior;
@@ -37,6 +38,7 @@ use pincer_core::agent::Agent;
 use pincer_core::home::Home;
 use pincer_core::tools::mode::PermissionMode;
 use pincer_core::tools::preset::ToolPreset;
+use wire::{Event, Question, QuestionOption};
 
 /// How often a tool still running is reported (`tool_progress`).
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
@@ -84,39 +86,35 @@ pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
             .pin_model(&runner.chat.key, model)
             .await
     {
-        runner
-            .line(
-                json!({"type": "command_error", "command": "set_model", "error": err.to_string()}),
-            )
-            .await?;
+        runner.command_error("set_model", err.to_string()).await?;
     }
-    let key = runner.chat.key.to_string();
+    let key = runner.session();
     runner
-        .line(json!({
-            "type": "ready",
-            "provider": "pincer",
-            "conversationId": key,
-            "sessionId": key,
-            "cwd": runner.workspace,
-            "resuming": opened.resuming,
-            "forking": opened.forked_from.is_some(),
-            "forkedFrom": opened.forked_from,
-            "model": runner.model_name(),
-            "permissionMode": runner.mode.as_str(),
-            "toolPreset": runner.preset.as_str(),
-            "ignored": args.ignored,
-            "notes": opened.notes,
-        }))
+        .line(Event::Ready {
+            provider: "pincer".into(),
+            conversation_id: key.clone(),
+            session_id: key.clone(),
+            cwd: runner.workspace.clone(),
+            resuming: opened.resuming,
+            forking: opened.forked_from.is_some(),
+            forked_from: opened.forked_from,
+            model: runner.model_name(),
+            permission_mode: runner.mode.as_str().into(),
+            tool_preset: runner.preset.as_str().into(),
+            ignored: args.ignored,
+            notes: opened.notes,
+        })
         .await?;
     let source = if opened.resuming { "resume" } else { "startup" };
     runner
-        .line(
-            json!({"type": "session_started", "sessionId": key, "source": source,
-                     "cwd": runner.workspace}),
-        )
+        .line(Event::SessionStarted {
+            session_id: key.clone(),
+            source: source.into(),
+            cwd: runner.workspace.clone(),
+        })
         .await?;
     runner
-        .line(json!({"type": "session_id_update", "sessionId": key}))
+        .line(Event::SessionIdUpdate { session_id: key })
         .await?;
     runner.serve(core, asks).await
 }
@@ -151,8 +149,13 @@ struct Runner {
 }
 
 impl Runner {
-    async fn line(&mut self, value: Value) -> anyhow::Result<()> {
-        super::write_line(&mut self.out, &value).await
+    async fn line(&mut self, event: Event) -> anyhow::Result<()> {
+        super::write_line(&mut self.out, &event).await
+    }
+
+    /// The conversation's key: every event's `sessionId`.
+    fn session(&self) -> String {
+        self.chat.key.to_string()
     }
 
     fn model_name(&self) -> String {
@@ -203,13 +206,20 @@ impl Runner {
                 _ = progress.tick(), if tools_running => self.progress().await?,
             }
         };
-        let session = self.chat.key.to_string();
-        self.line(json!({"type": "session_ended", "reason": reason, "sessionId": session}))
-            .await?;
-        self.line(json!({"type": "complete", "sessionId": session}))
-            .await?;
-        self.line(json!({"type": "shutdown", "reason": reason}))
-            .await?;
+        let session = self.session();
+        self.line(Event::SessionEnded {
+            reason: reason.into(),
+            session_id: session.clone(),
+        })
+        .await?;
+        self.line(Event::Complete {
+            session_id: session,
+        })
+        .await?;
+        self.line(Event::Shutdown {
+            reason: reason.into(),
+        })
+        .await?;
         stop.await;
         Ok(ExitCode::SUCCESS)
     }
@@ -225,40 +235,56 @@ impl Runner {
     /// request, or as Pincer's `permission_request`, which expires.
     async fn ask(&mut self, ask: Ask) -> anyhow::Result<()> {
         let request = &ask.request;
-        let session = self.chat.key.to_string();
+        let session = self.session();
         let line = if request.tool == pincer_core::tools::question::QUESTION {
-            let question = request.input["question"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
-            let options: Vec<Value> = request.input["options"]
-                .as_array()
+            // The question tool's input, free-form: its question and options as given.
+            let question = request.input.get("question").cloned().unwrap_or_default();
+            let options = request
+                .input
+                .get("options")
+                .and_then(|options| options.as_array())
                 .into_iter()
                 .flatten()
-                .map(|o| json!({"label": o, "description": ""}))
+                .map(|option| QuestionOption {
+                    label: option.clone(),
+                    description: String::new(),
+                })
                 .collect();
-            let id = self.asks.add(
-                asks::Kind::Question,
-                &request.tool,
-                Some(question),
-                ask.answer,
-            );
-            json!({"type": "user_question_request", "requestId": id, "sessionId": session,
-                   "questions": [{"question": request.input["question"], "header": "Question",
-                                  "options": options, "multiSelect": false}]})
+            let text = question.as_str().unwrap_or_default().to_string();
+            let id = self
+                .asks
+                .add(asks::Kind::Question, &request.tool, Some(text), ask.answer);
+            Event::UserQuestionRequest {
+                request_id: id,
+                session_id: session,
+                questions: vec![Question {
+                    question,
+                    header: "Question".into(),
+                    options,
+                    multi_select: false,
+                }],
+            }
         } else if request.tool == pincer_core::tools::mode::EXIT_PLAN_MODE {
             let id = self
                 .asks
                 .add(asks::Kind::Plan, &request.tool, None, ask.answer);
-            json!({"type": "plan_approval_request", "requestId": id, "sessionId": session,
-                   "plan": request.input["plan"]})
+            Event::PlanApprovalRequest {
+                request_id: id,
+                session_id: session,
+                plan: request.input.get("plan").cloned().unwrap_or_default(),
+            }
         } else {
             let id = self
                 .asks
                 .add(asks::Kind::Permission, &request.tool, None, ask.answer);
-            json!({"type": "permission_request", "requestId": id, "sessionId": session,
-                   "tool": request.tool, "input": request.input, "toolUseId": request.call_id,
-                   "timeoutSeconds": self.asks.timeout_secs()})
+            Event::PermissionRequest {
+                request_id: id,
+                session_id: session,
+                tool: request.tool.clone(),
+                input: request.input.clone(),
+                tool_use_id: request.call_id.clone(),
+                timeout_seconds: self.asks.timeout_secs(),
+            }
         };
         self.line(line).await
     }
@@ -266,9 +292,15 @@ impl Runner {
     /// Refuse the permission requests nobody answered in time, and tell the host.
     async fn expire(&mut self) -> anyhow::Result<()> {
         for (id, tool, why) in self.asks.expire(tokio::time::Instant::now()) {
-            self.line(json!({"type": "warning", "requestId": id, "tool": tool,
-                             "message": format!("permission request {id}: {why}; answer with permission_response {{requestId, allow}}, or start the runner with --permission-mode bypassPermissions")}))
-                .await?;
+            let message = format!(
+                "permission request {id}: {why}; answer with permission_response {{requestId, allow}}, or start the runner with --permission-mode bypassPermissions"
+            );
+            self.line(Event::Warning {
+                request_id: Some(id),
+                tool: Some(tool),
+                message,
+            })
+            .await?;
         }
         Ok(())
     }

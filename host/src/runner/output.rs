@@ -10,14 +10,15 @@
 //! an `agent_notification`. Nothing here re-derives the turn: only the chunks say what
 //! happened.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::time::Instant;
 
 use pincer_channels::{Chunk, FinishReason, OutboundBody, TurnUsage};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::super::stream_json::COMPAT_VERSION;
 use super::Runner;
+use super::wire::{BudgetConfig, Event, Init, Stats, TurnResult, Usage};
 use pincer_core::tools::preset::ToolPreset;
 use pincer_core::tools::{Effects, TypedTool};
 
@@ -71,24 +72,6 @@ impl Turn {
     }
 }
 
-/// Seed 001's per-turn statistics, counted by what each tool declares it does.
-#[derive(Debug, Default, PartialEq)]
-struct Stats {
-    tool_calls: u32,
-    tools_by_type: BTreeMap<String, u32>,
-    /// `task` calls.
-    sub_agents: u32,
-    /// Calls that only read the workspace (read_file, glob, grep, list_dir).
-    files_read: u32,
-    /// Calls that only edit the workspace (write_file, edit_file).
-    files_written: u32,
-    /// Calls that run commands (exec).
-    bash_commands: u32,
-    /// Calls that reach the internet (web_search, web_fetch).
-    web_searches: u32,
-    total_tool_duration_ms: u64,
-}
-
 impl Stats {
     fn count(&mut self, tool: &str, effects: Effects) {
         self.tool_calls += 1;
@@ -110,19 +93,6 @@ impl Stats {
             self.web_searches += 1;
         }
     }
-
-    fn json(&self) -> Value {
-        json!({
-            "toolCalls": self.tool_calls,
-            "toolsByType": self.tools_by_type,
-            "subAgents": self.sub_agents,
-            "filesRead": self.files_read,
-            "filesWritten": self.files_written,
-            "bashCommands": self.bash_commands,
-            "webSearches": self.web_searches,
-            "totalToolDurationMs": self.total_tool_duration_ms,
-        })
-    }
 }
 
 impl Runner {
@@ -139,8 +109,7 @@ impl Runner {
                 if let Some(turn) = self.turn.as_mut() {
                     turn.last_text = text.clone();
                 }
-                self.line(json!({"type": "assistant_text", "content": text}))
-                    .await
+                self.line(Event::AssistantText { content: text }).await
             }
             OutboundBody::Text(text) => self.notify("message", text).await,
             OutboundBody::Notice(text) => self.notify("notice", text).await,
@@ -148,9 +117,12 @@ impl Runner {
                 if let Some(turn) = self.turn.as_mut().filter(|t| !t.begun) {
                     turn.errors.push(text.clone());
                 }
-                let session = self.chat.key.to_string();
-                self.line(json!({"type": "error", "message": text, "sessionId": session}))
-                    .await
+                let session_id = self.session();
+                self.line(Event::Error {
+                    message: text,
+                    session_id,
+                })
+                .await
             }
             OutboundBody::Done if command || refused => {
                 let errors = self.turn.as_ref().is_some_and(|t| !t.errors.is_empty());
@@ -174,21 +146,22 @@ impl Runner {
     }
 
     async fn notify(&mut self, kind: &str, message: String) -> anyhow::Result<()> {
-        let session = self.chat.key.to_string();
-        self.line(
-            json!({"type": "agent_notification", "title": "Pincer", "message": message,
-                         "notificationType": kind, "sessionId": session}),
-        )
+        let session_id = self.session();
+        self.line(Event::AgentNotification {
+            title: "Pincer".into(),
+            message,
+            notification_type: kind.into(),
+            session_id,
+        })
         .await
     }
 
     async fn chunk(&mut self, chunk: Chunk) -> anyhow::Result<()> {
-        let session = self.chat.key.to_string();
         match chunk {
             Chunk::Start { .. } => {
                 self.turn.get_or_insert_with(|| Turn::new(false)).begun = true;
                 let init = self.init();
-                self.line(init).await?;
+                self.line(Event::Init(Box::new(init))).await?;
             }
             Chunk::TextDelta { delta, .. } => {
                 if let Some(turn) = self.turn.as_mut() {
@@ -210,14 +183,13 @@ impl Runner {
                 }
             }
             Chunk::ReasoningStart { .. } => {
-                self.line(json!({"type": "thinking_start"})).await?;
+                self.line(Event::ThinkingStart).await?;
             }
             Chunk::ReasoningDelta { delta, .. } => {
                 if let Some(turn) = self.turn.as_mut() {
                     turn.thinking.push_str(&delta);
                 }
-                self.line(json!({"type": "thinking_delta", "content": delta}))
-                    .await?;
+                self.line(Event::ThinkingDelta { content: delta }).await?;
             }
             Chunk::ReasoningEnd { .. } => {
                 let thinking = self
@@ -225,8 +197,7 @@ impl Runner {
                     .as_mut()
                     .map(|t| std::mem::take(&mut t.thinking))
                     .unwrap_or_default();
-                self.line(json!({"type": "thinking", "content": thinking}))
-                    .await?;
+                self.line(Event::Thinking { content: thinking }).await?;
             }
             Chunk::ToolInputAvailable {
                 tool_call_id,
@@ -245,8 +216,12 @@ impl Runner {
                 if let Some(turn) = self.turn.as_mut() {
                     turn.errors.push(error_text.clone());
                 }
-                self.line(json!({"type": "error", "message": error_text, "sessionId": session}))
-                    .await?;
+                let session_id = self.session();
+                self.line(Event::Error {
+                    message: error_text,
+                    session_id,
+                })
+                .await?;
             }
             Chunk::Finish { reason, usage } => self.finish(reason, usage).await?,
             Chunk::StartStep
@@ -257,32 +232,39 @@ impl Runner {
         Ok(())
     }
 
-    fn init(&self) -> Value {
+    fn init(&self) -> Init {
         // What bounds a turn here: Pincer's own limits, not the seed's flags.
         let limits = self.agent.limits();
-        json!({
-            "type": "init",
-            "model": self.model_name(),
-            "tools": self.tools, "mcpServers": self.mcp_servers(),
-            "slashCommands": pincer_core::dispatch::HELP.lines()
+        Init {
+            model: self.model_name(),
+            tools: self.tools.clone(),
+            mcp_servers: self.mcp_servers(),
+            slash_commands: pincer_core::dispatch::HELP
+                .lines()
                 .filter_map(|l| l.strip_prefix('/')?.split(' ').next())
-                .collect::<Vec<_>>(),
-            "skills": [], "plugins": [], "agents": [TASK],
-            "permissionMode": self.mode.as_str(),
-            "toolPreset": self.preset.as_str(),
-            "budgetConfig": {"maxBudgetUsd": limits.max_turn_cost_usd,
-                             "maxTurns": limits.max_iterations, "maxThinkingTokens": null},
-            "claudeCodeVersion": COMPAT_VERSION,
-            "apiKeySource": "none",
-            "sessionId": self.chat.key.to_string(),
-            "cwd": self.workspace,
-        })
+                .map(String::from)
+                .collect(),
+            skills: Vec::new(),
+            plugins: Vec::new(),
+            agents: vec![TASK.into()],
+            permission_mode: self.mode.as_str().into(),
+            tool_preset: self.preset.as_str().into(),
+            budget_config: BudgetConfig {
+                max_budget_usd: limits.max_turn_cost_usd,
+                max_turns: limits.max_iterations,
+                max_thinking_tokens: None,
+            },
+            claude_code_version: COMPAT_VERSION.into(),
+            api_key_source: "none".into(),
+            session_id: self.session(),
+            cwd: self.workspace.clone(),
+        }
     }
 
     async fn tool_start(&mut self, id: String, tool: String, input: Value) -> anyhow::Result<()> {
         self.flush(true).await?;
         let effects = self.agent.tools().effects_of(&tool);
-        let subagent = tool == TASK && input["background"] != true;
+        let subagent = tool == TASK && input.get("background") != Some(&Value::Bool(true));
         if let Some(turn) = self.turn.as_mut() {
             turn.stats.count(&tool, effects);
             turn.tools.insert(
@@ -294,20 +276,32 @@ impl Runner {
                 },
             );
         }
+        // The todo tool's list and the task's description, from the free-form input.
         if tool == "todo" {
-            self.line(json!({"type": "todo_update", "id": id, "todos": input["items"]}))
-                .await?;
-        }
-        let session = self.chat.key.to_string();
-        let description = input["description"].clone();
-        self.line(json!({"type": "tool_start", "id": id, "tool": tool, "params": input}))
+            let todos = input.get("items").cloned().unwrap_or_default();
+            self.line(Event::TodoUpdate {
+                id: id.clone(),
+                todos,
+            })
             .await?;
-        if tool == TASK {
-            self.line(
-                json!({"type": "subagent_started", "agentId": id, "agentType": TASK,
-                             "parentToolUseId": id, "description": description,
-                             "sessionId": session}),
-            )
+        }
+        let description = input.get("description").cloned().unwrap_or_default();
+        let task = tool == TASK;
+        self.line(Event::ToolStart {
+            id: id.clone(),
+            tool,
+            params: input,
+        })
+        .await?;
+        if task {
+            let session_id = self.session();
+            self.line(Event::SubagentStarted {
+                agent_id: id.clone(),
+                agent_type: TASK.into(),
+                parent_tool_use_id: id,
+                description,
+                session_id,
+            })
             .await?;
         }
         Ok(())
@@ -323,22 +317,23 @@ impl Runner {
             turn.stats.total_tool_duration_ms += duration;
         }
         let summary: String = result.chars().take(100).collect();
-        self.line(json!({
-            "type": "tool_end",
-            "id": id,
-            "tool": tool,
-            "success": success,
-            "summary": summary,
-            "duration": duration,
-        }))
+        self.line(Event::ToolEnd {
+            id: id.into(),
+            tool,
+            success,
+            summary,
+            duration,
+        })
         .await?;
         if subagent {
-            let session = self.chat.key.to_string();
-            self.line(
-                json!({"type": "subagent_stopped", "agentId": id, "success": success,
-                             "stopHookActive": false, "transcriptPath": null,
-                             "sessionId": session}),
-            )
+            let session_id = self.session();
+            self.line(Event::SubagentStopped {
+                agent_id: id.into(),
+                success,
+                stop_hook_active: false,
+                transcript_path: None,
+                session_id,
+            })
             .await?;
         }
         Ok(())
@@ -349,14 +344,16 @@ impl Runner {
         let Some(turn) = self.turn.as_ref() else {
             return Ok(());
         };
-        let lines: Vec<Value> = turn
+        let lines: Vec<Event> = turn
             .tools
             .iter()
             .filter(|(_, r)| r.started.elapsed() >= super::PROGRESS_EVERY)
-            .map(|(id, r)| {
-                json!({"type": "tool_progress", "toolUseId": id, "toolName": r.name,
-                       "elapsedTimeSeconds": r.started.elapsed().as_secs_f64(),
-                       "parentToolUseId": null, "sessionId": self.chat.key.to_string()})
+            .map(|(id, r)| Event::ToolProgress {
+                tool_use_id: id.clone(),
+                tool_name: r.name.clone(),
+                elapsed_time_seconds: r.started.elapsed().as_secs_f64(),
+                parent_tool_use_id: None,
+                session_id: self.session(),
             })
             .collect();
         for line in lines {
@@ -386,15 +383,14 @@ impl Runner {
         if content.trim().is_empty() {
             return Ok(());
         }
-        self.line(json!({"type": "assistant_text", "content": content}))
-            .await
+        self.line(Event::AssistantText { content }).await
     }
 
     /// The turn (or command) ended: what it did, and `turn_complete`.
     async fn finish(&mut self, reason: FinishReason, usage: TurnUsage) -> anyhow::Result<()> {
         self.flush(true).await?;
         let turn = self.turn.take().unwrap_or_else(|| Turn::new(false));
-        let session = self.chat.key.to_string();
+        let session = self.session();
         if let Some(boundary) = self.compaction(turn.command).await {
             self.line(boundary).await?;
         }
@@ -403,59 +399,34 @@ impl Runner {
         }
         if usage.model_calls > 0 {
             let last = usage.last_call;
-            self.line(json!({"type": "context_usage", "inputTokens": last.input,
-                             "outputTokens": last.output, "cacheReadInputTokens": last.cache_read,
-                             "cacheCreationInputTokens": last.cache_write, "sessionId": session}))
-                .await?;
+            self.line(Event::ContextUsage {
+                input_tokens: last.input,
+                output_tokens: last.output,
+                cache_read_input_tokens: last.cache_read,
+                cache_creation_input_tokens: last.cache_write,
+                session_id: session.clone(),
+            })
+            .await?;
         }
         let duration_ms = match usage.duration_ms {
             0 => turn.started.elapsed().as_millis() as u64,
             ms => ms,
         };
-        let mut result = json!({
-            "type": "result",
-            "cost": usage.cost_usd, "turns": usage.model_calls,
-            "durationMs": duration_ms, "durationApiMs": usage.model_ms,
-            "usage": {
-                "input_tokens": usage.input_tokens,
-                "output_tokens": usage.output_tokens,
-                "cache_read_input_tokens": usage.cache_read_tokens,
-                "cache_creation_input_tokens": usage.cache_write_tokens,
-            },
-            "model": usage.model,
-            "sessionId": session,
-            "stats": turn.stats.json(),
-        });
-        let outcome = match reason {
-            FinishReason::Stop => json!({"success": true, "subtype": "success",
-                                         "summary": turn.last_text, "stopReason": "end_turn"}),
-            other => {
-                let errors = match other {
-                    FinishReason::Aborted => vec!["interrupted".to_string()],
-                    _ if turn.errors.is_empty() => vec![turn.last_text.clone()],
-                    _ => turn.errors.clone(),
-                };
-                let subtype = match other {
-                    FinishReason::Length => "error_max_turns",
-                    _ => "error_during_execution",
-                };
-                json!({"success": false, "subtype": subtype, "stopReason": null, "errors": errors})
-            }
-        };
-        if let (Some(result), Value::Object(outcome)) = (result.as_object_mut(), outcome) {
-            result.extend(outcome);
-        }
-        self.line(result).await?;
-        if let Some(model) = &usage.model {
-            let window = self.agent.models().caps.context_tokens(model);
-            self.line(
-                json!({"type": "context_window_size", "contextWindow": window,
-                             "model": model, "sessionId": session}),
-            )
+        let result = result(reason, &usage, turn, duration_ms, session.clone());
+        self.line(Event::Result(Box::new(result))).await?;
+        if let Some(model) = usage.model {
+            let context_window = self.agent.models().caps.context_tokens(&model);
+            self.line(Event::ContextWindowSize {
+                context_window,
+                model,
+                session_id: session.clone(),
+            })
             .await?;
         }
-        self.line(json!({"type": "turn_complete", "sessionId": session}))
-            .await
+        self.line(Event::TurnComplete {
+            session_id: session,
+        })
+        .await
     }
 
     /// After `/new` the key has a new session: the host's mode and tool preset go with
@@ -484,7 +455,7 @@ impl Runner {
 
     /// `compact_boundary` when the conversation's summary moved since the last turn
     /// ended (this turn, or the `/compact` command, summarised it).
-    async fn compaction(&mut self, command: bool) -> Option<Value> {
+    async fn compaction(&mut self, command: bool) -> Option<Event> {
         let meta = match self.agent.store().session_meta(self.chat.session).await {
             Ok(meta) => meta,
             Err(err) => {
@@ -498,16 +469,69 @@ impl Runner {
         self.summary_upto = meta.summary_upto;
         let trigger = if command { "manual" } else { "auto" };
         // Pincer does not keep the size before: `preTokens` is null.
-        Some(
-            json!({"type": "compact_boundary", "trigger": trigger, "preTokens": null,
-                    "sessionId": self.chat.key.to_string()}),
-        )
+        Some(Event::CompactBoundary {
+            trigger: trigger.into(),
+            pre_tokens: None,
+            session_id: self.session(),
+        })
+    }
+}
+
+/// The `result` of a turn that ended for `reason`.
+fn result(
+    reason: FinishReason,
+    usage: &TurnUsage,
+    turn: Turn,
+    duration_ms: u64,
+    session_id: String,
+) -> TurnResult {
+    let (success, subtype, summary, stop_reason, errors) = match reason {
+        FinishReason::Stop => (
+            true,
+            "success",
+            Some(turn.last_text),
+            Some("end_turn".to_string()),
+            None,
+        ),
+        other => {
+            let errors = match other {
+                FinishReason::Aborted => vec!["interrupted".to_string()],
+                _ if turn.errors.is_empty() => vec![turn.last_text],
+                _ => turn.errors,
+            };
+            let subtype = match other {
+                FinishReason::Length => "error_max_turns",
+                _ => "error_during_execution",
+            };
+            (false, subtype, None, None, Some(errors))
+        }
+    };
+    TurnResult {
+        cost: usage.cost_usd,
+        turns: usage.model_calls,
+        duration_ms,
+        duration_api_ms: usage.model_ms,
+        usage: Usage {
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+            cache_read_input_tokens: usage.cache_read_tokens,
+            cache_creation_input_tokens: usage.cache_write_tokens,
+        },
+        model: usage.model.clone(),
+        session_id,
+        stats: turn.stats,
+        success,
+        subtype: subtype.into(),
+        summary,
+        stop_reason,
+        errors,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn stats_count_by_what_each_tool_declares() {
@@ -527,7 +551,7 @@ mod tests {
         ] {
             stats.count(tool, effects);
         }
-        let json = stats.json();
+        let json = serde_json::to_value(&stats).expect("JSON");
         assert_eq!(json["toolCalls"], 6);
         assert_eq!(json["toolsByType"]["read_file"], 1);
         assert_eq!(
@@ -538,5 +562,53 @@ mod tests {
         assert_eq!(json["webSearches"], 1);
         assert_eq!(json["subAgents"], 1);
         assert_eq!(json.as_object().map(|o| o.len()), Some(8));
+    }
+
+    fn recorded(name: &str) -> String {
+        let fixture = include_str!("../../tests/fixtures/runner/pincer_output.jsonl");
+        crate::round_trip::fixture(fixture)
+            .into_iter()
+            .find(|(n, _)| n == name)
+            .unwrap_or_else(|| panic!("no line {name}"))
+            .1
+    }
+
+    fn written(result: TurnResult) -> String {
+        serde_json::to_string(&Event::Result(Box::new(result))).expect("JSON")
+    }
+
+    #[test]
+    fn a_result_is_written_as_before_the_types() {
+        let usage = TurnUsage {
+            input_tokens: 86,
+            output_tokens: 2,
+            cache_read_tokens: 1950,
+            model_calls: 1,
+            model: Some("fake/m".into()),
+            model_ms: 1210,
+            ..TurnUsage::default()
+        };
+        let mut turn = Turn::new(false);
+        turn.last_text = "echo: hi".into();
+        turn.stats.total_tool_duration_ms = 35;
+        let session = "terminal:dm:conv-1".to_string();
+        assert_eq!(
+            written(result(FinishReason::Stop, &usage, turn, 1840, session)),
+            recorded("result/success")
+        );
+
+        let usage = TurnUsage {
+            model_ms: 1210,
+            ..TurnUsage::default()
+        };
+        let mut turn = Turn::new(false);
+        turn.errors =
+            vec!["provider fake rejected the request (HTTP 400): Invalid request.".into()];
+        turn.stats.total_tool_duration_ms = 35;
+        let session = "terminal:dm:conv-2".to_string();
+        assert_eq!(
+            written(result(FinishReason::Error, &usage, turn, 1840, session)),
+            recorded("result/error_during_execution")
+        );
     }
 }

@@ -8,29 +8,37 @@
 //! one `result`; `control_request` `can_use_tool` whenever a call needs approval (with
 //! `--permission-prompt-tool stdio`; else such a call is refused with the reason).
 //!
-//! Stdin ending is not a cancel: the queued messages are answered, then it exits, 1 if
-//! the last turn failed. `session_id` in every line is the conversation's key, so an
-//! SDK's `resume` comes back as `--resume <key>`.
+//! - `wire`    — the lines, as types
+//! - `turn`    — a turn's chunks written as the conversation's lines
+//! - `sdk_mcp` — the SDK's in-process MCP servers, reached through `mcp_message`
+//!
+//! This file reads the host's lines and answers them, and asks the host what the core
+//! needs asked. Stdin ending is not a cancel: the queued messages are answered, then it
+//! exits, 1 if the last turn failed. `session_id` in every line is the conversation's
+//! key, so an SDK's `resume` comes back as `--resume <key>`.
 
 use std::collections::{HashMap, VecDeque};
 use std::process::ExitCode;
 
-use pincer_channels::{Chunk, FinishReason, OutboundBody};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::{mpsc, oneshot};
 
 mod sdk_mcp;
+mod turn;
 mod wire;
 
 use super::hooks::{self, HookCall};
-use super::{Args, Ask, Chat, Core, uuid};
+use super::{Args, Ask, Chat, Core};
 use pincer_core::home::Home;
 use pincer_core::tools::approval::Approval;
 use pincer_core::tools::mode::PermissionMode;
+use turn::Turn;
+pub(crate) use wire::Hooks;
 use wire::{
-    Kept, adapted, added_rules, allow_rule, context_usage, covers, initialized, mcp_servers,
-    result, set_mode, suggestions, user_text,
+    Answered, CanUseTool, ContextUsage, Decision, Denial, HostRequest, Initialized, Input, Kept,
+    Known, McpServer, Output, PincerReply, PincerRequest, Question, ReplyBody, Request, Rule,
+    suggestions,
 };
 
 /// What `claude_code_version` says: the SDKs warn below 2.0.0.
@@ -127,7 +135,7 @@ struct Host {
     gatherings: HashMap<u64, hooks::Gathering>,
     /// Allow rules the host added for this session (`updatedPermissions`, `addRules`):
     /// a call they cover is not asked again.
-    session_rules: Vec<Value>,
+    session_rules: Vec<Rule>,
     /// The last model call's prompt size (input, cache read and write tokens), for
     /// `get_context_usage`.
     context_tokens: u64,
@@ -145,27 +153,14 @@ struct Pending {
     subject: String,
 }
 
-/// One turn's output state.
-#[derive(Default)]
-struct Turn {
-    started: bool,
-    step: u32,
-    /// The content block index within the current model call (stream events).
-    index: u32,
-    /// Reasoning text of the open block.
-    thinking: String,
-    /// The last text block: the turn's `result`.
-    last_text: String,
-    denials: Vec<Value>,
-    /// The current model call made tool calls (its `stop_reason` is `tool_use`).
-    step_tools: bool,
-    /// The current model call's `message_delta`/`message_stop` went out.
-    step_ended: bool,
-}
-
 impl Host {
-    async fn line(&mut self, value: Value) -> anyhow::Result<()> {
-        super::write_line(&mut self.out, &value).await
+    async fn line(&mut self, line: Output) -> anyhow::Result<()> {
+        super::write_line(&mut self.out, &line).await
+    }
+
+    /// The conversation's key: every line's `session_id`.
+    fn session(&self) -> String {
+        self.chat.key.to_string()
     }
 
     /// Serve until stdin ended and the queue is answered; whether the last turn failed.
@@ -207,7 +202,7 @@ impl Host {
                 }
                 Some(message) = mcp_messages.recv() => {
                     if let Some(line) = self.sdk_mcp.request(message, stdin_open) {
-                        self.line(line).await?;
+                        self.line(Output::ControlRequest(line)).await?;
                     }
                 }
                 ask = asks.recv() => {
@@ -227,33 +222,30 @@ impl Host {
         if line.trim().is_empty() {
             return Ok(());
         }
-        let message: Value = match serde_json::from_str(line) {
-            Ok(message) => message,
+        let input = match Input::read(line) {
+            Ok(input) => input,
             Err(err) => {
                 eprintln!("pincer agent: a line that is not JSON was ignored: {err}");
                 return Ok(());
             }
         };
-        match message["type"].as_str().unwrap_or_default() {
-            "user" => {
-                let text = user_text(&message["message"]["content"]);
+        match input {
+            Input::User(user) => {
+                let text = user.message.content.text();
                 if self.turn.is_some() {
                     self.queue.push_back(text);
                 } else {
                     self.begin(text, running).await?;
                 }
             }
-            "control_request" => self.control(&message, running).await?,
-            "control_response" => self.answered(&adapted(&message), running),
-            "control_cancel_request" => {
-                if let Some(id) = message["request_id"].as_str()
-                    && let Some(pending) = self.pending.remove(id)
-                {
+            Input::ControlRequest(request) => self.control(request, running).await?,
+            Input::ControlResponse(answer) => self.answered(answer.answered(), running),
+            Input::ControlCancelRequest { request_id } => {
+                if let Some(pending) = request_id.and_then(|id| self.pending.remove(&id)) {
                     let _ = pending.answer.send(Approval::Deny);
                 }
             }
-            // keep_alive, update_environment_variables and what comes after.
-            _ => {}
+            Input::KeepAlive | Input::UpdateEnvironmentVariables { .. } | Input::Other => {}
         }
         Ok(())
     }
@@ -276,160 +268,180 @@ impl Host {
         self.chat.send(text, running).await
     }
 
-    async fn control(&mut self, message: &Value, running: &super::Handles) -> anyhow::Result<()> {
-        let id = message["request_id"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        let request = &message["request"];
-        let answer = match request["subtype"].as_str().unwrap_or_default() {
-            "initialize" => match hooks::Registered::from_initialize(&request["hooks"]) {
-                Ok(registered) => {
-                    self.hooks = registered;
-                    Ok(initialized())
+    async fn control(
+        &mut self,
+        message: HostRequest,
+        running: &super::Handles,
+    ) -> anyhow::Result<()> {
+        let HostRequest {
+            request_id,
+            request,
+        } = message;
+        let request = match request {
+            Request::Known(request) => request,
+            Request::Unsupported(other) => {
+                let why = format!("{} is not supported by pincer agent", other.subtype);
+                return self.reply(request_id, Err(why)).await;
+            }
+        };
+        let answer = match request {
+            Known::Initialize(initialize) => {
+                match hooks::Registered::from_initialize(initialize.hooks.unwrap_or_default()) {
+                    Ok(registered) => {
+                        self.hooks = registered;
+                        Ok(ReplyBody::Initialized(Box::new(Initialized::pincer())))
+                    }
+                    Err(why) => Err(why),
                 }
-                Err(why) => Err(why),
-            },
-            "interrupt" => {
+            }
+            Known::Interrupt => {
                 running.dispatcher.stop(&self.chat.key);
                 for (_, pending) in self.pending.drain() {
                     let _ = pending.answer.send(Approval::Deny);
                 }
-                Ok(json!({"still_queued": []}))
+                Ok(ReplyBody::Interrupted {
+                    still_queued: Vec::new(),
+                })
             }
-            "set_permission_mode" => {
-                let name = request["mode"].as_str().unwrap_or_default();
-                match PermissionMode::parse(name) {
-                    Some(mode) => {
-                        running.agent.modes().set(self.chat.session, mode);
-                        Ok(json!({"mode": mode.as_str()}))
-                    }
-                    None => Err(format!(
-                        "{name} is not a permission mode; use default, acceptEdits, plan, bypassPermissions or dontAsk"
-                    )),
+            Known::SetPermissionMode { mode: name } => match PermissionMode::parse(&name) {
+                Some(mode) => {
+                    running.agent.modes().set(self.chat.session, mode);
+                    Ok(ReplyBody::Mode {
+                        mode: mode.as_str().into(),
+                    })
                 }
-            }
-            "set_model" => {
-                let model = request["model"].as_str().unwrap_or("auto");
+                None => Err(format!(
+                    "{name} is not a permission mode; use default, acceptEdits, plan, bypassPermissions or dontAsk"
+                )),
+            },
+            Known::SetModel { model } => {
+                let model = model.unwrap_or_else(|| "auto".into());
                 running
                     .dispatcher
-                    .pin_model(&self.chat.key, model)
+                    .pin_model(&self.chat.key, &model)
                     .await
-                    .map(|_| json!({"model": model}))
+                    .map(|_| ReplyBody::Model { model })
                     .map_err(|err| err.to_string())
             }
-            "mcp_status" => Ok(json!({"mcpServers": mcp_servers(self.agent.mcp_status())})),
-            "get_context_usage" => match &self.model {
-                Some(model) => Ok(context_usage(
+            Known::McpStatus => Ok(ReplyBody::McpStatus {
+                mcp_servers: McpServer::all(self.agent.mcp_status()),
+            }),
+            Known::GetContextUsage => match &self.model {
+                Some(model) => Ok(ReplyBody::ContextUsage(Box::new(ContextUsage::new(
                     model,
                     self.agent.models().caps.context_tokens(model),
                     self.context_tokens,
-                )),
-                None => Err(wire::NO_MODEL_YET.into()),
+                )))),
+                None => Err(NO_MODEL_YET.into()),
             },
-            other => Err(format!("{other} is not supported by pincer agent")),
         };
-        let response = match answer {
-            Ok(response) => json!({"subtype": "success", "request_id": id, "response": response}),
-            Err(error) => json!({"subtype": "error", "request_id": id, "error": error}),
-        };
-        self.line(json!({"type": "control_response", "response": response}))
+        self.reply(request_id, answer).await
+    }
+
+    async fn reply(&mut self, id: String, answer: Result<ReplyBody, String>) -> anyhow::Result<()> {
+        self.line(Output::ControlResponse(PincerReply::to(id, answer)))
             .await
     }
 
-    /// The host answered one of our `can_use_tool` requests.
-    fn answered(&mut self, response: &Value, running: &super::Handles) {
-        let Some(id) = response["request_id"].as_str() else {
+    /// The host answered one of our requests: an MCP message, a hook callback or a
+    /// `can_use_tool`.
+    fn answered(&mut self, answer: Answered, running: &super::Handles) {
+        let Some(id) = answer.request_id else {
             return;
         };
-        if self.sdk_mcp.answered(response) {
+        let outcome = answer.outcome;
+        if self.sdk_mcp.waits_for(&id) {
+            self.sdk_mcp.answered(&id, outcome);
             return;
         }
-        if let Some((gathering, block, event)) = self.hook_requests.remove(id) {
-            let answer = if response["subtype"] == "error" {
-                let error = response["error"].as_str().unwrap_or("no reason given");
-                eprintln!(
-                    "pincer agent: the host's {} hook failed: {error}",
-                    event.name()
-                );
-                hooks::failed(block, event, error)
-            } else {
-                Some(response["response"].clone())
+        if let Some((gathering, block, event)) = self.hook_requests.remove(&id) {
+            let answer = match outcome {
+                Err(error) => {
+                    let error = error.unwrap_or_else(|| "no reason given".into());
+                    eprintln!(
+                        "pincer agent: the host's {} hook failed: {error}",
+                        event.name()
+                    );
+                    hooks::failed(block, event, &error)
+                }
+                Ok(output) => Some(output),
             };
             self.hook_answered(gathering, answer);
             return;
         }
-        let Some(pending) = self.pending.remove(id) else {
+        let Some(pending) = self.pending.remove(&id) else {
             return;
         };
-        let body = &response["response"];
-        let approval = if response["subtype"] == "error" {
-            Approval::Refused(
-                response["error"]
-                    .as_str()
-                    .unwrap_or("the host could not answer")
-                    .to_string(),
-            )
-        } else {
-            // `behavior`, or the older adapters' `subtype` in its place.
-            let behavior = body["behavior"]
-                .as_str()
-                .or_else(|| body["subtype"].as_str())
-                .unwrap_or("deny");
-            // A `setMode` among the permission updates applies to this conversation.
-            if let Some(mode) = set_mode(&body["updatedPermissions"]) {
-                running.agent.modes().set(self.chat.session, mode);
+        let approval = match outcome {
+            Err(error) => {
+                Approval::Refused(error.unwrap_or_else(|| "the host could not answer".into()))
             }
-            match behavior {
-                "allow" if pending.tool == pincer_core::tools::question::QUESTION => {
-                    match body["updatedInput"]["answer"].as_str() {
-                        Some(answer) => Approval::Answered(answer.to_string()),
-                        None => Approval::Refused(
-                            "the host allowed the question without an answer (updatedInput.answer)"
-                                .into(),
-                        ),
-                    }
-                }
-                "allow" => match body.get("updatedInput") {
-                    Some(input) if *input != pending.input && input.is_object() => {
-                        Approval::Edited(input.clone())
-                    }
-                    _ => match allow_rule(&body["updatedPermissions"], &pending) {
-                        Some(Kept::Stored) => Approval::Always,
-                        Some(Kept::Session) => {
-                            self.session_rules
-                                .extend(added_rules(&body["updatedPermissions"]));
-                            Approval::Once
-                        }
-                        None => Approval::Once,
-                    },
-                },
-                _ => {
-                    let why = body["message"]
-                        .as_str()
-                        .unwrap_or("the host said no")
-                        .to_string();
-                    if let Some(turn) = self.turn.as_mut() {
-                        turn.denials.push(json!({
-                            "tool_name": pending.tool,
-                            "tool_use_id": pending.call_id,
-                            "tool_input": pending.input,
-                        }));
-                    }
-                    if body["interrupt"] == true {
-                        running.dispatcher.stop(&self.chat.key);
-                    }
-                    Approval::Refused(why)
-                }
-            }
+            Ok(body) => self.decided(crate::lenient::read(body), &pending, running),
         };
         let _ = pending.answer.send(approval);
+    }
+
+    /// What the host's decision on a `can_use_tool` means for the call.
+    fn decided(
+        &mut self,
+        decision: Decision,
+        pending: &Pending,
+        running: &super::Handles,
+    ) -> Approval {
+        // A `setMode` among the permission updates applies to this conversation.
+        if let Some(mode) = decision.set_mode() {
+            running.agent.modes().set(self.chat.session, mode);
+        }
+        if !decision.allows() {
+            let why = decision
+                .message
+                .clone()
+                .unwrap_or_else(|| "the host said no".into());
+            if let Some(turn) = self.turn.as_mut() {
+                turn.denials.push(Denial {
+                    tool_name: pending.tool.clone(),
+                    tool_use_id: pending.call_id.clone(),
+                    tool_input: pending.input.clone(),
+                });
+            }
+            if decision.interrupts() {
+                running.dispatcher.stop(&self.chat.key);
+            }
+            return Approval::Refused(why);
+        }
+        if pending.tool == pincer_core::tools::question::QUESTION {
+            // The answer is the question's input as the host gave it back.
+            let answer = decision
+                .updated_input
+                .as_ref()
+                .and_then(|input| input.get("answer"))
+                .and_then(Value::as_str);
+            return match answer {
+                Some(answer) => Approval::Answered(answer.to_string()),
+                None => Approval::Refused(
+                    "the host allowed the question without an answer (updatedInput.answer)".into(),
+                ),
+            };
+        }
+        match decision.updated_input {
+            Some(ref input) if *input != pending.input && input.is_object() => {
+                Approval::Edited(input.clone())
+            }
+            _ => match decision.allow_rule(&pending.tool, &pending.subject) {
+                Some(Kept::Stored) => Approval::Always,
+                Some(Kept::Session) => {
+                    self.session_rules.extend(decision.added_rules());
+                    Approval::Once
+                }
+                None => Approval::Once,
+            },
+        }
     }
 
     /// The core calls the host's hooks: a `hook_callback` for each callback that
     /// matches; the answers go back when all are in (none match: at once).
     async fn hook_call(&mut self, call: HookCall, stdin_open: bool) -> anyhow::Result<()> {
-        let tool = call.input["tool_name"].as_str();
+        let tool = call.input.get("tool_name").and_then(Value::as_str);
         let matching = self.hooks.matching(call.event, tool);
         if matching.is_empty() || !stdin_open {
             let _ = call.answer.send(Vec::new());
@@ -441,11 +453,17 @@ impl Host {
             .modes()
             .get(self.chat.session)
             .unwrap_or(self.args.mode);
-        input["session_id"] = json!(self.chat.key.to_string());
-        input["transcript_path"] = json!("");
-        input["cwd"] = json!(self.workspace);
-        input["permission_mode"] = json!(mode.as_str());
-        let tool_use_id = input["tool_use_id"].clone();
+        // The hook input is the core's, free-form; the session's fields go beside its own.
+        if let Some(fields) = input.as_object_mut() {
+            fields.insert("session_id".into(), self.session().into());
+            fields.insert("transcript_path".into(), "".into());
+            fields.insert("cwd".into(), self.workspace.clone().into());
+            fields.insert("permission_mode".into(), mode.as_str().into());
+        }
+        let tool_use_id = input
+            .get("tool_use_id")
+            .and_then(Value::as_str)
+            .map(str::to_string);
         self.next_request += 1;
         let gathering = self.next_request;
         self.gatherings.insert(
@@ -461,10 +479,16 @@ impl Host {
             let id = format!("pincer-hook-{}", self.next_request);
             self.hook_requests
                 .insert(id.clone(), (gathering, block, call.event));
-            let request = json!({"subtype": "hook_callback", "callback_id": callback,
-                "input": input, "tool_use_id": tool_use_id});
-            self.line(json!({"type": "control_request", "request_id": id, "request": request}))
-                .await?;
+            let request = Question::HookCallback {
+                callback_id: callback,
+                input: input.clone(),
+                tool_use_id: tool_use_id.clone(),
+            };
+            self.line(Output::ControlRequest(PincerRequest {
+                request_id: id,
+                request,
+            }))
+            .await?;
         }
         Ok(())
     }
@@ -498,37 +522,36 @@ impl Host {
             && self
                 .session_rules
                 .iter()
-                .any(|rule| covers(rule, &request.tool, &request.subject));
+                .any(|rule| rule.covers(&request.tool, &request.subject));
         if answered_before {
             let _ = ask.answer.send(Approval::Once);
             return Ok(());
         }
         self.next_request += 1;
         let id = format!("pincer-req-{}", self.next_request);
-        let mut line = json!({
-            "type": "control_request",
-            "request_id": id,
-            "request": {
-                "subtype": "can_use_tool",
-                "tool_name": request.tool,
-                "display_name": request.tool,
-                "input": request.input,
-                "tool_use_id": request.call_id,
-                "description": format!("{} {}", request.tool, request.subject),
-                "permission_suggestions": suggestions(&request.tool, &request.subject),
-            }
-        });
-        if let Some(path) = request.input["path"].as_str() {
-            line["request"]["blocked_path"] = json!(path);
-        }
         // The model's message is complete once its calls are asked about.
         self.end_message().await?;
-        if let Some(why) = &request.why {
-            line["request"]["decision_reason"] = json!(format!("asked {why}"));
-        }
-        if request.tool == pincer_core::tools::mode::EXIT_PLAN_MODE {
-            line["request"]["requires_user_interaction"] = json!(true);
-        }
+        let exit_plan = request.tool == pincer_core::tools::mode::EXIT_PLAN_MODE;
+        let question = CanUseTool {
+            tool_name: request.tool.clone(),
+            display_name: request.tool.clone(),
+            input: request.input.clone(),
+            tool_use_id: request.call_id.clone(),
+            description: format!("{} {}", request.tool, request.subject),
+            permission_suggestions: suggestions(&request.tool, &request.subject),
+            // A file tool's input names its file.
+            blocked_path: request
+                .input
+                .get("path")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            decision_reason: request.why.as_ref().map(|why| format!("asked {why}")),
+            requires_user_interaction: exit_plan.then_some(true),
+        };
+        let line = PincerRequest {
+            request_id: id.clone(),
+            request: Question::CanUseTool(Box::new(question)),
+        };
         self.pending.insert(
             id,
             Pending {
@@ -539,262 +562,10 @@ impl Host {
                 subject: request.subject.clone(),
             },
         );
-        self.line(line).await
-    }
-
-    /// One piece of the core's output.
-    async fn output(&mut self, body: OutboundBody) -> anyhow::Result<()> {
-        let OutboundBody::Chunk(chunk) = body else {
-            // A command's answer, a notice: not part of the protocol's turn.
-            if let OutboundBody::Done = body {
-                // A message that started no turn (a command typed as a message).
-                self.turn = None;
-            }
-            return Ok(());
-        };
-        let session = self.chat.key.to_string();
-        match chunk {
-            Chunk::Start { .. } => {
-                self.turn.get_or_insert_with(Turn::default).started = true;
-                let init = self.init();
-                self.line(init).await?;
-            }
-            Chunk::StartStep => {
-                let turn = self.turn.get_or_insert_with(Turn::default);
-                turn.step += 1;
-                turn.index = 0;
-                turn.step_tools = false;
-                turn.step_ended = false;
-                if self.args.partial {
-                    let message = json!({"id": self.message_id(), "type": "message", "role": "assistant",
-                        "model": self.model_name(), "content": [], "stop_reason": null, "stop_sequence": null,
-                        "usage": {"input_tokens": 0, "output_tokens": 0}});
-                    self.event(json!({"type": "message_start", "message": message}))
-                        .await?;
-                }
-            }
-            Chunk::TextStart { .. } => {
-                self.block_start(json!({"type": "text", "text": ""}))
-                    .await?;
-            }
-            Chunk::TextDelta { delta, .. } => {
-                self.block_delta(json!({"type": "text_delta", "text": delta}))
-                    .await?;
-            }
-            Chunk::TextEnd { text, .. } => {
-                if !text.trim().is_empty() {
-                    if let Some(turn) = self.turn.as_mut() {
-                        turn.last_text.clone_from(&text);
-                    }
-                    self.assistant(json!({"type": "text", "text": text}))
-                        .await?;
-                }
-                self.block_stop().await?;
-            }
-            Chunk::ReasoningStart { .. } => {
-                self.block_start(json!({"type": "thinking", "thinking": ""}))
-                    .await?;
-            }
-            Chunk::ReasoningDelta { delta, .. } => {
-                if let Some(turn) = self.turn.as_mut() {
-                    turn.thinking.push_str(&delta);
-                }
-                self.block_delta(json!({"type": "thinking_delta", "thinking": delta}))
-                    .await?;
-            }
-            Chunk::ReasoningEnd { .. } => {
-                let thinking = self
-                    .turn
-                    .as_mut()
-                    .map(|t| std::mem::take(&mut t.thinking))
-                    .unwrap_or_default();
-                self.assistant(json!({"type": "thinking", "thinking": thinking, "signature": ""}))
-                    .await?;
-                self.block_stop().await?;
-            }
-            Chunk::ToolInputStart {
-                tool_call_id,
-                tool_name,
-            } => {
-                self.block_start(
-                    json!({"type": "tool_use", "id": tool_call_id, "name": tool_name, "input": {}}),
-                )
-                .await?;
-            }
-            Chunk::ToolInputAvailable {
-                tool_call_id,
-                tool_name,
-                input,
-            } => {
-                if let Some(turn) = self.turn.as_mut() {
-                    turn.step_tools = true;
-                }
-                self.block_delta(
-                    json!({"type": "input_json_delta", "partial_json": input.to_string()}),
-                )
-                .await?;
-                self.assistant(json!({"type": "tool_use", "id": tool_call_id, "name": tool_name, "input": input}))
-                    .await?;
-                self.block_stop().await?;
-            }
-            Chunk::ToolOutputAvailable {
-                tool_call_id,
-                output,
-            } => self.tool_result(&tool_call_id, &output, false).await?,
-            Chunk::ToolOutputError {
-                tool_call_id,
-                error_text,
-            } => self.tool_result(&tool_call_id, &error_text, true).await?,
-            Chunk::FinishStep => self.end_message().await?,
-            Chunk::Retract => {}
-            Chunk::Error { error_text } => {
-                if let Some(turn) = self.turn.as_mut() {
-                    turn.last_text = error_text;
-                }
-            }
-            Chunk::Finish { reason, usage } => {
-                if usage.model.is_some() {
-                    self.model.clone_from(&usage.model);
-                }
-                let last = usage.last_call;
-                if last.input + last.cache_read + last.cache_write > 0 {
-                    self.context_tokens = last.input + last.cache_read + last.cache_write;
-                }
-                let turn = self.turn.take().unwrap_or_default();
-                self.failed = reason != FinishReason::Stop;
-                let result = result(&session, reason, &usage, turn);
-                self.line(result).await?;
-            }
-        }
-        Ok(())
-    }
-
-    /// The model's message is complete: `message_delta` (its `stop_reason`) and
-    /// `message_stop`, once per model call, before its calls are asked about or run
-    /// (as the CLI orders them).
-    async fn end_message(&mut self) -> anyhow::Result<()> {
-        let Some(turn) = self.turn.as_mut().filter(|t| t.step > 0 && !t.step_ended) else {
-            return Ok(());
-        };
-        turn.step_ended = true;
-        let stop = if turn.step_tools {
-            "tool_use"
-        } else {
-            "end_turn"
-        };
-        self.event(json!({"type": "message_delta",
-            "delta": {"stop_reason": stop, "stop_sequence": null},
-            "usage": {"output_tokens": 0}}))
-            .await?;
-        self.event(json!({"type": "message_stop"})).await
-    }
-
-    fn init(&self) -> Value {
-        let tools: Vec<&str> = self
-            .agent
-            .tools()
-            .specs()
-            .iter()
-            .map(|spec| spec.name.as_str())
-            .collect();
-        let mcp_servers = mcp_servers(self.agent.mcp_status());
-        json!({
-            "type": "system",
-            "subtype": "init",
-            "cwd": self.workspace,
-            "session_id": self.chat.key.to_string(),
-            "tools": tools,
-            "mcp_servers": mcp_servers,
-            "model": self.model_name(),
-            "permissionMode": self.args.mode.as_str(),
-            "slash_commands": ["new", "stop", "status", "model", "usage", "compact", "tasks", "help"],
-            "apiKeySource": "none",
-            "claude_code_version": COMPAT_VERSION,
-            "output_style": "default",
-            "agents": [],
-            "skills": [],
-            "plugins": [],
-            "uuid": uuid(),
-        })
-    }
-
-    fn model_name(&self) -> String {
-        self.model.clone().unwrap_or_else(|| "pincer".into())
-    }
-
-    fn message_id(&self) -> String {
-        let step = self.turn.as_ref().map_or(0, |t| t.step);
-        format!("msg_pincer_{}_{step}", self.chat.id)
-    }
-
-    async fn assistant(&mut self, block: Value) -> anyhow::Result<()> {
-        let line = json!({
-            "type": "assistant",
-            "message": {
-                "id": self.message_id(),
-                "type": "message",
-                "role": "assistant",
-                "model": self.model_name(),
-                "content": [block],
-                "stop_reason": null,
-                "stop_sequence": null,
-                "usage": {"input_tokens": 0, "output_tokens": 0,
-                          "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
-            },
-            "parent_tool_use_id": null,
-            "session_id": self.chat.key.to_string(),
-            "uuid": uuid(),
-        });
-        self.line(line).await
-    }
-
-    async fn tool_result(&mut self, id: &str, content: &str, is_error: bool) -> anyhow::Result<()> {
-        self.end_message().await?;
-        let line = json!({
-            "type": "user",
-            "message": {"role": "user", "content": [
-                {"tool_use_id": id, "type": "tool_result", "content": content, "is_error": is_error}
-            ]},
-            "parent_tool_use_id": null,
-            "session_id": self.chat.key.to_string(),
-            "uuid": uuid(),
-        });
-        self.line(line).await
-    }
-
-    /// A raw stream event (`--include-partial-messages` only).
-    async fn event(&mut self, event: Value) -> anyhow::Result<()> {
-        if !self.args.partial {
-            return Ok(());
-        }
-        let line = json!({
-            "type": "stream_event",
-            "event": event,
-            "session_id": self.chat.key.to_string(),
-            "parent_tool_use_id": null,
-            "uuid": uuid(),
-        });
-        self.line(line).await
-    }
-
-    async fn block_start(&mut self, block: Value) -> anyhow::Result<()> {
-        let index = self.turn.as_ref().map_or(0, |t| t.index);
-        self.event(json!({"type": "content_block_start", "index": index, "content_block": block}))
-            .await
-    }
-
-    async fn block_delta(&mut self, delta: Value) -> anyhow::Result<()> {
-        let index = self.turn.as_ref().map_or(0, |t| t.index);
-        self.event(json!({"type": "content_block_delta", "index": index, "delta": delta}))
-            .await
-    }
-
-    async fn block_stop(&mut self) -> anyhow::Result<()> {
-        let index = self.turn.as_ref().map_or(0, |t| t.index);
-        if let Some(turn) = self.turn.as_mut() {
-            turn.index += 1;
-        }
-        self.event(json!({"type": "content_block_stop", "index": index}))
-            .await
+        self.line(Output::ControlRequest(line)).await
     }
 }
+
+/// `get_context_usage` before any model answered.
+const NO_MODEL_YET: &str =
+    "no model has answered in this conversation yet; ask again after the first turn";

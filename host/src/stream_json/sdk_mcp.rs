@@ -5,9 +5,10 @@
 
 use std::collections::HashMap;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
+use super::wire::{McpAnswer, PincerRequest, Question};
 use pincer_core::mcp::{HostLink, HostMessage, McpServerConfig};
 
 /// The servers' messages waiting for an answer.
@@ -34,9 +35,9 @@ pub(super) fn servers(names: &[String]) -> (Vec<McpServerConfig>, mpsc::Receiver
 }
 
 impl SdkServers {
-    /// The `control_request` line carrying `message`; `None` when nobody can answer
-    /// (the host closed its input), and the message is refused.
-    pub fn request(&mut self, message: HostMessage, stdin_open: bool) -> Option<Value> {
+    /// The `control_request` carrying `message`; `None` when nobody can answer (the
+    /// host closed its input), and the message is refused.
+    pub fn request(&mut self, message: HostMessage, stdin_open: bool) -> Option<PincerRequest> {
         if !stdin_open {
             let _ = message.answer.send(Err("the host closed its input".into()));
             return None;
@@ -44,31 +45,33 @@ impl SdkServers {
         self.next += 1;
         let id = format!("pincer-mcp-{}", self.next);
         self.waiting.insert(id.clone(), message.answer);
-        Some(
-            json!({"type": "control_request", "request_id": id, "request": {
-                "subtype": "mcp_message",
-                "server_name": message.server,
-                "message": message.message,
-            }}),
-        )
+        Some(PincerRequest {
+            request_id: id,
+            request: Question::McpMessage {
+                server_name: message.server,
+                message: message.message,
+            },
+        })
     }
 
-    /// The host's `control_response` `response`, if it answers one of ours: handed on.
-    pub fn answered(&mut self, response: &Value) -> bool {
-        let id = response["request_id"].as_str().unwrap_or_default();
+    /// Whether request `id` is one of ours.
+    pub fn waits_for(&self, id: &str) -> bool {
+        self.waiting.contains_key(id)
+    }
+
+    /// The host's answer to request `id` (a `success`'s body, or an `error`'s reason),
+    /// handed on to the server's client.
+    pub fn answered(&mut self, id: &str, outcome: Result<Value, Option<String>>) {
         let Some(answer) = self.waiting.remove(id) else {
-            return false;
+            return;
         };
-        let reply = if response["subtype"] == "error" {
-            Err(response["error"]
-                .as_str()
-                .unwrap_or("the host's server failed without a reason")
-                .to_string())
-        } else {
-            Ok(response["response"]["mcp_response"].clone())
+        let reply = match outcome {
+            Err(error) => {
+                Err(error.unwrap_or_else(|| "the host's server failed without a reason".into()))
+            }
+            Ok(body) => Ok(crate::lenient::read::<McpAnswer>(body).mcp_response),
         };
         let _ = answer.send(reply);
-        true
     }
 
     /// Nobody is left to answer: every waiting message fails.

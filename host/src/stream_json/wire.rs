@@ -1,233 +1,148 @@
-//! The stream-json protocol's own lines and forms: the `result` of a turn, the answer
-//! to `initialize`, user message text, and the shapes a host may answer a
-//! `can_use_tool` in.
+//! The stream-json protocol's lines as types (seed 002, and the lines the Claude Agent
+//! SDKs write and read): `Input` is what a host sends, `Output` what Pincer writes.
+//!
+//! - `messages`   — the conversation Pincer writes: `system/init`, `assistant`, `user`
+//!   (tool results), `stream_event` and `result`
+//! - `control`    — the control exchange both ways: the host's requests and Pincer's
+//!   replies; Pincer's requests (`can_use_tool`, `hook_callback`, `mcp_message`) and the
+//!   host's answers, in the SDK form or seed 002's adapter form
+//! - `permission` — a `can_use_tool` decision, its permission updates, and the rules
+//!   they add
+//!
+//! Lines are read as leniently as the SDKs need (`crate::lenient`): unknown fields are
+//! ignored, a missing or odd field reads as absent, a line of an unknown type is
+//! `Input::Other`. Free-form parts — tool input, hook input and output, MCP messages —
+//! stay `serde_json::Value`. Nothing here acts: `super` does what the lines say.
 
-use pincer_channels::{FinishReason, TurnUsage};
-use serde_json::{Value, json};
+mod control;
+mod messages;
+mod permission;
+#[cfg(test)]
+mod tests;
 
-use super::{Pending, Turn};
-use crate::uuid;
-use pincer_core::tools::mode::PermissionMode;
+use std::collections::BTreeMap;
 
-/// The answer to `initialize`.
-pub(super) fn initialized() -> Value {
-    json!({
-        "commands": [],
-        "agents": [],
-        "output_style": "default",
-        "available_output_styles": ["default"],
-        "models": models(),
-        "account": {"apiKeySource": "none", "tokenSource": "none"},
-        // A callback whose matcher says `onFailure: "block"` blocks when it fails.
-        "hook_on_failure_supported": true,
-        "hooks_applied": true,
-    })
+use crate::lenient::{lenient, lenient_items};
+use serde::{Deserialize, Serialize};
+
+pub use control::{
+    Answered, CanUseTool, ContextUsage, Hooks, HostAnswer, HostRequest, Initialized, Known,
+    McpAnswer, PincerReply, PincerRequest, Question, ReplyBody, Request,
+};
+pub use messages::{
+    Assistant, Block, Delta, Denial, Event, Init, McpServer, Message, OutputUsage, Role, StopDelta,
+    StreamEvent, System, ToolResult, ToolResultMessage, ToolResultType, ToolResults, TurnEnd,
+    TurnResult,
+};
+pub use permission::{Decision, Kept, Rule, suggestions};
+
+/// A line from the host.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Input {
+    /// A message: one turn (queued while one runs).
+    User(UserLine),
+    ControlRequest(HostRequest),
+    ControlResponse(HostAnswer),
+    /// The host withdraws one of Pincer's requests.
+    ControlCancelRequest {
+        #[serde(default, deserialize_with = "lenient")]
+        request_id: Option<String>,
+    },
+    /// A heartbeat (seed 002): nothing to do.
+    KeepAlive,
+    /// Seed 002: the CLI's environment changes. Pincer's tools take theirs from the
+    /// home, so nothing to do.
+    UpdateEnvironmentVariables {
+        #[serde(default, deserialize_with = "lenient")]
+        variables: BTreeMap<String, String>,
+    },
+    /// A line of another type (or of none): ignored, as the CLI's newer lines are.
+    #[serde(other)]
+    Other,
 }
 
-/// The answer to `get_context_usage`: how much of `model`'s window of `window` tokens
-/// the last call's prompt (`used`) took, as one category (Pincer does not split the
-/// prompt up).
-pub(super) fn context_usage(model: &str, window: u64, used: u64) -> Value {
-    let percentage = if window == 0 {
-        0.0
-    } else {
-        used as f64 * 100.0 / window as f64
-    };
-    json!({
-        "categories": [{"name": "Conversation", "tokens": used, "color": "blue"}],
-        "totalTokens": used,
-        "maxTokens": window,
-        "rawMaxTokens": window,
-        "percentage": percentage,
-        "model": model,
-        "isAutoCompactEnabled": true,
-        "memoryFiles": [],
-        "mcpTools": [],
-        "agents": [],
-        "gridRows": [],
-    })
-}
-
-/// Each MCP server and its state, as the CLI names them (connected, pending, failed),
-/// with the error of one that failed.
-pub(super) fn mcp_servers(status: Vec<(String, String)>) -> Vec<Value> {
-    status
-        .into_iter()
-        .map(|(name, state)| {
-            let status = crate::mcp_state(&state);
-            let mut server = json!({"name": name, "status": status});
-            if status == "failed" {
-                server["error"] = json!(state);
-            }
-            server
-        })
-        .collect()
-}
-
-/// The `result` line of a turn.
-pub(super) fn result(session: &str, reason: FinishReason, usage: &TurnUsage, turn: Turn) -> Value {
-    let model = usage.model.clone().unwrap_or_else(|| "pincer".into());
-    let (subtype, is_error) = match reason {
-        FinishReason::Stop => ("success", false),
-        FinishReason::Length => ("error_max_turns", true),
-        FinishReason::Error | FinishReason::Aborted => ("error_during_execution", true),
-    };
-    let mut line = json!({
-        "type": "result",
-        "subtype": subtype,
-        "is_error": is_error,
-        "duration_ms": usage.duration_ms,
-        "duration_api_ms": usage.model_ms,
-        // A call cut short (an interrupt) is a turn too, as the CLI counts.
-        "num_turns": usage.model_calls.max(turn.step),
-        "stop_reason": if is_error { Value::Null } else { json!("end_turn") },
-        "session_id": session,
-        "total_cost_usd": usage.cost_usd,
-        "usage": {
-            "input_tokens": usage.input_tokens,
-            "cache_creation_input_tokens": usage.cache_write_tokens,
-            "cache_read_input_tokens": usage.cache_read_tokens,
-            "output_tokens": usage.output_tokens,
-        },
-        "modelUsage": {model: {
-            "inputTokens": usage.input_tokens,
-            "outputTokens": usage.output_tokens,
-            "cacheReadInputTokens": usage.cache_read_tokens,
-            "cacheCreationInputTokens": usage.cache_write_tokens,
-            "costUSD": usage.cost_usd,
-        }},
-        "permission_denials": turn.denials,
-        "terminal_reason": match reason {
-            FinishReason::Stop => "completed",
-            FinishReason::Length => "max_turns",
-            FinishReason::Aborted => "aborted_streaming",
-            FinishReason::Error => "error",
-        },
-        "uuid": uuid(),
-    });
-    if is_error {
-        let why = match reason {
-            FinishReason::Aborted => "interrupted".to_string(),
-            _ => turn.last_text.clone(),
-        };
-        line["errors"] = json!([why]);
-    } else {
-        line["result"] = json!(turn.last_text);
-    }
-    line
-}
-
-/// The text of a user message's content: a string, or its text blocks.
-pub(super) fn user_text(content: &Value) -> String {
-    match content {
-        Value::String(text) => text.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter(|b| b["type"] == "text")
-            .filter_map(|b| b["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
+impl Input {
+    /// One line as the host wrote it; `Err` when it is not JSON.
+    pub fn read(line: &str) -> Result<Input, serde_json::Error> {
+        let value = crate::lenient::line(line)?;
+        Ok(Input::deserialize(value).unwrap_or(Input::Other))
     }
 }
 
-/// A `setMode` update among `updatedPermissions`.
-pub(super) fn set_mode(updates: &Value) -> Option<PermissionMode> {
-    updates
-        .as_array()?
-        .iter()
-        .find(|u| u["type"] == "setMode")
-        .and_then(|u| u["mode"].as_str())
-        .and_then(PermissionMode::parse)
+/// A `user` line: the host's message.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UserLine {
+    #[serde(default, deserialize_with = "lenient")]
+    pub message: UserMessage,
 }
 
-/// A `control_response` as the SDKs send it, or in the adapter form of seed 002 §6 —
-/// `request_id` beside `response`, and `response: {"subtype": "allow", …}` — as the
-/// SDK form: `{"subtype": "success", "request_id", "response": {"behavior", …}}`.
-pub(super) fn adapted(message: &Value) -> Value {
-    let response = &message["response"];
-    let mut adapted = response.clone();
-    if adapted["request_id"].is_null() {
-        adapted["request_id"] = message["request_id"].clone();
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UserMessage {
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub role: Option<String>,
+    #[serde(default)]
+    pub content: Content,
+}
+
+/// A message's content: text, or blocks of which the text ones are read (an image is
+/// not: stream-json hosts send text).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Content {
+    Text(String),
+    Blocks(#[serde(deserialize_with = "lenient_items")] Vec<ContentBlock>),
+}
+
+impl Default for Content {
+    fn default() -> Content {
+        Content::Blocks(Vec::new())
     }
-    if let Some(behavior @ ("allow" | "deny")) = response["subtype"].as_str() {
-        let mut body = response.clone();
-        body["behavior"] = json!(behavior);
-        adapted =
-            json!({"subtype": "success", "request_id": adapted["request_id"], "response": body});
+}
+
+impl Content {
+    /// The text: the string, or the text blocks' joined by newlines.
+    pub fn text(&self) -> String {
+        match self {
+            Content::Text(text) => text.clone(),
+            Content::Blocks(blocks) => blocks
+                .iter()
+                .filter(|block| block.kind == "text")
+                .filter_map(|block| block.text.as_deref())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
     }
-    adapted
 }
 
-/// What can_use_tool suggests: allow this call from now on (for the session).
-pub(super) fn suggestions(tool: &str, subject: &str) -> Value {
-    json!([{"type": "addRules", "rules": [{"toolName": tool, "ruleContent": subject}],
-            "behavior": "allow", "destination": "session"}])
+/// One block of a message's content: its type, and a text block's text.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ContentBlock {
+    #[serde(rename = "type", default, deserialize_with = "lenient")]
+    pub kind: String,
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub text: Option<String>,
 }
 
-/// Where an allow rule among `updatedPermissions` that covers this call is kept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kept {
-    /// For this process (`destination: "session"`, or none).
-    Session,
-    /// For good: Pincer's "always" grant (`localSettings`, `userSettings`, …).
-    Stored,
+/// A line Pincer writes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Output {
+    System(System),
+    Assistant(Assistant),
+    /// A tool's result (the CLI writes results as the user's message).
+    User(ToolResults),
+    StreamEvent(StreamEvent),
+    Result(Box<TurnResult>),
+    ControlRequest(PincerRequest),
+    ControlResponse(PincerReply),
 }
-
-/// Whether `updatedPermissions` adds an allow rule covering this call — its tool, by
-/// Pincer's or the CLI's name, with no content or with this call's subject — and
-/// where it is kept.
-pub(super) fn allow_rule(updates: &Value, pending: &Pending) -> Option<Kept> {
-    updates.as_array()?.iter().find_map(|update| {
-        let covered = update["type"] == "addRules"
-            && update["behavior"] == "allow"
-            && update["rules"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .any(|rule| covers(rule, &pending.tool, &pending.subject));
-        covered.then(|| match update["destination"].as_str() {
-            None | Some("session" | "cliArg") => Kept::Session,
-            Some(_) => Kept::Stored,
-        })
-    })
-}
-
-/// Whether a rule (`{toolName, ruleContent?}`) covers a call of `tool` on `subject`.
-pub(super) fn covers(rule: &Value, tool: &str, subject: &str) -> bool {
-    let named = rule["toolName"].as_str();
-    let cli = crate::hooks::cli_name(tool);
-    (named == Some(tool) || (named.is_some() && named == cli))
-        && rule["ruleContent"]
-            .as_str()
-            .filter(|content| !content.is_empty())
-            .is_none_or(|content| content == subject)
-}
-
-/// The models a host may pick, for `initialize`.
-fn models() -> Value {
-    let mut models = vec![
-        json!({"value": "auto", "displayName": "Auto", "description": "the router picks light or heavy"}),
-    ];
-    for tier in ["light", "heavy"] {
-        models.push(
-            json!({"value": tier, "displayName": tier, "description": format!("the {tier} chain")}),
-        );
-    }
-    Value::Array(models)
-}
-
-/// The allow rules of `updatedPermissions`' `addRules` entries.
-pub(super) fn added_rules(updates: &Value) -> Vec<Value> {
-    updates
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|u| u["type"] == "addRules" && u["behavior"] == "allow")
-        .flat_map(|u| u["rules"].as_array().cloned().unwrap_or_default())
-        .collect()
-}
-
-/// `get_context_usage` before any model answered.
-pub(super) const NO_MODEL_YET: &str =
-    "no model has answered in this conversation yet; ask again after the first turn";

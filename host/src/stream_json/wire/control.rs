@@ -1,0 +1,458 @@
+//! The control exchange, both ways. The host asks (`control_request`: `initialize` with
+//! its hooks, `interrupt`, `set_permission_mode`, `set_model`, `mcp_status`,
+//! `get_context_usage`; anything else is `Request::Unsupported`) and Pincer replies
+//! (`control_response` `success` or `error`). Pincer asks (`can_use_tool`,
+//! `hook_callback`, `mcp_message`) and the host answers, in the SDK form or in seed 002
+//! §6's adapter form, which `HostAnswer::answered` turns into the SDK form.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::messages::McpServer;
+use super::permission::PermissionUpdate;
+use crate::lenient::{lenient, lenient_items};
+
+/// A `control_request` from the host.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostRequest {
+    #[serde(default, deserialize_with = "lenient")]
+    pub request_id: String,
+    #[serde(default, deserialize_with = "lenient")]
+    pub request: Request,
+}
+
+/// What the host asks of Pincer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Request {
+    Known(Known),
+    /// A request Pincer does not honour (`rewind_files`, `mcp_reconnect`,
+    /// `mcp_toggle`, `stop_task`, what comes after): answered with an error naming it.
+    Unsupported(Unsupported),
+}
+
+impl Default for Request {
+    fn default() -> Request {
+        Request::Unsupported(Unsupported::default())
+    }
+}
+
+/// The requests Pincer honours.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "subtype", rename_all = "snake_case")]
+pub enum Known {
+    Initialize(Initialize),
+    Interrupt,
+    SetPermissionMode {
+        #[serde(default, deserialize_with = "lenient")]
+        mode: String,
+    },
+    SetModel {
+        /// None (the SDKs send `null`): `auto`.
+        #[serde(default, deserialize_with = "lenient")]
+        model: Option<String>,
+    },
+    McpStatus,
+    GetContextUsage,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Unsupported {
+    #[serde(default, deserialize_with = "lenient")]
+    pub subtype: String,
+    /// Its fields, unread.
+    #[serde(flatten)]
+    pub fields: Map<String, Value>,
+}
+
+/// `initialize`: the SDK's hooks (its `agents`, `skills` and prompt options are not
+/// read: Pincer's config decides those).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Initialize {
+    /// `null` (no hooks) as the SDKs send it when none are registered.
+    #[serde(default, deserialize_with = "lenient")]
+    pub hooks: Option<Hooks>,
+}
+
+/// `initialize.hooks`: each event's matchers, in the order the SDK wrote them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Hooks(pub Vec<(String, Vec<HookMatcher>)>);
+
+impl<'de> Deserialize<'de> for Hooks {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Hooks, D::Error> {
+        let events = Map::<String, Value>::deserialize(deserializer)?;
+        Ok(Hooks(
+            events
+                .into_iter()
+                .map(|(event, matchers)| (event, crate::lenient::items(matchers)))
+                .collect(),
+        ))
+    }
+}
+
+impl Serialize for Hooks {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(event, matchers)| (event, matchers)))
+    }
+}
+
+/// One matcher of an event: which tools, and the callbacks to call for them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HookMatcher {
+    /// A tool name, names joined by `|`, or a pattern; none (`null`), `""` or `*`: every
+    /// tool.
+    #[serde(default, deserialize_with = "lenient")]
+    pub matcher: Option<String>,
+    #[serde(
+        rename = "hookCallbackIds",
+        default,
+        deserialize_with = "lenient_items"
+    )]
+    pub hook_callback_ids: Vec<String>,
+    /// `continue`, or `block` (or anything else): a failed callback denies.
+    #[serde(
+        rename = "onFailure",
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub on_failure: Option<String>,
+}
+
+/// Pincer's `control_response` to a host's request.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
+pub struct PincerReply {
+    pub response: Reply,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
+#[serde(tag = "subtype", rename_all = "snake_case")]
+pub enum Reply {
+    Success {
+        request_id: String,
+        response: ReplyBody,
+    },
+    Error {
+        request_id: String,
+        error: String,
+    },
+}
+
+impl PincerReply {
+    /// The answer to request `request_id`: `success` with its body, or `error` with why.
+    pub fn to(request_id: String, answer: Result<ReplyBody, String>) -> PincerReply {
+        let response = match answer {
+            Ok(response) => Reply::Success {
+                request_id,
+                response,
+            },
+            Err(error) => Reply::Error { request_id, error },
+        };
+        PincerReply { response }
+    }
+}
+
+/// What a `success` carries, by request.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
+#[serde(untagged)]
+pub enum ReplyBody {
+    // Read back (in tests) most fields first: an untagged body is the first that fits.
+    Initialized(Box<Initialized>),
+    ContextUsage(Box<ContextUsage>),
+    McpStatus {
+        #[serde(rename = "mcpServers")]
+        mcp_servers: Vec<McpServer>,
+    },
+    /// `interrupt`: the messages still waiting (Pincer keeps none for the SDK).
+    Interrupted {
+        still_queued: Vec<String>,
+    },
+    Mode {
+        mode: String,
+    },
+    Model {
+        model: String,
+    },
+}
+
+/// The answer to `initialize`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
+pub struct Initialized {
+    /// The CLI's slash commands and agents: Pincer offers none through the SDK.
+    pub commands: Vec<Command>,
+    pub agents: Vec<AgentInfo>,
+    pub output_style: String,
+    pub available_output_styles: Vec<String>,
+    pub models: Vec<ModelChoice>,
+    pub account: Account,
+    /// A callback whose matcher says `onFailure: "block"` blocks when it fails.
+    pub hook_on_failure_supported: bool,
+    /// The hooks `initialize` named are registered (the CLI leaves this out).
+    #[cfg_attr(test, serde(default))]
+    pub hooks_applied: bool,
+}
+
+impl Initialized {
+    pub fn pincer() -> Initialized {
+        let mut models = vec![ModelChoice {
+            value: "auto".into(),
+            display_name: "Auto".into(),
+            description: "the router picks light or heavy".into(),
+        }];
+        for tier in ["light", "heavy"] {
+            models.push(ModelChoice {
+                value: tier.into(),
+                display_name: tier.into(),
+                description: format!("the {tier} chain"),
+            });
+        }
+        Initialized {
+            commands: Vec::new(),
+            agents: Vec::new(),
+            output_style: "default".into(),
+            available_output_styles: vec!["default".into()],
+            models,
+            account: Account {
+                api_key_source: "none".into(),
+                token_source: "none".into(),
+            },
+            hook_on_failure_supported: true,
+            hooks_applied: true,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
+#[serde(rename_all = "camelCase")]
+pub struct Command {
+    pub name: String,
+    pub description: String,
+    pub argument_hint: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
+pub struct AgentInfo {
+    pub name: String,
+    pub description: String,
+}
+
+/// A model a host may pick with `set_model`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
+#[serde(rename_all = "camelCase")]
+pub struct ModelChoice {
+    pub value: String,
+    pub display_name: String,
+    pub description: String,
+}
+
+/// Where the keys come from: Pincer's are the home's, so "none".
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
+#[serde(rename_all = "camelCase")]
+pub struct Account {
+    pub api_key_source: String,
+    pub token_source: String,
+}
+
+/// The answer to `get_context_usage`: how much of the model's window the last call's
+/// prompt took, as one category (Pincer does not split the prompt up). The lists the
+/// SDK types as objects Pincer has nothing for are empty.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
+#[serde(rename_all = "camelCase")]
+pub struct ContextUsage {
+    pub categories: Vec<Category>,
+    pub total_tokens: u64,
+    pub max_tokens: u64,
+    pub raw_max_tokens: u64,
+    pub percentage: f64,
+    pub model: String,
+    pub is_auto_compact_enabled: bool,
+    pub memory_files: Vec<Map<String, Value>>,
+    pub mcp_tools: Vec<Map<String, Value>>,
+    pub agents: Vec<Map<String, Value>>,
+    pub grid_rows: Vec<Vec<Map<String, Value>>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
+pub struct Category {
+    pub name: String,
+    pub tokens: u64,
+    pub color: String,
+}
+
+impl ContextUsage {
+    /// `used` tokens of `model`'s window of `window`.
+    pub fn new(model: &str, window: u64, used: u64) -> ContextUsage {
+        let percentage = if window == 0 {
+            0.0
+        } else {
+            used as f64 * 100.0 / window as f64
+        };
+        ContextUsage {
+            categories: vec![Category {
+                name: "Conversation".into(),
+                tokens: used,
+                color: "blue".into(),
+            }],
+            total_tokens: used,
+            max_tokens: window,
+            raw_max_tokens: window,
+            percentage,
+            model: model.to_string(),
+            is_auto_compact_enabled: true,
+            memory_files: Vec::new(),
+            mcp_tools: Vec::new(),
+            agents: Vec::new(),
+            grid_rows: Vec::new(),
+        }
+    }
+}
+
+/// Pincer's `control_request` to the host.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
+pub struct PincerRequest {
+    /// `pincer-req-N`, `pincer-hook-N`, `pincer-mcp-N`.
+    pub request_id: String,
+    pub request: Question,
+}
+
+/// What Pincer asks the host.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
+#[serde(tag = "subtype", rename_all = "snake_case")]
+pub enum Question {
+    CanUseTool(Box<CanUseTool>),
+    /// Call one of the SDK's hook callbacks.
+    HookCallback {
+        callback_id: String,
+        /// The event's input, as the CLI gives its hooks.
+        input: Value,
+        tool_use_id: Option<String>,
+    },
+    /// A JSON-RPC message for one of the SDK's in-process MCP servers.
+    McpMessage {
+        server_name: String,
+        message: Value,
+    },
+}
+
+/// May this call run?
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
+pub struct CanUseTool {
+    pub tool_name: String,
+    // The CLI leaves out what it has not got (read back in tests: its lines too).
+    #[cfg_attr(test, serde(default))]
+    pub display_name: String,
+    pub input: Value,
+    pub tool_use_id: String,
+    /// The tool and what it would do.
+    #[cfg_attr(test, serde(default))]
+    pub description: String,
+    #[cfg_attr(test, serde(default))]
+    pub permission_suggestions: Vec<PermissionUpdate>,
+    /// The file a file tool would touch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, serde(default))]
+    pub blocked_path: Option<String>,
+    /// Why the call is asked about ("asked because …").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, serde(default))]
+    pub decision_reason: Option<String>,
+    /// `exit_plan_mode`: a person must answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, serde(default))]
+    pub requires_user_interaction: Option<bool>,
+}
+
+/// A `control_response` from the host: its answer to one of Pincer's requests.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostAnswer {
+    #[serde(default, deserialize_with = "lenient")]
+    pub response: Answer,
+    /// Seed 002 §6's adapters put the request's id here, beside `response`.
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub request_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Answer {
+    /// `success` or `error`; seed 002's adapters put the decision here (`allow`, `deny`).
+    #[serde(default, deserialize_with = "lenient")]
+    pub subtype: String,
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub request_id: Option<String>,
+    /// A `success`'s body: a `can_use_tool` decision, a hook's output or an MCP reply —
+    /// which one, only the request it answers says, so it is read when that is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<Value>,
+    #[serde(
+        default,
+        deserialize_with = "lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub error: Option<String>,
+    /// Seed 002's adapter form: the decision's fields (`message`, `updatedInput`, …)
+    /// beside `subtype`.
+    #[serde(flatten)]
+    pub adapter: Map<String, Value>,
+}
+
+/// A host's answer in the SDK form, whichever form it came in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answered {
+    pub request_id: Option<String>,
+    /// A `success`'s body, or an `error`'s reason.
+    pub outcome: Result<Value, Option<String>>,
+}
+
+impl HostAnswer {
+    /// The adapter form — `request_id` beside `response`, `response: {"subtype":
+    /// "allow", …}` — read as the SDK form: `success` with `{"behavior": "allow", …}`.
+    pub fn answered(self) -> Answered {
+        let Answer {
+            subtype,
+            request_id,
+            response,
+            error,
+            mut adapter,
+        } = self.response;
+        let outcome = match subtype.as_str() {
+            "allow" | "deny" => {
+                adapter.insert("behavior".into(), Value::String(subtype));
+                Ok(Value::Object(adapter))
+            }
+            "error" => Err(error),
+            _ => Ok(response.unwrap_or_default()),
+        };
+        Answered {
+            request_id: request_id.or(self.request_id),
+            outcome,
+        }
+    }
+}
+
+/// An `mcp_message`'s answer: the server's JSON-RPC reply.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct McpAnswer {
+    #[serde(default)]
+    pub mcp_response: Value,
+}
