@@ -21,42 +21,42 @@ pub enum Protocol {
 /// What `pincer agent` was asked for.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Args {
-    pub protocol: Protocol,
+    pub(crate) protocol: Protocol,
     /// The conversation to resume (`--session`, `--resume`, `--session-id`).
-    pub session: Option<String>,
+    pub(crate) session: Option<String>,
     /// `--model`: pin this conversation to a model (`light`, `heavy`, `provider/model`).
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     /// `--permission-mode`.
-    pub mode: PermissionMode,
+    pub(crate) mode: PermissionMode,
     /// `--include-partial-messages`: stream events as they come.
-    pub partial: bool,
+    pub(crate) partial: bool,
     /// `--permission-prompt-tool stdio`: approvals are asked of the host.
-    pub ask_host: bool,
+    pub(crate) ask_host: bool,
     /// `--max-turns N`: the most model calls one turn may make (stream-json).
-    pub max_turns: Option<u32>,
+    pub(crate) max_turns: Option<u32>,
     /// `--fork-session`: continue a copy of the `--resume`d conversation (stream-json).
-    pub fork_session: bool,
+    pub(crate) fork_session: bool,
     /// `--mcp-config`'s servers of `type: "sdk"`: the host's in-process MCP servers,
     /// reached through `mcp_message` (stream-json).
-    pub sdk_servers: Vec<String>,
+    pub(crate) sdk_servers: Vec<String>,
     /// Flags accepted and not acted on, for the note on stderr.
-    pub ignored: Vec<String>,
+    pub(crate) ignored: Vec<String>,
     /// Seed 001's runner flags (`--protocol runner` only).
-    pub runner: RunnerFlags,
+    pub(crate) runner: RunnerFlags,
 }
 
 /// What seed 001's runner is started with besides `--model`, `--permission-mode` and
 /// `--resume` (read into `Args`).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct RunnerFlags {
+pub(crate) struct RunnerFlags {
     /// `--conversation-id ID`: the local conversation `terminal:dm:<ID>`.
-    pub conversation_id: Option<String>,
+    pub(crate) conversation_id: Option<String>,
     /// `--fork`: a new conversation starting with a copy of the named one's history.
-    pub fork: bool,
+    pub(crate) fork: bool,
     /// `--tool-preset`: the tools the conversation keeps.
-    pub preset: ToolPreset,
+    pub(crate) preset: ToolPreset,
     /// `--cwd`: the backend's working folder (Pincer's tools work in its workspace).
-    pub cwd: Option<String>,
+    pub(crate) cwd: Option<String>,
 }
 
 /// Seed 001's runner flags that take a value; those not in `RunnerFlags` are ignored

@@ -20,10 +20,10 @@ use crate::stream_json::Hooks;
 use pincer_core::tools::host_hooks::HostHook;
 
 /// A hook call from the core, waiting for the host's callbacks.
-pub struct HookCall {
-    pub event: HostHook,
-    pub input: Value,
-    pub answer: oneshot::Sender<Vec<Value>>,
+pub(crate) struct HookCall {
+    pub(crate) event: HostHook,
+    pub(crate) input: Value,
+    pub(crate) answer: oneshot::Sender<Vec<Value>>,
 }
 
 /// Pincer's tools by the Claude Code CLI's names, for matchers written for the CLI.
@@ -45,7 +45,7 @@ const CLI_NAMES: &[(&str, &str)] = &[
 ];
 
 /// The CLI's name for a Pincer tool, where it has one.
-pub fn cli_name(tool: &str) -> Option<&'static str> {
+pub(crate) fn cli_name(tool: &str) -> Option<&'static str> {
     CLI_NAMES
         .iter()
         .find(|(ours, _)| *ours == tool)
@@ -72,7 +72,7 @@ impl Matcher {
 
 /// The callbacks an SDK registered, by event.
 #[derive(Default)]
-pub struct Registered {
+pub(crate) struct Registered {
     by_event: HashMap<HostHook, Vec<Matcher>>,
 }
 
@@ -80,7 +80,7 @@ impl Registered {
     /// What `initialize.hooks` registers; `Err` names what Pincer cannot honour (an
     /// event it never calls, a matcher that is not a pattern), for the host to hear
     /// rather than have its hook silently never run.
-    pub fn from_initialize(hooks: Hooks) -> Result<Registered, String> {
+    pub(crate) fn from_initialize(hooks: Hooks) -> Result<Registered, String> {
         let mut registered = Registered::default();
         for (name, matchers) in hooks.0 {
             let Some(event) = HostHook::parse(&name) else {
@@ -106,7 +106,7 @@ impl Registered {
     }
 
     /// The callbacks to call for `event` on `tool`, each with whether its failure blocks.
-    pub fn matching(&self, event: HostHook, tool: Option<&str>) -> Vec<(String, bool)> {
+    pub(crate) fn matching(&self, event: HostHook, tool: Option<&str>) -> Vec<(String, bool)> {
         self.by_event
             .get(&event)
             .into_iter()
@@ -118,14 +118,14 @@ impl Registered {
 }
 
 /// One hook call in flight: the answers its callbacks gave so far.
-pub struct Gathering {
-    pub answer: oneshot::Sender<Vec<Value>>,
-    pub waiting: usize,
-    pub answers: Vec<Value>,
+pub(crate) struct Gathering {
+    pub(crate) answer: oneshot::Sender<Vec<Value>>,
+    pub(crate) waiting: usize,
+    pub(crate) answers: Vec<Value>,
 }
 
 /// What a failed callback counts as.
-pub fn failed(block: bool, event: HostHook, error: &str) -> Option<Value> {
+pub(crate) fn failed(block: bool, event: HostHook, error: &str) -> Option<Value> {
     let denial = block.then(|| Denial {
         decision: "block",
         reason: format!("the host's {} hook failed: {error}", event.name()),

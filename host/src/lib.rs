@@ -55,22 +55,22 @@ pub async fn agent(home: &Home, args: Args) -> anyhow::Result<std::process::Exit
 }
 
 /// The core, started for a host.
-pub struct Core {
-    pub running: Running,
-    pub shutdown: CancellationToken,
-    pub workspace: std::path::PathBuf,
+pub(crate) struct Core {
+    pub(crate) running: Running,
+    pub(crate) shutdown: CancellationToken,
+    pub(crate) workspace: std::path::PathBuf,
 }
 
 impl Core {
     /// Load the configuration (never onboarding: there is nobody to ask) and start the
     /// core, approvals going to `asks`.
-    pub fn start(home: &Home, asks: mpsc::Sender<Ask>) -> anyhow::Result<Core> {
+    pub(crate) fn start(home: &Home, asks: mpsc::Sender<Ask>) -> anyhow::Result<Core> {
         Self::start_hooked(home, asks, None, Vec::new())
     }
 
     /// `start`, with the host's own hooks called through `hooks` (`hooks::HookCall`)
     /// and the host's in-process MCP servers `mcp` beside the configured ones.
-    pub fn start_hooked(
+    pub(crate) fn start_hooked(
         home: &Home,
         asks: mpsc::Sender<Ask>,
         hooks: Option<mpsc::Sender<hooks::HookCall>>,
@@ -131,14 +131,18 @@ impl Core {
 
     /// Open the local conversation `key` (`terminal:dm:<id>`; a new `agent-…` id when
     /// none) in `mode`.
-    pub async fn open(&self, key: Option<&str>, mode: PermissionMode) -> anyhow::Result<Chat> {
+    pub(crate) async fn open(
+        &self,
+        key: Option<&str>,
+        mode: PermissionMode,
+    ) -> anyhow::Result<Chat> {
         open_chat(&self.running.agent, &self.workspace, key, mode, "agent").await
     }
 }
 
 /// Open the local conversation `key` (`terminal:dm:<id>`; a new `<prefix>-…` id when
 /// none) in `mode`.
-pub async fn open_chat(
+pub(crate) async fn open_chat(
     agent: &pincer_core::agent::Agent,
     workspace: &std::path::Path,
     key: Option<&str>,
@@ -177,15 +181,15 @@ pub async fn open_chat(
 }
 
 /// What a front-end uses of the running core while it reads its output.
-pub struct Handles {
-    pub inbound: mpsc::Sender<pincer_channels::Inbound>,
-    pub dispatcher: Arc<pincer_core::dispatch::Dispatcher>,
-    pub agent: Arc<pincer_core::agent::Agent>,
+pub(crate) struct Handles {
+    pub(crate) inbound: mpsc::Sender<pincer_channels::Inbound>,
+    pub(crate) dispatcher: Arc<pincer_core::dispatch::Dispatcher>,
+    pub(crate) agent: Arc<pincer_core::agent::Agent>,
 }
 
 impl Core {
     /// The handles, the output and the way to stop the core.
-    pub fn split(
+    pub(crate) fn split(
         self,
     ) -> (
         Handles,
@@ -218,22 +222,22 @@ impl Core {
 }
 
 /// One conversation a host drives.
-pub struct Chat {
+pub(crate) struct Chat {
     /// `terminal:dm:<id>`: the session key; its text is the `session_id` the host sees.
-    pub key: SessionKey,
-    pub id: String,
+    pub(crate) key: SessionKey,
+    pub(crate) id: String,
     /// The stored session (its mode is set by id).
-    pub session: i64,
-    pub terminal: Terminal,
+    pub(crate) session: i64,
+    pub(crate) terminal: Terminal,
 }
 
 impl Chat {
-    pub fn message(&self, text: String) -> pincer_channels::InboundMessage {
+    pub(crate) fn message(&self, text: String) -> pincer_channels::InboundMessage {
         self.terminal.message(text)
     }
 
     /// Start a turn with `text`, as if typed.
-    pub async fn send(&self, text: String, running: &Handles) -> anyhow::Result<()> {
+    pub(crate) async fn send(&self, text: String, running: &Handles) -> anyhow::Result<()> {
         running
             .inbound
             .send(self.message(text).into())
@@ -243,7 +247,7 @@ impl Chat {
 }
 
 /// One JSON line on stdout, flushed at once (a host reads line by line).
-pub async fn write_line<T: serde::Serialize>(
+pub(crate) async fn write_line<T: serde::Serialize>(
     out: &mut tokio::io::Stdout,
     line: &T,
 ) -> anyhow::Result<()> {
@@ -256,9 +260,9 @@ pub async fn write_line<T: serde::Serialize>(
 }
 
 /// A question for the host: a call needs its approval.
-pub struct Ask {
-    pub request: Request,
-    pub answer: oneshot::Sender<Approval>,
+pub(crate) struct Ask {
+    pub(crate) request: Request,
+    pub(crate) answer: oneshot::Sender<Approval>,
 }
 
 /// Hands every approval the core needs to the host's front-end.
@@ -307,7 +311,7 @@ impl Approver for HostApprover {
 
 /// An MCP server's state ("ready, 3 tools", "failed: …") as the Claude Code CLI and
 /// seed 001 name states: connected, failed or pending.
-pub fn mcp_state(state: &str) -> &'static str {
+pub(crate) fn mcp_state(state: &str) -> &'static str {
     if state.starts_with("ready") {
         "connected"
     } else if state.starts_with("failed") {
@@ -331,7 +335,7 @@ fn new_id(prefix: &str) -> String {
 }
 
 /// A UUID-shaped random id, as the SDKs expect in `uuid` fields.
-pub fn uuid() -> String {
+pub(crate) fn uuid() -> String {
     let mut bytes = [0u8; 16];
     // An id that is not random is still an id; the hosts only compare them.
     let _ = getrandom::fill(&mut bytes);

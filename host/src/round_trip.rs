@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 /// The named lines of a fixture file: `(name, line)`.
-pub fn fixture(text: &str) -> Vec<(String, String)> {
+pub(crate) fn fixture(text: &str) -> Vec<(String, String)> {
     let mut name = String::new();
     let mut lines = Vec::new();
     for line in text.lines() {
@@ -24,7 +24,7 @@ pub fn fixture(text: &str) -> Vec<(String, String)> {
 }
 
 /// `line` as `T`, serialized back to the very same text (field order included).
-pub fn assert_same_line<T: DeserializeOwned + Serialize>(name: &str, line: &str) -> T {
+pub(crate) fn assert_same_line<T: DeserializeOwned + Serialize>(name: &str, line: &str) -> T {
     let typed: T = serde_json::from_str(line)
         .unwrap_or_else(|e| panic!("{name}: does not read as {}: {e}\n{line}", type_name::<T>()));
     let back = serde_json::to_string(&typed).expect("serializes");
@@ -40,7 +40,7 @@ pub fn assert_same_line<T: DeserializeOwned + Serialize>(name: &str, line: &str)
 /// `line` as `T`, serialized back to `line` less `unmodelled` and with `added` left
 /// out of what `T` writes (paths like `/request/hooks/*/0/timeout`, `*` standing for
 /// every element or key).
-pub fn assert_round_trip<T: DeserializeOwned + Serialize>(
+pub(crate) fn assert_round_trip<T: DeserializeOwned + Serialize>(
     name: &str,
     line: &str,
     unmodelled: &[&str],

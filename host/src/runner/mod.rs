@@ -43,7 +43,7 @@ use wire::{Event, Question, QuestionOption};
 /// How often a tool still running is reported (`tool_progress`).
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
-pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
     let (asks_tx, asks) = mpsc::channel(8);
     let core = Core::start(home, asks_tx)?;
     let timeout = approval_timeout(home)?;

@@ -13,13 +13,13 @@ use pincer_core::tools::preset::ToolPreset;
 
 /// The conversation, opened.
 pub(super) struct Opened {
-    pub chat: Chat,
+    pub(crate) chat: Chat,
     /// It existed before (resumed, or the copy of one).
-    pub resuming: bool,
+    pub(crate) resuming: bool,
     /// The key it was forked from.
-    pub forked_from: Option<String>,
+    pub(crate) forked_from: Option<String>,
     /// What the flags asked for that is not done, in sentences for stderr and `ready`.
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
 }
 
 pub(super) async fn open(core: &Core, args: &Args) -> anyhow::Result<Opened> {

@@ -21,7 +21,7 @@ use crate::lenient::{lenient, lenient_items};
 
 /// A line from the backend.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Line {
+pub(crate) enum Line {
     Input(Input),
     /// A line of a type seed 001 does not have (its name; "" when it has none).
     Unknown(String),
@@ -29,7 +29,7 @@ pub enum Line {
 
 impl Line {
     /// One line as the backend wrote it; `Err` when it is not JSON.
-    pub fn read(text: &str) -> Result<Line, serde_json::Error> {
+    pub(crate) fn read(text: &str) -> Result<Line, serde_json::Error> {
         let value = crate::lenient::line(text)?;
         Ok(match Input::deserialize(&value) {
             Ok(input) => Line::Input(input),
@@ -48,7 +48,7 @@ struct Kind {
 /// The lines seed 001 routes by `type`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Input {
+pub(crate) enum Input {
     /// One turn (queued while one runs).
     Message {
         #[serde(default, deserialize_with = "lenient")]
@@ -157,7 +157,7 @@ pub enum Input {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Event {
+pub(crate) enum Event {
     /// First: the conversation and how it runs.
     #[serde(rename_all = "camelCase")]
     Ready {
@@ -362,22 +362,22 @@ pub enum Event {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
-pub struct Init {
-    pub model: String,
+pub(crate) struct Init {
+    pub(crate) model: String,
     /// The built-in tools the preset keeps.
-    pub tools: Vec<String>,
-    pub mcp_servers: Vec<McpServer>,
-    pub slash_commands: Vec<String>,
-    pub skills: Vec<String>,
-    pub plugins: Vec<String>,
-    pub agents: Vec<String>,
-    pub permission_mode: String,
-    pub tool_preset: String,
-    pub budget_config: BudgetConfig,
-    pub claude_code_version: String,
-    pub api_key_source: String,
-    pub session_id: String,
-    pub cwd: String,
+    pub(crate) tools: Vec<String>,
+    pub(crate) mcp_servers: Vec<McpServer>,
+    pub(crate) slash_commands: Vec<String>,
+    pub(crate) skills: Vec<String>,
+    pub(crate) plugins: Vec<String>,
+    pub(crate) agents: Vec<String>,
+    pub(crate) permission_mode: String,
+    pub(crate) tool_preset: String,
+    pub(crate) budget_config: BudgetConfig,
+    pub(crate) claude_code_version: String,
+    pub(crate) api_key_source: String,
+    pub(crate) session_id: String,
+    pub(crate) cwd: String,
 }
 
 /// The limits that bound a turn: Pincer's own (`agent.max_turn_cost_usd`,
@@ -385,105 +385,105 @@ pub struct Init {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
-pub struct BudgetConfig {
-    pub max_budget_usd: f64,
-    pub max_turns: u32,
-    pub max_thinking_tokens: Option<u64>,
+pub(crate) struct BudgetConfig {
+    pub(crate) max_budget_usd: f64,
+    pub(crate) max_turns: u32,
+    pub(crate) max_thinking_tokens: Option<u64>,
 }
 
 /// An MCP server, its state as the CLI names states, and Pincer's own words for it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
-pub struct McpServer {
-    pub name: String,
-    pub status: String,
-    pub detail: String,
+pub(crate) struct McpServer {
+    pub(crate) name: String,
+    pub(crate) status: String,
+    pub(crate) detail: String,
 }
 
 /// One question of a `user_question_request` (Pincer asks one at a time).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
-pub struct Question {
+pub(crate) struct Question {
     /// The question as the model put it.
-    pub question: Value,
-    pub header: String,
-    pub options: Vec<QuestionOption>,
-    pub multi_select: bool,
+    pub(crate) question: Value,
+    pub(crate) header: String,
+    pub(crate) options: Vec<QuestionOption>,
+    pub(crate) multi_select: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
-pub struct QuestionOption {
-    pub label: Value,
-    pub description: String,
+pub(crate) struct QuestionOption {
+    pub(crate) label: Value,
+    pub(crate) description: String,
 }
 
 /// A model `set_model` takes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
-pub struct ModelChoice {
-    pub value: String,
-    pub display_name: String,
-    pub description: String,
+pub(crate) struct ModelChoice {
+    pub(crate) value: String,
+    pub(crate) display_name: String,
+    pub(crate) description: String,
 }
 
 /// A chat command a `message` may be.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
-pub struct Command {
-    pub name: String,
-    pub description: String,
-    pub argument_hint: String,
+pub(crate) struct Command {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) argument_hint: String,
 }
 
 /// Pincer has no account: the keys are the home's.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
-pub struct AccountInfo {
-    pub api_key_source: String,
+pub(crate) struct AccountInfo {
+    pub(crate) api_key_source: String,
 }
 
 /// The `result` that ends a turn (or a chat command).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
-pub struct TurnResult {
-    pub cost: f64,
+pub(crate) struct TurnResult {
+    pub(crate) cost: f64,
     /// Model calls.
-    pub turns: u32,
-    pub duration_ms: u64,
-    pub duration_api_ms: u64,
-    pub usage: Usage,
+    pub(crate) turns: u32,
+    pub(crate) duration_ms: u64,
+    pub(crate) duration_api_ms: u64,
+    pub(crate) usage: Usage,
     /// The last model that answered; none for a command.
-    pub model: Option<String>,
-    pub session_id: String,
-    pub stats: Stats,
-    pub success: bool,
+    pub(crate) model: Option<String>,
+    pub(crate) session_id: String,
+    pub(crate) stats: Stats,
+    pub(crate) success: bool,
     /// `success`, `error_max_turns` or `error_during_execution`.
-    pub subtype: String,
+    pub(crate) subtype: String,
     /// The last text, when it succeeded.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, serde(default))]
-    pub summary: Option<String>,
-    pub stop_reason: Option<String>,
+    pub(crate) summary: Option<String>,
+    pub(crate) stop_reason: Option<String>,
     /// What went wrong, when it failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, serde(default))]
-    pub errors: Option<Vec<String>>,
+    pub(crate) errors: Option<Vec<String>>,
 }
 
 /// The turn's tokens, over all its model calls.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
-pub struct Usage {
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub cache_read_input_tokens: u64,
-    pub cache_creation_input_tokens: u64,
+pub(crate) struct Usage {
+    pub(crate) input_tokens: u64,
+    pub(crate) output_tokens: u64,
+    pub(crate) cache_read_input_tokens: u64,
+    pub(crate) cache_creation_input_tokens: u64,
 }
 
 /// Seed 001's per-turn statistics, counted by what each tool declares it does
@@ -491,18 +491,18 @@ pub struct Usage {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
-pub struct Stats {
-    pub tool_calls: u32,
-    pub tools_by_type: BTreeMap<String, u32>,
+pub(crate) struct Stats {
+    pub(crate) tool_calls: u32,
+    pub(crate) tools_by_type: BTreeMap<String, u32>,
     /// `task` calls.
-    pub sub_agents: u32,
+    pub(crate) sub_agents: u32,
     /// Calls that only read the workspace (read_file, glob, grep, list_dir).
-    pub files_read: u32,
+    pub(crate) files_read: u32,
     /// Calls that only edit the workspace (write_file, edit_file).
-    pub files_written: u32,
+    pub(crate) files_written: u32,
     /// Calls that run commands (exec).
-    pub bash_commands: u32,
+    pub(crate) bash_commands: u32,
     /// Calls that reach the internet (web_search, web_fetch).
-    pub web_searches: u32,
-    pub total_tool_duration_ms: u64,
+    pub(crate) web_searches: u32,
+    pub(crate) total_tool_duration_ms: u64,
 }

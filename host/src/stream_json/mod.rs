@@ -42,9 +42,9 @@ use wire::{
 };
 
 /// What `claude_code_version` says: the SDKs warn below 2.0.0.
-pub const COMPAT_VERSION: &str = "2.1.0";
+pub(crate) const COMPAT_VERSION: &str = "2.1.0";
 
-pub async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
     if !args.ignored.is_empty() {
         eprintln!(
             "pincer agent: ignoring {} (see README, Driving Pincer from other programs)",

@@ -37,7 +37,11 @@ pub(super) fn servers(names: &[String]) -> (Vec<McpServerConfig>, mpsc::Receiver
 impl SdkServers {
     /// The `control_request` carrying `message`; `None` when nobody can answer (the
     /// host closed its input), and the message is refused.
-    pub fn request(&mut self, message: HostMessage, stdin_open: bool) -> Option<PincerRequest> {
+    pub(crate) fn request(
+        &mut self,
+        message: HostMessage,
+        stdin_open: bool,
+    ) -> Option<PincerRequest> {
         if !stdin_open {
             let _ = message.answer.send(Err("the host closed its input".into()));
             return None;
@@ -55,13 +59,13 @@ impl SdkServers {
     }
 
     /// Whether request `id` is one of ours.
-    pub fn waits_for(&self, id: &str) -> bool {
+    pub(crate) fn waits_for(&self, id: &str) -> bool {
         self.waiting.contains_key(id)
     }
 
     /// The host's answer to request `id` (a `success`'s body, or an `error`'s reason),
     /// handed on to the server's client.
-    pub fn answered(&mut self, id: &str, outcome: Result<Value, Option<String>>) {
+    pub(crate) fn answered(&mut self, id: &str, outcome: Result<Value, Option<String>>) {
         let Some(answer) = self.waiting.remove(id) else {
             return;
         };
@@ -75,7 +79,7 @@ impl SdkServers {
     }
 
     /// Nobody is left to answer: every waiting message fails.
-    pub fn close(&mut self) {
+    pub(crate) fn close(&mut self) {
         self.waiting.clear();
     }
 }

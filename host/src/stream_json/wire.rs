@@ -25,21 +25,21 @@ use std::collections::BTreeMap;
 use crate::lenient::{lenient, lenient_items};
 use serde::{Deserialize, Serialize};
 
-pub use control::{
+pub(crate) use control::{
     Answered, CanUseTool, ContextUsage, Hooks, HostAnswer, HostRequest, Initialized, Known,
     McpAnswer, PincerReply, PincerRequest, Question, ReplyBody, Request,
 };
-pub use messages::{
+pub(crate) use messages::{
     Assistant, Block, Delta, Denial, Event, Init, McpServer, Message, OutputUsage, Role, StopDelta,
     StreamEvent, System, ToolResult, ToolResultMessage, ToolResultType, ToolResults, TurnEnd,
     TurnResult,
 };
-pub use permission::{Decision, Kept, Rule, suggestions};
+pub(crate) use permission::{Decision, Kept, Rule, suggestions};
 
 /// A line from the host.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Input {
+pub(crate) enum Input {
     /// A message: one turn (queued while one runs).
     User(UserLine),
     ControlRequest(HostRequest),
@@ -64,7 +64,7 @@ pub enum Input {
 
 impl Input {
     /// One line as the host wrote it; `Err` when it is not JSON.
-    pub fn read(line: &str) -> Result<Input, serde_json::Error> {
+    pub(crate) fn read(line: &str) -> Result<Input, serde_json::Error> {
         let value = crate::lenient::line(line)?;
         Ok(Input::deserialize(value).unwrap_or(Input::Other))
     }
@@ -72,28 +72,28 @@ impl Input {
 
 /// A `user` line: the host's message.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct UserLine {
+pub(crate) struct UserLine {
     #[serde(default, deserialize_with = "lenient")]
-    pub message: UserMessage,
+    pub(crate) message: UserMessage,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct UserMessage {
+pub(crate) struct UserMessage {
     #[serde(
         default,
         deserialize_with = "lenient",
         skip_serializing_if = "Option::is_none"
     )]
-    pub role: Option<String>,
+    pub(crate) role: Option<String>,
     #[serde(default)]
-    pub content: Content,
+    pub(crate) content: Content,
 }
 
 /// A message's content: text, or blocks of which the text ones are read (an image is
 /// not: stream-json hosts send text).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
-pub enum Content {
+pub(crate) enum Content {
     Text(String),
     Blocks(#[serde(deserialize_with = "lenient_items")] Vec<ContentBlock>),
 }
@@ -106,7 +106,7 @@ impl Default for Content {
 
 impl Content {
     /// The text: the string, or the text blocks' joined by newlines.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         match self {
             Content::Text(text) => text.clone(),
             Content::Blocks(blocks) => blocks
@@ -121,22 +121,22 @@ impl Content {
 
 /// One block of a message's content: its type, and a text block's text.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ContentBlock {
+pub(crate) struct ContentBlock {
     #[serde(rename = "type", default, deserialize_with = "lenient")]
-    pub kind: String,
+    pub(crate) kind: String,
     #[serde(
         default,
         deserialize_with = "lenient",
         skip_serializing_if = "Option::is_none"
     )]
-    pub text: Option<String>,
+    pub(crate) text: Option<String>,
 }
 
 /// A line Pincer writes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Output {
+pub(crate) enum Output {
     System(System),
     Assistant(Assistant),
     /// A tool's result (the CLI writes results as the user's message).

@@ -14,17 +14,17 @@ use crate::lenient::{lenient, lenient_items};
 
 /// A `control_request` from the host.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct HostRequest {
+pub(crate) struct HostRequest {
     #[serde(default, deserialize_with = "lenient")]
-    pub request_id: String,
+    pub(crate) request_id: String,
     #[serde(default, deserialize_with = "lenient")]
-    pub request: Request,
+    pub(crate) request: Request,
 }
 
 /// What the host asks of Pincer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
-pub enum Request {
+pub(crate) enum Request {
     Known(Known),
     /// A request Pincer does not honour (`rewind_files`, `mcp_reconnect`,
     /// `mcp_toggle`, `stop_task`, what comes after): answered with an error naming it.
@@ -40,7 +40,7 @@ impl Default for Request {
 /// The requests Pincer honours.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "subtype", rename_all = "snake_case")]
-pub enum Known {
+pub(crate) enum Known {
     Initialize(Initialize),
     Interrupt,
     SetPermissionMode {
@@ -57,26 +57,26 @@ pub enum Known {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Unsupported {
+pub(crate) struct Unsupported {
     #[serde(default, deserialize_with = "lenient")]
-    pub subtype: String,
+    pub(crate) subtype: String,
     /// Its fields, unread.
     #[serde(flatten)]
-    pub fields: Map<String, Value>,
+    pub(crate) fields: Map<String, Value>,
 }
 
 /// `initialize`: the SDK's hooks (its `agents`, `skills` and prompt options are not
 /// read: Pincer's config decides those).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Initialize {
+pub(crate) struct Initialize {
     /// `null` (no hooks) as the SDKs send it when none are registered.
     #[serde(default, deserialize_with = "lenient")]
-    pub hooks: Option<Hooks>,
+    pub(crate) hooks: Option<Hooks>,
 }
 
 /// `initialize.hooks`: each event's matchers, in the order the SDK wrote them.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Hooks(pub Vec<(String, Vec<HookMatcher>)>);
+pub(crate) struct Hooks(pub Vec<(String, Vec<HookMatcher>)>);
 
 impl<'de> Deserialize<'de> for Hooks {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Hooks, D::Error> {
@@ -98,17 +98,17 @@ impl Serialize for Hooks {
 
 /// One matcher of an event: which tools, and the callbacks to call for them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct HookMatcher {
+pub(crate) struct HookMatcher {
     /// A tool name, names joined by `|`, or a pattern; none (`null`), `""` or `*`: every
     /// tool.
     #[serde(default, deserialize_with = "lenient")]
-    pub matcher: Option<String>,
+    pub(crate) matcher: Option<String>,
     #[serde(
         rename = "hookCallbackIds",
         default,
         deserialize_with = "lenient_items"
     )]
-    pub hook_callback_ids: Vec<String>,
+    pub(crate) hook_callback_ids: Vec<String>,
     /// `continue`, or `block` (or anything else): a failed callback denies.
     #[serde(
         rename = "onFailure",
@@ -116,20 +116,20 @@ pub struct HookMatcher {
         deserialize_with = "lenient",
         skip_serializing_if = "Option::is_none"
     )]
-    pub on_failure: Option<String>,
+    pub(crate) on_failure: Option<String>,
 }
 
 /// Pincer's `control_response` to a host's request.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
-pub struct PincerReply {
-    pub response: Reply,
+pub(crate) struct PincerReply {
+    pub(crate) response: Reply,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(tag = "subtype", rename_all = "snake_case")]
-pub enum Reply {
+pub(crate) enum Reply {
     Success {
         request_id: String,
         response: ReplyBody,
@@ -142,7 +142,7 @@ pub enum Reply {
 
 impl PincerReply {
     /// The answer to request `request_id`: `success` with its body, or `error` with why.
-    pub fn to(request_id: String, answer: Result<ReplyBody, String>) -> PincerReply {
+    pub(crate) fn to(request_id: String, answer: Result<ReplyBody, String>) -> PincerReply {
         let response = match answer {
             Ok(response) => Reply::Success {
                 request_id,
@@ -158,7 +158,7 @@ impl PincerReply {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(untagged)]
-pub enum ReplyBody {
+pub(crate) enum ReplyBody {
     // Read back (in tests) most fields first: an untagged body is the first that fits.
     Initialized(Box<Initialized>),
     ContextUsage(Box<ContextUsage>),
@@ -181,23 +181,23 @@ pub enum ReplyBody {
 /// The answer to `initialize`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
-pub struct Initialized {
+pub(crate) struct Initialized {
     /// The CLI's slash commands and agents: Pincer offers none through the SDK.
-    pub commands: Vec<Command>,
-    pub agents: Vec<AgentInfo>,
-    pub output_style: String,
-    pub available_output_styles: Vec<String>,
-    pub models: Vec<ModelChoice>,
-    pub account: Account,
+    pub(crate) commands: Vec<Command>,
+    pub(crate) agents: Vec<AgentInfo>,
+    pub(crate) output_style: String,
+    pub(crate) available_output_styles: Vec<String>,
+    pub(crate) models: Vec<ModelChoice>,
+    pub(crate) account: Account,
     /// A callback whose matcher says `onFailure: "block"` blocks when it fails.
-    pub hook_on_failure_supported: bool,
+    pub(crate) hook_on_failure_supported: bool,
     /// The hooks `initialize` named are registered (the CLI leaves this out).
     #[cfg_attr(test, serde(default))]
-    pub hooks_applied: bool,
+    pub(crate) hooks_applied: bool,
 }
 
 impl Initialized {
-    pub fn pincer() -> Initialized {
+    pub(crate) fn pincer() -> Initialized {
         let mut models = vec![ModelChoice {
             value: "auto".into(),
             display_name: "Auto".into(),
@@ -229,36 +229,36 @@ impl Initialized {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
-pub struct Command {
-    pub name: String,
-    pub description: String,
-    pub argument_hint: String,
+pub(crate) struct Command {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) argument_hint: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
-pub struct AgentInfo {
-    pub name: String,
-    pub description: String,
+pub(crate) struct AgentInfo {
+    pub(crate) name: String,
+    pub(crate) description: String,
 }
 
 /// A model a host may pick with `set_model`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
-pub struct ModelChoice {
-    pub value: String,
-    pub display_name: String,
-    pub description: String,
+pub(crate) struct ModelChoice {
+    pub(crate) value: String,
+    pub(crate) display_name: String,
+    pub(crate) description: String,
 }
 
 /// Where the keys come from: Pincer's are the home's, so "none".
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
-pub struct Account {
-    pub api_key_source: String,
-    pub token_source: String,
+pub(crate) struct Account {
+    pub(crate) api_key_source: String,
+    pub(crate) token_source: String,
 }
 
 /// The answer to `get_context_usage`: how much of the model's window the last call's
@@ -267,31 +267,31 @@ pub struct Account {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
-pub struct ContextUsage {
-    pub categories: Vec<Category>,
-    pub total_tokens: u64,
-    pub max_tokens: u64,
-    pub raw_max_tokens: u64,
-    pub percentage: f64,
-    pub model: String,
-    pub is_auto_compact_enabled: bool,
-    pub memory_files: Vec<Map<String, Value>>,
-    pub mcp_tools: Vec<Map<String, Value>>,
-    pub agents: Vec<Map<String, Value>>,
-    pub grid_rows: Vec<Vec<Map<String, Value>>>,
+pub(crate) struct ContextUsage {
+    pub(crate) categories: Vec<Category>,
+    pub(crate) total_tokens: u64,
+    pub(crate) max_tokens: u64,
+    pub(crate) raw_max_tokens: u64,
+    pub(crate) percentage: f64,
+    pub(crate) model: String,
+    pub(crate) is_auto_compact_enabled: bool,
+    pub(crate) memory_files: Vec<Map<String, Value>>,
+    pub(crate) mcp_tools: Vec<Map<String, Value>>,
+    pub(crate) agents: Vec<Map<String, Value>>,
+    pub(crate) grid_rows: Vec<Vec<Map<String, Value>>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
-pub struct Category {
-    pub name: String,
-    pub tokens: u64,
-    pub color: String,
+pub(crate) struct Category {
+    pub(crate) name: String,
+    pub(crate) tokens: u64,
+    pub(crate) color: String,
 }
 
 impl ContextUsage {
     /// `used` tokens of `model`'s window of `window`.
-    pub fn new(model: &str, window: u64, used: u64) -> ContextUsage {
+    pub(crate) fn new(model: &str, window: u64, used: u64) -> ContextUsage {
         let percentage = if window == 0 {
             0.0
         } else {
@@ -320,17 +320,17 @@ impl ContextUsage {
 /// Pincer's `control_request` to the host.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
-pub struct PincerRequest {
+pub(crate) struct PincerRequest {
     /// `pincer-req-N`, `pincer-hook-N`, `pincer-mcp-N`.
-    pub request_id: String,
-    pub request: Question,
+    pub(crate) request_id: String,
+    pub(crate) request: Question,
 }
 
 /// What Pincer asks the host.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(tag = "subtype", rename_all = "snake_case")]
-pub enum Question {
+pub(crate) enum Question {
     CanUseTool(Box<CanUseTool>),
     /// Call one of the SDK's hook callbacks.
     HookCallback {
@@ -349,85 +349,85 @@ pub enum Question {
 /// May this call run?
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
-pub struct CanUseTool {
-    pub tool_name: String,
+pub(crate) struct CanUseTool {
+    pub(crate) tool_name: String,
     // The CLI leaves out what it has not got (read back in tests: its lines too).
     #[cfg_attr(test, serde(default))]
-    pub display_name: String,
-    pub input: Value,
-    pub tool_use_id: String,
+    pub(crate) display_name: String,
+    pub(crate) input: Value,
+    pub(crate) tool_use_id: String,
     /// The tool and what it would do.
     #[cfg_attr(test, serde(default))]
-    pub description: String,
+    pub(crate) description: String,
     #[cfg_attr(test, serde(default))]
-    pub permission_suggestions: Vec<PermissionUpdate>,
+    pub(crate) permission_suggestions: Vec<PermissionUpdate>,
     /// The file a file tool would touch.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, serde(default))]
-    pub blocked_path: Option<String>,
+    pub(crate) blocked_path: Option<String>,
     /// Why the call is asked about ("asked because …").
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, serde(default))]
-    pub decision_reason: Option<String>,
+    pub(crate) decision_reason: Option<String>,
     /// `exit_plan_mode`: a person must answer.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, serde(default))]
-    pub requires_user_interaction: Option<bool>,
+    pub(crate) requires_user_interaction: Option<bool>,
 }
 
 /// A `control_response` from the host: its answer to one of Pincer's requests.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct HostAnswer {
+pub(crate) struct HostAnswer {
     #[serde(default, deserialize_with = "lenient")]
-    pub response: Answer,
+    pub(crate) response: Answer,
     /// Seed 002 §6's adapters put the request's id here, beside `response`.
     #[serde(
         default,
         deserialize_with = "lenient",
         skip_serializing_if = "Option::is_none"
     )]
-    pub request_id: Option<String>,
+    pub(crate) request_id: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Answer {
+pub(crate) struct Answer {
     /// `success` or `error`; seed 002's adapters put the decision here (`allow`, `deny`).
     #[serde(default, deserialize_with = "lenient")]
-    pub subtype: String,
+    pub(crate) subtype: String,
     #[serde(
         default,
         deserialize_with = "lenient",
         skip_serializing_if = "Option::is_none"
     )]
-    pub request_id: Option<String>,
+    pub(crate) request_id: Option<String>,
     /// A `success`'s body: a `can_use_tool` decision, a hook's output or an MCP reply —
     /// which one, only the request it answers says, so it is read when that is known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub response: Option<Value>,
+    pub(crate) response: Option<Value>,
     #[serde(
         default,
         deserialize_with = "lenient",
         skip_serializing_if = "Option::is_none"
     )]
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
     /// Seed 002's adapter form: the decision's fields (`message`, `updatedInput`, …)
     /// beside `subtype`.
     #[serde(flatten)]
-    pub adapter: Map<String, Value>,
+    pub(crate) adapter: Map<String, Value>,
 }
 
 /// A host's answer in the SDK form, whichever form it came in.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Answered {
-    pub request_id: Option<String>,
+pub(crate) struct Answered {
+    pub(crate) request_id: Option<String>,
     /// A `success`'s body, or an `error`'s reason.
-    pub outcome: Result<Value, Option<String>>,
+    pub(crate) outcome: Result<Value, Option<String>>,
 }
 
 impl HostAnswer {
     /// The adapter form — `request_id` beside `response`, `response: {"subtype":
     /// "allow", …}` — read as the SDK form: `success` with `{"behavior": "allow", …}`.
-    pub fn answered(self) -> Answered {
+    pub(crate) fn answered(self) -> Answered {
         let Answer {
             subtype,
             request_id,
@@ -452,7 +452,7 @@ impl HostAnswer {
 
 /// An `mcp_message`'s answer: the server's JSON-RPC reply.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct McpAnswer {
+pub(crate) struct McpAnswer {
     #[serde(default)]
-    pub mcp_response: Value,
+    pub(crate) mcp_response: Value,
 }

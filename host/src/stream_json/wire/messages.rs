@@ -16,60 +16,60 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(tag = "subtype", rename_all = "snake_case")]
-pub enum System {
+pub(crate) enum System {
     Init(Init),
 }
 
 /// `system/init`: what the turn runs with.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
-pub struct Init {
-    pub cwd: String,
-    pub session_id: String,
+pub(crate) struct Init {
+    pub(crate) cwd: String,
+    pub(crate) session_id: String,
     /// The built-in tools (MCP tools are not listed; `mcp_servers` names their servers).
-    pub tools: Vec<String>,
-    pub mcp_servers: Vec<McpServer>,
+    pub(crate) tools: Vec<String>,
+    pub(crate) mcp_servers: Vec<McpServer>,
     /// The last model that answered, or "pincer" before any did.
-    pub model: String,
+    pub(crate) model: String,
     #[serde(rename = "permissionMode")]
-    pub permission_mode: String,
-    pub slash_commands: Vec<String>,
+    pub(crate) permission_mode: String,
+    pub(crate) slash_commands: Vec<String>,
     #[serde(rename = "apiKeySource")]
-    pub api_key_source: String,
+    pub(crate) api_key_source: String,
     /// The CLI version Pincer answers as (`COMPAT_VERSION`): the SDKs warn below 2.0.0.
-    pub claude_code_version: String,
-    pub output_style: String,
+    pub(crate) claude_code_version: String,
+    pub(crate) output_style: String,
     /// The CLI's agents, skills and plugins: Pincer has none of them.
-    pub agents: Vec<String>,
-    pub skills: Vec<String>,
-    pub plugins: Vec<Plugin>,
-    pub uuid: String,
+    pub(crate) agents: Vec<String>,
+    pub(crate) skills: Vec<String>,
+    pub(crate) plugins: Vec<Plugin>,
+    pub(crate) uuid: String,
 }
 
 /// A plugin as the CLI lists one (Pincer lists none).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
-pub struct Plugin {
-    pub name: String,
-    pub path: String,
-    pub source: String,
+pub(crate) struct Plugin {
+    pub(crate) name: String,
+    pub(crate) path: String,
+    pub(crate) source: String,
 }
 
 /// An MCP server and its state as the CLI names states (connected, pending, failed),
 /// with the error of one that failed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
-pub struct McpServer {
-    pub name: String,
-    pub status: String,
+pub(crate) struct McpServer {
+    pub(crate) name: String,
+    pub(crate) status: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, serde(default))]
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
 }
 
 impl McpServer {
     /// Each server of `status` (name, Pincer's state text).
-    pub fn all(status: Vec<(String, String)>) -> Vec<McpServer> {
+    pub(crate) fn all(status: Vec<(String, String)>) -> Vec<McpServer> {
         status
             .into_iter()
             .map(|(name, state)| {
@@ -87,33 +87,33 @@ impl McpServer {
 /// An `assistant` line: one content block of the model's message.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
-pub struct Assistant {
-    pub message: Message,
-    pub parent_tool_use_id: Option<String>,
-    pub session_id: String,
-    pub uuid: String,
+pub(crate) struct Assistant {
+    pub(crate) message: Message,
+    pub(crate) parent_tool_use_id: Option<String>,
+    pub(crate) session_id: String,
+    pub(crate) uuid: String,
 }
 
 /// The model's message, as the Messages API shapes one.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
-pub struct Message {
+pub(crate) struct Message {
     /// `msg_pincer_<conversation>_<model call>`.
-    pub id: String,
+    pub(crate) id: String,
     #[serde(rename = "type")]
-    pub kind: MessageType,
-    pub role: Role,
-    pub model: String,
-    pub content: Vec<Block>,
-    pub stop_reason: Option<String>,
-    pub stop_sequence: Option<String>,
-    pub usage: MessageUsage,
+    pub(crate) kind: MessageType,
+    pub(crate) role: Role,
+    pub(crate) model: String,
+    pub(crate) content: Vec<Block>,
+    pub(crate) stop_reason: Option<String>,
+    pub(crate) stop_sequence: Option<String>,
+    pub(crate) usage: MessageUsage,
 }
 
 impl Message {
     /// The assistant's message holding `content` (an `assistant` line). Its tokens are
     /// not counted per message: the `result` has the turn's.
-    pub fn assistant(id: String, model: String, content: Vec<Block>) -> Message {
+    pub(crate) fn assistant(id: String, model: String, content: Vec<Block>) -> Message {
         Message {
             usage: MessageUsage {
                 cache_creation_input_tokens: Some(0),
@@ -126,7 +126,7 @@ impl Message {
     }
 
     /// The message as it starts (`message_start`): nothing in it yet.
-    pub fn start(id: String, model: String) -> Message {
+    pub(crate) fn start(id: String, model: String) -> Message {
         Message {
             id,
             kind: MessageType::Message,
@@ -144,14 +144,14 @@ impl Message {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "snake_case")]
-pub enum MessageType {
+pub(crate) enum MessageType {
     Message,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "snake_case")]
-pub enum Role {
+pub(crate) enum Role {
     Assistant,
     User,
 }
@@ -159,22 +159,22 @@ pub enum Role {
 /// A message's tokens (Pincer writes zeros: the `result` has the turn's).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
-pub struct MessageUsage {
-    pub input_tokens: u64,
-    pub output_tokens: u64,
+pub(crate) struct MessageUsage {
+    pub(crate) input_tokens: u64,
+    pub(crate) output_tokens: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, serde(default))]
-    pub cache_creation_input_tokens: Option<u64>,
+    pub(crate) cache_creation_input_tokens: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, serde(default))]
-    pub cache_read_input_tokens: Option<u64>,
+    pub(crate) cache_read_input_tokens: Option<u64>,
 }
 
 /// A content block of the model's message.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Block {
+pub(crate) enum Block {
     Text {
         text: String,
     },
@@ -196,53 +196,53 @@ pub enum Block {
 /// A `user` line: a tool's result going back to the model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
-pub struct ToolResults {
-    pub message: ToolResultMessage,
-    pub parent_tool_use_id: Option<String>,
-    pub session_id: String,
-    pub uuid: String,
+pub(crate) struct ToolResults {
+    pub(crate) message: ToolResultMessage,
+    pub(crate) parent_tool_use_id: Option<String>,
+    pub(crate) session_id: String,
+    pub(crate) uuid: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
-pub struct ToolResultMessage {
-    pub role: Role,
-    pub content: Vec<ToolResult>,
+pub(crate) struct ToolResultMessage {
+    pub(crate) role: Role,
+    pub(crate) content: Vec<ToolResult>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
-pub struct ToolResult {
-    pub tool_use_id: String,
+pub(crate) struct ToolResult {
+    pub(crate) tool_use_id: String,
     #[serde(rename = "type")]
-    pub kind: ToolResultType,
-    pub content: String,
-    pub is_error: bool,
+    pub(crate) kind: ToolResultType,
+    pub(crate) content: String,
+    pub(crate) is_error: bool,
 }
 
 /// `"type": "tool_result"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "snake_case")]
-pub enum ToolResultType {
+pub(crate) enum ToolResultType {
     ToolResult,
 }
 
 /// A `stream_event` line: one event of the model's streamed message.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
-pub struct StreamEvent {
-    pub event: Event,
-    pub session_id: String,
-    pub parent_tool_use_id: Option<String>,
-    pub uuid: String,
+pub(crate) struct StreamEvent {
+    pub(crate) event: Event,
+    pub(crate) session_id: String,
+    pub(crate) parent_tool_use_id: Option<String>,
+    pub(crate) uuid: String,
 }
 
 /// The Messages API's stream events.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Event {
+pub(crate) enum Event {
     MessageStart {
         message: Message,
     },
@@ -268,7 +268,7 @@ pub enum Event {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(tag = "type")]
-pub enum Delta {
+pub(crate) enum Delta {
     #[serde(rename = "text_delta")]
     Text { text: String },
     #[serde(rename = "thinking_delta")]
@@ -281,49 +281,49 @@ pub enum Delta {
 /// `message_delta`'s `delta`: why the model stopped (`tool_use`, `end_turn`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
-pub struct StopDelta {
-    pub stop_reason: String,
-    pub stop_sequence: Option<String>,
+pub(crate) struct StopDelta {
+    pub(crate) stop_reason: String,
+    pub(crate) stop_sequence: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
-pub struct OutputUsage {
-    pub output_tokens: u64,
+pub(crate) struct OutputUsage {
+    pub(crate) output_tokens: u64,
 }
 
 /// The `result` line that ends a turn.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
-pub struct TurnResult {
-    pub subtype: ResultSubtype,
-    pub is_error: bool,
-    pub duration_ms: u64,
-    pub duration_api_ms: u64,
-    pub num_turns: u32,
-    pub stop_reason: Option<String>,
-    pub session_id: String,
-    pub total_cost_usd: f64,
-    pub usage: ResultUsage,
+pub(crate) struct TurnResult {
+    pub(crate) subtype: ResultSubtype,
+    pub(crate) is_error: bool,
+    pub(crate) duration_ms: u64,
+    pub(crate) duration_api_ms: u64,
+    pub(crate) num_turns: u32,
+    pub(crate) stop_reason: Option<String>,
+    pub(crate) session_id: String,
+    pub(crate) total_cost_usd: f64,
+    pub(crate) usage: ResultUsage,
     #[serde(rename = "modelUsage")]
-    pub model_usage: BTreeMap<String, ModelUsage>,
-    pub permission_denials: Vec<Denial>,
-    pub terminal_reason: TerminalReason,
-    pub uuid: String,
+    pub(crate) model_usage: BTreeMap<String, ModelUsage>,
+    pub(crate) permission_denials: Vec<Denial>,
+    pub(crate) terminal_reason: TerminalReason,
+    pub(crate) uuid: String,
     /// A failed turn's reasons.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, serde(default))]
-    pub errors: Option<Vec<String>>,
+    pub(crate) errors: Option<Vec<String>>,
     /// A finished turn's last text.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, serde(default))]
-    pub result: Option<String>,
+    pub(crate) result: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "snake_case")]
-pub enum ResultSubtype {
+pub(crate) enum ResultSubtype {
     Success,
     ErrorMaxTurns,
     ErrorDuringExecution,
@@ -332,7 +332,7 @@ pub enum ResultSubtype {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "snake_case")]
-pub enum TerminalReason {
+pub(crate) enum TerminalReason {
     Completed,
     MaxTurns,
     AbortedStreaming,
@@ -342,47 +342,47 @@ pub enum TerminalReason {
 /// The turn's tokens, over all its model calls.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
-pub struct ResultUsage {
-    pub input_tokens: u64,
-    pub cache_creation_input_tokens: u64,
-    pub cache_read_input_tokens: u64,
-    pub output_tokens: u64,
+pub(crate) struct ResultUsage {
+    pub(crate) input_tokens: u64,
+    pub(crate) cache_creation_input_tokens: u64,
+    pub(crate) cache_read_input_tokens: u64,
+    pub(crate) output_tokens: u64,
 }
 
 /// One model's share of the turn (`modelUsage`, by model).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
 #[serde(rename_all = "camelCase")]
-pub struct ModelUsage {
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub cache_read_input_tokens: u64,
-    pub cache_creation_input_tokens: u64,
+pub(crate) struct ModelUsage {
+    pub(crate) input_tokens: u64,
+    pub(crate) output_tokens: u64,
+    pub(crate) cache_read_input_tokens: u64,
+    pub(crate) cache_creation_input_tokens: u64,
     #[serde(rename = "costUSD")]
-    pub cost_usd: f64,
+    pub(crate) cost_usd: f64,
 }
 
 /// A call the host refused (`permission_denials[]`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
-pub struct Denial {
-    pub tool_name: String,
-    pub tool_use_id: String,
-    pub tool_input: Value,
+pub(crate) struct Denial {
+    pub(crate) tool_name: String,
+    pub(crate) tool_use_id: String,
+    pub(crate) tool_input: Value,
 }
 
 /// What a turn leaves for its `result`.
-pub struct TurnEnd {
+pub(crate) struct TurnEnd {
     /// Model calls begun, the one an interrupt cut short included.
-    pub steps: u32,
+    pub(crate) steps: u32,
     /// The last text block: the answer, or what went wrong.
-    pub last_text: String,
-    pub denials: Vec<Denial>,
+    pub(crate) last_text: String,
+    pub(crate) denials: Vec<Denial>,
 }
 
 impl TurnResult {
     /// The `result` of a turn of `session` that ended for `reason`.
-    pub fn new(
+    pub(crate) fn new(
         session: String,
         reason: FinishReason,
         usage: &TurnUsage,

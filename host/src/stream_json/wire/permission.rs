@@ -14,44 +14,44 @@ use pincer_core::tools::mode::PermissionMode;
 /// The host's decision on a call.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Decision {
+pub(crate) struct Decision {
     #[serde(
         default,
         deserialize_with = "lenient",
         skip_serializing_if = "Option::is_none"
     )]
-    pub behavior: Option<String>,
+    pub(crate) behavior: Option<String>,
     /// Older adapters say `subtype` where `behavior` goes.
     #[serde(
         default,
         deserialize_with = "lenient",
         skip_serializing_if = "Option::is_none"
     )]
-    pub subtype: Option<String>,
+    pub(crate) subtype: Option<String>,
     /// The input to run the call with (the SDKs send the original when unchanged; a
     /// question's answer is its `answer`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub updated_input: Option<Value>,
+    pub(crate) updated_input: Option<Value>,
     #[serde(
         default,
         deserialize_with = "lenient_list",
         skip_serializing_if = "Option::is_none"
     )]
-    pub updated_permissions: Option<Vec<PermissionUpdate>>,
+    pub(crate) updated_permissions: Option<Vec<PermissionUpdate>>,
     /// Why not (a deny).
     #[serde(
         default,
         deserialize_with = "lenient",
         skip_serializing_if = "Option::is_none"
     )]
-    pub message: Option<String>,
+    pub(crate) message: Option<String>,
     /// A deny that also stops the turn.
     #[serde(
         default,
         deserialize_with = "lenient",
         skip_serializing_if = "Option::is_none"
     )]
-    pub interrupt: Option<bool>,
+    pub(crate) interrupt: Option<bool>,
     /// Seed 002's answers name the call again; Pincer knows it by the request.
     #[serde(
         rename = "toolUseID",
@@ -59,16 +59,16 @@ pub struct Decision {
         deserialize_with = "lenient",
         skip_serializing_if = "Option::is_none"
     )]
-    pub tool_use_id: Option<String>,
+    pub(crate) tool_use_id: Option<String>,
 }
 
 impl Decision {
     /// `allow` lets the call run; anything else (`deny`, nothing) refuses it.
-    pub fn allows(&self) -> bool {
+    pub(crate) fn allows(&self) -> bool {
         self.behavior.as_deref().or(self.subtype.as_deref()) == Some("allow")
     }
 
-    pub fn interrupts(&self) -> bool {
+    pub(crate) fn interrupts(&self) -> bool {
         self.interrupt == Some(true)
     }
 
@@ -77,7 +77,7 @@ impl Decision {
     }
 
     /// The mode of the first `setMode` update, if it names one.
-    pub fn set_mode(&self) -> Option<PermissionMode> {
+    pub(crate) fn set_mode(&self) -> Option<PermissionMode> {
         self.updates()
             .iter()
             .find_map(|update| match update {
@@ -90,7 +90,7 @@ impl Decision {
 
     /// Whether an `addRules` allow update covers a call of `tool` on `subject`, and
     /// where it is kept.
-    pub fn allow_rule(&self, tool: &str, subject: &str) -> Option<Kept> {
+    pub(crate) fn allow_rule(&self, tool: &str, subject: &str) -> Option<Kept> {
         self.allowed().find_map(|change| {
             let covered = change.rules.iter().any(|rule| rule.covers(tool, subject));
             let kept = match change.destination.as_deref() {
@@ -102,7 +102,7 @@ impl Decision {
     }
 
     /// The rules of every `addRules` allow update.
-    pub fn added_rules(&self) -> Vec<Rule> {
+    pub(crate) fn added_rules(&self) -> Vec<Rule> {
         self.allowed()
             .flat_map(|change| change.rules.iter().cloned())
             .collect()
@@ -120,7 +120,7 @@ impl Decision {
 
 /// Where an allow rule that covers a call is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kept {
+pub(crate) enum Kept {
     /// For this process (`destination: "session"`, or none).
     Session,
     /// For good: Pincer's "always" grant (`localSettings`, `userSettings`, …).
@@ -130,7 +130,7 @@ pub enum Kept {
 /// A change to the permission rules, modes or directories.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
-pub enum PermissionUpdate {
+pub(crate) enum PermissionUpdate {
     AddRules(RuleChange),
     ReplaceRules(RuleChange),
     RemoveRules(RuleChange),
@@ -149,59 +149,59 @@ pub enum PermissionUpdate {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RuleChange {
+pub(crate) struct RuleChange {
     #[serde(default, deserialize_with = "lenient_items")]
-    pub rules: Vec<Rule>,
+    pub(crate) rules: Vec<Rule>,
     /// `allow`, `deny` or `ask`.
     #[serde(
         default,
         deserialize_with = "lenient",
         skip_serializing_if = "Option::is_none"
     )]
-    pub behavior: Option<String>,
+    pub(crate) behavior: Option<String>,
     /// `session`, `localSettings`, `userSettings`, `projectSettings`, `cliArg`.
     #[serde(
         default,
         deserialize_with = "lenient",
         skip_serializing_if = "Option::is_none"
     )]
-    pub destination: Option<String>,
+    pub(crate) destination: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct DirectoryChange {
+pub(crate) struct DirectoryChange {
     #[serde(default, deserialize_with = "lenient_items")]
-    pub directories: Vec<String>,
+    pub(crate) directories: Vec<String>,
     #[serde(
         default,
         deserialize_with = "lenient",
         skip_serializing_if = "Option::is_none"
     )]
-    pub destination: Option<String>,
+    pub(crate) destination: Option<String>,
 }
 
 /// A permission rule: a tool, and what of it (none or empty: all of it).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Rule {
+pub(crate) struct Rule {
     #[serde(
         default,
         deserialize_with = "lenient",
         skip_serializing_if = "Option::is_none"
     )]
-    pub tool_name: Option<String>,
+    pub(crate) tool_name: Option<String>,
     #[serde(
         default,
         deserialize_with = "lenient",
         skip_serializing_if = "Option::is_none"
     )]
-    pub rule_content: Option<String>,
+    pub(crate) rule_content: Option<String>,
 }
 
 impl Rule {
     /// Whether the rule covers a call of `tool` on `subject`: it names the tool by
     /// Pincer's or the CLI's name, with no content or with this call's subject.
-    pub fn covers(&self, tool: &str, subject: &str) -> bool {
+    pub(crate) fn covers(&self, tool: &str, subject: &str) -> bool {
         let named = self.tool_name.as_deref();
         let cli = crate::hooks::cli_name(tool);
         (named == Some(tool) || (named.is_some() && named == cli))
@@ -214,7 +214,7 @@ impl Rule {
 }
 
 /// What `can_use_tool` suggests: allow this call from now on, for the session.
-pub fn suggestions(tool: &str, subject: &str) -> Vec<PermissionUpdate> {
+pub(crate) fn suggestions(tool: &str, subject: &str) -> Vec<PermissionUpdate> {
     vec![PermissionUpdate::AddRules(RuleChange {
         rules: vec![Rule {
             tool_name: Some(tool.to_string()),
