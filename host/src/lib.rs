@@ -351,3 +351,24 @@ pub(crate) fn uuid() -> String {
         &hex[20..]
     )
 }
+
+/// A model `set_model` takes, as both stream-json's `initialize` answer and the runner's
+/// `supported_models` list it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[cfg_attr(test, derive(serde::Deserialize))]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ModelChoice {
+    pub(crate) value: String,
+    pub(crate) display_name: String,
+    pub(crate) description: String,
+}
+
+/// A chat command a message may be, as both protocols list them.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[cfg_attr(test, derive(serde::Deserialize))]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Command {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) argument_hint: String,
+}

@@ -10,7 +10,8 @@ use serde_json::{Map, Value};
 
 use super::super::Handles;
 use super::Runner;
-use super::wire::{AccountInfo, Command, Event, Input, Line, McpServer, ModelChoice};
+use super::wire::{AccountInfo, Event, Input, Line, McpServer};
+use crate::{Command, ModelChoice};
 use pincer_core::tools::approval::Approval;
 use pincer_core::tools::mode::PermissionMode;
 

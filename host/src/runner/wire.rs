@@ -12,6 +12,7 @@
 #[cfg(test)]
 mod tests;
 
+use crate::{Command, ModelChoice};
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -417,26 +418,6 @@ pub(crate) struct Question {
 pub(crate) struct QuestionOption {
     pub(crate) label: Value,
     pub(crate) description: String,
-}
-
-/// A model `set_model` takes.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(test, derive(Deserialize))]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct ModelChoice {
-    pub(crate) value: String,
-    pub(crate) display_name: String,
-    pub(crate) description: String,
-}
-
-/// A chat command a `message` may be.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(test, derive(Deserialize))]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct Command {
-    pub(crate) name: String,
-    pub(crate) description: String,
-    pub(crate) argument_hint: String,
 }
 
 /// Pincer has no account: the keys are the home's.

@@ -5,6 +5,7 @@
 //! `hook_callback`, `mcp_message`) and the host answers, in the SDK form or in seed 002
 //! §6's adapter form, which `HostAnswer::answered` turns into the SDK form.
 
+use crate::{Command, ModelChoice};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -228,27 +229,8 @@ impl Initialized {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct Command {
-    pub(crate) name: String,
-    pub(crate) description: String,
-    pub(crate) argument_hint: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(test, derive(Deserialize))]
 pub(crate) struct AgentInfo {
     pub(crate) name: String,
-    pub(crate) description: String,
-}
-
-/// A model a host may pick with `set_model`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(test, derive(Deserialize))]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct ModelChoice {
-    pub(crate) value: String,
-    pub(crate) display_name: String,
     pub(crate) description: String,
 }
 
