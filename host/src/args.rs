@@ -107,8 +107,36 @@ const TAKES_VALUE: &[&str] = &[
     "--agents",
 ];
 
+/// Why `pincer agent`'s command line cannot be used; each names the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum ArgsError {
+    #[error("{0} needs a value")]
+    NeedsValue(String),
+    #[error("--protocol {0} is not one Pincer speaks; use stream-json or runner")]
+    Protocol(String),
+    #[error(
+        "--permission-mode {0} is not a mode; use default, acceptEdits, plan, bypassPermissions or dontAsk"
+    )]
+    PermissionMode(String),
+    #[error("--max-turns {0}: give a number of model calls, 1 or more")]
+    MaxTurns(String),
+    #[error("{flag} {value}: pincer agent speaks stream-json only")]
+    Format { flag: String, value: String },
+    #[error("--tool-preset {0} is not a preset; use full, read-only, no-bash or safe-edit")]
+    ToolPreset(String),
+    #[error("--mcp-config {path}: cannot read it: {source}")]
+    McpConfigUnreadable {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("--mcp-config is not JSON ({0}); give {{\"mcpServers\": {{…}}}}")]
+    McpConfigNotJson(serde_json::Error),
+    #[error("--mcp-config has no \"mcpServers\" object")]
+    McpConfigWithoutServers,
+}
+
 impl Args {
-    pub fn parse(args: &[String]) -> Result<Args, String> {
+    pub fn parse(args: &[String]) -> Result<Args, ArgsError> {
         let mut out = Args::default();
         let (mut mode_given, mut runner_flags) = (false, Vec::new());
         let mut i = 0;
@@ -142,7 +170,7 @@ impl Args {
                         i += 1;
                         Some(args[i - 1].clone())
                     }
-                    None => return Err(format!("{flag} needs a value")),
+                    None => return Err(ArgsError::NeedsValue(flag.to_string())),
                 }
             } else {
                 inline
@@ -153,11 +181,7 @@ impl Args {
                     out.protocol = match value.as_str() {
                         "stream-json" => Protocol::StreamJson,
                         "runner" => Protocol::Runner,
-                        other => {
-                            return Err(format!(
-                                "--protocol {other} is not one Pincer speaks; use stream-json or runner"
-                            ));
-                        }
+                        other => return Err(ArgsError::Protocol(other.to_string())),
                     }
                 }
                 "--session" | "--resume" | "-r" | "--session-id" if !value.is_empty() => {
@@ -177,25 +201,21 @@ impl Args {
                 "--model" => {}
                 "--permission-mode" => {
                     mode_given = true;
-                    out.mode = PermissionMode::parse(&value).ok_or_else(|| {
-                        format!(
-                            "--permission-mode {value} is not a mode; use default, acceptEdits, plan, bypassPermissions or dontAsk"
-                        )
-                    })?;
+                    out.mode = PermissionMode::parse(&value)
+                        .ok_or_else(|| ArgsError::PermissionMode(value.clone()))?;
                 }
                 "--permission-prompt-tool" => out.ask_host = value == "stdio",
                 "--include-partial-messages" => out.partial = true,
                 "--max-turns" => {
                     let turns = value.parse::<u32>().ok().filter(|n| *n > 0);
-                    out.max_turns = Some(turns.ok_or_else(|| {
-                        format!("--max-turns {value}: give a number of model calls, 1 or more")
-                    })?);
+                    out.max_turns = Some(turns.ok_or_else(|| ArgsError::MaxTurns(value.clone()))?);
                 }
                 "--output-format" | "--input-format" if value == "stream-json" => {}
                 "--output-format" | "--input-format" => {
-                    return Err(format!(
-                        "{flag} {value}: pincer agent speaks stream-json only"
-                    ));
+                    return Err(ArgsError::Format {
+                        flag: flag.to_string(),
+                        value,
+                    });
                 }
                 "--verbose" | "-p" | "--print" => {}
                 "--fork-session" => out.fork_session = true,
@@ -209,11 +229,8 @@ impl Args {
                         "--cwd" if !value.is_empty() => out.runner.cwd = Some(value),
                         "--fork" => out.runner.fork = true,
                         "--tool-preset" => {
-                            out.runner.preset = ToolPreset::parse(&value).ok_or_else(|| {
-                                format!(
-                                    "--tool-preset {value} is not a preset; use full, read-only, no-bash or safe-edit"
-                                )
-                            })?
+                            out.runner.preset = ToolPreset::parse(&value)
+                                .ok_or_else(|| ArgsError::ToolPreset(value.clone()))?
                         }
                         _ => {}
                     }
@@ -240,18 +257,19 @@ impl Args {
 /// One `--mcp-config` (JSON, or a file of it: `{"mcpServers": {NAME: {...}}}`): its
 /// `type: "sdk"` servers are the host's own; the others are noted as ignored — Pincer's
 /// MCP servers are configured in config.toml, where they get their sandbox and secrets.
-fn mcp_config(value: &str, out: &mut Args) -> Result<(), String> {
+fn mcp_config(value: &str, out: &mut Args) -> Result<(), ArgsError> {
     let text = if value.trim_start().starts_with('{') {
         value.to_string()
     } else {
-        std::fs::read_to_string(value)
-            .map_err(|err| format!("--mcp-config {value}: cannot read it: {err}"))?
+        std::fs::read_to_string(value).map_err(|source| ArgsError::McpConfigUnreadable {
+            path: value.to_string(),
+            source,
+        })?
     };
-    let config: serde_json::Value = serde_json::from_str(&text).map_err(|err| {
-        format!("--mcp-config is not JSON ({err}); give {{\"mcpServers\": {{…}}}}")
-    })?;
+    let config: serde_json::Value =
+        serde_json::from_str(&text).map_err(ArgsError::McpConfigNotJson)?;
     let Some(servers) = config["mcpServers"].as_object() else {
-        return Err("--mcp-config has no \"mcpServers\" object".into());
+        return Err(ArgsError::McpConfigWithoutServers);
     };
     for (name, server) in servers {
         if server["type"] == "sdk" {
@@ -269,7 +287,7 @@ fn mcp_config(value: &str, out: &mut Args) -> Result<(), String> {
 mod tests {
     use super::*;
 
-    fn parse(line: &str) -> Result<Args, String> {
+    fn parse(line: &str) -> Result<Args, ArgsError> {
         let args: Vec<String> = line.split(' ').map(str::to_string).collect();
         Args::parse(&args)
     }
@@ -330,6 +348,7 @@ mod tests {
         assert!(
             parse("--protocol runner --tool-preset everything")
                 .unwrap_err()
+                .to_string()
                 .contains("read-only")
         );
         // Elsewhere they mean nothing, and say so.
@@ -343,16 +362,19 @@ mod tests {
         assert!(
             parse("--protocol acp")
                 .unwrap_err()
+                .to_string()
                 .contains("stream-json or runner")
         );
         assert!(
             parse("--permission-mode yolo")
                 .unwrap_err()
+                .to_string()
                 .contains("acceptEdits")
         );
         assert!(
             parse("--output-format text")
                 .unwrap_err()
+                .to_string()
                 .contains("stream-json only")
         );
         assert!(
@@ -380,11 +402,13 @@ mod tests {
         assert!(
             parse("--mcp-config {nope")
                 .unwrap_err()
+                .to_string()
                 .contains("not JSON")
         );
         assert!(
             parse("--mcp-config /no/such/file")
                 .unwrap_err()
+                .to_string()
                 .contains("cannot read")
         );
     }

@@ -76,23 +76,41 @@ pub(crate) struct Registered {
     by_event: HashMap<HostHook, Vec<Matcher>>,
 }
 
+/// A hook the host registered that Pincer cannot honour: the host hears why rather
+/// than have its hook silently never run.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum HookError {
+    #[error(
+        "pincer agent calls PreToolUse, PostToolUse, UserPromptSubmit and Stop hooks; it never calls {0}, so that hook would not run"
+    )]
+    NeverCalled(String),
+    #[error("the {event} matcher {pattern:?} is not a pattern: {source}")]
+    BadMatcher {
+        event: String,
+        pattern: String,
+        source: regex::Error,
+    },
+}
+
 impl Registered {
     /// What `initialize.hooks` registers; `Err` names what Pincer cannot honour (an
     /// event it never calls, a matcher that is not a pattern), for the host to hear
     /// rather than have its hook silently never run.
-    pub(crate) fn from_initialize(hooks: Hooks) -> Result<Registered, String> {
+    pub(crate) fn from_initialize(hooks: Hooks) -> Result<Registered, HookError> {
         let mut registered = Registered::default();
         for (name, matchers) in hooks.0 {
             let Some(event) = HostHook::parse(&name) else {
-                return Err(format!(
-                    "pincer agent calls PreToolUse, PostToolUse, UserPromptSubmit and Stop hooks; it never calls {name}, so that hook would not run"
-                ));
+                return Err(HookError::NeverCalled(name));
             };
             for matcher in matchers {
                 let tools = match matcher.matcher.as_deref().map(str::trim) {
                     None | Some("" | "*") => None,
                     Some(pattern) => Some(regex::Regex::new(&format!("^(?:{pattern})$")).map_err(
-                        |err| format!("the {name} matcher {pattern:?} is not a pattern: {err}"),
+                        |source| HookError::BadMatcher {
+                            event: name.clone(),
+                            pattern: pattern.to_string(),
+                            source,
+                        },
                     )?),
                 };
                 registered.by_event.entry(event).or_default().push(Matcher {
@@ -189,6 +207,12 @@ mod tests {
         assert_eq!(ids("read_file"), ["h3"]);
         assert!(registered.matching(HostHook::Stop, None).is_empty());
         let unknown = Registered::from_initialize(read_hooks(json!({"SessionStart": []})));
-        assert!(unknown.err().unwrap().contains("never calls SessionStart"));
+        assert!(
+            unknown
+                .err()
+                .unwrap()
+                .to_string()
+                .contains("never calls SessionStart")
+        );
     }
 }

@@ -39,7 +39,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 pub use acp::run as acp;
-pub use args::{Args, Protocol};
+pub use args::{Args, ArgsError, Protocol};
 
 use pincer_core::home::Home;
 use pincer_core::start::Running;

@@ -291,7 +291,7 @@ impl Host {
                         self.hooks = registered;
                         Ok(ReplyBody::Initialized(Box::new(Initialized::pincer())))
                     }
-                    Err(why) => Err(why),
+                    Err(why) => Err(why.to_string()),
                 }
             }
             Known::Interrupt => {
