@@ -98,7 +98,7 @@ pub(crate) async fn stream(
 ) -> Response {
     let text = match super::request::new_text(&body) {
         Ok(text) => text,
-        Err(why) => return (StatusCode::BAD_REQUEST, why).into_response(),
+        Err(why) => return (StatusCode::BAD_REQUEST, why.to_string()).into_response(),
     };
     let message = message(text);
     let (done, answered) = Done::pair();

@@ -6,35 +6,60 @@
 
 use serde_json::Value;
 
+/// Why a chat request is not answered, each with what to do instead.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Refused {
+    #[error("the body is not JSON ({0}); send {{\"messages\": [...]}} as useChat does")]
+    NotJson(serde_json::Error),
+    #[error(
+        "Pincer cannot regenerate a reply: the conversation is kept on the server, and its replies stay. Send the message again to ask again."
+    )]
+    Regenerate,
+    #[error("unknown trigger {0:?}; Pincer answers \"submit-message\" (a new user message)")]
+    Trigger(String),
+    #[error(
+        "Pincer cannot edit an earlier message: the conversation is kept on the server. Send the corrected text as a new message (or /new to start over)."
+    )]
+    Edit,
+    #[error("no messages: send {{\"messages\": [...]}} ending with the user's new message")]
+    NoMessages,
+    #[error(
+        "the last message is not the user's: Pincer answers a new user message (tool approvals and tool results from the browser are not taken)"
+    )]
+    NotTheUsers,
+    #[error(
+        "the web chat takes text only; put the file in the workspace and name it, or send it on a chat channel"
+    )]
+    File,
+    #[error("the last user message has no text part")]
+    NoText,
+}
+
 /// The text of the request's new user message, or why the request cannot be answered.
-pub(crate) fn new_text(body: &[u8]) -> Result<String, String> {
-    let value: Value = serde_json::from_slice(body).map_err(|e| {
-        format!("the body is not JSON ({e}); send {{\"messages\": [...]}} as useChat does")
-    })?;
+pub(crate) fn new_text(body: &[u8]) -> Result<String, Refused> {
+    let value: Value = serde_json::from_slice(body).map_err(Refused::NotJson)?;
     if let Some(text) = value.get("text").and_then(Value::as_str) {
         return Ok(text.to_string());
     }
     match value.get("trigger").and_then(Value::as_str) {
         None | Some("submit-message") => {}
         Some("regenerate-message") => {
-            return Err("Pincer cannot regenerate a reply: the conversation is kept on the server, and its replies stay. Send the message again to ask again.".into());
+            return Err(Refused::Regenerate);
         }
         Some(other) => {
-            return Err(format!(
-                "unknown trigger {other:?}; Pincer answers \"submit-message\" (a new user message)"
-            ));
+            return Err(Refused::Trigger(other.to_string()));
         }
     }
     if value.get("messageId").is_some_and(|id| !id.is_null()) {
-        return Err("Pincer cannot edit an earlier message: the conversation is kept on the server. Send the corrected text as a new message (or /new to start over).".into());
+        return Err(Refused::Edit);
     }
     let message = value
         .get("messages")
         .and_then(Value::as_array)
         .and_then(|messages| messages.last())
-        .ok_or("no messages: send {\"messages\": [...]} ending with the user's new message")?;
+        .ok_or(Refused::NoMessages)?;
     if message.get("role").and_then(Value::as_str) != Some("user") {
-        return Err("the last message is not the user's: Pincer answers a new user message (tool approvals and tool results from the browser are not taken)".into());
+        return Err(Refused::NotTheUsers);
     }
     let parts = message
         .get("parts")
@@ -43,7 +68,7 @@ pub(crate) fn new_text(body: &[u8]) -> Result<String, String> {
         .unwrap_or_default();
     let kind = |p: &Value| p.get("type").and_then(Value::as_str).map(str::to_string);
     if parts.iter().any(|p| kind(p).as_deref() == Some("file")) {
-        return Err("the web chat takes text only; put the file in the workspace and name it, or send it on a chat channel".into());
+        return Err(Refused::File);
     }
     let text: Vec<&str> = parts
         .iter()
@@ -52,7 +77,7 @@ pub(crate) fn new_text(body: &[u8]) -> Result<String, String> {
         .collect();
     let text = text.join("\n");
     if text.trim().is_empty() {
-        return Err("the last user message has no text part".into());
+        return Err(Refused::NoText);
     }
     Ok(text)
 }
@@ -63,7 +88,7 @@ mod tests {
     use serde_json::json;
 
     fn read(body: Value) -> Result<String, String> {
-        new_text(body.to_string().as_bytes())
+        new_text(body.to_string().as_bytes()).map_err(|why| why.to_string())
     }
 
     fn user(parts: Value) -> Value {
@@ -87,6 +112,11 @@ mod tests {
         let file = json!({"type": "file", "mediaType": "image/png", "url": "data:,"});
         let with_file = json!({"messages": [user(json!([file, {"type": "text", "text": "see"}]))]});
         assert!(read(with_file).unwrap_err().contains("text only"));
-        assert!(new_text(b"not json").unwrap_err().contains("not JSON"));
+        assert!(
+            new_text(b"not json")
+                .unwrap_err()
+                .to_string()
+                .contains("not JSON")
+        );
     }
 }
