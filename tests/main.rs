@@ -33,6 +33,7 @@ mod mcp_env;
 mod media;
 mod memory;
 mod onboard;
+mod outbox;
 mod routing;
 mod sandboxed;
 mod scrub;

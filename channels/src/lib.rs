@@ -12,6 +12,7 @@
 //!   the model gets
 //! - `key`      — `SessionKey`: which conversation a message belongs to, built and parsed in one place
 //! - `message`  — `InboundMessage` / `OutboundMessage` and their typed parts
+//! - `ledger`   — `Ledger`: told when a message with an outbox entry reached its platform
 //! - `channel`  — the `Channel` trait every adapter implements, the capability traits
 //!   (typing, editing, media, reactions, approvals, direct chats, health), `ChannelError`
 //! - `direct`   — a person's direct chat for a target naming them: the cache, `resolve`
@@ -37,6 +38,7 @@ pub mod discord;
 pub mod escape;
 pub mod inbox;
 pub mod key;
+pub mod ledger;
 pub mod manager;
 pub mod message;
 pub mod registry;
@@ -53,8 +55,9 @@ pub use channel::{
 };
 pub use chunk::{Chunk, FinishReason, TurnUsage};
 pub use key::SessionKey;
+pub use ledger::Ledger;
 pub use message::{
-    Ack, ChatKind, Done, Inbound, InboundMessage, MediaKind, MediaRef, OutboundBody,
+    Ack, ChatKind, Done, Entry, Inbound, InboundMessage, MediaKind, MediaRef, OutboundBody,
     OutboundMessage, Receipt, SYSTEM, Scheduled, Sender, Target, Tier, TurnFailed,
 };
 pub use registry::{ChannelHandle, ChannelInfo, Rate, Registry};

@@ -374,4 +374,29 @@ pub struct OutboundMessage {
     pub body: OutboundBody,
     /// The platform message this answers, for channels that thread replies.
     pub reply_to: Option<String>,
+    /// Its entry in the outbox, when the core keeps one for it (see `ledger`): the
+    /// manager tells the `Ledger` when the platform has it.
+    pub entry: Option<Entry>,
+}
+
+impl OutboundMessage {
+    /// A message with no outbox entry.
+    pub fn new(target: Target, body: OutboundBody, reply_to: Option<String>) -> OutboundMessage {
+        OutboundMessage {
+            target,
+            body,
+            reply_to,
+            entry: None,
+        }
+    }
+}
+
+/// A message's place in the core's outbox: what a person is to see, stored before it
+/// is sent, so a restart sends what a crash left unsent instead of making it again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    pub id: i64,
+    /// The parts of a long text the platform already has (it was cut into several
+    /// messages, and a restart came between two): they are not sent again.
+    pub parts_sent: usize,
 }

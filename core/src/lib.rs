@@ -38,6 +38,8 @@
 //! - `tasks`    — subagents: the `task` tool, background tasks, `/tasks`
 //! - `memory`   — memory tools, the dream (recall and the daily log are the turn's)
 //! - `dispatch` — session workers, queue modes, chat commands
+//! - `outbox`   — what a person is to see, booked before it is sent; what a restart
+//!   finds unsent is sent again, not made again
 //! - `start`    — builds all of the above from config (`start`, `start_wired`)
 //!
 //! Message types and channel adapters live in `pincer-channels`, configuration in
@@ -60,6 +62,7 @@ pub mod media;
 pub mod memory;
 pub mod metrics;
 pub mod models;
+pub mod outbox;
 pub mod prices;
 pub mod retention;
 pub mod router;

@@ -333,30 +333,6 @@ fn redact(text: &str, spans: &[Range<usize>]) -> String {
     }
 }
 
-/// The outbound bus as the tools that speak to chats see it (`send_message`,
-/// `send_file`): every body passes the scrubber on its way out, as the turn's own
-/// replies do.
-#[derive(Clone)]
-pub struct Outbox {
-    tx: tokio::sync::mpsc::Sender<pincer_channels::OutboundMessage>,
-    scrubber: Arc<Scrubber>,
-}
-
-impl Outbox {
-    pub fn new(
-        tx: tokio::sync::mpsc::Sender<pincer_channels::OutboundMessage>,
-        scrubber: Arc<Scrubber>,
-    ) -> Self {
-        Self { tx, scrubber }
-    }
-
-    /// Scrub and send; an error means the bus is closed (shutdown).
-    pub async fn send(&self, mut message: pincer_channels::OutboundMessage) -> Result<(), ()> {
-        message.body = self.scrubber.scrub_body(message.body);
-        self.tx.send(message).await.map_err(|_| ())
-    }
-}
-
 /// The process-wide scrubber the log writer uses, set once secrets are loaded.
 static GLOBAL: OnceLock<Arc<Scrubber>> = OnceLock::new();
 

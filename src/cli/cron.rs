@@ -162,6 +162,7 @@ async fn run_now(
     let delivery = tokio::spawn(pincer_channels::manager::run(
         Arc::clone(&registry),
         delivered,
+        None,
     ));
     let scheduler = Scheduler {
         store: store.clone(),

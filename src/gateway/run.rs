@@ -144,10 +144,20 @@ pub async fn run(
         }
         None => running.outbound,
     };
+    // What a person on a chat platform is to see is booked in the outbox before it
+    // goes; the store hears when the platform has it. What the last run left unsent
+    // goes first, before anything new.
+    running.agent.outbox().keep_for(registry.names());
+    let ledger: Arc<dyn pincer_channels::Ledger> = Arc::new(running.agent.store().clone());
     let delivery = tokio::spawn(pincer_channels::manager::run(
         Arc::clone(&registry),
         outbound,
+        Some(ledger),
     ));
+    let resent = running.agent.outbox().send_left_unsent().await;
+    if resent > 0 {
+        tracing::info!(resent, "sent what the last run left unsent");
+    }
     let health = tokio::spawn(record_health(
         Arc::clone(&registry),
         Arc::clone(&running.agent),

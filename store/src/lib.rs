@@ -34,6 +34,8 @@
 //! - `grants`     — the owner's "always" answers to tool approvals
 //! - `pairing`    — pairing codes and approved senders
 //! - `health`     — each channel's last health, for `pincer status`
+//! - `outbox`     — what a person is to see, stored before it is sent and settled when
+//!   the platform has it; the channel manager's `Ledger`
 //! - `cron`       — scheduled jobs and their runs
 //! - `tasks`      — subagent tasks
 //! - `panel`      — what only the web panel reads
@@ -52,6 +54,7 @@ mod kinds;
 mod messages;
 mod migrations;
 mod observe;
+mod outbox;
 mod pairing;
 mod panel;
 mod parts;
@@ -76,6 +79,7 @@ pub use error::{Result, StoreError};
 pub use kinds::{Role, Status};
 pub use messages::{Received, StoredMessage, Unanswered};
 pub use observe::UsageObserver;
+pub use outbox::{Booking, Item, StoredFile, Unsent};
 pub use pairing::{Approved, PendingCode};
 pub use panel::UsageRow;
 pub use recent::Said;

@@ -175,6 +175,29 @@ const MIGRATIONS: &[&str] = &[
     // ended: the conversation stays untrusted while that is still in what the model
     // sees (until a compaction's summary covers it, `/new`, or the owner's `/trust`).
     "ALTER TABLE sessions ADD COLUMN untrusted_upto INTEGER;",
+    // 10: the outbox: what a person is to see, stored before it is sent and settled
+    // when the platform has it (or delivery gave up); a restart sends what is not
+    // settled, from the part where it stopped (`outbox`). `source` is the assistant
+    // message a reply's text came from; `data` a file's bytes until it is settled.
+    "CREATE TABLE outbox (
+        id INTEGER PRIMARY KEY,
+        session_id INTEGER,
+        source INTEGER,
+        channel TEXT NOT NULL,
+        chat_id TEXT NOT NULL,
+        thread_id TEXT,
+        to_user INTEGER NOT NULL DEFAULT 0,
+        reply_to TEXT,
+        kind TEXT NOT NULL,
+        body TEXT NOT NULL,
+        data BLOB,
+        parts_sent INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        settled_at INTEGER,
+        delivered INTEGER
+    );
+    CREATE INDEX outbox_unsettled ON outbox(id) WHERE settled_at IS NULL;
+    CREATE INDEX outbox_by_source ON outbox(source) WHERE source IS NOT NULL;",
 ];
 
 /// Why the database could not be brought up to date.

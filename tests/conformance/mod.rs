@@ -222,7 +222,7 @@ pub(crate) async fn a_message_to_a_user_id_reaches_their_dm<P: InProcess>(platfo
     let mut registry = Registry::default();
     registry.insert(platform.handle(inbox.path()));
     let (outbound, queue) = mpsc::channel(8);
-    let delivering = tokio::spawn(manager::run(Arc::new(registry), queue));
+    let delivering = tokio::spawn(manager::run(Arc::new(registry), queue, None));
     let owner = platform.canonical(OWNER);
     let person = Target::user(&owner).expect("a canonical id names a person");
     for text in ["A note for you.", "And another."] {
@@ -230,6 +230,7 @@ pub(crate) async fn a_message_to_a_user_id_reaches_their_dm<P: InProcess>(platfo
             target: person.clone(),
             body: OutboundBody::Notice(text.into()),
             reply_to: None,
+            entry: None,
         };
         outbound
             .send(message)

@@ -207,7 +207,7 @@ async fn deliveries_count_as_messages_out_and_channels_report_up() {
     let registry = Arc::new(registry);
     let state = state(&panel, Arc::clone(&registry), None);
     let (tx, rx) = tokio::sync::mpsc::channel(8);
-    let delivery = tokio::spawn(pincer_channels::manager::run(registry, rx));
+    let delivery = tokio::spawn(pincer_channels::manager::run(registry, rx, None));
     let target = Target::chat(METERED, "42", None);
     for body in [
         OutboundBody::Text("one".into()),
@@ -220,6 +220,7 @@ async fn deliveries_count_as_messages_out_and_channels_report_up() {
             target: target.clone(),
             body,
             reply_to: None,
+            entry: None,
         };
         tx.send(message).await.unwrap();
     }

@@ -204,6 +204,7 @@ impl Answer {
                         target: Target::chat(CHANNEL, CHAT, None),
                         body: OutboundBody::Done,
                         reply_to: Some(self.id.clone()),
+                        entry: None,
                     };
                     if self.bus.send(marker).await.is_err() {
                         return Some(events(self.wire.cut(UNANSWERED), true));

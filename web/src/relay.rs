@@ -133,6 +133,7 @@ mod tests {
             target: Target::chat(CHANNEL, "owner", None),
             body,
             reply_to: reply_to.map(str::to_string),
+            entry: None,
         }
     }
 

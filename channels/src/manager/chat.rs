@@ -30,7 +30,8 @@ use super::retry::with_retries;
 use crate::channel::ChannelError;
 use crate::chunk::Chunk;
 use crate::direct;
-use crate::message::{OutboundBody, OutboundMessage, Target};
+use crate::ledger::Ledger;
+use crate::message::{Entry, OutboundBody, OutboundMessage, Target};
 use crate::registry::ChannelHandle;
 
 /// A chat worker with nothing to do for this long exits (and frees its few KiB); far
@@ -54,6 +55,10 @@ pub(super) struct ChatWorker {
     /// A reply coming in, not shown yet: its text and when it began.
     pending: Option<(String, Instant)>,
     stream: Option<Stream>,
+    /// Told what became of each message with an outbox entry.
+    ledger: Option<Arc<dyn Ledger>>,
+    /// The outbox entry of the message being delivered now.
+    entry: Option<Entry>,
 }
 
 /// A reply being streamed into a message it edits.
@@ -77,9 +82,16 @@ impl Drop for Typing {
 }
 
 impl ChatWorker {
-    pub(super) fn new(handle: ChannelHandle, target: Target, channel_bucket: Arc<Bucket>) -> Self {
+    pub(super) fn new(
+        handle: ChannelHandle,
+        target: Target,
+        channel_bucket: Arc<Bucket>,
+        ledger: Option<Arc<dyn Ledger>>,
+    ) -> Self {
         let pace = Pace::new((handle.info.chat_rate)(&target), channel_bucket);
         Self {
+            ledger,
+            entry: None,
             handle,
             target,
             unreachable_until: None,
@@ -116,6 +128,7 @@ impl ChatWorker {
                 if seen(&message.body) {
                     super::delivered(&self.target.channel, None);
                 }
+                self.settle(message.entry, false).await;
                 continue; // dropped; `reachable` said why
             }
             // Deltas that piled up while we waited on the platform go out as one, so a
@@ -145,10 +158,38 @@ impl ChatWorker {
 
     async fn handle(&mut self, message: OutboundMessage) {
         let began = seen(&message.body).then(Instant::now);
+        let entry = message.entry;
+        self.entry = entry;
         let delivered = self.act(message).await;
+        self.entry = None;
         if let Some(began) = began {
             super::delivered(&self.target.channel, delivered.then(|| began.elapsed()));
         }
+        self.settle(entry, delivered).await;
+    }
+
+    /// Tell the ledger what became of a message with an outbox entry; it returns once
+    /// that is recorded, so nothing after it goes out before.
+    async fn settle(&self, entry: Option<Entry>, delivered: bool) {
+        if let (Some(entry), Some(ledger)) = (entry, &self.ledger) {
+            ledger.settled(entry.id, delivered).await;
+        }
+    }
+
+    /// Part `done` of `of` parts went out: a long text's progress is recorded before
+    /// its next part is sent, so a restart between two sends neither.
+    async fn progress(&self, done: usize, of: usize) {
+        if done > 0
+            && done < of
+            && let (Some(entry), Some(ledger)) = (self.entry, &self.ledger)
+        {
+            ledger.progress(entry.id, done).await;
+        }
+    }
+
+    /// The parts of this message the platform already has (a restart came between two).
+    fn parts_sent(&self) -> usize {
+        self.entry.map_or(0, |entry| entry.parts_sent)
     }
 
     /// Do what `message` asks; false if something to be seen did not reach the platform.
@@ -361,6 +402,7 @@ impl ChatWorker {
         let mut rest = chunks.as_slice();
         if let (Some(stream), Some(editor)) = (self.stream.take(), self.handle.editor.clone())
             && let Some((first, tail)) = chunks.split_first()
+            && self.parts_sent() == 0
         {
             let edited = if *first == stream.shown {
                 Ok(())
@@ -378,18 +420,26 @@ impl ChatWorker {
                 }
             }
         }
-        let mut sent = true;
-        for chunk in rest {
-            sent &= self.send_chunk(chunk).await;
-        }
-        sent
+        let first = chunks.len() - rest.len();
+        self.progress(first, chunks.len()).await;
+        self.send_parts(&chunks, first).await
     }
 
     /// Whether every part went out.
     async fn send_all(&mut self, text: &str) -> bool {
+        let chunks = (self.handle.info.split)(text);
+        self.send_parts(&chunks, 0).await
+    }
+
+    /// Send `chunks` from `from` on (and not those the platform already has), each
+    /// recorded as it goes while all before it went; whether every one went.
+    async fn send_parts(&self, chunks: &[String], from: usize) -> bool {
         let mut sent = true;
-        for chunk in (self.handle.info.split)(text) {
-            sent &= self.send_chunk(&chunk).await;
+        for (i, chunk) in chunks.iter().enumerate().skip(from.max(self.parts_sent())) {
+            sent &= self.send_chunk(chunk).await;
+            if sent {
+                self.progress(i + 1, chunks.len()).await;
+            }
         }
         sent
     }

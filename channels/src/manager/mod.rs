@@ -20,6 +20,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
 
+use crate::ledger::Ledger;
 use crate::message::{OutboundMessage, Target};
 use crate::registry::Registry;
 use chat::ChatWorker;
@@ -59,8 +60,13 @@ fn delivered(channel: &str, took: Option<Duration>) {
 }
 
 /// Deliver everything from `outbound` until the core closes it, then finish what is
-/// queued (for at most a few seconds).
-pub async fn run(registry: Arc<Registry>, mut outbound: mpsc::Receiver<OutboundMessage>) {
+/// queued (for at most a few seconds). `ledger` hears what became of each message
+/// with an outbox entry.
+pub async fn run(
+    registry: Arc<Registry>,
+    mut outbound: mpsc::Receiver<OutboundMessage>,
+    ledger: Option<Arc<dyn Ledger>>,
+) {
     let buckets: HashMap<String, Arc<Bucket>> = registry
         .handles()
         .map(|handle| {
@@ -89,8 +95,12 @@ pub async fn run(registry: Arc<Registry>, mut outbound: mpsc::Receiver<OutboundM
         loop {
             let sender = chats.entry(message.target.clone()).or_insert_with(|| {
                 let (tx, rx) = mpsc::channel(CHAT_QUEUE);
-                let worker =
-                    ChatWorker::new(handle.clone(), message.target.clone(), Arc::clone(bucket));
+                let worker = ChatWorker::new(
+                    handle.clone(),
+                    message.target.clone(),
+                    Arc::clone(bucket),
+                    ledger.clone(),
+                );
                 workers.spawn(worker.run(rx));
                 tx
             });

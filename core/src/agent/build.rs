@@ -39,8 +39,14 @@ impl AgentBuilder {
     ) -> AgentBuilder {
         let workspace = memory.root().to_path_buf();
         let kept = memory.state().join("inbox");
+        let outbox = crate::outbox::Outbox::new(
+            outbound.clone(),
+            Arc::clone(&Guard::default().scrubber),
+            store.clone(),
+        );
         AgentBuilder {
             agent: Agent {
+                outbox,
                 store,
                 models,
                 tools: Registry::with(Vec::new()),
@@ -69,6 +75,13 @@ impl AgentBuilder {
                 seen: Default::default(),
             },
         }
+    }
+
+    /// What the turns and tools send to chats passes through it (shared with the
+    /// tools that speak to chats, so the gateway's `keep_for` reaches all of them).
+    pub fn outbox(mut self, outbox: crate::outbox::Outbox) -> Self {
+        self.agent.outbox = outbox;
+        self
     }
 
     /// The tools offered to the model.
@@ -172,6 +185,11 @@ impl Agent {
     /// Where replies and what tools send go (the outbound bus).
     pub fn outbound(&self) -> &mpsc::Sender<OutboundMessage> {
         &self.outbound
+    }
+
+    /// The outbound bus with the outbox in front (`crate::outbox`).
+    pub fn outbox(&self) -> &crate::outbox::Outbox {
+        &self.outbox
     }
 
     /// The scrubber every reply and tool result passes.

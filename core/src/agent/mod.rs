@@ -120,6 +120,9 @@ pub struct Agent {
     workspace: PathBuf,
     timezone: Tz,
     outbound: mpsc::Sender<OutboundMessage>,
+    /// `outbound` with the outbox in front: what a person sees on a kept channel is
+    /// booked before it goes.
+    outbox: crate::outbox::Outbox,
     /// `memory.dream_max_tokens`: what one dream may read and write.
     dream_max_tokens: u64,
     /// Which tools each tier may use, and where the owner's memory belongs.

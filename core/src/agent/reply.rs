@@ -64,6 +64,11 @@ pub(super) struct Reply {
     reasoning_block: Option<String>,
     /// A model call is in progress (`start-step` sent, `finish-step` not yet).
     in_step: bool,
+    /// Where what a person sees is booked before it goes (`crate::outbox`), with the
+    /// turn's session.
+    outbox: Option<(crate::outbox::Outbox, i64)>,
+    /// The stored assistant message the next finished text comes from.
+    source: Option<i64>,
 }
 
 /// What a heartbeat answers when nothing needs the owner.
@@ -98,7 +103,19 @@ impl Reply {
             call_shown: String::new(),
             reasoning_block: None,
             in_step: false,
+            outbox: None,
+            source: None,
         }
+    }
+
+    /// Book what a person sees in `outbox` before it goes, as part of `session`.
+    pub(super) fn keep(&mut self, outbox: crate::outbox::Outbox, session: i64) {
+        self.outbox = Some((outbox, session));
+    }
+
+    /// The next finished text comes from stored assistant message `id`.
+    pub(super) fn next_text_from(&mut self, id: i64) {
+        self.source = Some(id);
     }
 
     /// Send nothing to the chat from now on.
@@ -112,6 +129,7 @@ impl Reply {
             target: self.target.clone(),
             body,
             reply_to: self.reply_to.clone(),
+            entry: None,
         }
     }
 
@@ -155,7 +173,13 @@ impl Reply {
             // A closed bus means shutdown; what was said is in the store.
             let _ = self.tx.send(self.message(OutboundBody::Chunk(chunk))).await;
         }
-        let _ = self.tx.send(self.message(body)).await;
+        let finished = matches!(body, OutboundBody::Chunk(Chunk::TextEnd { .. }));
+        let mut message = self.message(body);
+        if let Some((outbox, session)) = &self.outbox {
+            let source = if finished { self.source.take() } else { None };
+            outbox.book(&mut message, Some(*session), source).await;
+        }
+        let _ = self.tx.send(message).await;
     }
 
     async fn send_chunk(&mut self, chunk: Chunk) {

@@ -201,6 +201,7 @@ impl Scheduler {
                         target,
                         body: OutboundBody::Notice(text),
                         reply_to: None,
+                        entry: None,
                     };
                     let _ = outbound.send(notice).await;
                 }

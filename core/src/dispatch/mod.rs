@@ -5,6 +5,7 @@
 
 mod commands;
 mod lanes;
+mod recover;
 
 /// The chat commands, for hosts that list them or tell them from messages.
 pub use commands::{Command, HELP, PinError, parse as parse_command};
@@ -25,7 +26,7 @@ use tokio_util::task::TaskTracker;
 use crate::access::{Decision, Gate, Rated};
 use crate::agent::{Agent, Ended};
 use crate::steering::{Pushed, Queued, SessionQueue, StopReason};
-use crate::store::{Status, Store, Unanswered};
+use crate::store::{Status, Store};
 
 /// A message for the model on its way from the bus to its session's queue, the one
 /// shape it has there: checked (`handle`), stored with the others taken off the bus
@@ -169,71 +170,6 @@ impl Dispatcher {
                 queue.stop_turn(StopReason::Shutdown);
             }
             self.workers.wait().await;
-        }
-    }
-
-    /// The messages a previous run stored but never answered. Look before this run
-    /// receives anything: a message stored since would be taken for one, and answered
-    /// before its files are fetched.
-    pub async fn left_unanswered(&self) -> Vec<Unanswered> {
-        self.store.unanswered().await.unwrap_or_else(|err| {
-            tracing::error!("cannot look for unanswered messages: {err}");
-            Vec::new()
-        })
-    }
-
-    /// Queue the messages `left_unanswered` found, on the sessions of `channels`. Each
-    /// gets one more try; one that already had it is given up.
-    pub async fn recover(self: &Arc<Self>, left: Vec<Unanswered>, channels: &[&str]) {
-        for message in left {
-            let Ok(key) = message.key.parse::<SessionKey>() else {
-                continue;
-            };
-            let Some(target) = key.target() else {
-                continue;
-            };
-            if !channels.contains(&target.channel.as_str()) {
-                continue;
-            }
-            if message.status == Status::Retried {
-                tracing::warn!(session = %message.key, "giving up on a message that failed twice across restarts");
-                let _ = self
-                    .store
-                    .set_status(vec![message.message_id], Status::Done)
-                    .await;
-                continue;
-            }
-            let sender = message.sender.clone().unwrap_or_default();
-            let origin = match self.gate.origin_of_stored(&key, &sender).await {
-                Ok(origin) => origin,
-                Err(err) => {
-                    tracing::error!("cannot tell who sent an unanswered message: {err}");
-                    continue;
-                }
-            };
-            if !self.gate.still_admits(&target, &origin) {
-                tracing::info!(session = %message.key, sender = %sender, "not answering a message from a sender no longer admitted");
-                let _ = self
-                    .store
-                    .set_status(vec![message.message_id], Status::Ignored)
-                    .await;
-                continue;
-            }
-            tracing::info!(session = %message.key, "answering a message left unanswered by the last run");
-            let item = Queued {
-                session_id: message.session_id,
-                message_ids: vec![message.message_id],
-                text: String::new(),
-                origin,
-                target,
-                reply_to: None,
-                retry: message.status == Status::Active,
-                attachment: false,
-                done: Vec::new(),
-                task: None,
-                arrived: None,
-            };
-            self.enqueue(&key, item);
         }
     }
 
@@ -589,6 +525,7 @@ impl Dispatcher {
             target: target.clone(),
             body: self.agent.scrubber().scrub_body(body),
             reply_to: reply_to.map(str::to_string),
+            entry: None,
         };
         // A closed bus means we are shutting down; nobody is left to tell.
         let _ = self.outbound.send(message).await;

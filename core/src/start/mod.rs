@@ -158,7 +158,7 @@ pub fn build_agent(
     servers.extend(brought);
     let mcp = McpManager::start_asking(servers, mcp_folders(home), approvers.clone());
     // What tools send to chats passes the scrubber like every reply.
-    let outbox = crate::scrub::Outbox::new(outbound.clone(), Arc::clone(&scrubber));
+    let outbox = crate::outbox::Outbox::new(outbound.clone(), Arc::clone(&scrubber), store.clone());
     let tools = Registry::with(vec![
         Arc::new(CronTool {
             store: store.clone(),
@@ -169,7 +169,7 @@ pub fn build_agent(
         }),
         SendMessage::new(outbox.clone(), &config.agent.owners),
         crate::tools::SendFile::new(outbox.clone()),
-        crate::tools::question::Question::new(outbox),
+        crate::tools::question::Question::new(outbox.clone()),
         crate::tasks::TaskTool::new(Arc::clone(&tasks)),
         Arc::new(crate::tools::mode::ExitPlanMode {
             modes: Arc::clone(&modes),
@@ -255,6 +255,7 @@ pub fn build_agent(
             .owners(config.agent.owners.clone())
             .media(media)
             .ack_reactions(ack_reactions)
+            .outbox(outbox)
             .shared(tasks, modes, loaded)
             .build(),
     )

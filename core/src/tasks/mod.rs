@@ -442,6 +442,7 @@ impl Tasks {
                 target: target.clone(),
                 body: scrubber.scrub_body(body),
                 reply_to: None,
+                entry: None,
             };
             // A closed bus means shutdown; the note is in the transcript.
             let _ = agent.outbound().send(message).await;

@@ -22,7 +22,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{Caller, Effects, ToolContext, ToolError, TypedTool};
-use crate::scrub::Outbox;
+use crate::outbox::Outbox;
 
 pub const QUESTION: &str = "question";
 
@@ -138,8 +138,9 @@ impl TypedTool for Question {
                         args.options.as_deref().unwrap_or_default(),
                     )),
                     reply_to: None,
+                    entry: None,
                 };
-                self.outbox.send(message).await.map_err(|_| {
+                self.outbox.send_unkept(message).await.map_err(|_| {
                     ToolError::new("the question could not be sent: the assistant is shutting down")
                 })?;
                 Ok("Asked in the chat. End your turn now: the answer comes as the user's next message.".into())

@@ -14,13 +14,13 @@ use serde::Deserialize;
 use super::{Effects, ToolContext, ToolError, TypedTool};
 
 pub struct SendMessage {
-    pub outbound: crate::scrub::Outbox,
+    pub outbound: crate::outbox::Outbox,
     /// `agent.owners`: the direct chats owners' turns may also message.
     pub owners: Vec<String>,
 }
 
 impl SendMessage {
-    pub fn new(outbound: crate::scrub::Outbox, owners: &[String]) -> Arc<Self> {
+    pub fn new(outbound: crate::outbox::Outbox, owners: &[String]) -> Arc<Self> {
         Arc::new(Self {
             outbound,
             owners: owners.to_vec(),
@@ -95,6 +95,7 @@ impl TypedTool for SendMessage {
             target: target.clone(),
             body: OutboundBody::Text(text.to_string()),
             reply_to: None,
+            entry: None,
         };
         self.outbound.send(message).await.map_err(|_| {
             ToolError::new("the message could not be queued: the assistant is shutting down")

@@ -29,11 +29,11 @@ const DELIVERY: Duration = Duration::from_secs(300);
 
 pub struct SendFile {
     /// Scrubs the caption on its way out.
-    pub outbound: crate::scrub::Outbox,
+    pub outbound: crate::outbox::Outbox,
 }
 
 impl SendFile {
-    pub fn new(outbound: crate::scrub::Outbox) -> Arc<Self> {
+    pub fn new(outbound: crate::outbox::Outbox) -> Arc<Self> {
         Arc::new(Self { outbound })
     }
 }
@@ -122,6 +122,7 @@ impl TypedTool for SendFile {
             target: target.clone(),
             body: OutboundBody::File { media, sent },
             reply_to: None,
+            entry: None,
         };
         self.outbound.send(message).await.map_err(|_| {
             ToolError::new("the file could not be queued: the assistant is shutting down")

@@ -112,6 +112,23 @@ impl MessageEditor for Recorder {
     }
 }
 
+/// The outbox's side: what became of each message with an entry, among the sends.
+#[async_trait]
+impl crate::ledger::Ledger for Recorder {
+    async fn progress(&self, id: i64, parts: usize) {
+        self.ops
+            .lock()
+            .unwrap()
+            .push(format!("progress {id} {parts}"));
+    }
+    async fn settled(&self, id: i64, delivered: bool) {
+        self.ops
+            .lock()
+            .unwrap()
+            .push(format!("settled {id} {delivered}"));
+    }
+}
+
 /// "nobody" cannot be written to; "flaky" fails once, then opens.
 #[async_trait]
 impl DirectOpener for Recorder {
@@ -179,7 +196,8 @@ fn setup_with(
     let mut registry = Registry::default();
     registry.insert(handle);
     let (tx, rx) = mpsc::channel(16);
-    let task = tokio::spawn(super::run(Arc::new(registry), rx));
+    let ledger = Arc::clone(&recorder) as Arc<dyn crate::ledger::Ledger>;
+    let task = tokio::spawn(super::run(Arc::new(registry), rx, Some(ledger)));
     (recorder, tx, task)
 }
 
@@ -193,6 +211,7 @@ fn out(body: OutboundBody) -> OutboundMessage {
         },
         body,
         reply_to: None,
+        entry: None,
     }
 }
 
@@ -323,6 +342,7 @@ fn to_person(user: &str, body: OutboundBody) -> OutboundMessage {
         target: Target::user(&format!("rec:{user}")).unwrap(),
         body,
         reply_to: None,
+        entry: None,
     }
 }
 
@@ -405,4 +425,66 @@ async fn without_an_opener_a_persons_id_is_their_chat() {
     task.await.unwrap();
     assert_eq!(rec.ops(), ["send hi"]);
     assert_eq!(rec.targets(), [Target::chat("rec", "7", None)]);
+}
+
+fn entered(id: i64, parts_sent: usize, body: OutboundBody) -> OutboundMessage {
+    OutboundMessage {
+        entry: Some(crate::message::Entry { id, parts_sent }),
+        ..out(body)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_long_text_with_an_entry_records_each_part_before_the_next_goes() {
+    let (rec, tx, task) = setup(false);
+    tx.send(entered(
+        7,
+        0,
+        OutboundBody::Text("aaaaaaaaaabbbbbbbbbbcc".into()),
+    ))
+    .await
+    .unwrap();
+    drop(tx);
+    task.await.unwrap();
+    assert_eq!(
+        rec.ops(),
+        [
+            "send aaaaaaaaaa",
+            "progress 7 1",
+            "send bbbbbbbbbb",
+            "progress 7 2",
+            "send cc",
+            "settled 7 true"
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_entry_sent_again_after_a_restart_skips_the_parts_the_platform_has() {
+    let (rec, tx, task) = setup(true);
+    tx.send(entered(
+        9,
+        2,
+        OutboundBody::Text("aaaaaaaaaabbbbbbbbbbcc".into()),
+    ))
+    .await
+    .unwrap();
+    drop(tx);
+    task.await.unwrap();
+    assert_eq!(rec.ops(), ["send cc", "settled 9 true"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_message_to_a_person_who_cannot_be_reached_is_settled_undelivered() {
+    let (rec, tx, task) = setup_with(false, true);
+    let mut message = entered(3, 0, OutboundBody::Text("hi".into()));
+    message.target = Target::user("rec:nobody").unwrap();
+    tx.send(message).await.unwrap();
+    drop(tx);
+    task.await.unwrap();
+    assert!(
+        rec.ops().contains(&"settled 3 false".to_string()),
+        "{:?}",
+        rec.ops()
+    );
 }

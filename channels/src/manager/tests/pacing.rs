@@ -99,7 +99,7 @@ fn setup() -> (
     let mut registry = Registry::default();
     registry.insert(handle);
     let (tx, rx) = mpsc::channel(64);
-    let task = tokio::spawn(super::super::run(Arc::new(registry), rx));
+    let task = tokio::spawn(super::super::run(Arc::new(registry), rx, None));
     (timed, tx, task)
 }
 
@@ -108,6 +108,7 @@ fn to(chat: &str, body: OutboundBody) -> OutboundMessage {
         target: Target::chat("timed", chat, None),
         body,
         reply_to: None,
+        entry: None,
     }
 }
 

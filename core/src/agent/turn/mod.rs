@@ -108,6 +108,7 @@ pub(super) async fn run(
     if first.task.is_some() {
         reply.silence();
     }
+    reply.keep(agent.outbox.clone(), session_id);
     if let Some(emoji) = agent.ack_reactions.get(&first.target.channel) {
         reply.react(emoji).await;
     }
@@ -297,7 +298,8 @@ impl Turn<'_> {
             match recorded {
                 Err(err) if !parts.is_empty() => return Ended::Failed(err.into()),
                 Err(err) => tracing::warn!("usage not recorded: {err}"),
-                Ok(_) => {}
+                Ok(Some(stored)) => self.reply.next_text_from(stored),
+                Ok(None) => {}
             }
             if parts.is_empty()
                 && self

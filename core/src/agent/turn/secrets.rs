@@ -41,6 +41,7 @@ impl Turn<'_> {
                     target,
                     body: pincer_channels::OutboundBody::Notice(text.clone()),
                     reply_to: None,
+                    entry: None,
                 };
                 // A closed bus means shutdown.
                 let _ = self.agent.outbound.send(message).await;

@@ -28,6 +28,11 @@ pub enum Fault {
     BadRequest(String),
     /// That 5xx status with its reason phrase. teloxide waits 10 s before returning it.
     ServerError(u16),
+    /// The call is recorded and never answered: the bot is left waiting (to kill it
+    /// there, in a crash test). Nothing the call asked for happens.
+    Hang,
+    /// No fault: the call is answered as usual (to script a fault for a later call).
+    Pass,
 }
 
 impl Fault {
@@ -46,6 +51,7 @@ impl Fault {
             Fault::Unauthorized => Refusal::new(401, "Unauthorized"),
             Fault::Forbidden(text) => Refusal::new(403, &prefixed("Forbidden: ", text)),
             Fault::BadRequest(text) => Refusal::new(400, &prefixed("Bad Request: ", text)),
+            Fault::Hang | Fault::Pass => Refusal::new(504, "Gateway Timeout"),
             Fault::ServerError(status) => {
                 let code = StatusCode::from_u16(*status)
                     .ok()

@@ -88,8 +88,10 @@ async fn api(
         }
         Err(unreadable) => return Refusal::bad_request(&unreadable.why).into_response(),
     };
-    if let Some(fault) = app.shared.update(|inner| inner.take_fault(method)) {
-        return fault.refusal().into_response();
+    match app.shared.update(|inner| inner.take_fault(method)) {
+        Some(super::Fault::Hang) => std::future::pending::<()>().await,
+        Some(super::Fault::Pass) | None => {}
+        Some(fault) => return fault.refusal().into_response(),
     }
     respond(methods::call(method, params, &app.shared).await)
 }
