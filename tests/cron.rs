@@ -436,6 +436,28 @@ async fn the_heartbeat_beats_only_with_tasks_and_within_its_budget() {
     shutdown.cancel();
 }
 
+/// No idle spending: a HEARTBEAT.md that is only a template — headings and help in a
+/// comment of many lines — makes no beat, so no model call, through a whole day of
+/// beats every half hour.
+#[tokio::test(start_paused = true)]
+async fn a_heartbeat_template_of_headings_and_comments_costs_nothing_all_day() {
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(
+        workspace.path().join("HEARTBEAT.md"),
+        "# Heartbeat\n\n<!--\nWhat to check on every beat, one per line, e.g.\n- is the build green?\n- anything urgent in the inbox?\n-->\n\n## Done\n",
+    )
+    .unwrap();
+    let mut rig = heartbeat_rig(utc(2026, 11, 23, 0, 0), workspace.path(), 50_000);
+    let shutdown = CancellationToken::new();
+    tokio::spawn(Arc::clone(&rig.scheduler).run(shutdown.clone()));
+    let day = Duration::from_secs(24 * 3600 + 60);
+    assert!(
+        tokio::time::timeout(day, rig.fired.recv()).await.is_err(),
+        "a template started a turn"
+    );
+    shutdown.cancel();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_heartbeat_with_nothing_to_say_delivers_nothing() {
     let fake = pincer_fakes::FakeModel::start().await;

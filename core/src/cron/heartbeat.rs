@@ -23,12 +23,44 @@ pub struct Heartbeat {
     next: Mutex<Option<DateTime<Utc>>>,
 }
 
-/// The lines of HEARTBEAT.md that are tasks: not blank, not headings, not comments.
-pub(super) fn active_tasks(text: &str) -> Vec<&str> {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with("<!--"))
-        .collect()
+/// The lines of HEARTBEAT.md that are tasks: not blank, not headings, and not inside an
+/// HTML comment (`<!-- … -->`, on one line or many; one left open runs to the end). A
+/// template of headings and comments is no task, and costs no model call.
+pub(super) fn active_tasks(text: &str) -> Vec<String> {
+    let mut tasks = Vec::new();
+    let mut in_comment = false;
+    for line in text.lines() {
+        let mut kept = String::new();
+        let mut rest = line;
+        loop {
+            if in_comment {
+                match rest.find("-->") {
+                    Some(end) => {
+                        rest = &rest[end + 3..];
+                        in_comment = false;
+                    }
+                    None => break,
+                }
+            } else {
+                match rest.find("<!--") {
+                    Some(start) => {
+                        kept.push_str(&rest[..start]);
+                        rest = &rest[start + 4..];
+                        in_comment = true;
+                    }
+                    None => {
+                        kept.push_str(rest);
+                        break;
+                    }
+                }
+            }
+        }
+        let kept = kept.trim();
+        if !kept.is_empty() && !kept.starts_with('#') {
+            tasks.push(kept.to_string());
+        }
+    }
+    tasks
 }
 
 impl Heartbeat {
@@ -136,5 +168,19 @@ mod tests {
             ["- check the build", "- water the plants"]
         );
         assert!(active_tasks("# only a heading\n").is_empty());
+    }
+
+    #[test]
+    fn comments_of_many_lines_are_not_tasks() {
+        // A template as people write them: headings, and the help in one comment.
+        let template = "# Heartbeat\n\n<!--\nList what to check, one per line:\n- the build\n- the inbox\n-->\n\n## Notes\n";
+        assert!(
+            active_tasks(template).is_empty(),
+            "{:?}",
+            active_tasks(template)
+        );
+        let text =
+            "<!-- a --> - water the plants <!-- b\nstill b -->\n<!-- open to the end\n- not a task";
+        assert_eq!(active_tasks(text), ["- water the plants"]);
     }
 }
