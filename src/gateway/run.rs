@@ -158,6 +158,9 @@ pub async fn run(
     if resent > 0 {
         tracing::info!(resent, "sent what the last run left unsent");
     }
+    if let Err(err) = running.agent.store().prune_outbox().await {
+        tracing::warn!("old outbox entries not pruned: {err}");
+    }
     let health = tokio::spawn(record_health(
         Arc::clone(&registry),
         Arc::clone(&running.agent),
