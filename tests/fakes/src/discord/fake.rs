@@ -265,6 +265,19 @@ impl FakeDiscord {
         });
     }
 
+    /// The gateway goes silent: the open socket (or, if none is open, the next one,
+    /// which then says no HELLO) stays open but answers nothing — no heartbeat ACK, no
+    /// dispatch — until the bot closes it. Sockets after it are served as usual, and
+    /// what happened meanwhile reaches the bot as after any drop. REST stays up.
+    pub fn stall(&self) {
+        self.shared.update(|inner| inner.gateway.stall = true);
+    }
+
+    /// How many gateway sockets went silent so far (`stall`).
+    pub fn stalled(&self) -> usize {
+        self.shared.read(|inner| inner.gateway.stalled)
+    }
+
     /// How many IDENTIFYs and RESUMEs the gateway accepted.
     pub fn identifies(&self) -> usize {
         self.shared.read(|inner| inner.gateway.identifies)
