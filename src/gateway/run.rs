@@ -235,7 +235,7 @@ pub async fn run(
         .map(str::to_string)
         .chain(servers)
     {
-        let _ = store.set_health(&name, "stopped").await;
+        let _ = store.set_health(&name, "stopped", None).await;
     }
     tracing::info!("stopped");
     Ok(Stopped {
@@ -323,8 +323,8 @@ fn heartbeat(home: &Home, config: &Config) -> Result<Option<Heartbeat>, GatewayE
     )))
 }
 
-/// Write each channel's health to the store every few seconds (its time says the
-/// gateway is alive).
+/// Write each channel's health, and when it last heard from its platform, to the store
+/// every few seconds (its time says the gateway is alive).
 async fn record_health(
     registry: Arc<Registry>,
     agent: Arc<crate::agent::Agent>,
@@ -332,15 +332,16 @@ async fn record_health(
 ) {
     let store = agent.store().clone();
     loop {
-        let channels = registry
-            .handles()
-            .map(|h| (h.name().to_string(), h.health().to_string()));
+        let channels = registry.handles().map(|h| {
+            let heard = h.liveness().and_then(|l| l.last_event_ms);
+            (h.name().to_string(), h.health().to_string(), heard)
+        });
         let servers = agent
             .mcp_status()
             .into_iter()
-            .map(|(name, state)| (format!("mcp:{name}"), state));
-        for (name, state) in channels.chain(servers).collect::<Vec<_>>() {
-            if let Err(err) = store.set_health(&name, &state).await {
+            .map(|(name, state)| (format!("mcp:{name}"), state, None));
+        for (name, state, heard) in channels.chain(servers).collect::<Vec<_>>() {
+            if let Err(err) = store.set_health(&name, &state, heard).await {
                 tracing::warn!("cannot record health: {err}");
             }
         }

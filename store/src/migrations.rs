@@ -175,6 +175,8 @@ const MIGRATIONS: &[&str] = &[
     // ended: the conversation stays untrusted while that is still in what the model
     // sees (until a compaction's summary covers it, `/new`, or the owner's `/trust`).
     "ALTER TABLE sessions ADD COLUMN untrusted_upto INTEGER;",
+    // 10: when each channel last heard from its platform (Unix ms), for `pincer status`.
+    "ALTER TABLE channel_health ADD COLUMN last_event_at INTEGER;",
 ];
 
 /// Why the database could not be brought up to date.
