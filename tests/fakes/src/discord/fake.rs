@@ -298,6 +298,18 @@ impl FakeDiscord {
             .await
     }
 
+    /// How many heartbeats the gateway acknowledged so far.
+    pub fn heartbeats(&self) -> usize {
+        self.shared.read(|inner| inner.gateway.heartbeats)
+    }
+
+    /// Waits until `n` heartbeats in all were acknowledged.
+    pub async fn wait_for_heartbeats(&self, n: usize, timeout: Duration) -> bool {
+        self.shared
+            .wait_until(timeout, |inner| inner.gateway.heartbeats >= n)
+            .await
+    }
+
     /// Waits until `n` RESUMEs were accepted.
     pub async fn wait_for_resumes(&self, n: usize, timeout: Duration) -> bool {
         self.shared
