@@ -97,9 +97,10 @@ pub(super) fn watchdog_every(env: &[(String, String)]) -> Option<Duration> {
     (usec > 0).then(|| Duration::from_micros(usec) / 2)
 }
 
-/// A `STATUS=` line: one line, at most 200 characters, whatever `text` holds.
+/// A `STATUS=` line: one line, at most 200 characters, whatever `text` holds, with
+/// any secret scrubbed (systemd shows it to whoever may run `systemctl status`).
 pub(super) fn status(text: &str) -> String {
-    let line: String = text
+    let line: String = crate::scrub::scrub_global(text)
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .take(200)
@@ -161,8 +162,10 @@ mod tests {
     }
 
     #[test]
-    fn a_status_is_one_short_line() {
+    fn a_status_is_one_short_line_without_secrets() {
         assert_eq!(status("a\nb"), "STATUS=a b");
         assert_eq!(status(&"x".repeat(500)).len(), "STATUS=".len() + 200);
+        let key = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789";
+        assert!(!status(&format!("down: {key}")).contains(key));
     }
 }
