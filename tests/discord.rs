@@ -260,3 +260,37 @@ fn filler(n: usize) -> String {
         .map(|i| format!("words that fill the paragraph, run {i} "))
         .collect()
 }
+
+/// serenity gives a new gateway connection 15 s to say HELLO; the adapter's silence
+/// limit gives up on it sooner and connects again, and a message waiting meanwhile is
+/// answered. A quiet connection that acknowledges heartbeats is not silent: it is kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_that_never_says_hello_is_given_up_within_the_silence_limit() {
+    let s = setup("silence_secs = 3").await;
+    // The first socket the bot opens is accepted and silent: no HELLO, nothing.
+    s.platform.stall();
+    s.platform.inject(Incoming::dm(OWNER, "anyone there?"));
+    let _gateway = s.start_connected().await;
+    s.wait_shown(&dm(OWNER), "echo: anyone there?").await;
+    assert_eq!(s.platform.stalled(), 1);
+    let log = s.log();
+    assert!(
+        log.contains("no word from the Discord gateway for 3 s"),
+        "the silent connection was not given up by the silence limit:\n{log}"
+    );
+    // Nothing but heartbeat ACKs for longer than the limit (one every 2 s here).
+    let identified = s.platform.identifies();
+    let beats = s.platform.heartbeats() + 3;
+    assert!(
+        s.platform
+            .wait_for_heartbeats(beats, common::PATIENCE)
+            .await
+    );
+    assert_eq!(
+        s.platform.identifies(),
+        identified,
+        "a connection answering heartbeats was dropped:\n{}",
+        s.log()
+    );
+    assert_eq!(s.log().matches("no word from").count(), 1, "{}", s.log());
+}

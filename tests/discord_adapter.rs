@@ -606,6 +606,7 @@ async fn a_bad_api_url_is_refused_with_the_setting_named() {
             api_url: "not a url".into(),
             inbox: std::env::temp_dir(),
             media_max_bytes: 1,
+            silence: None,
         },
         Default::default(),
     )

@@ -47,5 +47,6 @@ mod tools;
 mod trust;
 mod trust_attacks;
 mod trust_attacks_more;
+mod watchdog;
 mod web;
 mod workspace_attacks;

@@ -196,6 +196,7 @@ async fn a_bad_api_url_is_refused_with_the_setting_named() {
             inbox: std::env::temp_dir(),
             media_max_bytes: 1,
             poll_timeout_secs: 1,
+            silence: None,
         },
         Default::default(),
     )

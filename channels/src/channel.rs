@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::message::{Inbound, Target};
+use crate::pulse::{Liveness, Pulse};
 
 /// The sending half of the inbound bus (bounded: a full bus makes adapters wait).
 pub type InboundSender = mpsc::Sender<Inbound>;
@@ -202,21 +203,40 @@ impl std::fmt::Display for Health {
 
 pub trait HealthChecker: Send + Sync {
     fn health(&self) -> Health;
+
+    /// When the adapter last heard from its platform, its silence limit, and whether
+    /// it is stuck (see `pulse`).
+    fn liveness(&self) -> Liveness;
 }
 
 /// A channel's health as its adapter sets it, logged when it changes ("connected",
-/// "reconnecting: …", what to fix), so a channel that drops and comes back says so.
+/// "reconnecting: …", what to fix), so a channel that drops and comes back says so;
+/// and its pulse (what it last heard, and when).
 pub struct HealthCell {
     channel: &'static str,
     state: std::sync::Mutex<Health>,
+    pulse: Pulse,
 }
 
 impl HealthCell {
-    pub fn new(channel: &'static str) -> Self {
+    /// `silence_limit`: how long the platform may stay silent before the adapter
+    /// reconnects (`None` where silence is normal).
+    pub fn new(channel: &'static str, silence_limit: Option<Duration>) -> Self {
         Self {
             channel,
             state: std::sync::Mutex::new(Health::Starting),
+            pulse: Pulse::new(silence_limit),
         }
+    }
+
+    /// The adapter's pulse: `heard`, `attempt`, `waiting`.
+    pub fn pulse(&self) -> &Pulse {
+        &self.pulse
+    }
+
+    /// What the pulse says now.
+    pub fn liveness(&self) -> Liveness {
+        self.pulse.liveness()
     }
 
     pub fn get(&self) -> Health {

@@ -15,6 +15,9 @@
 //! - `ledger`   — `Ledger`: told when a message with an outbox entry reached its platform
 //! - `channel`  — the `Channel` trait every adapter implements, the capability traits
 //!   (typing, editing, media, reactions, approvals, direct chats, health), `ChannelError`
+//! - `pulse`    — when a channel last heard from its platform, its silence limit, and
+//!   whether its adapter is stuck (read by `pincer status`, the panel, `/metrics` and
+//!   the watchdog)
 //! - `direct`   — a person's direct chat for a target naming them: the cache, `resolve`
 //! - `registry` — the one registry of running channels and what each can do
 //! - `manager`  — delivery shared by every channel: split, pace, retry, stream, typing
@@ -41,6 +44,7 @@ pub mod key;
 pub mod ledger;
 pub mod manager;
 pub mod message;
+pub mod pulse;
 pub mod registry;
 pub mod render;
 #[cfg(feature = "slack")]
@@ -60,5 +64,6 @@ pub use message::{
     Ack, ChatKind, Done, Entry, Inbound, InboundMessage, MediaKind, MediaRef, OutboundBody,
     OutboundMessage, Receipt, SYSTEM, Scheduled, Sender, Target, Tier, TurnFailed,
 };
+pub use pulse::{Liveness, Pulse};
 pub use registry::{ChannelHandle, ChannelInfo, Rate, Registry};
 pub use terminal::Terminal;

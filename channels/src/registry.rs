@@ -11,6 +11,7 @@ use crate::channel::{
     ReactionCapable, TypingCapable,
 };
 use crate::message::Target;
+use crate::pulse::Liveness;
 
 /// A platform's send limit as a token bucket: `burst` operations may go back to back
 /// after a quiet spell, and after that one each `every` (the sustained rate).
@@ -81,6 +82,12 @@ impl ChannelHandle {
 
     pub fn health(&self) -> Health {
         self.health.as_ref().map_or(Health::Up, |h| h.health())
+    }
+
+    /// When it last heard from its platform and whether it is stuck; `None` for a
+    /// channel that keeps no pulse (the terminal).
+    pub fn liveness(&self) -> Option<Liveness> {
+        self.health.as_ref().map(|h| h.liveness())
     }
 }
 

@@ -375,6 +375,14 @@ fn the_star_is_refused_under_other_policies() {
 }
 
 #[test]
+fn a_silence_limit_under_two_seconds_is_refused() {
+    let m = err("[channels.slack]\nsilence_secs = 1\n");
+    has(&m, &["line 2", "channels.slack.silence_secs", "at least 2"]);
+    let ok = "[channels.telegram]\nsilence_secs = 30\n";
+    assert!(load_str(ok, &PathBuf::from(CFG), &PathBuf::from(SEC), &[]).is_ok());
+}
+
+#[test]
 fn router_entries_must_name_configured_providers() {
     has(
         &err("[router]\nlight = [\"gpt-4.1-mini\"]\n"),

@@ -358,10 +358,19 @@ impl UsageObserver for Recorder {
     }
 }
 
+/// One chat channel as `/metrics` reads it.
+pub struct ChannelNow<'a> {
+    pub name: &'a str,
+    /// Whether it is up (degraded counts as not).
+    pub up: bool,
+    /// When it last heard from its platform, Unix ms; `None` before it heard anything.
+    pub last_event_ms: Option<i64>,
+}
+
 /// What is read when `/metrics` is asked, not counted along the way.
 pub struct Scrape<'a> {
-    /// Each chat channel's name and whether it is up (degraded counts as not).
-    pub channels: Vec<(&'a str, bool)>,
+    /// Each chat channel.
+    pub channels: Vec<ChannelNow<'a>>,
     /// Messages waiting on the inbound bus for the dispatcher.
     pub inbound_queue: usize,
     /// Messages waiting on the outbound bus for the channel side.
@@ -372,13 +381,25 @@ pub struct Scrape<'a> {
 pub fn encode(scrape: &Scrape<'_>) -> Result<String, std::fmt::Error> {
     let mut now = Registry::default();
     let up = Family::<ChannelLabel, Gauge>::default();
-    for (name, is_up) in &scrape.channels {
-        up.get_or_create(&channel(name)).set(i64::from(*is_up));
+    let heard = Family::<ChannelLabel, Gauge<f64, AtomicU64>>::default();
+    for one in &scrape.channels {
+        up.get_or_create(&channel(one.name)).set(i64::from(one.up));
+        if let Some(ms) = one.last_event_ms {
+            // Unix seconds, with the milliseconds as the fraction.
+            heard
+                .get_or_create(&channel(one.name))
+                .set(ms as f64 / 1000.0);
+        }
     }
     now.register(
         "pincer_channel_up",
         "Whether each chat channel is up (1) or not (0: starting, degraded or down)",
         up,
+    );
+    now.register(
+        "pincer_channel_last_event_seconds",
+        "When each chat channel last heard from its platform (an update, a gateway event, a heartbeat ACK, a frame), Unix time in seconds; absent before it heard anything",
+        heard,
     );
     now.register(
         "pincer_inbound_queue_depth",

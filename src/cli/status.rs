@@ -1,5 +1,5 @@
 //! `pincer status`: whether the gateway runs, each channel's health as it last
-//! reported it, the sandbox commands run in and their limits, and today's usage and cost.
+//! reported it and when it last heard from its platform, the sandbox commands run in and their limits, and today's usage and cost.
 
 use std::process::ExitCode;
 
@@ -33,9 +33,21 @@ pub(super) async fn run(home: &Home) -> anyhow::Result<ExitCode> {
     if health.is_empty() {
         println!("Channels and MCP servers: none has run yet");
     }
-    for (channel, state, at) in health {
-        let age = (now_ms() - at).max(0) / 1000;
-        println!("  {channel:<10} {state}  (reported {age}s ago)");
+    let now = now_ms();
+    for row in health {
+        let reported = ago(now, row.updated_at);
+        match row.last_event_at {
+            Some(at) => println!(
+                "  {:<10} {}  last event {} ago  (reported {reported} ago)",
+                row.channel,
+                row.state,
+                ago(now, at)
+            ),
+            None => println!(
+                "  {:<10} {}  (reported {reported} ago)",
+                row.channel, row.state
+            ),
+        }
     }
     let midnight = crate::clock::utc()
         .with_timezone(&chrono::Local)
@@ -56,4 +68,14 @@ pub(super) async fn run(home: &Home) -> anyhow::Result<ExitCode> {
         sessions.iter().filter(|s| s.current).count()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// How long before `now` the Unix-ms time `at` was, as "3 s", "4 min", "2 h".
+fn ago(now: i64, at: i64) -> String {
+    let secs = (now - at).max(0) / 1000;
+    match secs {
+        s if s < 120 => format!("{s} s"),
+        s if s < 7200 => format!("{} min", s / 60),
+        s => format!("{} h", s / 3600),
+    }
 }

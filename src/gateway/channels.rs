@@ -55,6 +55,12 @@ pub fn build(
     Ok(registry)
 }
 
+/// `silence_secs` as the adapters take it (`None`: the platform's own limit).
+#[cfg(any(feature = "telegram", feature = "discord", feature = "slack"))]
+fn silence(secs: Option<u64>) -> Option<std::time::Duration> {
+    secs.map(std::time::Duration::from_secs)
+}
+
 #[cfg(feature = "telegram")]
 fn telegram(
     home: &Home,
@@ -76,6 +82,7 @@ fn telegram(
             inbox: home.workspace(config).join("inbox"),
             media_max_bytes: access.media_max_mb.saturating_mul(1024 * 1024),
             poll_timeout_secs: TELEGRAM_POLL_SECS,
+            silence: silence(access.silence_secs),
         },
         Arc::clone(approvals),
     )?;
@@ -102,6 +109,7 @@ fn discord(
             api_url: access.api_url.to_string(),
             inbox: home.workspace(config).join("inbox"),
             media_max_bytes: access.media_max_mb.saturating_mul(1024 * 1024),
+            silence: silence(access.silence_secs),
         },
         Arc::clone(approvals),
     )?;
@@ -149,6 +157,7 @@ fn slack(
             }),
             inbox: home.workspace(config).join("inbox"),
             media_max_bytes: access.media_max_mb.saturating_mul(1024 * 1024),
+            silence: silence(access.silence_secs),
         },
         Arc::clone(approvals),
     )?;

@@ -3,8 +3,13 @@
 //!
 //! - `channels` — the enabled chat channels, built from config and secrets
 //! - `run`      — the gateway: channels, core, delivery, scheduler, panel, dream, shutdown
+//! - `notify`   — systemd's notify protocol (`NOTIFY_SOCKET`): ready, stopping, status
+//! - `watchdog` — `WATCHDOG=1` only after a check that the dispatcher, the store and
+//!   every channel are alive
 
 pub mod channels;
+mod notify;
 mod run;
+mod watchdog;
 
 pub use run::{GatewayError, Stopped, run};

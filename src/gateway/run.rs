@@ -1,8 +1,9 @@
 //! The whole gateway, in order: every enabled channel listening, the core, replies
 //! delivered through the channel manager (the web panel's chat taken off first), the
 //! approvers, channel health for `pincer status`, the scheduler and heartbeat, the web
-//! panel, the nightly dream, retention, and what the last run left unanswered; then,
-//! when `stop` resolves, the shutdown in the order that lets running turns finish and
+//! panel, the nightly dream, retention, and what the last run left unanswered; systemd
+//! told it is ready (and its watchdog fed) when it asks; then, when `stop` resolves,
+//! the shutdown in the order that lets running turns finish and
 //! every reply go out. `pincer run` is this behind the lock and the signals; tests run
 //! it in-process against the fakes.
 
@@ -15,6 +16,8 @@ use pincer_channels::{Registry, Target};
 use pincer_config::{Config, Secrets};
 use tokio_util::sync::CancellationToken;
 
+use super::notify::{self, Notifier};
+use super::watchdog::{self, Listening};
 use crate::cron::{Heartbeat, Schedule, Scheduler, SystemClock};
 use crate::home::Home;
 use crate::memory::DreamSchedule;
@@ -117,13 +120,18 @@ pub async fn run(
     recover_memory(&running.agent).await;
     let left = running.dispatcher.left_unanswered().await;
     let mut listeners = Vec::new();
+    let mut listening = Vec::new();
     for handle in registry.handles() {
         let (channel, inbound, shutdown) = (
             Arc::clone(&handle.channel),
             running.inbound.clone(),
             shutdown.clone(),
         );
+        let watched = Listening::new(handle.name());
+        let ended = watched.guard();
+        listening.push(watched);
         listeners.push(tokio::spawn(async move {
+            let _ended = ended;
             if let Err(err) = channel.listen(inbound, shutdown).await {
                 tracing::error!(channel = channel.name(), "stopped listening: {err}");
             }
@@ -210,9 +218,35 @@ pub async fn run(
     // reported interrupted, once.
     running.agent.tasks().report_interrupted().await;
     tracing::info!(home = %home.dir.display(), channels = ?registry.names(), "pincer gateway running; stop it with Ctrl-C or SIGTERM");
+    let notifier = Notifier::from_env(env).map(Arc::new);
+    let watchdog = notifier.as_ref().and_then(|notifier| {
+        notifier.send(&format!(
+            "READY=1\n{}",
+            notify::status(&watchdog::summary(&registry))
+        ));
+        let every = notify::watchdog_every(env)?;
+        let parts = watchdog::Parts {
+            dispatcher: Arc::clone(&running.dispatcher),
+            store: running.agent.store().clone(),
+            registry: Arc::clone(&registry),
+            listeners: listening,
+        };
+        Some(tokio::spawn(watchdog::run(
+            Arc::clone(notifier),
+            every,
+            parts,
+        )))
+    });
 
     stop.await;
     tracing::info!("shutting down: letting replies in progress finish");
+    if let Some(watchdog) = watchdog {
+        watchdog.abort();
+        let _ = watchdog.await; // cancelled: no WATCHDOG=1 follows STOPPING=1
+    }
+    if let Some(notifier) = &notifier {
+        notifier.send("STOPPING=1\nSTATUS=stopping: letting replies in progress finish");
+    }
     shutdown.cancel();
     for listener in listeners {
         let _ = listener.await;
@@ -248,7 +282,7 @@ pub async fn run(
         .map(str::to_string)
         .chain(servers)
     {
-        let _ = store.set_health(&name, "stopped").await;
+        let _ = store.set_health(&name, "stopped", None).await;
     }
     tracing::info!("stopped");
     Ok(Stopped {
@@ -336,8 +370,8 @@ fn heartbeat(home: &Home, config: &Config) -> Result<Option<Heartbeat>, GatewayE
     )))
 }
 
-/// Write each channel's health to the store every few seconds (its time says the
-/// gateway is alive).
+/// Write each channel's health, and when it last heard from its platform, to the store
+/// every few seconds (its time says the gateway is alive).
 async fn record_health(
     registry: Arc<Registry>,
     agent: Arc<crate::agent::Agent>,
@@ -345,15 +379,16 @@ async fn record_health(
 ) {
     let store = agent.store().clone();
     loop {
-        let channels = registry
-            .handles()
-            .map(|h| (h.name().to_string(), h.health().to_string()));
+        let channels = registry.handles().map(|h| {
+            let heard = h.liveness().and_then(|l| l.last_event_ms);
+            (h.name().to_string(), h.health().to_string(), heard)
+        });
         let servers = agent
             .mcp_status()
             .into_iter()
-            .map(|(name, state)| (format!("mcp:{name}"), state));
-        for (name, state) in channels.chain(servers).collect::<Vec<_>>() {
-            if let Err(err) = store.set_health(&name, &state).await {
+            .map(|(name, state)| (format!("mcp:{name}"), state, None));
+        for (name, state, heard) in channels.chain(servers).collect::<Vec<_>>() {
+            if let Err(err) = store.set_health(&name, &state, heard).await {
                 tracing::warn!("cannot record health: {err}");
             }
         }

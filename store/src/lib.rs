@@ -33,7 +33,8 @@
 //! - `observe`    — `UsageObserver`: who hears of each call's usage (the metrics)
 //! - `grants`     — the owner's "always" answers to tool approvals
 //! - `pairing`    — pairing codes and approved senders
-//! - `health`     — each channel's last health, for `pincer status`
+//! - `health`     — each channel's last health and last event, for `pincer status`;
+//!   the watchdog's `ping`
 //! - `outbox`     — what a person is to see, stored before it is sent and settled when
 //!   the platform has it; the channel manager's `Ledger`
 //! - `cron`       — scheduled jobs and their runs
@@ -76,6 +77,7 @@ use conn::{Cached, connect};
 pub use clock::now_ms;
 pub use cron::{Job, NewJob};
 pub use error::{Result, StoreError};
+pub use health::ChannelHealth;
 pub use kinds::{Role, Status};
 pub use messages::{Received, StoredMessage, Unanswered};
 pub use observe::UsageObserver;

@@ -198,6 +198,8 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX outbox_unsettled ON outbox(id) WHERE settled_at IS NULL;
     CREATE INDEX outbox_by_source ON outbox(source) WHERE source IS NOT NULL;",
+    // 11: when each channel last heard from its platform (Unix ms), for `pincer status`.
+    "ALTER TABLE channel_health ADD COLUMN last_event_at INTEGER;",
 ];
 
 /// Why the database could not be brought up to date.

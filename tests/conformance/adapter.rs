@@ -27,6 +27,7 @@ pub(crate) fn telegram_settings(fake: &FakeTelegram, inbox: &Path) -> TelegramSe
         inbox: inbox.to_path_buf(),
         media_max_bytes: MEDIA_MAX_BYTES,
         poll_timeout_secs: 1,
+        silence: None,
     }
 }
 
@@ -37,6 +38,7 @@ pub(crate) fn discord_settings(fake: &FakeDiscord, inbox: &Path) -> DiscordSetti
         api_url: fake.api_url(),
         inbox: inbox.to_path_buf(),
         media_max_bytes: MEDIA_MAX_BYTES,
+        silence: None,
     }
 }
 
@@ -51,6 +53,7 @@ pub(crate) fn slack_settings(fake: &FakeSlack, inbox: &Path) -> SlackSettings {
         listen: None,
         inbox: inbox.to_path_buf(),
         media_max_bytes: MEDIA_MAX_BYTES,
+        silence: None,
     }
 }
 

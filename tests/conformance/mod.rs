@@ -176,6 +176,49 @@ pub(crate) async fn a_reconnect_loses_nothing_and_answers_once<P: FakePlatform>(
     assert_eq!(h.model.requests().len(), 4, "{texts:?}");
 }
 
+/// The silence limit the stall test gives every channel (`silence_secs`).
+const SILENCE_SECS: u64 = 3;
+
+/// A connection that goes silent (accepted, answering nothing) is noticed within the
+/// channel's silence limit and replaced: what was said while it was silent is answered
+/// once, and so is what comes after; `pincer status` shows when the channel last heard
+/// from its platform.
+pub(crate) async fn a_stalled_connection_is_noticed_and_restored<P: FakePlatform>(platform: P) {
+    let h = Harness::start(platform, &format!("silence_secs = {SILENCE_SECS}"), "").await;
+    let chat = h.round_trip(OWNER, "before").await;
+    h.platform.stall();
+    let stalled = std::time::Instant::now();
+    h.platform.dm(OWNER, "during").await;
+    h.wait_shown(&chat, "echo: during").await;
+    // Noticed within the limit: the platform's own timeouts would take far longer
+    // (Telegram's HTTP client gives up after 17 s, Slack's default limit is 60 s).
+    // The bound leaves room for the reconnect's backoff, the turn and a busy machine.
+    let took = stalled.elapsed();
+    assert!(
+        took < Duration::from_secs(5 * SILENCE_SECS),
+        "the silent connection was replaced only after {took:?}; gateway log:\n{}",
+        h.log()
+    );
+    assert_eq!(h.platform.stalled(), 1, "the stall never took effect");
+    h.round_trip(OWNER, "after").await;
+    // A message delivered twice would be answered twice before this one is.
+    h.round_trip(OWNER, "last").await;
+    let texts = h.texts_in(&chat);
+    for word in ["before", "during", "after"] {
+        let n = texts
+            .iter()
+            .filter(|t| t.contains(&format!("echo: {word}")))
+            .count();
+        assert_eq!(n, 1, "`{word}` answered {n} times: {texts:?}");
+    }
+    let status = h.status_shows("up").await;
+    let line = status
+        .lines()
+        .find(|l| l.trim_start().starts_with(h.platform.name()))
+        .unwrap_or_default();
+    assert!(line.contains("last event"), "{status}");
+}
+
 pub(crate) async fn an_approval_button_reaches_the_waiting_call<P: FakePlatform>(platform: P) {
     let h = Harness::start(
         platform,
@@ -270,6 +313,7 @@ macro_rules! conformance {
             a_reply_streams_by_edits_with_typing_shown,
             a_thread_reply_stays_in_its_thread,
             a_reconnect_loses_nothing_and_answers_once,
+            a_stalled_connection_is_noticed_and_restored,
             an_approval_button_reaches_the_waiting_call,
             a_message_to_a_user_id_reaches_their_dm
         );

@@ -1,5 +1,6 @@
 //! Tests of the panel: `/metrics` parses as Prometheus parses it, its counters move
-//! after a message, and `web.metrics_token` closes it. The metrics are the process's and
+//! after a message, `web.metrics_token` closes it, and when each channel last heard
+//! from its platform shows there and on the overview. The metrics are the process's and
 //! other tests run turns beside these: counters are compared before and after, never to
 //! a number.
 
@@ -10,8 +11,8 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use pincer::web::WebState;
 use pincer_channels::{
-    Channel, ChannelError, ChannelHandle, ChannelInfo, InboundSender, OutboundBody,
-    OutboundMessage, Rate, Registry, Target,
+    Channel, ChannelError, ChannelHandle, ChannelInfo, Health, HealthCell, HealthChecker,
+    InboundSender, Liveness, OutboundBody, OutboundMessage, Rate, Registry, Target,
 };
 use pincer_fakes::Step;
 use prometheus_parse::{Scrape, Value};
@@ -241,4 +242,119 @@ async fn deliveries_count_as_messages_out_and_channels_report_up() {
         2.0
     );
     assert_eq!(value(&scrape, "pincer_channel_up", &labels), 1.0);
+}
+
+/// A channel that only listens (its name no other test uses), with a pulse.
+struct Listening;
+
+#[async_trait::async_trait]
+impl Channel for Listening {
+    fn name(&self) -> &str {
+        LISTENING
+    }
+    async fn listen(
+        &self,
+        _bus: InboundSender,
+        _shutdown: CancellationToken,
+    ) -> Result<(), ChannelError> {
+        Ok(())
+    }
+    async fn send(&self, _target: &Target, _text: &str) -> Result<String, ChannelError> {
+        Ok("1".into())
+    }
+}
+
+const LISTENING: &str = "listening";
+
+/// Its health as an adapter keeps it.
+struct Pulsing(HealthCell);
+
+impl HealthChecker for Pulsing {
+    fn health(&self) -> Health {
+        self.0.get()
+    }
+    fn liveness(&self) -> Liveness {
+        self.0.liveness()
+    }
+}
+
+#[tokio::test]
+async fn when_a_channel_last_heard_from_its_platform_shows_in_the_metrics_and_the_overview() {
+    let panel = Panel::start("").await;
+    let cell = HealthCell::new(LISTENING, Some(Duration::from_secs(60)));
+    cell.set(Health::Up);
+    let info = ChannelInfo {
+        split: |text| vec![text.to_string()],
+        chat_rate: |_| Rate {
+            burst: 1,
+            every: Duration::from_millis(1),
+        },
+        channel_rate: Rate {
+            burst: 1,
+            every: Duration::from_millis(1),
+        },
+        edit_interval: Duration::from_millis(1),
+        typing_interval: Duration::from_secs(4),
+    };
+    let pulsing = Arc::new(Pulsing(cell));
+    let mut handle = ChannelHandle::new(Arc::new(Listening), info);
+    handle.health = Some(Arc::clone(&pulsing) as _);
+    let mut registry = Registry::default();
+    registry.insert(handle);
+    let state = state(&panel, Arc::new(registry), None);
+    let labels = [("channel", LISTENING)];
+
+    // Nothing heard yet: no sample, and the overview says so.
+    let (_, text) = fetch(&state, None).await;
+    let scrape = parse(&text);
+    assert!(
+        !scrape
+            .samples
+            .iter()
+            .any(|s| s.metric == "pincer_channel_last_event_seconds"),
+        "{text}"
+    );
+    assert!(overview(&state).await.contains(">never<"));
+
+    pulsing.0.pulse().heard();
+    let (_, text) = fetch(&state, None).await;
+    let at = value(&parse(&text), "pincer_channel_last_event_seconds", &labels);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    assert!((now - at).abs() < 60.0, "last event at {at}, now {now}");
+    let page = overview(&state).await;
+    assert!(page.contains("Last event"), "{page}");
+    assert!(page.contains(" s ago<"), "{page}");
+}
+
+/// The overview page of `state`'s panel, logged in with the login link.
+async fn overview(state: &Arc<WebState>) -> String {
+    let app = || pincer::web::app(Arc::clone(state));
+    let host = |r: axum::http::request::Builder| r.header(header::HOST, "127.0.0.1:8790");
+    let login = host(Request::get(format!(
+        "/login?token={}",
+        super::harness::TOKEN
+    )))
+    .body(Body::empty())
+    .unwrap();
+    let response = app().oneshot(login).await.unwrap();
+    let cookie = response.headers()[header::SET_COOKIE]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    let page = host(Request::get("/"))
+        .header(header::COOKIE, cookie)
+        .body(Body::empty())
+        .unwrap();
+    let response = app().oneshot(page).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
+        .await
+        .unwrap();
+    String::from_utf8_lossy(&bytes).into_owned()
 }

@@ -1,5 +1,6 @@
 //! `GET /metrics`: the process's metrics (`pincer_core::metrics`) in the Prometheus text
-//! format, with what is read at scrape time — each channel's health, the buses' depths,
+//! format, with what is read at scrape time — each channel's health and when it last
+//! heard from its platform, the buses' depths,
 //! the resident memory. Open unless `web.metrics_token` is set; then only with it as a
 //! bearer token (the panel's login does not open it, nor does it open the panel).
 
@@ -11,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use pincer_channels::Health;
 
 use super::WebState;
-use pincer_core::metrics::{CONTENT_TYPE, Scrape};
+use pincer_core::metrics::{CONTENT_TYPE, ChannelNow, Scrape};
 
 pub(crate) async fn handler(State(state): State<Arc<WebState>>, headers: HeaderMap) -> Response {
     if let Some(token) = &state.metrics_token
@@ -30,7 +31,11 @@ pub(crate) async fn handler(State(state): State<Arc<WebState>>, headers: HeaderM
         channels: state
             .registry
             .handles()
-            .map(|h| (h.name(), matches!(h.health(), Health::Up)))
+            .map(|h| ChannelNow {
+                name: h.name(),
+                up: matches!(h.health(), Health::Up),
+                last_event_ms: h.liveness().and_then(|l| l.last_event_ms),
+            })
             .collect(),
         inbound_queue: depth(state.inbound.max_capacity(), state.inbound.capacity()),
         outbound_queue: depth(outbound.max_capacity(), outbound.capacity()),

@@ -1,5 +1,5 @@
-//! `/`: how the gateway is doing at a glance — each channel's and MCP server's state,
-//! uptime and version, today's tokens and cost against the day budget, the last
+//! `/`: how the gateway is doing at a glance — each channel's and MCP server's state
+//! (and when each channel last heard from its platform), uptime and version, today's tokens and cost against the day budget, the last
 //! warnings and errors. `/healthz`: 200 when every enabled channel is up, 503 naming
 //! the ones that are not (their state only: nothing from the conversations).
 
@@ -27,13 +27,19 @@ pub(crate) async fn page(
     let today = agent.store().usage_since(agent.start_of_day_ms()).await;
     let budget = state.config.agent.max_day_cost_usd;
     let uptime = state.started.elapsed().as_secs();
-    let channels: Vec<(String, String)> = state
+    let now_ms = pincer_core::clock::utc().timestamp_millis();
+    let channels: Vec<(String, String, String)> = state
         .registry
         .handles()
         .map(|h| {
+            let heard = h.liveness().and_then(|l| l.last_event_ms);
             (
                 h.name().to_string(),
                 pincer_core::scrub::scrub_global(&h.health().to_string()).into_owned(),
+                heard.map_or_else(
+                    || "never".to_string(),
+                    |at| format!("{} ago", duration(((now_ms - at).max(0) / 1000) as u64)),
+                ),
             )
         })
         .collect();
@@ -62,7 +68,7 @@ pub(crate) async fn page(
         @if channels.is_empty() {
             p.muted { "No chat channel is enabled. Enable one in config.toml ([channels.telegram] enabled = true) and restart." }
         } @else {
-            (states(&channels))
+            (channel_states(&channels))
         }
         h2 { "MCP servers" }
         @if servers.is_empty() {
@@ -83,6 +89,19 @@ pub(crate) async fn page(
         }
     };
     layout::page("Overview", "/", &login.csrf, body)
+}
+
+/// Each channel's state and when it last heard from its platform.
+fn channel_states(rows: &[(String, String, String)]) -> Markup {
+    html! {
+        div.table-wrap { table #channels {
+            tr { th { "Name" } th { "State" } th { "Last event" } }
+            @for (name, state, heard) in rows {
+                @let class = format!("state-{}", state.split([':', ' ']).next().unwrap_or_default());
+                tr { td { (name) } td class=(class) { (state) } td.last-event { (heard) } }
+            }
+        } }
+    }
 }
 
 fn states(rows: &[(String, String)]) -> Markup {

@@ -17,6 +17,12 @@
 //! recently active channel is asked over REST, beside the loop, for what came after the
 //! last message seen there: a resume replays what a short drop missed, but a
 //! re-identify starts a fresh session that replays nothing.
+//!
+//! Silence: serenity reconnects by itself when a heartbeat goes unacknowledged, and
+//! when a new connection says no HELLO within 15 s. Beside it, the session counts
+//! what it hears — events, and heartbeat ACKs as the shard manager records them — and
+//! a gateway silent past the silence limit ends the session, which is opened again:
+//! the backstop for whatever serenity does not notice, and the adapter's pulse.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -24,6 +30,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use serenity::client::ClientBuilder;
+use serenity::gateway::ShardManager;
 use serenity::http::HttpBuilder;
 use serenity::model::channel::Message;
 use serenity::prelude::GatewayIntents;
@@ -106,6 +113,7 @@ impl Channel for Discord {
                 return Ok(());
             }
             let started = Instant::now();
+            self.health.pulse().attempt();
             let err = match self.session(&bus, &shutdown, &mut forwarder).await {
                 Ok(()) => return Ok(()),
                 Err(err) => err,
@@ -116,6 +124,7 @@ impl Channel for Discord {
             }
             let (health, wait) = backoff::after(&mut backoff, &err);
             self.health.set(health);
+            self.health.pulse().waiting(wait);
             tokio::select! {
                 _ = shutdown.cancelled() => return Ok(()),
                 _ = tokio::time::sleep(wait) => {}
@@ -171,16 +180,11 @@ impl Discord {
         shutdown: &CancellationToken,
         forwarder: &mut Forwarder,
     ) -> Result<(), ChannelError> {
-        let user = self.rest.get("/users/@me").await?;
-        let me = Me {
-            id: snowflake(&user["id"])
-                .ok_or_else(|| ChannelError::transient("Discord's /users/@me had no id"))?,
-            username: user["username"].as_str().unwrap_or_default().to_string(),
-        };
-        let gateway = self.rest.get("/gateway/bot").await?;
-        let Some(url) = gateway["url"].as_str().map(str::to_string) else {
-            return Err(ChannelError::transient("Discord's /gateway/bot had no url"));
-        };
+        let limit = self.settings.silence_limit();
+        let (me, url) = tokio::time::timeout(limit, self.log_in())
+            .await
+            .map_err(|_| silent(limit))??;
+        self.health.pulse().heard();
 
         let mut http = HttpBuilder::new(&self.settings.token);
         // serenity's own client is this one with a TLS config of its own.
@@ -220,10 +224,21 @@ impl Discord {
         let mut running = on_own_thread(client, stop.clone())?;
         tracing::info!(channel = CHANNEL, bot = %me.username, "connecting to the gateway");
 
+        let opened = tokio::time::Instant::now();
+        let mut listening = tokio::time::interval(listen_every(limit));
+        let mut acks = Acks::default();
         let outcome = loop {
             let due = forwarder.order.next_due();
             tokio::select! {
                 _ = shutdown.cancelled() => break Ok(()),
+                _ = listening.tick() => {
+                    if acks.new_one(&shards).await {
+                        self.health.pulse().heard();
+                    }
+                    if self.health.pulse().silent_for(opened) > limit {
+                        break Err(silent(limit));
+                    }
+                }
                 ended = &mut running => {
                     break Err(match ended {
                         Ok(Err(err)) => err,
@@ -256,6 +271,22 @@ impl Discord {
             manager.shutdown_all().await;
         }
         outcome
+    }
+
+    /// Who the bot is (`GET /users/@me`, which also proves the token) and where the
+    /// gateway is.
+    async fn log_in(&self) -> Result<(Me, String), ChannelError> {
+        let user = self.rest.get("/users/@me").await?;
+        let me = Me {
+            id: snowflake(&user["id"])
+                .ok_or_else(|| ChannelError::transient("Discord's /users/@me had no id"))?,
+            username: user["username"].as_str().unwrap_or_default().to_string(),
+        };
+        let gateway = self.rest.get("/gateway/bot").await?;
+        let Some(url) = gateway["url"].as_str().map(str::to_string) else {
+            return Err(ChannelError::transient("Discord's /gateway/bot had no url"));
+        };
+        Ok((me, url))
     }
 
     /// Asks each channel seen before the gap, over REST, for what came after the last
@@ -392,6 +423,48 @@ async fn fetch_missed(rest: &Rest, from: HashMap<u64, u64>, events: &mpsc::Unbou
             count = fetched,
             "fetched messages missed while disconnected"
         );
+    }
+}
+
+/// Discord said nothing within the silence limit.
+fn silent(limit: Duration) -> ChannelError {
+    ChannelError::transient(format!(
+        "reconnecting: no word from the Discord gateway for {} s",
+        limit.as_secs()
+    ))
+}
+
+/// How often the session looks for heartbeat ACKs and measures the silence: a quarter
+/// of the limit, between 100 ms and a second.
+fn listen_every(limit: Duration) -> Duration {
+    (limit / 4).clamp(Duration::from_millis(100), Duration::from_secs(1))
+}
+
+/// Heartbeat ACKs, as the shard manager shows them. serenity tells the event handler
+/// nothing of them; it records the shard's latency (ACK time minus heartbeat time) on
+/// each one, so a new latency is a new ACK. (Two ACKs with the same latency to the
+/// nanosecond would count as one; the next one counts again.)
+#[derive(Default)]
+struct Acks {
+    latency: Option<Duration>,
+}
+
+impl Acks {
+    /// Whether an ACK came since the last look.
+    async fn new_one(&mut self, shards: &Mutex<Option<Arc<ShardManager>>>) -> bool {
+        let manager = shards.lock().ok().and_then(|slot| slot.clone());
+        let Some(manager) = manager else {
+            return false;
+        };
+        let latency = manager
+            .runners
+            .lock()
+            .await
+            .values()
+            .find_map(|runner| runner.latency);
+        let new = latency.is_some() && latency != self.latency;
+        self.latency = latency;
+        new
     }
 }
 

@@ -1,7 +1,8 @@
 //! serenity's event handler. serenity runs each call in its own task, so this does as
 //! little as it can: messages go to the listen loop's ordered forwarder untouched;
 //! button presses are answered here at once (Discord wants an answer within 3 s, and
-//! the forwarder may be busy); connection changes set the health.
+//! the forwarder may be busy); connection changes set the health. Every event is
+//! something heard from Discord (the channel's pulse).
 
 use std::sync::{Arc, Mutex};
 
@@ -44,18 +45,21 @@ pub(super) struct Handler {
 #[async_trait]
 impl EventHandler for Handler {
     async fn message(&self, _ctx: Context, message: Message) {
+        self.health.pulse().heard();
         // The listen loop is gone only at shutdown; nothing is left to tell then.
         let _ = self.events.send(Event::Message(Box::new(message)));
     }
 
     async fn ready(&self, _ctx: Context, ready: Ready) {
         tracing::info!(channel = super::CHANNEL, bot = %ready.user.name, "logged in to the gateway");
+        self.health.pulse().heard();
         self.health.set(Health::Up);
         let _ = self.events.send(Event::Ready);
     }
 
     async fn resume(&self, _ctx: Context, _: ResumedEvent) {
         tracing::info!(channel = super::CHANNEL, "gateway session resumed");
+        self.health.pulse().heard();
         self.health.set(Health::Up);
         let _ = self.events.send(Event::Resumed);
     }
@@ -83,6 +87,7 @@ impl EventHandler for Handler {
     }
 
     async fn interaction_create(&self, _ctx: Context, interaction: Interaction) {
+        self.health.pulse().heard();
         if let Interaction::Component(press) = interaction {
             buttons::pressed(&self.rest, &self.approvals, &press).await;
         }

@@ -5,7 +5,8 @@
 //!
 //! Two halves:
 //! - **In** (`gateway`, `handler`, `order`, `convert`): a serenity `Client` with one
-//!   shard heartbeats, resumes and re-identifies by itself. Its handler tasks run in
+//!   shard heartbeats, resumes and re-identifies by itself; a gateway silent past the
+//!   silence limit (no event, no heartbeat ACK) is dropped and connected again. Its handler tasks run in
 //!   parallel, so messages pass through one ordered forwarder (`order`) that puts each
 //!   channel's messages back in snowflake order before they reach the bus. After a
 //!   re-identify (a resume that failed), missed messages are fetched over REST.
@@ -40,6 +41,7 @@ use std::time::Duration;
 use crate::approval::PendingApprovals;
 use crate::channel::{ChannelError, Health, HealthCell, HealthChecker};
 use crate::direct::DirectChats;
+use crate::pulse::Liveness;
 use crate::registry::{ChannelHandle, ChannelInfo, Rate};
 use crate::render::discord_chunks;
 
@@ -58,6 +60,22 @@ pub struct DiscordSettings {
     pub inbox: PathBuf,
     /// Larger attachments are not downloaded.
     pub media_max_bytes: u64,
+    /// How long the gateway may stay silent (no event, no heartbeat ACK) before the
+    /// connection is dropped and opened again; `None`: `SILENCE`.
+    pub silence: Option<Duration>,
+}
+
+/// How long the gateway may stay silent by default: a little over twice the heartbeat
+/// interval Discord asks for (41.25 s). serenity itself reconnects when a heartbeat is
+/// still unacknowledged as the next one falls due (within two intervals), and 15 s after
+/// a connection that says no HELLO; this is the backstop for what it does not notice.
+pub const SILENCE: Duration = Duration::from_secs(90);
+
+impl DiscordSettings {
+    /// How long the gateway may stay silent.
+    pub fn silence_limit(&self) -> Duration {
+        self.silence.unwrap_or(SILENCE)
+    }
 }
 
 pub struct Discord {
@@ -79,10 +97,11 @@ impl Discord {
         approvals: Arc<PendingApprovals>,
     ) -> Result<Arc<Self>, ChannelError> {
         let rest = Arc::new(Rest::new(&settings.api_url, &settings.token)?);
+        let limit = settings.silence_limit();
         Ok(Arc::new(Self {
             settings,
             rest,
-            health: Arc::new(HealthCell::new(CHANNEL)),
+            health: Arc::new(HealthCell::new(CHANNEL, Some(limit))),
             approvals,
             places: Mutex::new(HashMap::new()),
             directs: DirectChats::default(),
@@ -130,5 +149,9 @@ pub fn info() -> ChannelInfo {
 impl HealthChecker for Discord {
     fn health(&self) -> Health {
         self.health.get()
+    }
+
+    fn liveness(&self) -> Liveness {
+        self.health.liveness()
     }
 }

@@ -104,6 +104,7 @@ impl Slack {
     }
 
     fn take(&self, job: Job, queue: &mpsc::Sender<Delivery>, presses: &mpsc::Sender<Value>) {
+        self.health.pulse().heard();
         let (stored, reply) = match job {
             Job::Event(payload, reply) => (self.accept(&payload, queue), reply),
             Job::Command(payload, reply) => {

@@ -51,6 +51,7 @@ use crate::approval::PendingApprovals;
 use crate::channel::{Channel, ChannelError, Health, HealthCell, HealthChecker, InboundSender};
 use crate::direct::DirectChats;
 use crate::message::Target;
+use crate::pulse::Liveness;
 use crate::registry::{ChannelHandle, ChannelInfo, Rate};
 use crate::render::slack_chunks;
 
@@ -85,6 +86,22 @@ pub struct SlackSettings {
     pub inbox: PathBuf,
     /// Larger attachments are not downloaded.
     pub media_max_bytes: u64,
+    /// How long a Socket Mode connection may stay silent (no frame, not even a pong to
+    /// the pings sent every third of it) before it is dropped and opened again;
+    /// `None`: `SILENCE`. The Events API has no connection to watch.
+    pub silence: Option<Duration>,
+}
+
+/// How long a Socket Mode connection may stay silent by default: three of the pings
+/// sent every 20 s unanswered.
+pub const SILENCE: Duration = Duration::from_secs(60);
+
+impl SlackSettings {
+    /// How long the socket may stay silent; `None` in events mode, where silence is
+    /// normal.
+    pub fn silence_limit(&self) -> Option<Duration> {
+        (self.mode == SlackMode::Socket).then(|| self.silence.unwrap_or(SILENCE))
+    }
 }
 
 impl std::fmt::Debug for SlackSettings {
@@ -96,6 +113,7 @@ impl std::fmt::Debug for SlackSettings {
             .field("listen", &self.listen)
             .field("inbox", &self.inbox)
             .field("media_max_bytes", &self.media_max_bytes)
+            .field("silence", &self.silence)
             .finish_non_exhaustive()
     }
 }
@@ -161,12 +179,13 @@ impl Slack {
             .with_slack_api_url(&api_url);
         let bot_token = SlackApiToken::new(settings.bot_token.clone().into());
         let http = files::client(&api_url)?;
+        let limit = settings.silence_limit();
         Ok(Arc::new(Self {
             client: Arc::new(SlackClient::new(connector)),
             settings,
             bot_token,
             me: OnceCell::new(),
-            health: HealthCell::new(CHANNEL),
+            health: HealthCell::new(CHANNEL, limit),
             approvals,
             seen: Mutex::new(inbound::Recent::default()),
             names: Mutex::new(Default::default()),
@@ -309,5 +328,9 @@ impl Channel for Slack {
 impl HealthChecker for Slack {
     fn health(&self) -> Health {
         self.health.get()
+    }
+
+    fn liveness(&self) -> Liveness {
+        self.health.liveness()
     }
 }

@@ -3,7 +3,9 @@
 //! `hello` (the channel is up), sends envelopes — `events_api`, `interactive`,
 //! `slash_commands` — that must each be acknowledged with their `envelope_id` within
 //! 3 s, and `disconnect` when it wants us to reconnect. A dropped socket, a `disconnect`
-//! or 60 s of silence ends the connection; the loop reconnects (at once when asked or
+//! or silence past the limit (60 s unless set; pinged every third of it, so a live
+//! connection answers with pongs) ends the connection, and so does opening one that
+//! takes longer than the limit; the loop reconnects (at once when asked or
 //! after a connection that lasted, a second after a shorter one that Slack greeted,
 //! with growing backoff after failures) and reports each step as the channel's health. A
 //! rejected token is `Down` with the setting to fix. Envelopes not acknowledged when a
@@ -19,16 +21,17 @@ use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_util::sync::CancellationToken;
 
-use super::Slack;
 use super::convert::{self, CHANNEL};
 use super::errors::{Token, channel_error};
 use super::inbound::{self, Delivery, acknowledge_when};
+use super::{SILENCE, Slack};
 use crate::backoff;
 use crate::channel::{ChannelError, Health, InboundSender};
 
-const PING_EVERY: Duration = Duration::from_secs(20);
-/// No frame (not even a pong) for this long: the connection is dead.
-const SILENCE: Duration = Duration::from_secs(60);
+/// An open Socket Mode WebSocket.
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
 /// A connection that lasted this long was healthy: reconnect without backoff.
 const STABLE: Duration = Duration::from_secs(30);
 
@@ -64,15 +67,17 @@ impl Slack {
         shutdown: &CancellationToken,
     ) -> Result<(), ChannelError> {
         let mut backoff = backoff::reconnect();
+        let pulse = self.health.pulse();
         loop {
             if shutdown.is_cancelled() {
                 return Ok(());
             }
             let started = Instant::now();
             let mut greeted = false;
-            let outcome = match self.setup().await {
-                Ok(_) => {
-                    self.connect_once(queue, presses, shutdown, &mut greeted)
+            pulse.attempt();
+            let outcome = match self.open().await {
+                Ok(socket) => {
+                    self.connect_once(socket, queue, presses, shutdown, &mut greeted)
                         .await
                 }
                 Err(err) => Err(err),
@@ -103,6 +108,7 @@ impl Slack {
                     wait
                 }
             };
+            pulse.waiting(wait);
             tokio::select! {
                 () = shutdown.cancelled() => return Ok(()),
                 () = tokio::time::sleep(wait) => {}
@@ -110,35 +116,58 @@ impl Slack {
         }
     }
 
-    /// One connection, from `apps.connections.open` until it ends; `greeted` once
-    /// Slack said hello on it.
+    /// How long the socket may stay silent.
+    fn silence(&self) -> Duration {
+        self.settings.silence_limit().unwrap_or(SILENCE)
+    }
+
+    /// Log in (`auth.test`, once), ask for a connection URL and open the WebSocket,
+    /// all within the silence limit.
+    async fn open(&self) -> Result<Socket, ChannelError> {
+        let limit = self.silence();
+        let opening = async {
+            self.setup().await?;
+            let app_token =
+                SlackApiToken::new(self.settings.app_token.clone().unwrap_or_default().into());
+            let opened = self
+                .client
+                .open_session(&app_token)
+                .apps_connections_open(&SlackApiAppsConnectionOpenRequest::new())
+                .await
+                .map_err(|e| channel_error(&e, Token::App))?;
+            // The system's roots, parsed once for the process rather than on every connect.
+            let tls = pincer_net::tls::native().map(tokio_tungstenite::Connector::Rustls);
+            let (socket, _) = tokio_tungstenite::connect_async_tls_with_config(
+                opened.url.0.as_str(),
+                None,
+                false,
+                tls,
+            )
+            .await
+            .map_err(|e| {
+                ChannelError::transient(format!("cannot open the Socket Mode connection: {e}"))
+            })?;
+            Ok(socket)
+        };
+        tokio::time::timeout(limit, opening).await.map_err(|_| {
+            ChannelError::transient(format!(
+                "Slack did not open a Socket Mode connection within {} s",
+                limit.as_secs()
+            ))
+        })?
+    }
+
+    /// One connection, from its opening until it ends; `greeted` once Slack said hello
+    /// on it.
     async fn connect_once(
         &self,
+        socket: Socket,
         queue: &mpsc::Sender<Delivery>,
         presses: &mpsc::Sender<Value>,
         shutdown: &CancellationToken,
         greeted: &mut bool,
     ) -> Result<Ended, ChannelError> {
-        let app_token =
-            SlackApiToken::new(self.settings.app_token.clone().unwrap_or_default().into());
-        let opened = self
-            .client
-            .open_session(&app_token)
-            .apps_connections_open(&SlackApiAppsConnectionOpenRequest::new())
-            .await
-            .map_err(|e| channel_error(&e, Token::App))?;
-        // The system's roots, parsed once for the process rather than on every connect.
-        let tls = pincer_net::tls::native().map(tokio_tungstenite::Connector::Rustls);
-        let (socket, _) = tokio_tungstenite::connect_async_tls_with_config(
-            opened.url.0.as_str(),
-            None,
-            false,
-            tls,
-        )
-        .await
-        .map_err(|e| {
-            ChannelError::transient(format!("cannot open the Socket Mode connection: {e}"))
-        })?;
+        let silence = self.silence();
         let (mut write, mut read) = socket.split();
         // Acknowledgements come from tasks that wait for the store; they go out here.
         // One acknowledgement per envelope Slack sent, written out by this loop.
@@ -147,9 +176,10 @@ impl Slack {
             reason = "bounded by the envelopes in flight"
         )]
         let (frames, mut outgoing) = mpsc::unbounded_channel::<String>();
-        let mut ping = tokio::time::interval(PING_EVERY);
+        let mut ping = tokio::time::interval(silence / 3);
         ping.tick().await; // the first tick is immediate
-        let mut last_heard = Instant::now();
+        let opened = Instant::now();
+        let pulse = self.health.pulse();
         loop {
             tokio::select! {
                 () = shutdown.cancelled() => {
@@ -157,7 +187,7 @@ impl Slack {
                     return Ok(Ended::Shutdown);
                 }
                 frame = read.next() => {
-                    last_heard = Instant::now();
+                    pulse.heard();
                     let dropped = |why: String| Ok(Ended::Reconnect { why, asked: false });
                     match frame {
                         Some(Ok(Message::Text(text))) => {
@@ -178,8 +208,8 @@ impl Slack {
                     }
                 }
                 _ = ping.tick() => {
-                    if last_heard.elapsed() > SILENCE {
-                        return Ok(Ended::Reconnect { why: format!("no word from Slack for {} s", SILENCE.as_secs()), asked: false });
+                    if pulse.silent_for(opened) > silence {
+                        return Ok(Ended::Reconnect { why: format!("no word from Slack for {} s", silence.as_secs()), asked: false });
                     }
                     // A failed ping shows up as a read error next.
                     let _ = write.send(Message::Ping(Vec::new().into())).await;

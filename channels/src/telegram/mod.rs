@@ -19,6 +19,7 @@ use tokio::sync::OnceCell;
 
 use crate::approval::PendingApprovals;
 use crate::channel::{ChannelError, Health, HealthCell, HealthChecker};
+use crate::pulse::Liveness;
 use crate::registry::{ChannelHandle, ChannelInfo, Rate};
 use crate::render::telegram::telegram_chunks;
 
@@ -37,6 +38,33 @@ pub struct TelegramSettings {
     pub media_max_bytes: u64,
     /// Seconds a getUpdates long poll waits (teloxide's client gives up at 17 s).
     pub poll_timeout_secs: u32,
+    /// How long a getUpdates (or the start-up calls) may go unanswered before it is
+    /// abandoned and asked again; `None`: the long poll plus `POLL_MARGIN`. A shorter
+    /// limit shortens the long poll to half of it.
+    pub silence: Option<Duration>,
+}
+
+/// How much longer than its long-poll timeout a getUpdates may take before Telegram
+/// counts as silent.
+pub const POLL_MARGIN: Duration = Duration::from_secs(5);
+
+impl TelegramSettings {
+    /// How long Telegram may stay silent.
+    pub fn silence_limit(&self) -> Duration {
+        self.silence
+            .unwrap_or_else(|| Duration::from_secs(self.poll_timeout_secs.into()) + POLL_MARGIN)
+    }
+
+    /// The long-poll timeout asked for: `poll_timeout_secs`, and with a silence limit
+    /// set, at most half of it (at least a second), so a poll ends well before it
+    /// counts as silent.
+    pub fn poll_secs(&self) -> u32 {
+        let Some(limit) = self.silence else {
+            return self.poll_timeout_secs;
+        };
+        let half = u32::try_from(limit.as_secs() / 2).unwrap_or(u32::MAX);
+        self.poll_timeout_secs.min(half.max(1))
+    }
 }
 
 pub struct Telegram {
@@ -82,9 +110,9 @@ impl Telegram {
         .set_api_url(url);
         Ok(Arc::new(Self {
             bot,
-            settings,
             me: OnceCell::new(),
-            health: HealthCell::new(CHANNEL),
+            health: HealthCell::new(CHANNEL, Some(settings.silence_limit())),
+            settings,
             approvals,
         }))
     }
@@ -150,5 +178,36 @@ pub fn info() -> ChannelInfo {
 impl HealthChecker for Telegram {
     fn health(&self) -> Health {
         self.health.get()
+    }
+
+    fn liveness(&self) -> Liveness {
+        self.health.liveness()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(silence: Option<u64>) -> TelegramSettings {
+        TelegramSettings {
+            token: "1:x".into(),
+            api_url: "http://127.0.0.1:1".into(),
+            inbox: PathBuf::new(),
+            media_max_bytes: 1,
+            poll_timeout_secs: 10,
+            silence: silence.map(Duration::from_secs),
+        }
+    }
+
+    #[test]
+    fn the_long_poll_ends_well_within_the_silence_limit() {
+        let natural = settings(None);
+        assert_eq!(natural.silence_limit(), Duration::from_secs(15));
+        assert_eq!(natural.poll_secs(), 10);
+        assert_eq!(settings(Some(60)).poll_secs(), 10);
+        let short = settings(Some(4));
+        assert_eq!((short.silence_limit().as_secs(), short.poll_secs()), (4, 2));
+        assert_eq!(settings(Some(2)).poll_secs(), 1);
     }
 }

@@ -2,7 +2,9 @@
 //! revoked token with backoff, reporting each as the channel's health. An update is
 //! confirmed to Telegram (by asking for the next offset) only after the core has
 //! stored its message, so an outage or crash never loses a message; the store's
-//! dedupe on message ids means a re-delivered one is never answered twice.
+//! dedupe on message ids means a re-delivered one is never answered twice. A poll (or
+//! the start-up calls) unanswered within the silence limit is abandoned and asked again:
+//! a stalled connection is noticed, and the update it held is fetched by the next poll.
 
 use std::sync::Arc;
 
@@ -34,10 +36,12 @@ impl Channel for Telegram {
         let mut backoff = backoff::reconnect();
         let mut offset: i32 = 0;
         let fetcher = self.fetcher();
+        let pulse = self.health.pulse();
         loop {
             if shutdown.is_cancelled() {
                 return Ok(());
             }
+            pulse.attempt();
             let step = match self.me.get() {
                 None => self.setup().await.map(|_| true),
                 Some(_) => self.poll_once(&bus, &mut offset, &fetcher, &shutdown).await,
@@ -51,6 +55,7 @@ impl Channel for Telegram {
                 Err(err) => {
                     let (health, wait) = backoff::after(&mut backoff, &err);
                     self.set_health(health);
+                    pulse.waiting(wait);
                     wait
                 }
             };
@@ -70,8 +75,12 @@ impl Telegram {
     /// Delete any webhook (it would block polling) and learn who we are, side by side;
     /// publish the command list in the background (polling need not wait for it).
     async fn setup(&self) -> Result<(), ChannelError> {
-        let (webhook, me) =
-            tokio::join!(self.bot.delete_webhook().send(), self.bot.get_me().send());
+        let asked =
+            async { tokio::join!(self.bot.delete_webhook().send(), self.bot.get_me().send()) };
+        let (webhook, me) = tokio::time::timeout(self.settings.silence_limit(), asked)
+            .await
+            .map_err(|_| self.silent())?;
+        self.health.pulse().heard();
         webhook.map_err(|e| channel_error(&e))?;
         let me = me.map_err(|e| channel_error(&e))?;
         let commands = [
@@ -121,12 +130,16 @@ impl Telegram {
             .bot
             .get_updates()
             .offset(*offset)
-            .timeout(self.settings.poll_timeout_secs)
+            .timeout(self.settings.poll_secs())
             .allowed_updates([AllowedUpdate::Message, AllowedUpdate::CallbackQuery]);
+        // A poll unanswered past the silence limit (a stalled connection, a proxy that
+        // holds it) is abandoned; the next one opens a new connection.
+        let answered = tokio::time::timeout(self.settings.silence_limit(), request.send());
         let updates = tokio::select! {
             _ = shutdown.cancelled() => return Ok(false),
-            updates = request.send() => updates.map_err(|e| channel_error(&e))?,
+            updates = answered => updates.map_err(|_| self.silent())?.map_err(|e| channel_error(&e))?,
         };
+        self.health.pulse().heard();
         self.set_health(Health::Up);
         let Some(me) = self.me.get() else {
             return Ok(true);
@@ -156,6 +169,14 @@ impl Telegram {
             *offset = next;
         }
         Ok(true)
+    }
+
+    /// Telegram said nothing within the silence limit.
+    fn silent(&self) -> ChannelError {
+        ChannelError::transient(format!(
+            "reconnecting: no word from Telegram for {} s",
+            self.settings.silence_limit().as_secs()
+        ))
     }
 
     /// An approval button: hand the answer to whoever waits for it and tell the presser

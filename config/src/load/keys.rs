@@ -25,6 +25,7 @@ const CHANNEL: Node = Table(&[
     ("groups", Leaf),
     ("media_max_mb", Leaf),
     ("ack_reaction", Leaf),
+    ("silence_secs", Leaf),
 ]);
 
 const SLACK: Node = Table(&[
@@ -36,6 +37,7 @@ const SLACK: Node = Table(&[
     ("groups", Leaf),
     ("media_max_mb", Leaf),
     ("ack_reaction", Leaf),
+    ("silence_secs", Leaf),
     ("mode", Leaf),
     ("listen", Leaf),
 ]);

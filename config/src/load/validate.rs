@@ -334,6 +334,12 @@ fn channel(a: &Access<'_>, c: &Config) -> Option<Problem> {
             "must be one emoji such as \"👀\" (or a Slack name such as \":eyes:\"); remove the key for no reaction",
         ));
     }
+    if a.silence_secs.is_some_and(|secs| secs < 2) {
+        return Some(problem(
+            &["channels", name, "silence_secs"],
+            "must be at least 2 (seconds the connection may stay silent); remove the key for the platform's own",
+        ));
+    }
     // The URL as configured, or the platform's default (which is one).
     let url = a.api_url;
     if !is_http_url(url) {

@@ -112,6 +112,11 @@ pub struct ChannelConfig {
     /// An emoji put on a person's message when its turn starts (`"👀"`); unset: none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ack_reaction: Option<String>,
+    /// Seconds the platform connection may stay silent before it is taken for dead and
+    /// opened again; unset: the platform's own (Telegram: the long poll plus 5 s,
+    /// Discord: 90, Slack: 60).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub silence_secs: Option<u64>,
 }
 
 impl Default for ChannelConfig {
@@ -125,6 +130,7 @@ impl Default for ChannelConfig {
             groups: Vec::new(),
             media_max_mb: 20,
             ack_reaction: None,
+            silence_secs: None,
         }
     }
 }
@@ -143,6 +149,7 @@ impl ChannelConfig {
             groups: &self.groups,
             media_max_mb: self.media_max_mb,
             ack_reaction: self.ack_reaction.as_deref(),
+            silence_secs: self.silence_secs,
         }
     }
 }
@@ -172,6 +179,9 @@ pub struct SlackConfig {
     /// See [`ChannelConfig::ack_reaction`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ack_reaction: Option<String>,
+    /// See [`ChannelConfig::silence_secs`] (Socket Mode only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub silence_secs: Option<u64>,
     /// Socket Mode (outbound WebSocket, needs an app token) or the Events API (inbound HTTP).
     pub mode: SlackMode,
     /// Address the Events API listener binds, e.g. `127.0.0.1:8787` (events mode only).
@@ -191,6 +201,7 @@ impl Default for SlackConfig {
             groups: common.groups,
             media_max_mb: common.media_max_mb,
             ack_reaction: None,
+            silence_secs: None,
             mode: SlackMode::default(),
             listen: None,
         }
@@ -211,6 +222,7 @@ impl SlackConfig {
             groups: &self.groups,
             media_max_mb: self.media_max_mb,
             ack_reaction: self.ack_reaction.as_deref(),
+            silence_secs: self.silence_secs,
         }
     }
 }
@@ -244,6 +256,8 @@ pub struct Access<'a> {
     pub media_max_mb: u64,
     /// The reaction put on a message when its turn starts, if any.
     pub ack_reaction: Option<&'a str>,
+    /// How long the connection may stay silent, seconds; `None`: the platform's own.
+    pub silence_secs: Option<u64>,
 }
 
 /// Who may talk to the bot in a DM.

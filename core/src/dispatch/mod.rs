@@ -5,6 +5,7 @@
 
 mod commands;
 mod lanes;
+mod probe;
 mod recover;
 
 /// The chat commands, for hosts that list them or tell them from messages.
@@ -89,6 +90,8 @@ pub struct Dispatcher {
     /// The questions waiting in chats with buttons: a message typed by the person asked
     /// answers theirs (`answer_questions`).
     questions: std::sync::OnceLock<Arc<pincer_channels::approval::PendingApprovals>>,
+    /// The watchdog's questions to the loop (`answers`).
+    probes: probe::Probes,
 }
 
 /// What a non-owner past `access.rate_per_minute` hears, once a minute.
@@ -122,6 +125,7 @@ impl Dispatcher {
             turns: Arc::new(tokio::sync::Semaphore::new(MAX_PARALLEL_TURNS)),
             lanes: Arc::default(),
             questions: std::sync::OnceLock::new(),
+            probes: probe::Probes::new(),
         })
     }
 
@@ -129,6 +133,12 @@ impl Dispatcher {
     /// chat, when one waits there.
     pub fn answer_questions(&self, pending: Arc<pincer_channels::approval::PendingApprovals>) {
         let _ = self.questions.set(pending);
+    }
+
+    /// Whether the loop (`run`) answers: it does between batches, so a loop stuck in
+    /// one, or ended, does not. Waits for the answer; the caller bounds the wait.
+    pub async fn answers(&self) -> bool {
+        self.probes.ask().await
     }
 
     /// Serve the bus until `shutdown`, then let running turns finish for up to
@@ -141,11 +151,16 @@ impl Dispatcher {
     ) {
         let mut messages = Vec::with_capacity(INBOUND_BATCH);
         let mut held = Vec::with_capacity(INBOUND_BATCH);
+        let mut probes = self.probes.take();
         loop {
             // What waits on the bus is taken together: its messages are stored in one
             // store call instead of one call (and one wait) each.
             let taken = tokio::select! {
                 _ = shutdown.cancelled() => break,
+                Some(probe) = probe::next(&mut probes) => {
+                    let _ = probe.send(()); // the asker may have stopped waiting
+                    continue;
+                }
                 taken = inbound.recv_many(&mut messages, INBOUND_BATCH) => taken,
             };
             if taken == 0 {

@@ -71,6 +71,15 @@ pub trait FakePlatform: Send + Sync {
     /// bot when it reconnects (as the real platform replays or redelivers them).
     async fn disconnect(&self, outage: Duration);
 
+    /// The bot's connection goes silent — accepted, answering nothing (Telegram: the
+    /// getUpdates held now never returns; Discord and Slack: the socket stays open with
+    /// no event, heartbeat ACK or pong) — until the bot gives up on it; the next one is
+    /// served as usual. What happens meanwhile reaches the bot on that next connection.
+    fn stall(&self);
+
+    /// How many connections went silent so far (`stall`).
+    fn stalled(&self) -> usize;
+
     /// `user` presses the approval button `choice` ("once" | "always" | "deny") on the
     /// newest message with buttons in `chat`; false if there is none.
     async fn press(&self, chat: &str, user: u64, choice: &str) -> bool;

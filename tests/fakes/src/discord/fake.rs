@@ -265,6 +265,19 @@ impl FakeDiscord {
         });
     }
 
+    /// The gateway goes silent: the open socket (or, if none is open, the next one,
+    /// which then says no HELLO) stays open but answers nothing — no heartbeat ACK, no
+    /// dispatch — until the bot closes it. Sockets after it are served as usual, and
+    /// what happened meanwhile reaches the bot as after any drop. REST stays up.
+    pub fn stall(&self) {
+        self.shared.update(|inner| inner.gateway.stall = true);
+    }
+
+    /// How many gateway sockets went silent so far (`stall`).
+    pub fn stalled(&self) -> usize {
+        self.shared.read(|inner| inner.gateway.stalled)
+    }
+
     /// How many IDENTIFYs and RESUMEs the gateway accepted.
     pub fn identifies(&self) -> usize {
         self.shared.read(|inner| inner.gateway.identifies)
@@ -282,6 +295,18 @@ impl FakeDiscord {
                     && inner.gateway.session.is_some()
                     && !inner.gateway.is_down()
             })
+            .await
+    }
+
+    /// How many heartbeats the gateway acknowledged so far.
+    pub fn heartbeats(&self) -> usize {
+        self.shared.read(|inner| inner.gateway.heartbeats)
+    }
+
+    /// Waits until `n` heartbeats in all were acknowledged.
+    pub async fn wait_for_heartbeats(&self, n: usize, timeout: Duration) -> bool {
+        self.shared
+            .wait_until(timeout, |inner| inner.gateway.heartbeats >= n)
             .await
     }
 

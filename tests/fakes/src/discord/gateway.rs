@@ -9,7 +9,10 @@
 //! first session ever, which the first READY is followed by.
 //!
 //! A test ends the open socket with a kick: dropped without a close frame, or after
-//! op 7 RECONNECT. During an outage new sockets are refused with 503.
+//! op 7 RECONNECT. During an outage new sockets are refused with 503. A stall makes the
+//! open socket (or the next one, which then says no HELLO) go silent: it stays open,
+//! reads what the client sends, and answers nothing — no ACK, no dispatch — until the
+//! client closes it.
 
 use axum::extract::State;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
@@ -48,6 +51,10 @@ enum Reply {
 
 async fn serve(app: App, socket: WebSocket) {
     let (mut sink, mut stream) = socket.split();
+    if stalls(&app) {
+        silent(&mut stream).await;
+        return;
+    }
     let kick = app.shared.read(|inner| inner.gateway.kick);
     let mut changes = app.shared.changes();
     let mut place: Option<Place> = None;
@@ -57,6 +64,10 @@ async fn serve(app: App, socket: WebSocket) {
     }
     let _live = Live::new(&app);
     loop {
+        if stalls(&app) {
+            silent(&mut stream).await;
+            return;
+        }
         // Send what the session has that this socket has not sent; obey kicks.
         let (frames, kicked, stale) = app.shared.read(|inner| pending(inner, &place, kick));
         if let Some(kind) = kicked {
@@ -99,6 +110,17 @@ async fn serve(app: App, socket: WebSocket) {
             changed = changes.changed() => if changed.is_err() { return },
         }
     }
+}
+
+/// Whether this socket is to go silent now (`stall`).
+fn stalls(app: &App) -> bool {
+    app.shared.read(|inner| inner.gateway.stall)
+        && app.shared.update(|inner| inner.gateway.take_stall())
+}
+
+/// Reads and drops what the client sends until it closes the socket; sends nothing.
+async fn silent(stream: &mut futures_util::stream::SplitStream<WebSocket>) {
+    while let Some(Ok(_)) = stream.next().await {}
 }
 
 fn text(value: &Value) -> Message {

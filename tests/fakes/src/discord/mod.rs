@@ -16,7 +16,8 @@
 //! ```
 //!
 //! ## Layout
-//! - `fake`     — `FakeDiscord`, the handle: start, inject, press, inspect, faults, outages
+//! - `fake`     — `FakeDiscord`, the handle: start, inject, press, inspect, faults, outages,
+//!   stalls
 //! - `incoming` — `Incoming`, the builder for what a user sends, and its injection
 //! - `objects`  — users, channels, messages, READY, interactions as JSON; the id map
 //! - `rest`     — the REST routes, with Discord's validation errors

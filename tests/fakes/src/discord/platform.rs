@@ -118,6 +118,14 @@ impl FakePlatform for FakeDiscord {
         self.outage(outage);
     }
 
+    fn stall(&self) {
+        FakeDiscord::stall(self);
+    }
+
+    fn stalled(&self) -> usize {
+        FakeDiscord::stalled(self)
+    }
+
     async fn press(&self, chat: &str, user: u64, choice: &str) -> bool {
         let Ok(chat) = chat.parse::<u64>() else {
             return false;

@@ -103,6 +103,10 @@ pub(crate) struct Gateway {
     /// IDENTIFY is closed with 4014, as when the Message Content intent is not enabled
     /// in the developer portal.
     pub refuse_intents: bool,
+    /// `stall()`: the open socket (or, if none is open, the next one) goes silent.
+    pub stall: bool,
+    /// How many sockets went silent so far.
+    pub stalled: usize,
 }
 
 #[derive(Debug)]
@@ -129,6 +133,16 @@ impl Gateway {
 
     pub(crate) fn is_down(&self) -> bool {
         self.down_until.is_some_and(|until| Instant::now() < until)
+    }
+
+    /// Whether the socket asking is the one to go silent (counted as such if so).
+    pub(crate) fn take_stall(&mut self) -> bool {
+        if !self.stall {
+            return false;
+        }
+        self.stall = false;
+        self.stalled += 1;
+        true
     }
 }
 

@@ -341,6 +341,27 @@ impl FakeSlack {
         self.to_socket(ToSocket::Drop)
     }
 
+    /// The open socket (or, if none is open, the next one, which then says no `hello`)
+    /// goes silent: it stays open but sends nothing — no envelope, no pong to the
+    /// bot's pings — until the fake is dropped. Envelopes wait for the next connection,
+    /// which is served as usual.
+    pub fn stall(&self) {
+        self.shared.update(|inner| {
+            let told = inner
+                .live
+                .as_ref()
+                .is_some_and(|(_, socket)| socket.send(ToSocket::Stall).is_ok());
+            if !told {
+                inner.stall_next = true;
+            }
+        });
+    }
+
+    /// How many socket connections went silent so far (`stall`).
+    pub fn stalled(&self) -> u64 {
+        self.shared.read(|inner| inner.stalled)
+    }
+
     /// Drops the socket and refuses new ones (and `apps.connections.open`, with 503)
     /// for `outage`.
     pub fn outage(&self, outage: Duration) {

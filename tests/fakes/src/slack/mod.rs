@@ -19,7 +19,8 @@
 //! ```
 //!
 //! ## Layout
-//! - `fake`     — `FakeSlack`, the handle: start, inject, inspect, faults, disconnects
+//! - `fake`     — `FakeSlack`, the handle: start, inject, inspect, faults, disconnects,
+//!   stalls
 //! - `incoming` — `Incoming`, what a user sends, and the event payloads it becomes
 //! - `record`   — `Call`, `Posted`, `Delivery` (an envelope and its ack), `Upload`
 //! - `api`      — the Web API methods

@@ -93,6 +93,14 @@ impl FakePlatform for FakeSlack {
         self.outage(outage);
     }
 
+    fn stall(&self) {
+        FakeSlack::stall(self);
+    }
+
+    fn stalled(&self) -> usize {
+        usize::try_from(FakeSlack::stalled(self)).unwrap_or(usize::MAX)
+    }
+
     async fn press(&self, chat: &str, user: u64, choice: &str) -> bool {
         let answered = |inner: &super::state::Inner| {
             inner

@@ -2,7 +2,9 @@
 //! envelope not yet acknowledged (see `Inner::send_pending`). A text frame with an
 //! `envelope_id` from the client is an acknowledgement. The handle can make the fake
 //! send `disconnect` (then it waits up to 10 s for the client to close, as Slack does)
-//! or drop the connection without a close frame.
+//! or drop the connection without a close frame, or make it go silent (`stall`): it
+//! stays open and neither sends (no envelope, no pong to the client's pings) nor reads
+//! anything; envelopes wait for the next connection.
 
 use std::time::Duration;
 
@@ -30,9 +32,19 @@ async fn run(mut socket: WebSocket, app: App) {
     let (tx, mut commands) = mpsc::unbounded_channel();
     let connection = app.shared.update(|inner| {
         inner.connections += 1;
+        if inner.stall_next {
+            inner.stall_next = false;
+            inner.stalled += 1;
+            return None;
+        }
         inner.live = Some((inner.connections, tx));
-        inner.connections
+        Some(inner.connections)
     });
+    let Some(connection) = connection else {
+        let _keep_open = socket;
+        let _ = app.stop.clone().changed().await; // silent until the fake stops
+        return;
+    };
     let hello = json!({
         "type": "hello",
         "num_connections": 1,
@@ -89,6 +101,14 @@ async fn run(mut socket: WebSocket, app: App) {
                 Some(ToSocket::Drop) | None => {
                     app.shared.update(|inner| retire(inner, connection));
                     return; // dropping the socket closes TCP with no close frame
+                }
+                Some(ToSocket::Stall) => {
+                    app.shared.update(|inner| {
+                        retire(inner, connection);
+                        inner.stalled += 1;
+                    });
+                    let _ = stop.changed().await; // silent until the fake stops
+                    return;
                 }
             },
             () = deadline => break,

@@ -21,6 +21,8 @@ pub(crate) enum ToSocket {
     Disconnect(String),
     /// Drop the TCP connection without a close frame.
     Drop,
+    /// Go silent: send nothing more, not even a pong, and read nothing.
+    Stall,
 }
 
 /// A user's file, served at `/files/{id}/{name}`.
@@ -53,6 +55,10 @@ pub(crate) struct Inner {
     pub connections: u64,
     /// Until when `apps.connections.open` fails (an outage).
     pub down_until: Option<Instant>,
+    /// `stall()` found no open socket: the next one goes silent from the start.
+    pub stall_next: bool,
+    /// How many socket connections went silent so far.
+    pub stalled: u64,
     /// Counters for ids.
     pub next_ts: u64,
     pub next_id: u64,

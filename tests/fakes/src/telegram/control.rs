@@ -243,6 +243,12 @@ pub(crate) async fn reject_html(State(app): State<App>, body: Bytes) -> Response
     }
 }
 
+/// The held (or next) `getUpdates` is never answered.
+pub(crate) async fn stall(State(app): State<App>) -> Response {
+    app.shared.update(|inner| inner.stalls += 1);
+    StatusCode::NO_CONTENT.into_response()
+}
+
 #[derive(Deserialize)]
 struct OutageJson {
     ms: u64,

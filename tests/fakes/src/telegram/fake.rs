@@ -278,6 +278,18 @@ impl FakeTelegram {
         self.listener.outage(dur).await;
     }
 
+    /// The connection goes silent: the `getUpdates` held now (or, if none is, the next
+    /// one) is never answered, what it would have carried stays pending, and only a new
+    /// poll, once the bot gives up on that one, is answered again.
+    pub fn stall(&self) {
+        self.shared.update(|inner| inner.stalls += 1);
+    }
+
+    /// How many `getUpdates` calls were stalled so far (`stall`).
+    pub fn stalled(&self) -> usize {
+        self.shared.read(|inner| inner.stalled)
+    }
+
     /// Returns once the fake is listening (at once outside an outage).
     pub async fn wait_until_up(&self) {
         self.listener.wait_until_up().await;

@@ -17,7 +17,8 @@
 //! ```
 //!
 //! ## Layout
-//! - `fake`       — `FakeTelegram`, the handle: start, URLs, inject, inspect, faults, outage
+//! - `fake`       — `FakeTelegram`, the handle: start, URLs, inject, inspect, faults,
+//!   outage, stall
 //! - `incoming`   — `Incoming`, the builder for what a user sends, and its injection
 //! - `entities`   — final text and its entities (mentions, bot commands, UTF-16 offsets)
 //! - `attachment` — photos, documents, voice notes, audio: stored bytes and their JSON
@@ -47,7 +48,8 @@
 //! - `getUpdates`: every update with `update_id < offset` is confirmed and dropped; a
 //!   negative offset keeps only the last `-offset`. With nothing pending the request is
 //!   held up to `min(timeout, 10)` s and answered as soon as something is injected.
-//!   `allowed_updates` is recorded but not applied. `press` queues a `callback_query`
+//!   `allowed_updates` is recorded but not applied. After `stall()` the poll held then
+//!   (or the next) is never answered, as over a connection gone silent. `press` queues a `callback_query`
 //!   update for an inline button on screen; `answerCallbackQuery` is recorded.
 //! - Message ids come from one counter shared by injected and sent messages; update ids
 //!   count from 1.
@@ -100,6 +102,7 @@
 //!   `{"server_error":502}`; answers 204.
 //! - `POST /_fake/reject_html` — `{"on":true}`; answers 204.
 //! - `POST /_fake/outage` — `{"ms":2000}`; answers 202, goes down 100 ms later.
+//! - `POST /_fake/stall` — the held (or next) `getUpdates` is never answered; answers 204.
 
 mod attachment;
 mod control;

@@ -115,6 +115,14 @@ impl FakePlatform for FakeTelegram {
         self.outage(outage).await;
     }
 
+    fn stall(&self) {
+        FakeTelegram::stall(self);
+    }
+
+    fn stalled(&self) -> usize {
+        FakeTelegram::stalled(self)
+    }
+
     async fn press(&self, chat: &str, user: u64, choice: &str) -> bool {
         let Ok(chat) = chat.parse::<i64>() else {
             return false;

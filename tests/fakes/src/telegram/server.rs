@@ -45,6 +45,7 @@ pub(crate) fn app(state: App) -> Router {
         .route("/_fake/fail", post(control::fail))
         .route("/_fake/reject_html", post(control::reject_html))
         .route("/_fake/outage", post(control::outage))
+        .route("/_fake/stall", post(control::stall))
         .route("/file/{bot}/{*path}", get(file))
         .route("/{bot}/{method}", any(api))
         .fallback(not_found)

@@ -36,9 +36,24 @@ pub(crate) struct Inner {
     pub reads_all_group_messages: bool,
     /// The last `setMyCommands` list, as sent.
     pub commands: Vec<Value>,
+    /// `stall()`: how many `getUpdates` calls (the one held now first) are never
+    /// answered, as over a connection that went silent.
+    pub stalls: usize,
+    /// How many `getUpdates` calls were stalled so far.
+    pub stalled: usize,
 }
 
 impl Inner {
+    /// Whether this `getUpdates` call is one to stall (counted as such if so).
+    pub(crate) fn take_stall(&mut self) -> bool {
+        if self.stalls == 0 {
+            return false;
+        }
+        self.stalls -= 1;
+        self.stalled += 1;
+        true
+    }
+
     /// Takes the next scripted fault for `method`, if any.
     pub(crate) fn take_fault(&mut self, method: &str) -> Option<Fault> {
         self.faults

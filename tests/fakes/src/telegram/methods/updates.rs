@@ -1,6 +1,6 @@
 //! `getUpdates` — confirm by `offset`, answer what is pending, or hold the request until
-//! something is injected or `min(timeout, 10)` seconds pass — and the webhook methods a
-//! polling bot calls first.
+//! something is injected or `min(timeout, 10)` seconds pass; a stalled one (`stall()`)
+//! is never answered — and the webhook methods a polling bot calls first.
 
 use std::time::Duration;
 
@@ -24,8 +24,15 @@ pub(super) async fn get_updates(shared: &Shared, params: &Params) -> Answer {
         .min(MAX_HOLD);
     shared.update(|inner| inner.updates.confirm(offset));
     shared
-        .wait_until(hold, |inner| inner.updates.pending() > 0)
+        .wait_until(hold, |inner| {
+            inner.updates.pending() > 0 || inner.stalls > 0
+        })
         .await;
+    if shared.update(Inner::take_stall) {
+        // Silence: held until the client gives up and closes the connection (axum then
+        // drops this future).
+        std::future::pending::<()>().await;
+    }
     Ok(Value::Array(
         shared.read(|inner| inner.updates.batch(limit)),
     ))
