@@ -11,6 +11,7 @@ mod conformance;
 
 mod agent;
 mod architecture;
+mod backup;
 mod chat;
 mod cli_errors;
 mod clients;
@@ -37,6 +38,7 @@ mod routing;
 mod sandboxed;
 mod scrub;
 mod security;
+mod service;
 mod slack;
 mod slack_adapter;
 mod telegram;
