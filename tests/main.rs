@@ -48,5 +48,6 @@ mod tools;
 mod trust;
 mod trust_attacks;
 mod trust_attacks_more;
+mod upgrade;
 mod web;
 mod workspace_attacks;
