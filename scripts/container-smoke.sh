@@ -55,7 +55,7 @@ for lib in $(ldd "$bin" | grep -o '/[^ ]*'); do
 done
 # apt-get install ca-certificates
 cp -L /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/"
-# useradd --system --uid 10001 --user-group pincer; install -d -m 0700 -o pincer /var/lib/pincer
+# useradd --uid 10001 --user-group pincer; install -d -m 0700 -o pincer -g pincer /var/lib/pincer
 printf 'root:x:0:0:root:/root:/bin/sh\npincer:x:10001:10001::/var/lib/pincer:/usr/sbin/nologin\n' >"$root/etc/passwd"
 printf 'root:x:0:\npincer:x:10001:\n' >"$root/etc/group"
 install -d -m 0700 -o 10001 -g 10001 "$root/var/lib/pincer"
