@@ -49,6 +49,9 @@ fn prints_a_report(command: &pincer::cli::Command) -> bool {
             | Command::Cron(_)
             | Command::Memory(_)
             | Command::Mcp(_)
+            | Command::Service(_)
+            | Command::Backup(_)
+            | Command::Restore(_)
     )
 }
 

@@ -1,6 +1,7 @@
 //! The command line: global options, logging, loading configuration, and one module
 //! per subcommand. Errors reach the user as one line naming the fix, exit code 1.
 
+mod backup;
 mod chat;
 mod cron;
 mod doctor;
@@ -9,6 +10,7 @@ mod memory;
 mod onboard;
 mod pairing;
 mod run;
+mod service;
 mod sessions;
 mod status;
 mod web;
@@ -83,6 +85,14 @@ pub enum Command {
     /// The web panel's login: make a token, print the login link
     #[command(subcommand)]
     Web(web::Command),
+    /// The gateway as a systemd service: install, uninstall, status
+    #[command(subcommand)]
+    Service(service::Command),
+    /// Write the home into one archive while the gateway runs (the database, the
+    /// memory's history, config and workspace; the secrets only with --with-secrets)
+    Backup(backup::BackupArgs),
+    /// Put an archive written by `pincer backup` into an empty home
+    Restore(backup::RestoreArgs),
 }
 
 /// Everything after `pincer agent`, read by `host::Args` (the SDKs' flags included).
@@ -127,6 +137,9 @@ pub fn main(cli: Cli) -> ExitCode {
             Command::Mcp(command) => mcp::run(&home, command).await,
             Command::Acp => crate::host::acp(&home).await,
             Command::Web(command) => web::run(&home, command).await,
+            Command::Service(command) => service::run(&home, command).await,
+            Command::Backup(args) => backup::backup(&home, args).await,
+            Command::Restore(args) => backup::restore(&home, args).await,
             Command::Agent(args) => match crate::host::Args::parse(&args.args) {
                 Ok(args) => crate::host::agent(&home, args).await,
                 Err(err) => Err(anyhow::anyhow!("pincer agent: {err}")),
@@ -200,4 +213,20 @@ pub fn load(home: &Home) -> anyhow::Result<(Config, Secrets)> {
 pub fn ensure_home(home: &Home) -> anyhow::Result<()> {
     home.ensure()
         .with_context(|| format!("cannot create {}", home.dir.display()))
+}
+
+/// `path`, absolute (relative to the current folder), without `.` or `..` parts.
+pub(crate) fn absolute(path: &std::path::Path) -> PathBuf {
+    let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut clean = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                clean.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => clean.push(other),
+        }
+    }
+    clean
 }

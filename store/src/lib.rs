@@ -22,7 +22,9 @@
 //! - `batch`      — one worker over a queue, taking what waits together (the writer's,
 //!   and the core's memory scribe's)
 //! - `writer`     — the one writer on the connection: group commit
-//! - `migrations` — the numbered schema migrations
+//! - `migrations` — the numbered schema migrations (`schema_version`: the newest)
+//! - `snapshot`   — a copy of a database as of one moment, while the gateway writes
+//!   (`pincer backup`)
 //! - `session`    — sessions: the current one per key, `/new`, forks, pin, summary, pruning
 //! - `messages`   — messages and their parts, the transcript, what was left unanswered
 //! - `parts`      — `StoredPart`, the store's own JSON form of a message part
@@ -62,6 +64,7 @@ mod parts;
 mod recent;
 mod repair;
 mod session;
+mod snapshot;
 mod spend;
 mod tasks;
 mod usage;
@@ -80,6 +83,7 @@ pub use error::{Result, StoreError};
 pub use health::ChannelHealth;
 pub use kinds::{Role, Status};
 pub use messages::{Received, StoredMessage, Unanswered};
+pub use migrations::latest as schema_version;
 pub use observe::UsageObserver;
 pub use outbox::{Booking, Item, StoredFile, Unsent};
 pub use pairing::{Approved, PendingCode};
@@ -87,6 +91,7 @@ pub use panel::UsageRow;
 pub use recent::Said;
 pub use repair::INTERRUPTED;
 pub use session::{SessionInfo, SessionMeta};
+pub use snapshot::snapshot;
 pub use spend::Spender;
 pub use tasks::TaskRow;
 
@@ -148,7 +153,7 @@ impl Store {
 }
 
 #[cfg(unix)]
-fn restrict_mode(path: &Path) {
+pub(crate) fn restrict_mode(path: &Path) {
     use std::os::unix::fs::PermissionsExt;
     if let Err(err) = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)) {
         tracing::warn!("cannot make {} private (chmod 600): {err}", path.display());
@@ -156,7 +161,7 @@ fn restrict_mode(path: &Path) {
 }
 
 #[cfg(not(unix))]
-fn restrict_mode(_path: &Path) {}
+pub(crate) fn restrict_mode(_path: &Path) {}
 
 #[cfg(test)]
 mod tests;

@@ -248,8 +248,8 @@ fn version(conn: &Connection) -> rusqlite::Result<usize> {
     Ok(usize::try_from(current).unwrap_or(0))
 }
 
-#[cfg(test)]
-pub(crate) fn latest() -> usize {
+/// The schema this build writes: the number of migrations it knows.
+pub fn latest() -> usize {
     MIGRATIONS.len()
 }
 

@@ -55,27 +55,7 @@ impl TestHome {
 
     /// `pincer --home <home> ARGS` with a clean environment (no real keys leak in).
     pub(crate) fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_pincer"));
-        cmd.arg("--home").arg(self.path()).args(args);
-        for var in [
-            "OPENAI_API_KEY",
-            "ANTHROPIC_API_KEY",
-            "TELEGRAM_BOT_TOKEN",
-            "DISCORD_BOT_TOKEN",
-            "SLACK_BOT_TOKEN",
-            "SLACK_APP_TOKEN",
-            "PINCER_HOME",
-            "RUST_LOG",
-        ] {
-            cmd.env_remove(var);
-        }
-        for (key, _) in std::env::vars() {
-            if key.starts_with("PINCER_") {
-                cmd.env_remove(key);
-            }
-        }
-        cmd.stdin(Stdio::null());
-        cmd
+        command_at(self.path(), args)
     }
 
     /// Run `pincer ARGS` to completion (stdin closed).
@@ -136,6 +116,37 @@ impl TestHome {
         assert!(run.ok(), "sessions show failed: {}", run.stderr);
         run.stdout
     }
+}
+
+/// `pincer --home <dir> ARGS` with a clean environment (no real keys leak in), for a
+/// home that is not a `TestHome` (a restore's target).
+pub(crate) fn command_at(dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pincer"));
+    cmd.arg("--home").arg(dir).args(args);
+    for var in [
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "TELEGRAM_BOT_TOKEN",
+        "DISCORD_BOT_TOKEN",
+        "SLACK_BOT_TOKEN",
+        "SLACK_APP_TOKEN",
+        "PINCER_HOME",
+        "RUST_LOG",
+    ] {
+        cmd.env_remove(var);
+    }
+    for (key, _) in std::env::vars() {
+        if key.starts_with("PINCER_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.stdin(Stdio::null());
+    cmd
+}
+
+/// Run `pincer --home <dir> ARGS` to completion (stdin closed).
+pub(crate) fn run_at(dir: &Path, args: &[&str]) -> Run {
+    Run::from(command_at(dir, args).output().expect("run pincer"))
 }
 
 /// The pairing code in a reply: the word of 8 upper-case letters and digits.
