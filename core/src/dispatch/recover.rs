@@ -120,6 +120,12 @@ impl Dispatcher {
     /// (see the module's doc for what is done with each).
     pub async fn recover(self: &Arc<Self>, left: Vec<Unanswered>, channels: &[&str]) {
         let mut settled: Vec<i64> = Vec::new();
+        // What a turn had taken, by session: read once, from the list itself.
+        let started: Vec<(i64, i64)> = left
+            .iter()
+            .filter(|m| matches!(m.status, Status::Active | Status::Retried))
+            .map(|m| (m.session_id, m.message_id))
+            .collect();
         for message in left {
             let Ok(key) = message.key.parse::<SessionKey>() else {
                 continue;
@@ -150,7 +156,12 @@ impl Dispatcher {
                 continue;
             }
             if matches!(message.status, Status::Active | Status::Retried) {
-                let taken = self.taken_with(&message).await;
+                // Every message of its session a turn had taken: the turn answered them all.
+                let taken: Vec<i64> = started
+                    .iter()
+                    .filter(|(session, _)| *session == message.session_id)
+                    .map(|(_, id)| *id)
+                    .collect();
                 match self.how_far(message.session_id, &taken).await {
                     Left::Answered { source, text } => {
                         tracing::info!(session = %message.key, "the last run had answered; its reply is sent, not made again");
@@ -204,24 +215,6 @@ impl Dispatcher {
             };
             self.enqueue(&key, item);
         }
-    }
-
-    /// The user messages the turn that took `message` was answering: every one of its
-    /// session a turn had taken.
-    async fn taken_with(&self, message: &Unanswered) -> Vec<i64> {
-        let mut taken = vec![message.message_id];
-        if let Ok(all) = self.store.unanswered().await {
-            taken.extend(
-                all.iter()
-                    .filter(|m| {
-                        m.session_id == message.session_id
-                            && m.message_id != message.message_id
-                            && matches!(m.status, Status::Active | Status::Retried)
-                    })
-                    .map(|m| m.message_id),
-            );
-        }
-        taken
     }
 
     async fn how_far(&self, session_id: i64, taken: &[i64]) -> Left {
