@@ -39,6 +39,8 @@ fn lived_in(fake: &FakeModel) -> TestHome {
     std::os::unix::fs::symlink("notes/plan.md", home.workspace().join("plan")).unwrap();
     // A link out of the workspace is left out of the archive, never followed.
     std::os::unix::fs::symlink("../.security.yml", home.workspace().join("key")).unwrap();
+    // So is one to the home itself, through which the secrets would be one step away.
+    std::os::unix::fs::symlink("..", home.workspace().join("up")).unwrap();
     assert!(
         home.run(&["memory", "log"]).ok(),
         "the log starts the repository"
@@ -100,6 +102,21 @@ async fn a_backup_taken_while_the_gateway_runs_restores_into_a_home_that_answers
     }
     assert!(!names.iter().any(|n| n == ".security.yml"), "{names:?}");
     assert!(!names.iter().any(|n| n == "workspace/key"), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n.starts_with("workspace/up")),
+        "{names:?}"
+    );
+    // Nothing planted in the workspace carried the secret in, by any path.
+    let mut unpacked = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(std::fs::File::open(&archive).unwrap()),
+        &mut unpacked,
+    )
+    .unwrap();
+    assert!(
+        !unpacked.windows(14).any(|w| w == b"sk-backup-test"),
+        "the secret is in the archive"
+    );
 
     let restored = out.path().join("restored");
     let run = at(&restored, &["restore", archive.to_str().unwrap()]);
