@@ -19,6 +19,7 @@ mod conformance_discord;
 mod conformance_slack;
 mod conformance_telegram;
 mod containment_attacks;
+mod conversations;
 mod crash;
 mod cron;
 mod discord;

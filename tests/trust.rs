@@ -23,12 +23,7 @@ const GUEST: i64 = 9;
 
 /// The names of the tools a request offered, in order.
 fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
-        .collect()
+    crate::common::trust::offered_tools(body)
 }
 
 /// Wait until the model has received `n` requests.

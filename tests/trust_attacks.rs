@@ -10,8 +10,8 @@ use crate::common;
 use common::pairing_code;
 use common::telegram::setup;
 use common::trust::{
-    GROUP, GUEST, MEMBER, OWNER, holds_owner_memory, owner_memory, owners, requests, tool_names,
-    tool_results,
+    GROUP, GUEST, MEMBER, OWNER, holds_owner_memory, offered_tools as tool_names, owner_memory,
+    owners, requests, tool_results,
 };
 use common::wait_until;
 use pincer_fakes::Step;

@@ -1,12 +1,15 @@
-//! `pincer sessions list | show <KEY>`: what the store holds, readable in a terminal.
+//! `pincer sessions list | show <KEY> | search <QUERY>`: what the store holds, readable
+//! in a terminal. `search` is the `conversation_search` tool's search, as the owner.
 
 use std::process::ExitCode;
 
 use chrono::{Local, TimeZone};
 
+use crate::access::Origin;
 use crate::home::Home;
 use crate::provider::Part;
 use crate::store::{Role, Store};
+use crate::tools::conversations::{ConversationSearch, render};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
@@ -17,6 +20,33 @@ pub enum Command {
         #[arg(value_name = "KEY")]
         key: String,
     },
+    /// What was said in every conversation: the messages with these words, best first
+    Search(SearchArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SearchArgs {
+    /// The words to find (stems match: "plumbers" finds "plumber")
+    #[arg(value_name = "QUERY", required = true, num_args = 1..)]
+    query: Vec<String>,
+    /// Only this channel (telegram, discord, slack, web, terminal)
+    #[arg(long)]
+    channel: Option<String>,
+    /// Only this conversation, by session key (telegram:dm:42)
+    #[arg(long, value_name = "KEY")]
+    chat: Option<String>,
+    /// Only what this person wrote: an id (telegram:42), an approved name, or "me"
+    #[arg(long)]
+    person: Option<String>,
+    /// From this day on (YYYY-MM-DD, in agent.timezone)
+    #[arg(long, value_name = "DAY")]
+    since: Option<String>,
+    /// Up to and including this day (YYYY-MM-DD)
+    #[arg(long, value_name = "DAY")]
+    until: Option<String>,
+    /// Most hits (at most 50)
+    #[arg(long, default_value_t = 20)]
+    limit: usize,
 }
 
 pub(super) async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCode> {
@@ -26,6 +56,34 @@ pub(super) async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCod
     }
     let store = Store::open(&home.db_file)?;
     match command {
+        Command::Search(args) => {
+            let (timezone, owners) = match home.config_file.exists() {
+                true => {
+                    let agent = super::load(home)?.0.agent;
+                    (agent.timezone, agent.owners)
+                }
+                false => ("UTC".to_string(), Vec::new()),
+            };
+            let timezone: chrono_tz::Tz = timezone.parse().map_err(|_| {
+                anyhow::anyhow!("agent.timezone = \"{timezone}\" is not a time zone; use an IANA name such as Europe/Paris")
+            })?;
+            let search = ConversationSearch::new(store, &owners, timezone);
+            let hits = search
+                .search(
+                    crate::tools::conversations::SearchArgs {
+                        query: args.query.join(" "),
+                        channel: args.channel,
+                        chat: args.chat,
+                        person: args.person,
+                        since: args.since,
+                        until: args.until,
+                        limit: Some(args.limit),
+                    },
+                    &Origin::terminal(),
+                )
+                .await?;
+            print!("{}", render(&hits, timezone));
+        }
         Command::List => {
             let sessions = store.sessions().await?;
             if sessions.is_empty() {

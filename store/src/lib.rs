@@ -30,6 +30,7 @@
 //! - `parts`      — `StoredPart`, the store's own JSON form of a message part
 //! - `repair`     — closing tool calls a crash left without a result
 //! - `recent`     — what was said since a moment, for the dream
+//! - `search`     — full-text search over what was said (FTS5)
 //! - `usage`      — token totals and cost read back
 //! - `spend`      — recording each call's usage, and the day's spend for the budgets
 //! - `observe`    — `UsageObserver`: who hears of each call's usage (the metrics)
@@ -63,6 +64,7 @@ mod panel;
 mod parts;
 mod recent;
 mod repair;
+mod search;
 mod session;
 mod snapshot;
 mod spend;
@@ -90,6 +92,7 @@ pub use pairing::{Approved, PendingCode};
 pub use panel::UsageRow;
 pub use recent::Said;
 pub use repair::INTERRUPTED;
+pub use search::{Hit, MAX_HITS, SearchQuery};
 pub use session::{SessionInfo, SessionMeta};
 pub use snapshot::snapshot;
 pub use spend::Spender;

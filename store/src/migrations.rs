@@ -200,6 +200,32 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX outbox_by_source ON outbox(source) WHERE source IS NOT NULL;",
     // 11: when each channel last heard from its platform (Unix ms), for `pincer status`.
     "ALTER TABLE channel_health ADD COLUMN last_event_at INTEGER;",
+    // 12: full-text search over what was said (`conversation_search`, `pincer sessions
+    // search`, the panel): the text parts of user and assistant messages, by part id.
+    // Triggers keep it in step inside the writer's own transactions (a rewritten user
+    // message, a fork's copies); the rows already stored are indexed here.
+    "CREATE VIRTUAL TABLE said USING fts5(
+        text,
+        tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    CREATE TRIGGER said_insert AFTER INSERT ON parts WHEN new.kind = 'text' BEGIN
+        INSERT INTO said (rowid, text)
+        SELECT new.id, iif(json_valid(new.body), json_extract(new.body, '$.text'), '') FROM messages
+        WHERE id = new.message_id AND role IN ('user', 'assistant');
+    END;
+    CREATE TRIGGER said_delete AFTER DELETE ON parts WHEN old.kind = 'text' BEGIN
+        DELETE FROM said WHERE rowid = old.id;
+    END;
+    CREATE TRIGGER said_update AFTER UPDATE OF body, kind ON parts BEGIN
+        DELETE FROM said WHERE rowid = old.id;
+        INSERT INTO said (rowid, text)
+        SELECT new.id, iif(json_valid(new.body), json_extract(new.body, '$.text'), '') FROM messages
+        WHERE id = new.message_id AND role IN ('user', 'assistant') AND new.kind = 'text';
+    END;
+    INSERT INTO said (rowid, text)
+    SELECT p.id, iif(json_valid(p.body), json_extract(p.body, '$.text'), '') FROM parts p
+    JOIN messages m ON m.id = p.message_id
+    WHERE p.kind = 'text' AND m.role IN ('user', 'assistant');",
 ];
 
 /// Why the database could not be brought up to date.

@@ -25,16 +25,13 @@ fn contains(text: &str) -> String {
 }
 
 impl Store {
-    /// The ids of sessions whose key or any message part holds `query` (case-insensitive
-    /// for ASCII), newest activity first, at most `limit`.
-    pub async fn search_sessions(&self, query: &str, limit: usize) -> Result<Vec<i64>> {
+    /// The ids of sessions whose key holds `query` (case-insensitive for ASCII), newest
+    /// activity first, at most `limit`. What was said is found with `search_said`.
+    pub async fn sessions_keyed(&self, query: &str, limit: usize) -> Result<Vec<i64>> {
         let pattern = contains(query);
         self.run(move |conn| {
             let mut stmt = conn.prepare(
-                "SELECT s.id FROM sessions s
-                 WHERE s.key LIKE ?1 ESCAPE '\\'
-                    OR EXISTS (SELECT 1 FROM messages m JOIN parts p ON p.message_id = m.id
-                               WHERE m.session_id = s.id AND p.body LIKE ?1 ESCAPE '\\')
+                "SELECT s.id FROM sessions s WHERE s.key LIKE ?1 ESCAPE '\\'
                  ORDER BY s.updated_at DESC, s.id DESC LIMIT ?2",
             )?;
             let rows =

@@ -18,12 +18,7 @@ fn is_child(request: &Recorded) -> bool {
 }
 
 fn tool_names(request: &Recorded) -> Vec<String> {
-    request.body["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
-        .collect()
+    crate::common::trust::offered_tools(&request.body)
 }
 
 fn start_task(description: &str, background: bool) -> Step {

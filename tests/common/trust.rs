@@ -18,7 +18,33 @@ pub(crate) fn owners() -> String {
     format!("owners = [\"telegram:{OWNER}\"]")
 }
 
-/// The names of the tools a request offered, in order.
+/// Every tool a request offered, by name and sorted: those offered whole and those
+/// `tool_search`'s description lists to load (`agent.always_tools` leaves them out of
+/// the request), `tool_search` itself left out.
+pub(crate) fn offered_tools(body: &Value) -> Vec<String> {
+    let mut names = tool_names(body);
+    let search = body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|t| t["function"]["name"] == "tool_search");
+    if let Some(listed) = search
+        .and_then(|t| t["function"]["description"].as_str())
+        .and_then(|d| d.split_once("Not listed, load by name: "))
+    {
+        names.extend(listed.1.split("; ").filter_map(|line| {
+            let name = line.split_once(": ")?.0;
+            name.chars()
+                .all(|c| c.is_ascii_lowercase() || c == '_')
+                .then(|| name.to_string())
+        }));
+    }
+    names.retain(|n| n != "tool_search");
+    names.sort();
+    names
+}
+
+/// The names of the tools a request offered whole, in order.
 pub(crate) fn tool_names(body: &Value) -> Vec<String> {
     body["tools"]
         .as_array()

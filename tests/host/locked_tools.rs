@@ -19,12 +19,7 @@ fn home(model: &FakeModel, extra: &str) -> TestHome {
 }
 
 fn tool_names(body: &serde_json::Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
-        .collect()
+    crate::common::trust::tool_names(body)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -87,8 +82,8 @@ async fn the_thirteen_locked_ids_all_answer() {
         last.contains("nobody can answer a question here"),
         "question, headless: {last}"
     );
-    // The 13 ids' tools are all offered to the owner.
-    let offered = tool_names(&requests[0].body);
+    // The 13 ids' tools are all offered to the owner (whole, or named to load).
+    let offered = crate::common::trust::offered_tools(&requests[0].body);
     for name in [
         "read_file",
         "write_file",

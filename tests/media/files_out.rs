@@ -154,11 +154,7 @@ async fn a_member_is_not_offered_send_file() {
     rig.shown(&rig.telegram, "42", "echo:").await;
     let requests = rig.requests(2).await;
     let offered = |r: &Recorded| {
-        r.body["tools"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|t| t["function"]["name"] == "send_file")
+        crate::common::trust::offered_tools(&r.body).contains(&"send_file".to_string())
     };
     let (member, owner): (Vec<_>, Vec<_>) = requests
         .iter()

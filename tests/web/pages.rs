@@ -249,10 +249,23 @@ async fn conversations_are_listed_by_channel_searched_and_shown_with_tools_folde
         list.text
     );
     assert!(list.text.contains("<h2>telegram"), "{}", list.text);
-    // The search reads the words, not only the keys.
-    let found = panel.get("/conversations?q=oat+milk").await;
+    // The search reads the words (by their stems, through the full-text index), not
+    // only the keys, and lists the messages found, linked into their transcripts.
+    let found = panel.get("/conversations?q=oats+milk").await;
     assert!(
         found.text.contains("telegram:dm:42") && !found.text.contains("web:dm:owner"),
+        "{}",
+        found.text
+    );
+    assert!(
+        found
+            .text
+            .contains("buy <mark>oat</mark> <mark>milk</mark>"),
+        "{}",
+        found.text
+    );
+    assert!(
+        found.text.contains(&format!("/conversations/{other}#m")),
         "{}",
         found.text
     );

@@ -1,7 +1,9 @@
 //! `/conversations`: every session by channel, newest first, with a search over keys
-//! and words; `/conversations/{id}`: one transcript, tool calls folded with their
-//! results, pictures shown (`/media/inbox/…` serves them from the workspace inbox,
-//! nothing else).
+//! and what was said (the `conversation_search` tool's full-text index: the messages
+//! found are listed with their words marked, each linking into its transcript);
+//! `/conversations/{id}`: one transcript, tool calls folded with their results,
+//! pictures shown (`/media/inbox/…` serves them from the workspace inbox, nothing
+//! else).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Component, Path};
@@ -17,7 +19,7 @@ use super::WebState;
 use super::auth::Login;
 use super::layout::{self, when};
 use pincer_core::provider::Part;
-use pincer_core::store::{Role, SessionInfo, StoredMessage};
+use pincer_core::store::{Hit, MAX_HITS, Role, SearchQuery, SessionInfo, StoredMessage};
 
 /// Sessions a search shows at most.
 const FOUND: usize = 200;
@@ -44,12 +46,26 @@ pub(crate) async fn list(
         Err(err) => return failed(&login, &format!("cannot read the sessions: {err}")),
     };
     let query = search.q.trim();
-    let found: Option<Vec<i64>> = if query.is_empty() {
-        None
+    let (found, hits): (Option<Vec<i64>>, Vec<Hit>) = if query.is_empty() {
+        (None, Vec::new())
     } else {
-        match store.search_sessions(query, FOUND).await {
-            Ok(ids) => Some(ids),
-            Err(err) => return failed(&login, &format!("the search failed: {err}")),
+        let said = SearchQuery {
+            text: query.to_string(),
+            channel: (!search.channel.is_empty()).then(|| search.channel.clone()),
+            limit: MAX_HITS,
+            ..SearchQuery::default()
+        };
+        match (
+            store.sessions_keyed(query, FOUND).await,
+            store.search_said(said).await,
+        ) {
+            (Ok(mut ids), Ok(hits)) => {
+                ids.extend(hits.iter().map(|h| h.session_id));
+                (Some(ids), hits)
+            }
+            (Err(err), _) | (_, Err(err)) => {
+                return failed(&login, &format!("the search failed: {err}"));
+            }
         }
     };
     let mut by_channel: BTreeMap<String, Vec<&SessionInfo>> = BTreeMap::new();
@@ -80,6 +96,20 @@ pub(crate) async fn list(
                 }
             }
             button type="submit" { "Search" }
+        }
+        @if !hits.is_empty() {
+            h2 { "Messages " span.muted { "(" (hits.len()) ")" } }
+            div.table-wrap { table {
+                tr { th { "Said" } th { "Who" } th { "Session" } th { "When" } }
+                @for hit in &hits {
+                    tr {
+                        td { (marked(&hit.snippet)) }
+                        td { @match hit.role { Role::User => (hit.sender.as_deref().unwrap_or("user")), _ => "assistant" } }
+                        td { a href=(format!("/conversations/{}#m{}", hit.session_id, hit.message_id)) { (hit.key) } }
+                        td { (when(hit.created_at, tz)) }
+                    }
+                }
+            } }
         }
         @if by_channel.is_empty() {
             p.muted { @if query.is_empty() { "No conversations yet." } @else { "Nothing matches." } }
@@ -180,7 +210,7 @@ fn message_view(
         _ => "msg assistant",
     };
     Some(html! {
-        div class=(class) {
+        div class=(class) id=(format!("m{}", message.id)) {
             div.who { (who) " · " (when(message.created_at, tz)) }
             @for part in &message.parts {
                 @match part {
@@ -262,6 +292,15 @@ fn picture_type(path: &str) -> Option<&'static str> {
         "webp" => "image/webp",
         _ => return None,
     })
+}
+
+/// A hit's snippet with its matched words (between « and ») in `<mark>`.
+fn marked(snippet: &str) -> Markup {
+    html! {
+        @for (i, piece) in snippet.split(['«', '»']).enumerate() {
+            @if i % 2 == 1 { mark { (piece) } } @else { (piece) }
+        }
+    }
 }
 
 /// What the panel groups a conversation under: its channel, `cron` or `task`.

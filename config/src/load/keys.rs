@@ -99,6 +99,7 @@ pub(crate) const ROOT: Node = Table(&[
             ("task_max_iterations", Leaf),
             ("small_window_tokens", Leaf),
             ("small_window_tools", Leaf),
+            ("always_tools", Leaf),
         ]),
     ),
     (

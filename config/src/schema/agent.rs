@@ -45,7 +45,27 @@ pub struct AgentConfig {
     pub small_window_tokens: u64,
     /// The tools offered whole to a model with a small window.
     pub small_window_tools: Vec<String>,
+    /// The built-in tools offered whole in every request; the others are named in
+    /// `tool_search`'s description with a line each and loaded when the model asks, so
+    /// the first request stays small.
+    pub always_tools: Vec<String>,
 }
+
+/// The built-ins every request carries whole by default: what most turns use.
+pub(super) const ALWAYS_TOOLS: [&str; 12] = [
+    "read_file",
+    "write_file",
+    "edit_file",
+    "list_dir",
+    "glob",
+    "grep",
+    "exec",
+    "web_fetch",
+    "web_search",
+    "memory_search",
+    "memory_write",
+    "todo",
+];
 
 /// The tools a small-window model is offered whole by default.
 pub(super) const SMALL_WINDOW_TOOLS: [&str; 6] = [
@@ -74,6 +94,7 @@ impl Default for AgentConfig {
             task_max_iterations: 15,
             small_window_tokens: 16_384,
             small_window_tools: SMALL_WINDOW_TOOLS.map(String::from).to_vec(),
+            always_tools: ALWAYS_TOOLS.map(String::from).to_vec(),
         }
     }
 }

@@ -193,12 +193,18 @@ pub fn build_agent(
             api_key: secrets.tools.web_search.as_ref().map(|s| s.api_key.clone()),
             base_url_override: None,
         })),
+        crate::tools::conversations::ConversationSearch::new(
+            store.clone(),
+            &config.agent.owners,
+            timezone,
+        ),
         memory::tool(memory::Action::Write, &owner_memory, timezone),
         memory::tool(memory::Action::Search, &owner_memory, timezone),
         memory::tool(memory::Action::Read, &owner_memory, timezone),
         memory::tool(memory::Action::Forget, &owner_memory, timezone),
     ])
-    .with_mcp(Arc::clone(&mcp));
+    .with_mcp(Arc::clone(&mcp))
+    .with_always(config.agent.always_tools.clone());
     let _ = builtins.set(
         tools
             .specs()
@@ -206,17 +212,20 @@ pub fn build_agent(
             .map(|spec| (spec.clone(), tools.effects_of(&spec.name)))
             .collect(),
     );
-    if let Some(unknown) = config
-        .agent
-        .small_window_tools
-        .iter()
-        .find(|name| !tools.specs().iter().any(|spec| &spec.name == *name))
-    {
-        let names: Vec<&str> = tools.specs().iter().map(|s| s.name.as_str()).collect();
-        return Err(StartError::Permissions(format!(
-            "agent.small_window_tools names `{unknown}`, which is not a built-in tool; the built-ins are: {}",
-            names.join(", ")
-        )));
+    for (key, list) in [
+        ("small_window_tools", &config.agent.small_window_tools),
+        ("always_tools", &config.agent.always_tools),
+    ] {
+        if let Some(unknown) = list
+            .iter()
+            .find(|name| !tools.specs().iter().any(|spec| &spec.name == *name))
+        {
+            let names: Vec<&str> = tools.specs().iter().map(|s| s.name.as_str()).collect();
+            return Err(StartError::Permissions(format!(
+                "agent.{key} names `{unknown}`, which is not a built-in tool; the built-ins are: {}",
+                names.join(", ")
+            )));
+        }
     }
     let guard = Guard {
         permissions,

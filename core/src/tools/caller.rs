@@ -15,7 +15,7 @@ use pincer_config::{AccessConfig, Tier};
 
 use super::preset::ToolPreset;
 use super::{Effects, ToolError};
-use crate::access::Origin;
+use crate::access::{Origin, Place};
 
 /// `[access]`'s tool lists, compiled once at start.
 #[derive(Debug, Clone)]
@@ -151,10 +151,18 @@ impl Caller {
         if effects.owner_memory() && !self.memory {
             return false;
         }
+        if effects.contains(Effects::CONVERSATIONS)
+            && self.origin.place == Place::Group
+            && !self.memory
+        {
+            return false;
+        }
         if self.subagent && !effects.in_subagents() {
             return false;
         }
-        self.tools.as_ref().is_none_or(|set| set.is_match(tool))
+        self.tools
+            .as_ref()
+            .is_none_or(|set| set.is_match(tool) || effects.contains(Effects::ANY_TIER))
     }
 
     /// Whether every file of the workspace is open to this caller: the owner, where the

@@ -1,9 +1,10 @@
-//! Deferred tools: a gateway with hundreds of MCP tools would send every schema in
-//! every request. Only the first `OFFERED` (by name) are offered whole; the rest are
-//! found with `tool_search {query}`, which names the best matches and loads them into
-//! the conversation, so the model can call them from its next step on. A model with a
-//! small context window is offered only a few built-ins whole
-//! (`agent.small_window_tools`); `tool_search` finds the other built-ins for it too.
+//! Deferred tools: every schema in every request would make even "hi" cost thousands of
+//! tokens. The built-ins a turn rarely needs (all but `agent.always_tools`) are named
+//! in `tool_search`'s description with a line each, and only the first `OFFERED` MCP
+//! tools (by name) are offered whole; `tool_search {query}` names the best matches and
+//! loads them into the conversation, so the model can call them from its next step
+//! on. A model with a small context window is offered fewer built-ins whole
+//! (`agent.small_window_tools`) and no MCP tool until it is loaded.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -51,6 +52,90 @@ pub fn split(mut specs: Vec<ToolSpec>) -> (Vec<ToolSpec>, Vec<ToolSpec>) {
     (specs, deferred)
 }
 
+/// Tools never deferred: each is offered by rules of its own (`tool_search` when
+/// something is deferred, `skill` when there are skills, the plan-mode pair by mode).
+const NEVER_DEFERRED: [&str; 4] = [TOOL_SEARCH, "skill", "enter_plan_mode", "exit_plan_mode"];
+
+/// What a request offers: the built-ins in `keep` (all when `None`), the ones
+/// `NEVER_DEFERRED`, the MCP tools offered `whole`, and whatever the conversation
+/// `loaded`; `tool_search` only when something is left out, its description then
+/// naming each built-in left out with a line of what it does.
+pub(super) fn offer(
+    builtins: Vec<&ToolSpec>,
+    whole: Vec<ToolSpec>,
+    deferred: Vec<ToolSpec>,
+    keep: Option<&[String]>,
+    loaded: &HashSet<String>,
+) -> Vec<ToolSpec> {
+    let offered = |name: &String| {
+        keep.is_none_or(|keep| keep.contains(name))
+            || NEVER_DEFERRED.contains(&name.as_str())
+            || loaded.contains(name)
+    };
+    let (mut specs, listed): (Vec<&ToolSpec>, Vec<&ToolSpec>) =
+        builtins.into_iter().partition(|spec| offered(&spec.name));
+    let unloaded = deferred
+        .iter()
+        .filter(|s| !loaded.contains(&s.name))
+        .count();
+    let mut specs: Vec<ToolSpec> = match listed.is_empty() && unloaded == 0 {
+        true => {
+            specs.retain(|spec| spec.name != TOOL_SEARCH);
+            specs.into_iter().cloned().collect()
+        }
+        false => specs
+            .into_iter()
+            .map(|spec| match spec.name == TOOL_SEARCH {
+                true => with_list(spec, &listed, unloaded),
+                false => spec.clone(),
+            })
+            .collect(),
+    };
+    specs.extend(whole);
+    specs.extend(
+        deferred
+            .into_iter()
+            .filter(|spec| loaded.contains(&spec.name)),
+    );
+    specs
+}
+
+/// `tool_search`'s spec, its description naming the built-ins left out.
+fn with_list(spec: &ToolSpec, listed: &[&ToolSpec], mcp: usize) -> ToolSpec {
+    let mut spec = spec.clone();
+    if !listed.is_empty() {
+        let lines: Vec<String> = listed
+            .iter()
+            .map(|s| format!("{}: {}", s.name, one_line(&s.description)))
+            .collect();
+        spec.description
+            .push_str(&format!(" Not listed, load by name: {}.", lines.join("; ")));
+    }
+    if mcp > 0 {
+        spec.description
+            .push_str(&format!(" Also {mcp} MCP tools, found by what they do."));
+    }
+    spec
+}
+
+/// A description's first sentence, at most about 60 characters (cut at a word).
+fn one_line(description: &str) -> String {
+    let first = description
+        .split_inclusive(". ")
+        .next()
+        .unwrap_or(description)
+        .trim_end()
+        .trim_end_matches('.');
+    if first.chars().count() <= 60 {
+        return first.to_string();
+    }
+    let cut: String = first.chars().take(60).collect();
+    match cut.rfind(' ') {
+        Some(at) => format!("{}…", &cut[..at]),
+        None => format!("{cut}…"),
+    }
+}
+
 pub struct ToolSearch {
     pub mcp: Arc<McpManager>,
     pub loaded: Arc<Loaded>,
@@ -69,12 +154,13 @@ pub struct ToolSearchArgs {
 impl TypedTool for ToolSearch {
     type Args = ToolSearchArgs;
     const NAME: &'static str = TOOL_SEARCH;
-    const EFFECTS: Effects = Effects::PLAN.union(Effects::SUBAGENT);
+    // Whoever has a tool left out of the request needs it to load the tool.
+    const EFFECTS: Effects = Effects::PLAN
+        .union(Effects::SUBAGENT)
+        .union(Effects::ANY_TIER);
 
     fn description(&self) -> String {
-        format!(
-            "Find more tools: not all are listed (MCP tools past the first {OFFERED}; with a small context window, most built-ins). Search by what you need; the best matches are loaded and can be called from your next step."
-        )
+        "Load tools that are not listed: give a name, or words for what you need. The best matches are loaded and can be called from your next step.".into()
     }
 
     async fn run(&self, args: ToolSearchArgs, ctx: &ToolContext) -> Result<String, ToolError> {
@@ -112,8 +198,10 @@ impl TypedTool for ToolSearch {
             .iter()
             .map(|spec| {
                 let haystack = format!("{} {}", spec.name, spec.description).to_lowercase();
+                // A tool asked for by its name comes first.
+                let named = words.iter().any(|w| *w == spec.name) as usize * 100;
                 (
-                    words.iter().filter(|w| haystack.contains(**w)).count(),
+                    named + words.iter().filter(|w| haystack.contains(**w)).count(),
                     spec,
                 )
             })

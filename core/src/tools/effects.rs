@@ -19,7 +19,8 @@
 //!   (not what [`REPLACES_FILES`](Effects::REPLACES_FILES)), `no-bash` all but `RUNS`;
 //! - **tiers** — the owner's memory ([`OWNER_MEMORY`](Effects::OWNER_MEMORY),
 //!   [`WRITES_MEMORY`](Effects::WRITES_MEMORY)) only where it belongs; a tool that
-//!   reads or writes the workspace by a `path` keeps non-owners out of the owner's files.
+//!   reads or writes the workspace by a `path` keeps non-owners out of the owner's files;
+//!   one that reads stored [`CONVERSATIONS`](Effects::CONVERSATIONS) is kept out of groups.
 //!
 //! A tool that declares nothing gets [`Effects::STRICTEST`]: it acts in every way,
 //! brings in untrusted content, and is offered in neither plan mode nor subagents.
@@ -60,6 +61,12 @@ bitflags::bitflags! {
         /// Creates workspace files or replaces them whole, rather than changing part of
         /// one in place (`write_file`, not `edit_file`): a `safe-edit` preset keeps it out.
         const REPLACES_FILES = 1 << 13;
+        /// Reads people's stored conversations: never offered in a group (but to the
+        /// owner where their memory belongs there), and a non-owner finds only their own.
+        const CONVERSATIONS = 1 << 14;
+        /// Offered to every tier, whatever `access.member_tools` says: it reaches nothing
+        /// itself (`tool_search` loads only tools the caller may use).
+        const ANY_TIER = 1 << 15;
     }
 }
 

@@ -10,6 +10,7 @@
 //! - `exec`        — shell commands in the workspace, checked against deny groups
 //! - `web`         — web_fetch (SSRF-guarded) and web_search
 //! - `send`        — send_message
+//! - `conversations` — conversation_search: what was said in every past conversation
 //! - `skills`      — workspace skills: listed in the prompt, loaded by `skill`
 //! - `confine`     — workspace confinement of paths
 //! - `permissions` — allow / ask / deny rules from `[tools.permissions]`
@@ -26,6 +27,7 @@ pub mod args;
 mod budget;
 mod caller;
 pub mod confine;
+pub mod conversations;
 pub mod deferred;
 pub mod effects;
 mod error;
@@ -78,6 +80,8 @@ pub struct Registry {
     specs: Vec<ToolSpec>,
     /// MCP servers' tools, offered after the built-ins while their server is up.
     mcp: Option<Arc<McpManager>>,
+    /// `agent.always_tools`: the built-ins offered whole (`None`: all of them).
+    always: Option<Arc<[String]>>,
 }
 
 /// A finished call: what goes back to the model.
@@ -310,6 +314,7 @@ impl Registry {
             tools,
             specs,
             mcp: None,
+            always: None,
         }
     }
 
@@ -374,38 +379,15 @@ impl Registry {
         self.offered_with(caller, &std::collections::HashSet::new())
     }
 
-    /// `offered`, where past `deferred::OFFERED` MCP tools the rest are found with
-    /// `tool_search` and only those the conversation `loaded` are offered whole.
+    /// `offered`, where the built-ins outside `agent.always_tools` (`with_always`) and
+    /// the MCP tools past `deferred::OFFERED` are found with `tool_search`: only those
+    /// the conversation `loaded` are offered whole.
     pub fn offered_with(
         &self,
         caller: &Caller,
         loaded: &std::collections::HashSet<String>,
     ) -> Vec<ToolSpec> {
-        let mut specs: Vec<ToolSpec> = self
-            .specs
-            .iter()
-            .zip(&self.tools)
-            .filter(|(spec, tool)| caller.may_use(&spec.name, tool.effects()))
-            .map(|(spec, _)| spec.clone())
-            .collect();
-        let mcp: Vec<ToolSpec> = self
-            .mcp
-            .iter()
-            .flat_map(|mcp| mcp.tools())
-            .filter(|tool| caller.may_use(&tool.spec().name, tool.effects()))
-            .map(|tool| tool.spec())
-            .collect();
-        let (offered, deferred) = deferred::split(mcp);
-        if deferred.is_empty() {
-            specs.retain(|spec| spec.name != deferred::TOOL_SEARCH);
-        }
-        specs.extend(offered);
-        specs.extend(
-            deferred
-                .into_iter()
-                .filter(|spec| loaded.contains(&spec.name)),
-        );
-        specs
+        self.offer(caller, loaded, self.always.as_deref(), true)
     }
 
     /// What `caller` is offered by a model with a small context window: the built-ins
@@ -417,29 +399,48 @@ impl Registry {
         loaded: &std::collections::HashSet<String>,
         keep: &[String],
     ) -> Vec<ToolSpec> {
-        let wanted = |name: &String| {
-            keep.contains(name) || name == deferred::TOOL_SEARCH || loaded.contains(name)
-        };
-        let mut specs: Vec<ToolSpec> = self
+        self.offer(caller, loaded, Some(keep), false)
+    }
+
+    /// The tools `caller` may use, split by `deferred::offer`: built-ins in `keep`
+    /// (all when `None`) whole, and the first MCP tools too where `mcp_whole`.
+    fn offer(
+        &self,
+        caller: &Caller,
+        loaded: &std::collections::HashSet<String>,
+        keep: Option<&[String]>,
+        mcp_whole: bool,
+    ) -> Vec<ToolSpec> {
+        let builtins: Vec<&ToolSpec> = self
             .specs
             .iter()
             .zip(&self.tools)
-            .filter(|(spec, tool)| wanted(&spec.name) && caller.may_use(&spec.name, tool.effects()))
-            .map(|(spec, _)| spec.clone())
+            .filter(|(spec, tool)| caller.may_use(&spec.name, tool.effects()))
+            .map(|(spec, _)| spec)
             .collect();
-        let mut mcp: Vec<ToolSpec> = self
+        let mcp: Vec<ToolSpec> = self
             .mcp
             .iter()
             .flat_map(|mcp| mcp.tools())
-            .filter(|tool| {
-                loaded.contains(&tool.spec().name)
-                    && caller.may_use(&tool.spec().name, tool.effects())
-            })
+            .filter(|tool| caller.may_use(&tool.spec().name, tool.effects()))
             .map(|tool| tool.spec())
             .collect();
-        mcp.sort_by(|a, b| a.name.cmp(&b.name));
-        specs.extend(mcp);
-        specs
+        let (whole, deferred) = match mcp_whole {
+            true => deferred::split(mcp),
+            false => {
+                let mut all = mcp;
+                all.sort_by(|a, b| a.name.cmp(&b.name));
+                (Vec::new(), all)
+            }
+        };
+        deferred::offer(builtins, whole, deferred, keep, loaded)
+    }
+
+    /// Offer only the built-ins `always` names whole (`agent.always_tools`); the
+    /// others are listed in `tool_search`'s description.
+    pub fn with_always(mut self, always: Vec<String>) -> Self {
+        self.always = Some(always.into());
+        self
     }
 
     /// `execute` with no permission rules (tests).
