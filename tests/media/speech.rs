@@ -39,7 +39,10 @@ fn decoded_secs(bytes: &[u8]) -> f64 {
         decoded += n as u64;
         granule = packet.absgp_page();
     }
-    assert!(decoded >= granule, "{decoded} samples decoded, granule {granule}");
+    assert!(
+        decoded >= granule,
+        "{decoded} samples decoded, granule {granule}"
+    );
     assert!(decoded - granule < 960, "no more than one frame of padding");
     (granule - pre_skip) as f64 / 48_000.0
 }
@@ -73,7 +76,9 @@ async fn a_voice_note_is_answered_with_a_voice_message_as_long_as_its_text_and_t
     let config = format!("{TRANSCRIPTION}[voice]\nprovider = \"fake\"\nvoice = \"nova\"\n");
     let mut rig = Rig::new(Wire::OpenAi, "", &config).await;
     rig.model.set_transcript("what should I cook tonight", 3.0);
-    rig.model.push(Step::text("Try a **basil** risotto. It takes half an hour."));
+    rig.model.push(Step::text(
+        "Try a **basil** risotto. It takes half an hour.",
+    ));
     rig.start().await;
     rig.telegram
         .inject(telegram::Incoming::dm(OWNER as i64, "").with_voice(voice_note()));
@@ -82,15 +87,24 @@ async fn a_voice_note_is_answered_with_a_voice_message_as_long_as_its_text_and_t
     let voice = voices(&rig, 1).await.remove(0);
     assert_eq!(voice.chat_id, 42);
     let speech = rig.model.wait_for_speeches(1, PATIENCE).await.remove(0);
-    assert_eq!(speech.input, "Try a basil risotto. It takes half an hour.", "markdown is not read");
-    assert_eq!((speech.model.as_str(), speech.voice.as_str()), ("tts-1", "nova"));
+    assert_eq!(
+        speech.input, "Try a basil risotto. It takes half an hour.",
+        "markdown is not read"
+    );
+    assert_eq!(
+        (speech.model.as_str(), speech.voice.as_str()),
+        ("tts-1", "nova")
+    );
     assert_eq!(speech.response_format.as_deref(), Some("wav"));
     let expected = speech.input.chars().count() as f64 * SPEECH_SECS_PER_CHAR;
     let secs = decoded_secs(&voice.bytes);
     assert!((secs - expected).abs() < 0.03, "{secs} s, not {expected} s");
     // The text is shown too, whole, before the voice.
     let texts = rig.telegram.sent();
-    let text = texts.iter().find(|s| s.text.contains("risotto")).expect("the text");
+    let text = texts
+        .iter()
+        .find(|s| s.text.contains("risotto"))
+        .expect("the text");
     assert!(text.text.contains("half an hour"), "{}", text.text);
     assert!(text.message_id < voice.message_id, "text first");
 }
@@ -104,12 +118,16 @@ async fn never_speaks_nothing_and_always_speaks_a_typed_message_too() {
         .inject(telegram::Incoming::dm(OWNER as i64, "").with_voice(voice_note()));
     rig.shown(&rig.telegram, "42", "echo:").await;
     round_trip(&rig, "and now?").await;
-    assert!(rig.model.speeches().is_empty(), "{:?}", rig.model.speeches());
+    assert!(
+        rig.model.speeches().is_empty(),
+        "{:?}",
+        rig.model.speeches()
+    );
     assert!(rig.telegram.sent_files().is_empty());
     drop(rig);
 
-    let config = format!("[voice]\nprovider = \"fake\"\nreply = \"always\"\n");
-    let mut rig = Rig::new(Wire::OpenAi, "", &config).await;
+    let config = "[voice]\nprovider = \"fake\"\nreply = \"always\"\n";
+    let mut rig = Rig::new(Wire::OpenAi, "", config).await;
     rig.start().await;
     rig.telegram
         .inject(telegram::Incoming::dm(OWNER as i64, "typed, not spoken"));
@@ -196,7 +214,9 @@ async fn espeak_ng_reads_the_reply_through_the_command_path() {
     );
     let mut rig = Rig::new(Wire::OpenAi, "", &config).await;
     // Shell syntax in the text is read, never run.
-    rig.model.push(Step::text("Good morning $(touch pwned) `id`; the weather is fine."));
+    rig.model.push(Step::text(
+        "Good morning $(touch pwned) `id`; the weather is fine.",
+    ));
     rig.start().await;
     rig.telegram
         .inject(telegram::Incoming::dm(OWNER as i64, "").with_voice(voice_note()));
@@ -204,7 +224,10 @@ async fn espeak_ng_reads_the_reply_through_the_command_path() {
     let voice = voices(&rig, 1).await.remove(0);
     let secs = decoded_secs(&voice.bytes);
     assert!(secs > 1.0 && secs < 30.0, "{secs} s of speech");
-    assert!(rig.model.speeches().is_empty(), "the program read it, not the server");
+    assert!(
+        rig.model.speeches().is_empty(),
+        "the program read it, not the server"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,8 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::{
     AccessConfig, AgentConfig, ChannelsConfig, CronConfig, HeartbeatConfig, HostConfig, McpConfig,
     MemoryConfig, ModelCaps, Price, ProviderConfig, RouterConfig, ToolsConfig, TranscriptionConfig,
-    VoiceConfig,
-    WebConfig, WorkspaceConfig,
+    VoiceConfig, WebConfig, WorkspaceConfig,
 };
 
 /// The `config.toml` format this build understands. A file without `version` is version 1;

@@ -67,11 +67,7 @@ pub fn encode(wav: &[u8]) -> Result<Voice, EncodeError> {
         }
         let len = encoder.encode_float(&frame, &mut packet)?;
         let last = n + 1 == frames;
-        let granule = if last {
-            padded
-        } else {
-            (n + 1) * FRAME
-        };
+        let granule = if last { padded } else { (n + 1) * FRAME };
         let end = if last {
             PacketWriteEndInfo::EndStream
         } else if (n + 1) % FRAMES_PER_PAGE == 0 {
@@ -212,6 +208,9 @@ mod tests {
     #[test]
     fn what_is_not_a_wav_or_is_silent_is_refused() {
         assert!(matches!(encode(b"not a wav"), Err(EncodeError::Wav(_))));
-        assert!(matches!(encode(&tone(0.0, 24_000, 1)), Err(EncodeError::Empty)));
+        assert!(matches!(
+            encode(&tone(0.0, 24_000, 1)),
+            Err(EncodeError::Empty)
+        ));
     }
 }

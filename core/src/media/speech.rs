@@ -168,10 +168,13 @@ async fn from_server(
     if response.content_length().is_some_and(|n| n > MAX_WAV) {
         return Err(SpeechError::TooBig);
     }
-    let bytes = response.bytes().await.map_err(|e| SpeechError::Unreachable {
-        provider,
-        why: without_url(&e),
-    })?;
+    let bytes = response
+        .bytes()
+        .await
+        .map_err(|e| SpeechError::Unreachable {
+            provider,
+            why: without_url(&e),
+        })?;
     if bytes.len() as u64 > MAX_WAV {
         return Err(SpeechError::TooBig);
     }
@@ -364,7 +367,8 @@ mod tests {
 
     #[test]
     fn markdown_marks_and_code_are_not_read() {
-        let text = "# Plan\n**Water** the _basil_ ([how](https://x.y/a)).\n```\nrm -rf /\n```\n> `done`";
+        let text =
+            "# Plan\n**Water** the _basil_ ([how](https://x.y/a)).\n```\nrm -rf /\n```\n> `done`";
         assert_eq!(speakable(text), "Plan\nWater the basil (how).\ndone");
     }
 
@@ -396,7 +400,10 @@ mod tests {
     async fn a_failing_program_is_named_with_what_it_said() {
         let argv = ["sh", "-c", "echo no voice >&2; exit 3", "{out}"].map(String::from);
         let err = run(&argv, "hi").await.unwrap_err().to_string();
-        assert!(err.contains("\"sh\" failed") && err.contains("no voice"), "{err}");
+        assert!(
+            err.contains("\"sh\" failed") && err.contains("no voice"),
+            "{err}"
+        );
         let argv = ["true", "{out}"].map(String::from);
         let err = run(&argv, "hi").await.unwrap_err().to_string();
         assert!(err.contains("wrote no WAV"), "{err}");

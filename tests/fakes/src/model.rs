@@ -157,7 +157,11 @@ impl FakeModel {
 
     /// Waits until at least `n` speech requests are recorded or `timeout` passes, then
     /// returns them all (fewer than `n` on timeout).
-    pub async fn wait_for_speeches(&self, n: usize, timeout: Duration) -> Vec<crate::SpeechRequest> {
+    pub async fn wait_for_speeches(
+        &self,
+        n: usize,
+        timeout: Duration,
+    ) -> Vec<crate::SpeechRequest> {
         let mut count = self.shared.speeches().count();
         // Timing out is an answer too: the caller sees how many arrived.
         let _ = tokio::time::timeout(timeout, count.wait_for(|c| *c >= n)).await;

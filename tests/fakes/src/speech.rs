@@ -147,7 +147,10 @@ fn answer(shared: &Shared, headers: &HeaderMap, body: Option<Body>) -> Response 
         return refuse(400, "We could not parse the JSON body of your request.");
     };
     let (Some(model), Some(input), Some(_voice)) = (body.model, body.input, body.voice) else {
-        return refuse(400, "Missing required parameter: 'model', 'input' or 'voice'.");
+        return refuse(
+            400,
+            "Missing required parameter: 'model', 'input' or 'voice'.",
+        );
     };
     if input.chars().count() > MAX_INPUT {
         return refuse(400, "'input' is too long: at most 4096 characters.");
