@@ -340,4 +340,22 @@ mod tests {
             .unwrap();
         assert_eq!(kept, None);
     }
+
+    #[test]
+    fn a_voice_message_is_kept_as_one_and_older_entries_read_as_files() {
+        let old: StoredFile =
+            serde_json::from_str(r#"{"file_name":"a.pdf","caption":null,"as_photo":false}"#)
+                .unwrap();
+        assert!(!old.as_voice, "an entry booked before voice messages is a file");
+        let voice = StoredFile {
+            file_name: "reply.ogg".into(),
+            caption: None,
+            as_photo: false,
+            as_voice: true,
+            bytes: Vec::new(),
+        };
+        let back: StoredFile =
+            serde_json::from_str(&serde_json::to_string(&voice).unwrap()).unwrap();
+        assert_eq!(back, voice);
+    }
 }

@@ -242,3 +242,27 @@ async fn without_voice_doctor_says_how_to_turn_it_on() {
     assert!(doctor.contains("[voice] provider"), "{doctor}");
     assert!(doctor.contains("[voice] command"), "{doctor}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_speech_servers_key_is_sent_and_never_logged() {
+    const KEY: &str = "sk-speech-7Hq2xLz9Vb4Nc8Rt1Kd5";
+    let config = format!("{TRANSCRIPTION}[voice]\nprovider = \"fake\"\n");
+    let mut rig = Rig::new(Wire::OpenAi, "", &config).await;
+    let secrets = std::fs::read_to_string(rig.home.path().join(".security.yml")).expect("secrets");
+    rig.home.write_secrets(&format!(
+        "{secrets}providers:\n  fake: {{ api_key: \"{KEY}\" }}\n"
+    ));
+    // Every request without the key is refused: a voice message back means it was sent.
+    rig.model.require_key(KEY);
+    rig.model.fail_next_speech(500);
+    rig.start().await;
+    rig.telegram
+        .inject(telegram::Incoming::dm(OWNER as i64, "").with_voice(voice_note()));
+    rig.shown(&rig.telegram, "42", "echo:").await;
+    rig.telegram
+        .inject(telegram::Incoming::dm(OWNER as i64, "").with_voice(voice_note()));
+    voices(&rig, 1).await;
+    let log = rig.log();
+    assert!(log.contains("HTTP 500"), "the failure is logged: {log}");
+    assert!(!log.contains(KEY), "the key is never logged");
+}
