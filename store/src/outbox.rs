@@ -346,7 +346,10 @@ mod tests {
         let old: StoredFile =
             serde_json::from_str(r#"{"file_name":"a.pdf","caption":null,"as_photo":false}"#)
                 .unwrap();
-        assert!(!old.as_voice, "an entry booked before voice messages is a file");
+        assert!(
+            !old.as_voice,
+            "an entry booked before voice messages is a file"
+        );
         let voice = StoredFile {
             file_name: "reply.ogg".into(),
             caption: None,
