@@ -495,6 +495,7 @@ async fn attachments_come_in_to_the_inbox_and_go_out_with_captions() {
                 source: None,
                 caption: Some("the report".into()),
                 as_photo: false,
+                as_voice: false,
             },
         )
         .await

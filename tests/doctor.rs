@@ -48,7 +48,8 @@ async fn a_healthy_setup_passes_every_check() {
         "warn  web_search",
         "warn  vision",
         "warn  transcription",
-        "No problems; 3 warning(s) above.",
+        "warn  voice",
+        "No problems; 4 warning(s) above.",
     ] {
         assert!(
             run.stdout.contains(line),

@@ -1,5 +1,6 @@
 //! Media end to end: the real `pincer run` with the fake Telegram, Discord and Slack and
-//! the fake model. Photos, voice notes and documents in; files and reactions out.
+//! the fake model. Photos, voice notes and documents in; files, reactions and spoken
+//! replies out.
 
 #[path = "media/attacks.rs"]
 mod attacks;
@@ -13,5 +14,7 @@ mod images;
 mod reactions;
 #[path = "media/rig.rs"]
 mod rig;
+#[path = "media/speech.rs"]
+mod speech;
 #[path = "media/voice.rs"]
 mod voice;

@@ -499,6 +499,7 @@ async fn files_come_in_within_the_cap_and_go_out_by_upload_url() {
                 source: None,
                 caption: Some("the **report**".into()),
                 as_photo: false,
+                as_voice: false,
             },
         )
         .await

@@ -129,6 +129,7 @@ async fn photos_and_documents_go_out_with_captions_into_their_topic() {
                 source: None,
                 caption: Some("the chart".into()),
                 as_photo: true,
+                as_voice: false,
             },
         )
         .await
@@ -142,6 +143,7 @@ async fn photos_and_documents_go_out_with_captions_into_their_topic() {
                 source: None,
                 caption: None,
                 as_photo: false,
+                as_voice: false,
             },
         )
         .await

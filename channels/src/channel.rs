@@ -96,6 +96,9 @@ pub struct OutboundMedia {
     pub caption: Option<String>,
     /// Show as a picture rather than a file, where the platform distinguishes.
     pub as_photo: bool,
+    /// OGG/Opus audio to play as a voice message where the platform has them (Telegram's
+    /// `sendVoice`); elsewhere it goes as an audio file.
+    pub as_voice: bool,
 }
 
 impl std::fmt::Debug for OutboundMedia {
@@ -105,6 +108,7 @@ impl std::fmt::Debug for OutboundMedia {
             .field("bytes", &self.bytes.len())
             .field("caption", &self.caption)
             .field("as_photo", &self.as_photo)
+            .field("as_voice", &self.as_voice)
             .finish()
     }
 }

@@ -10,7 +10,8 @@
 //! - `schema/`: [`Config`] and the typed sections of `config.toml` —
 //!   `config` (the root and `version`), `agent`, `router`, `providers` (and prices),
 //!   `channels` (with `ids` for integer-or-string id lists), `tools`, `schedules` (cron,
-//!   heartbeat, memory), `mcp`, `host` (programs driving Pincer over stdio) — each
+//!   heartbeat, memory), `mcp`, `host` (programs driving Pincer over stdio), `media`
+//!   (model capabilities, `[transcription]`), `voice` (spoken replies) — each
 //!   with the defaults that make an empty file valid.
 //! - `load/`: [`load`] and [`load_str`], the pipeline — `env` (which variables are
 //!   overrides), `secret_keys` (secrets written in the wrong file), `keys` (the registry of

@@ -3,4 +3,5 @@
 mod load;
 mod load_errors;
 mod secrets;
+mod voice;
 mod write;

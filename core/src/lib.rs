@@ -25,7 +25,8 @@
 //!
 //! Who may do what
 //! - `access`   — who may reach the model: policies, pairing, group context
-//! - `media`    — attachments for the model: images, voice transcripts, inlined documents
+//! - `media`    — attachments for the model: images, voice transcripts, inlined documents;
+//!   and spoken replies out (`speech`, `ogg_opus`)
 //! - `tools`    — the tools the model may call, confined to the workspace
 //! - `mcp`      — MCP servers' tools, connected in the background
 //! - `cron`     — scheduled jobs, the scheduler, the heartbeat, the `cron` tool
@@ -37,7 +38,7 @@
 //! - `agent`    — the turn loop, system prompt, budget gates
 //! - `tasks`    — subagents: the `task` tool, background tasks, `/tasks`
 //! - `memory`   — memory tools, the dream (recall and the daily log are the turn's)
-//! - `dispatch` — session workers, queue modes, chat commands
+//! - `dispatch` — session workers, queue modes, chat commands, speaking a finished reply
 //! - `outbox`   — what a person is to see, booked before it is sent; what a restart
 //!   finds unsent is sent again, not made again
 //! - `start`    — builds all of the above from config (`start`, `start_wired`)

@@ -167,6 +167,7 @@ fn item(body: &OutboundBody) -> Option<Item> {
             file_name: media.file_name.clone(),
             caption: media.caption.clone(),
             as_photo: media.as_photo,
+            as_voice: media.as_voice,
             bytes: media.bytes.clone(),
         }),
         OutboundBody::React { message_id, emoji } => Item::React {
@@ -208,6 +209,7 @@ fn again(unsent: Unsent) -> OutboundMessage {
                 bytes: file.bytes,
                 source: None,
                 as_photo: file.as_photo,
+                as_voice: file.as_voice,
             },
             // Nobody waits on it now.
             sent: Receipt::pair().0,

@@ -35,6 +35,9 @@ pub struct Queued {
     pub retry: bool,
     /// The message came with media (the router sends such turns to the heavy chain).
     pub attachment: bool,
+    /// The message was a voice note: under `[voice] reply = "to_voice"` the reply is
+    /// spoken too.
+    pub voice: bool,
     /// Told when the turn that answers these messages ends.
     pub done: Vec<pincer_channels::Done>,
     /// A subagent's run (the `task` tool): quiet, one level deep, its own budget.
@@ -273,6 +276,7 @@ fn merge(mut into: Queued, next: Queued) -> Queued {
     into.message_ids.extend(next.message_ids);
     into.reply_to = next.reply_to;
     into.attachment |= next.attachment;
+    into.voice |= next.voice;
     into.origin = into.origin.join(next.origin);
     into.done.extend(next.done);
     into
@@ -287,6 +291,7 @@ mod tests {
             session_id: 1,
             retry: false,
             attachment: false,
+            voice: false,
             done: Vec::new(),
             task: None,
             arrived: None,

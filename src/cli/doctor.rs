@@ -512,6 +512,43 @@ fn check_media(config: &Config, report: &mut Report) {
             "set [transcription] provider = \"<a [providers.X] serving /audio/transcriptions>\" (OpenAI, Groq, a local whisper server) and model = \"whisper-1\"",
         ),
     }
+    check_voice(&config.voice, report);
+}
+
+/// `[voice]`: whether replies are spoken, and by whom.
+fn check_voice(v: &pincer_config::VoiceConfig, report: &mut Report) {
+    let which = match v.reply {
+        pincer_config::VoiceReply::Never => "no reply",
+        pincer_config::VoiceReply::ToVoice => "answers to voice notes",
+        pincer_config::VoiceReply::Always => "every chat reply",
+    };
+    match (&v.provider, v.command.first()) {
+        _ if v.reply == pincer_config::VoiceReply::Never => report.ok("voice", "off: [voice] reply = \"never\""),
+        (Some(provider), _) => report.ok(
+            "voice",
+            format!("{which} spoken by providers.{provider} ({}, voice {}, up to {} characters)", v.model, v.voice, v.max_chars),
+        ),
+        (None, Some(program)) => {
+            let found = std::env::var_os("PATH").is_some_and(|path| {
+                std::path::Path::new(program).is_file()
+                    || std::env::split_paths(&path).any(|dir| dir.join(program).is_file())
+            });
+            if found {
+                report.ok("voice", format!("{which} spoken by the program {program}"))
+            } else {
+                report.warn(
+                    "voice",
+                    format!("[voice] command names {program}, which is not installed or not on PATH"),
+                    format!("install {program} (e.g. apt-get install espeak-ng) or fix [voice] command"),
+                )
+            }
+        }
+        (None, None) => report.warn(
+            "voice",
+            "off: replies are never spoken",
+            "set [voice] provider = \"<a [providers.X] serving /audio/speech>\" (OpenAI, a local TTS server), or [voice] command = [\"espeak-ng\", \"-w\", \"{out}\", \"--stdin\"]",
+        ),
+    }
 }
 
 fn check_workspace(workspace: &Path, report: &mut Report) {

@@ -41,6 +41,9 @@ pub struct StoredFile {
     pub file_name: String,
     pub caption: Option<String>,
     pub as_photo: bool,
+    /// A voice message (a spoken reply); absent in entries booked before it existed.
+    #[serde(default)]
+    pub as_voice: bool,
     #[serde(skip)]
     pub bytes: Vec<u8>,
 }
@@ -282,6 +285,7 @@ mod tests {
             file_name: "a.png".into(),
             caption: Some("look".into()),
             as_photo: true,
+            as_voice: false,
             bytes: vec![1, 2, 3],
         };
         let sent = store.book(booking(Item::File(file.clone()))).await.unwrap();
@@ -319,6 +323,7 @@ mod tests {
             file_name: "a.pdf".into(),
             caption: None,
             as_photo: false,
+            as_voice: false,
             bytes: b"%PDF".to_vec(),
         };
         let id = store.book(booking(Item::File(file.clone()))).await.unwrap();
@@ -334,5 +339,26 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(kept, None);
+    }
+
+    #[test]
+    fn a_voice_message_is_kept_as_one_and_older_entries_read_as_files() {
+        let old: StoredFile =
+            serde_json::from_str(r#"{"file_name":"a.pdf","caption":null,"as_photo":false}"#)
+                .unwrap();
+        assert!(
+            !old.as_voice,
+            "an entry booked before voice messages is a file"
+        );
+        let voice = StoredFile {
+            file_name: "reply.ogg".into(),
+            caption: None,
+            as_photo: false,
+            as_voice: true,
+            bytes: Vec::new(),
+        };
+        let back: StoredFile =
+            serde_json::from_str(&serde_json::to_string(&voice).unwrap()).unwrap();
+        assert_eq!(back, voice);
     }
 }

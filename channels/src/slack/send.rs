@@ -127,6 +127,8 @@ fn mime_of(name: &str) -> &'static str {
         "txt" | "md" | "log" => "text/plain",
         "csv" => "text/csv",
         "json" => "application/json",
+        "ogg" | "oga" => "audio/ogg",
+        "wav" => "audio/wav",
         _ => "application/octet-stream",
     }
 }

@@ -139,7 +139,16 @@ impl MediaSender for Telegram {
         }
         let file = InputFile::memory(media.bytes.clone()).file_name(media.file_name.clone());
         // A photo over Telegram's photo limit still goes, as a document.
-        let sent = if media.as_photo && size <= MAX_PHOTO {
+        let sent = if media.as_voice {
+            let mut request = self.bot.send_voice(chat, file);
+            if let Some(caption) = &media.caption {
+                request = request.caption(caption.clone());
+            }
+            if let Some(thread) = thread(target) {
+                request = request.message_thread_id(thread);
+            }
+            request.await
+        } else if media.as_photo && size <= MAX_PHOTO {
             let mut request = self.bot.send_photo(chat, file);
             if let Some(caption) = &media.caption {
                 request = request.caption(caption.clone());

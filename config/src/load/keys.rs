@@ -114,6 +114,17 @@ pub(crate) const ROOT: Node = Table(&[
         Table(&[("provider", Leaf), ("model", Leaf), ("max_minutes", Leaf)]),
     ),
     (
+        "voice",
+        Table(&[
+            ("reply", Leaf),
+            ("provider", Leaf),
+            ("model", Leaf),
+            ("voice", Leaf),
+            ("command", Leaf),
+            ("max_chars", Leaf),
+        ]),
+    ),
+    (
         "channels",
         Table(&[
             ("telegram", CHANNEL),

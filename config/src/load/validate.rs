@@ -28,6 +28,7 @@ pub(crate) fn check(config: &Config, locator: &Locator<'_>) -> Result<(), Config
         .or_else(|| prices(config))
         .or_else(|| models(config))
         .or_else(|| transcription(config))
+        .or_else(|| voice(config))
         .or_else(|| channels(config))
         .or_else(|| tools(&config.tools.web_search))
         .or_else(|| hooks(config))
@@ -291,6 +292,65 @@ fn transcription(c: &Config) -> Option<Problem> {
             &["transcription", "max_minutes"],
             "must be at least 1",
         ));
+    }
+    None
+}
+
+fn voice(c: &Config) -> Option<Problem> {
+    let v = &c.voice;
+    if v.provider.is_some() && !v.command.is_empty() {
+        return Some(problem(
+            &["voice", "command"],
+            "is set together with [voice] provider; keep one: provider (a speech server) \
+             or command (a local program that writes a WAV)",
+        ));
+    }
+    if let Some(name) = &v.provider {
+        match c.providers.get(name) {
+            None => {
+                return Some(problem(
+                    &["voice", "provider"],
+                    format!(
+                        "is \"{name}\", which is not configured; name a [providers.X] whose \
+                         endpoint serves /audio/speech, or use [voice] command"
+                    ),
+                ));
+            }
+            Some(p) if p.kind != crate::ProviderKind::Openai => {
+                return Some(problem(
+                    &["voice", "provider"],
+                    format!(
+                        "is \"{name}\", an Anthropic provider, which has no speech endpoint; \
+                         name an OpenAI-compatible provider, or use [voice] command"
+                    ),
+                ));
+            }
+            Some(_) => {}
+        }
+        if v.model.trim().is_empty() {
+            return Some(problem(
+                &["voice", "model"],
+                "is empty; name the speech model, e.g. \"tts-1\"",
+            ));
+        }
+    }
+    if let Some(program) = v.command.first() {
+        if program.trim().is_empty() {
+            return Some(problem(
+                &["voice", "command"],
+                "starts with an empty program name; write it as [\"espeak-ng\", \"-w\", \"{out}\"]",
+            ));
+        }
+        if !v.command.iter().any(|arg| arg.contains("{out}")) {
+            return Some(problem(
+                &["voice", "command"],
+                "has no \"{out}\" argument; the program must write its WAV there, e.g. \
+                 [\"espeak-ng\", \"-w\", \"{out}\"]",
+            ));
+        }
+    }
+    if v.max_chars == 0 {
+        return Some(problem(&["voice", "max_chars"], "must be at least 1"));
     }
     None
 }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::{
     AccessConfig, AgentConfig, ChannelsConfig, CronConfig, HeartbeatConfig, HostConfig, McpConfig,
     MemoryConfig, ModelCaps, Price, ProviderConfig, RouterConfig, ToolsConfig, TranscriptionConfig,
-    WebConfig, WorkspaceConfig,
+    VoiceConfig, WebConfig, WorkspaceConfig,
 };
 
 /// The `config.toml` format this build understands. A file without `version` is version 1;
@@ -32,6 +32,8 @@ pub struct Config {
     pub models: BTreeMap<String, ModelCaps>,
     /// Voice notes and audio files to text.
     pub transcription: TranscriptionConfig,
+    /// Spoken replies: which, and who reads them.
+    pub voice: VoiceConfig,
     /// Chat platforms and who may talk to the bot there.
     pub channels: ChannelsConfig,
     /// Tool restrictions and tool backends.
@@ -64,6 +66,7 @@ impl Default for Config {
             prices: BTreeMap::new(),
             models: BTreeMap::new(),
             transcription: TranscriptionConfig::default(),
+            voice: VoiceConfig::default(),
             channels: ChannelsConfig::default(),
             tools: ToolsConfig::default(),
             cron: CronConfig::default(),

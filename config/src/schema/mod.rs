@@ -14,6 +14,7 @@ mod providers;
 mod router;
 mod schedules;
 mod tools;
+mod voice;
 
 pub use access::{AccessConfig, Tier, WebConfig, WorkspaceConfig};
 pub use agent::{AgentConfig, QueueMode, expand_tilde};
@@ -32,3 +33,4 @@ pub use tools::{
     AfterUntrusted, DenyGroups, ExecConfig, ExecLimits, HookConfig, HookEvent, PermissionsConfig,
     SandboxMode, ToolsConfig, WebSearchConfig,
 };
+pub use voice::{VoiceConfig, VoiceReply};

@@ -59,6 +59,7 @@ impl AgentBuilder {
                     workspace: workspace.clone(),
                     kept,
                     transcriber: None,
+                    speaker: None,
                 },
                 workspace,
                 timezone,

@@ -1,12 +1,14 @@
 //! The dispatcher: takes admitted messages off the inbound bus, stores them (then
 //! acks them to their adapter), answers chat commands, and hands each message to its
 //! session's worker. One worker per session key runs turns strictly one at a time;
-//! different sessions run side by side; idle workers are reaped.
+//! different sessions run side by side; idle workers are reaped. A finished turn's
+//! reply may be spoken too (`speak`, `[voice]`).
 
 mod commands;
 mod lanes;
 mod probe;
 mod recover;
+mod speak;
 
 /// The chat commands, for hosts that list them or tell them from messages.
 pub use commands::{Command, HELP, PinError, parse as parse_command};
@@ -424,6 +426,10 @@ impl Dispatcher {
             reply_to: Some(message.message_id),
             retry: false,
             attachment: !message.media.is_empty(),
+            voice: message
+                .media
+                .iter()
+                .any(|m| m.kind == pincer_channels::MediaKind::Voice),
             done: done.into_iter().collect(),
             task: None,
             // Files take seconds to fetch and read: not overhead.
@@ -509,12 +515,21 @@ impl Dispatcher {
             tracing::error!("cannot start a turn: {err}");
         }
         let mut done = std::mem::take(&mut batch.done);
+        let spoken = self
+            .agent
+            .media()
+            .speaker
+            .as_ref()
+            .and_then(|s| speak::Spoken::wanted(&batch, s.reply));
         let control = queue.begin_turn();
         let report = self
             .agent
             .run_turn(batch.session_id, batch, queue, &control)
             .await;
         queue.end_turn();
+        if let Some(spoken) = spoken {
+            self.speak(spoken, &report.ended, &report.last_text).await;
+        }
         if report.ended != Ended::Stopped(StopReason::Shutdown)
             && let Err(err) = store.set_status(report.answered, Status::Done).await
         {

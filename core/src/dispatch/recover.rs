@@ -209,6 +209,7 @@ impl Dispatcher {
                 reply_to: None,
                 retry: message.status == Status::Active,
                 attachment: false,
+                voice: false,
                 done: Vec::new(),
                 task: None,
                 arrived: None,

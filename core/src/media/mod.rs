@@ -6,6 +6,9 @@
 //! - `voice`    — voice notes and audio files become `[voice 0:42] …` transcripts
 //! - `document` — text-like files and PDFs (`pdf`, read in a child process) are inlined
 //!
+//! - `speech`   — spoken replies: text to a WAV by a speech server or program
+//!   (`[voice]`), and `ogg_opus`, that WAV as the OGG/Opus a voice message is
+//!
 //! - `child`    — the confined process that parses hostile PDFs and pictures
 //!
 //! Anything else stays the `[attached: …]` note `fetch_all` wrote. Every inline is the
@@ -16,7 +19,9 @@ mod child;
 pub mod document;
 pub mod image;
 pub mod length;
+pub mod ogg_opus;
 pub mod pdf;
+pub mod speech;
 pub mod voice;
 
 use std::path::{Path, PathBuf};
@@ -36,6 +41,8 @@ pub struct Media {
     pub kept: PathBuf,
     /// `None` while `[transcription]` is off.
     pub transcriber: Option<Transcriber>,
+    /// `None` while `[voice]` is off (no provider, no command, or `reply = "never"`).
+    pub speaker: Option<speech::Speaker>,
 }
 
 /// What a message's saved attachments add to it.

@@ -244,6 +244,12 @@ pub fn build_agent(
             env,
             crate::provider::http_client()?,
         ),
+        speaker: crate::media::speech::Speaker::from_config(
+            config,
+            secrets,
+            env,
+            crate::provider::http_client()?,
+        ),
     };
     let ack_reactions = config
         .channels

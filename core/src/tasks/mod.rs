@@ -288,6 +288,7 @@ impl Tasks {
             reply_to: None,
             retry: false,
             attachment: false,
+            voice: false,
             done: Vec::new(),
             task: Some(TaskRun {
                 max_iterations: self.max_iterations,

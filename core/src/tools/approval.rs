@@ -212,6 +212,7 @@ impl ChatApprover {
                 source: None,
                 caption: Some(format!("The whole {} call awaiting approval", request.tool)),
                 as_photo: false,
+                as_voice: false,
             };
             let sent = media.send_media(&request.origin, &attached).await;
             if sent.is_ok() {

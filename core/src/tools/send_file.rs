@@ -117,6 +117,7 @@ impl TypedTool for SendFile {
             source: Some(ctx.workspace.join(rel.given())),
             caption,
             as_photo,
+            as_voice: false,
         };
         let message = OutboundMessage {
             target: target.clone(),

@@ -8,8 +8,9 @@
 //! chat-completions API (`POST /v1/chat/completions`) and the Anthropic Messages API
 //! (`POST /v1/messages`), streamed (SSE) or not, answers from a script, and fails on
 //! demand. It also transcribes audio as OpenAI does (`POST /v1/audio/transcriptions`),
-//! with a scripted transcript. It binds `127.0.0.1` only and never reaches a real
-//! provider.
+//! with a scripted transcript, and reads text aloud (`POST /v1/audio/speech`: a tone as
+//! long as the text, so tests can measure the voice message that comes back). It binds
+//! `127.0.0.1` only and never reaches a real provider.
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -28,6 +29,7 @@
 //! - `server`   — the router and the chat handler's checks (key, shape, model)
 //! - `image`    — image parts of both formats: data URLs, base64, telling formats apart
 //! - `transcription` — `POST /v1/audio/transcriptions`: its checks and answers
+//! - `speech`   — `POST /v1/audio/speech`: a WAV tone as long as the text, its log
 //! - `control`  — the `/_fake/*` routes for scripting from another process
 //! - `state`    — the queue, log and counters shared by handle and handlers
 //! - `reply`    — one `Step` → one response: order of events, stalls, cuts, errors
@@ -125,6 +127,7 @@ mod recorded;
 mod reply;
 mod server;
 pub mod slack;
+mod speech;
 mod sse;
 mod state;
 mod step;
@@ -136,5 +139,6 @@ mod wait;
 pub use model::FakeModel;
 pub use recorded::{Format, Recorded, RecordedJson, Transcription};
 pub use server::MISSING_MODEL;
+pub use speech::{SPEECH_SECS_PER_CHAR, SpeechRequest, tone_wav};
 pub use step::Step;
 pub use wait::{PATIENCE, wait_for, wait_for_within, wait_until};

@@ -150,6 +150,30 @@ impl FakeModel {
         self.transcriptions()
     }
 
+    /// Every request to `POST /v1/audio/speech` so far, oldest first (refused ones too).
+    pub fn speeches(&self) -> Vec<crate::SpeechRequest> {
+        self.shared.speeches().all()
+    }
+
+    /// Waits until at least `n` speech requests are recorded or `timeout` passes, then
+    /// returns them all (fewer than `n` on timeout).
+    pub async fn wait_for_speeches(
+        &self,
+        n: usize,
+        timeout: Duration,
+    ) -> Vec<crate::SpeechRequest> {
+        let mut count = self.shared.speeches().count();
+        // Timing out is an answer too: the caller sees how many arrived.
+        let _ = tokio::time::timeout(timeout, count.wait_for(|c| *c >= n)).await;
+        self.speeches()
+    }
+
+    /// The next speech request that passes the checks fails with `status` and OpenAI's
+    /// error body for it; call again to queue more.
+    pub fn fail_next_speech(&self, status: u16) {
+        self.shared.speeches().fail_next(status);
+    }
+
     /// Every later transcription answers only after `delay` (a slow local whisper);
     /// `None` answers at once again.
     pub fn delay_transcriptions(&self, delay: Option<Duration>) {

@@ -19,7 +19,7 @@ use crate::recorded::Format;
 use crate::reply::{self, error_json, error_response};
 use crate::state::Shared;
 use crate::{anthropic, openai};
-use crate::{control, transcription};
+use crate::{control, speech, transcription};
 
 /// The model name that always gets a 404 model-not-found error.
 pub const MISSING_MODEL: &str = "missing-model";
@@ -36,6 +36,7 @@ pub(crate) fn app(shared: Arc<Shared>) -> Router {
         .route("/v1/messages", post(anthropic_chat))
         .route("/v1/models", get(models))
         .route("/v1/audio/transcriptions", post(transcription::transcribe))
+        .route("/v1/audio/speech", post(speech::speak))
         .route("/_fake/script", post(control::script))
         .route("/_fake/requests", get(control::requests))
         .route("/_fake/reset", post(control::reset))

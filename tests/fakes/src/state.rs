@@ -32,6 +32,8 @@ pub(crate) struct Shared {
     bodies_off: std::sync::atomic::AtomicBool,
     /// How many transcription requests are recorded, for `wait_for_transcriptions`.
     transcribed: watch::Sender<usize>,
+    /// `POST /v1/audio/speech`: its log and scripted failures (not cleared by `reset`).
+    speeches: crate::speech::Speeches,
     /// How many streamed replies lost their client before their end (`hung_up`).
     hung_up: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
@@ -76,7 +78,12 @@ impl Shared {
             shutdown,
             started: Instant::now(),
             hung_up: Default::default(),
+            speeches: Default::default(),
         }
+    }
+
+    pub(crate) fn speeches(&self) -> &crate::speech::Speeches {
+        &self.speeches
     }
 
     pub(crate) fn hung_up(&self) -> u64 {
