@@ -30,5 +30,5 @@ pub use router::{ModelRef, RouterConfig};
 pub use schedules::{CronConfig, HeartbeatConfig, MemoryConfig};
 pub use tools::{
     AfterUntrusted, DenyGroups, ExecConfig, ExecLimits, HookConfig, HookEvent, PermissionsConfig,
-    SandboxMode, ToolsConfig, WebSearchConfig,
+    SandboxMode, ToolsConfig, WebSearchConfig, BrowserConfig,
 };
