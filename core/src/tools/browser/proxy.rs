@@ -338,9 +338,9 @@ mod tests {
     #[test]
     fn allow_entries_are_ip_port_or_cidr() {
         let list = AllowList::parse(&[
-            "127.0.0.1:8080",
-            "10.1.2.0/24",
-            "[::1]:3000",
+            "127.0.0.1:8080".into(),
+            "10.1.2.0/24".into(),
+            "[::1]:3000".into(),
         ])
         .unwrap();
         assert!(list.permits("127.0.0.1".parse().unwrap(), 8080));

@@ -193,13 +193,13 @@ mod tests {
     #[test]
     fn a_snapshot_is_marked_untrusted_lists_elements_and_is_capped() {
         let snap = Snapshot {
-            url: "http://example.org/",
-            title: "Book",
+            url: "http://example.org/".into(),
+            title: "Book".into(),
             text: "x".repeat(MAX_SNAPSHOT_CHARS * 2),
             elements: vec![Element {
-                id: "e3",
-                role: "button",
-                name: "9:00",
+                id: "e3".into(),
+                role: "button".into(),
+                name: "9:00".into(),
                 value: String::new(),
             }],
             more: 0,
