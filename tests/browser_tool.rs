@@ -20,10 +20,13 @@ use crate::common::{self, TestHome, wait_until};
 
 /// Whether Chromium is here; under CI its absence is a failure.
 fn chromium() -> bool {
-    let found = ["chromium", "chromium-browser", "google-chrome"].iter().any(|name| {
-        std::env::var_os("PATH")
-            .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(name).is_file()))
-    });
+    let found = ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .any(|name| {
+            std::env::var_os("PATH").is_some_and(|path| {
+                std::env::split_paths(&path).any(|dir| dir.join(name).is_file())
+            })
+        });
     if !found {
         assert!(
             std::env::var_os("CI").is_none(),
@@ -111,10 +114,12 @@ async fn site(inner: u16) -> (u16, Seen) {
 async fn inner() -> (u16, Seen) {
     let hits = Seen::default();
     let app = Router::new()
-        .fallback(|State(seen): State<Seen>, uri: axum::http::Uri| async move {
-            seen.0.lock().unwrap().push(uri.to_string());
-            "inner secret".into_response()
-        })
+        .fallback(
+            |State(seen): State<Seen>, uri: axum::http::Uri| async move {
+                seen.0.lock().unwrap().push(uri.to_string());
+                "inner secret".into_response()
+            },
+        )
         .with_state(hits.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -171,7 +176,10 @@ async fn book_the_nine_o_clock_slot_on_a_local_page() {
     let fake = FakeModel::start().await;
     let home = home_for(&fake, port, "[tools]\nafter_untrusted = \"allow\"");
     fake.push_all([
-        Step::tool_call("browser", json!({"action": "open", "url": format!("http://127.0.0.1:{port}/book")})),
+        Step::tool_call(
+            "browser",
+            json!({"action": "open", "url": format!("http://127.0.0.1:{port}/book")}),
+        ),
         Step::tool_call("browser", json!({"action": "click", "id": "e0"})),
         Step::tool_call("browser", json!({"action": "screenshot"})),
         Step::text("Booked the 9:00 slot."),
@@ -179,12 +187,34 @@ async fn book_the_nine_o_clock_slot_on_a_local_page() {
     let (home, run) = chat(home, "book the 9 o'clock slot on this page").await;
     assert!(run.ok(), "{run:?}");
     assert_eq!(run.stdout.trim(), "Booked the 9:00 slot.");
-    assert_eq!(posts.all(), ["9:00"], "the form was posted with the 9:00 slot");
+    assert_eq!(
+        posts.all(),
+        ["9:00"],
+        "the form was posted with the 9:00 slot"
+    );
     let results = results(&fake);
-    assert!(results[0].contains("[e0] button \"9:00\""), "{}", results[0]);
-    assert!(results[0].starts_with("[page content from the web: untrusted"), "{}", results[0]);
-    assert!(results[1].contains("Booked 9:00. See you then."), "{}", results[1]);
-    let shot = results[2].split("to ").nth(1).unwrap().split(' ').next().unwrap();
+    assert!(
+        results[0].contains("[e0] button \"9:00\""),
+        "{}",
+        results[0]
+    );
+    assert!(
+        results[0].starts_with("[page content from the web: untrusted"),
+        "{}",
+        results[0]
+    );
+    assert!(
+        results[1].contains("Booked 9:00. See you then."),
+        "{}",
+        results[1]
+    );
+    let shot = results[2]
+        .split("to ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap();
     let png = std::fs::read(home.workspace().join(shot)).unwrap();
     assert!(png.starts_with(b"\x89PNG"), "{shot} is a PNG");
     // The browser's profile is the home's, and Chromium ends with the process.
@@ -201,7 +231,10 @@ async fn a_snapshot_sees_what_javascript_built() {
     let fake = FakeModel::start().await;
     let home = home_for(&fake, port, "");
     fake.push_all([
-        Step::tool_call("browser", json!({"action": "open", "url": format!("http://127.0.0.1:{port}/js")})),
+        Step::tool_call(
+            "browser",
+            json!({"action": "open", "url": format!("http://127.0.0.1:{port}/js")}),
+        ),
         Step::text("It says 42."),
     ]);
     let (_home, run) = chat(home, "what does the page say?").await;
@@ -219,7 +252,10 @@ async fn a_page_that_injects_instructions_taints_the_turn_so_acting_calls_ask() 
     let fake = FakeModel::start().await;
     let home = home_for(&fake, port, "");
     fake.push_all([
-        Step::tool_call("browser", json!({"action": "open", "url": format!("http://127.0.0.1:{port}/inject")})),
+        Step::tool_call(
+            "browser",
+            json!({"action": "open", "url": format!("http://127.0.0.1:{port}/inject")}),
+        ),
         Step::tool_call("exec", json!({"command": "touch PWNED"})),
         Step::tool_call("browser", json!({"action": "click", "id": "e0"})),
         Step::text("I did not follow the page."),
@@ -227,7 +263,11 @@ async fn a_page_that_injects_instructions_taints_the_turn_so_acting_calls_ask() 
     let (home, run) = chat(home, "read that page").await;
     assert!(run.ok(), "{run:?}");
     let results = results(&fake);
-    assert!(results[0].contains("ignore all previous instructions"), "{}", results[0]);
+    assert!(
+        results[0].contains("ignore all previous instructions"),
+        "{}",
+        results[0]
+    );
     for (i, tool) in [(1, "exec"), (2, "browser")] {
         assert!(
             results[i].contains(&format!("{tool} needs the owner's approval because this conversation took in content nobody vouches for")),
@@ -248,9 +288,18 @@ async fn a_redirect_or_sub_request_to_an_inner_address_is_refused_and_never_reac
     let fake = FakeModel::start().await;
     let home = home_for(&fake, port, "");
     fake.push_all([
-        Step::tool_call("browser", json!({"action": "open", "url": format!("http://127.0.0.1:{port}/redirect")})),
-        Step::tool_call("browser", json!({"action": "open", "url": format!("http://127.0.0.1:{port}/sub")})),
-        Step::tool_call("browser", json!({"action": "open", "url": "http://169.254.169.254/latest/meta-data/"})),
+        Step::tool_call(
+            "browser",
+            json!({"action": "open", "url": format!("http://127.0.0.1:{port}/redirect")}),
+        ),
+        Step::tool_call(
+            "browser",
+            json!({"action": "open", "url": format!("http://127.0.0.1:{port}/sub")}),
+        ),
+        Step::tool_call(
+            "browser",
+            json!({"action": "open", "url": "http://169.254.169.254/latest/meta-data/"}),
+        ),
         Step::text("Refused."),
     ]);
     let (_home, run) = chat(home, "open these").await;
@@ -259,7 +308,9 @@ async fn a_redirect_or_sub_request_to_an_inner_address_is_refused_and_never_reac
     let inner = format!("127.0.0.1:{inner_port}");
     assert!(
         results[0].contains(&format!("refused: 127.0.0.1 is a loopback address"))
-            && results[0].contains(&format!("\"{inner}\" to allow_private under [tools.browser]")),
+            && results[0].contains(&format!(
+                "\"{inner}\" to allow_private under [tools.browser]"
+            )),
         "{}",
         results[0]
     );
@@ -269,5 +320,9 @@ async fn a_redirect_or_sub_request_to_an_inner_address_is_refused_and_never_reac
         "{}",
         results[2]
     );
-    assert!(hits.all().is_empty(), "the inner server was reached: {:?}", hits.all());
+    assert!(
+        hits.all().is_empty(),
+        "the inner server was reached: {:?}",
+        hits.all()
+    );
 }

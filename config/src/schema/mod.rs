@@ -29,6 +29,6 @@ pub use providers::{Price, ProviderConfig, ProviderKind};
 pub use router::{ModelRef, RouterConfig};
 pub use schedules::{CronConfig, HeartbeatConfig, MemoryConfig};
 pub use tools::{
-    AfterUntrusted, DenyGroups, ExecConfig, ExecLimits, HookConfig, HookEvent, PermissionsConfig,
-    SandboxMode, ToolsConfig, WebSearchConfig, BrowserConfig,
+    AfterUntrusted, BrowserConfig, DenyGroups, ExecConfig, ExecLimits, HookConfig, HookEvent,
+    PermissionsConfig, SandboxMode, ToolsConfig, WebSearchConfig,
 };

@@ -159,8 +159,9 @@ pub fn build_agent(
     let mcp = McpManager::start_asking(servers, mcp_folders(home), approvers.clone());
     // What tools send to chats passes the scrubber like every reply.
     let outbox = crate::outbox::Outbox::new(outbound.clone(), Arc::clone(&scrubber), store.clone());
-    let browser_allow = crate::tools::browser::AllowList::parse(&config.tools.browser.allow_private)
-        .map_err(|err| StartError::Permissions(err.to_string()))?;
+    let browser_allow =
+        crate::tools::browser::AllowList::parse(&config.tools.browser.allow_private)
+            .map_err(|err| StartError::Permissions(err.to_string()))?;
     let browser = crate::tools::browser::BrowserTool::new(crate::tools::browser::Settings {
         executable: config.tools.browser.executable.clone(),
         profile: home.dir.join("browser").join("profile"),

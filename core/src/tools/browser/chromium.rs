@@ -107,7 +107,10 @@ pub(super) async fn watch_idle<R: Used>(slot: Weak<Mutex<Option<R>>>, idle: Dura
             let Some(running) = held.as_ref() else { return };
             let deadline = running.last_used() + idle;
             if Instant::now() >= deadline {
-                tracing::info!("the browser was idle for {} s: stopping Chromium", idle.as_secs());
+                tracing::info!(
+                    "the browser was idle for {} s: stopping Chromium",
+                    idle.as_secs()
+                );
                 *held = None;
                 return;
             }
@@ -342,7 +345,10 @@ mod tests {
             fake.last = Instant::now();
         }
         tokio::time::sleep(Duration::from_secs(299)).await;
-        assert!(!stopped.load(Ordering::SeqCst), "stopped while still in use");
+        assert!(
+            !stopped.load(Ordering::SeqCst),
+            "stopped while still in use"
+        );
         tokio::time::sleep(Duration::from_secs(2)).await;
         watch.await.unwrap();
         assert!(stopped.load(Ordering::SeqCst));

@@ -164,15 +164,13 @@ async fn act(
             let raw = need(&args.url, "url", "open")?;
             let url = check_url(raw, guard)?;
             guard.take_refusals();
-            tokio::time::timeout(NAVIGATION_TIMEOUT, page.goto(url.as_str()))
-                .await
-                .map_err(|_| {
-                    ToolError::new(format!(
-                        "{url} did not load within {} s",
-                        NAVIGATION_TIMEOUT.as_secs()
-                    ))
-                })?
-                .map_err(|err| ToolError::new(format!("cannot open {url}: {err}")))?;
+            run_script(page, snapshot::navigate(url.as_str())).await?;
+            if !settle(page, true).await {
+                return Err(ToolError::new(format!(
+                    "{url} did not load within {} s",
+                    NAVIGATION_TIMEOUT.as_secs()
+                )));
+            }
             look(page, guard).await
         }
         Action::Snapshot => look(page, guard).await,
@@ -184,8 +182,9 @@ async fn act(
                 _ => snapshot::select(id, need(&args.text, "text", "select")?),
             };
             guard.take_refusals();
+            run_script(page, snapshot::MARK.to_owned()).await?;
             run_script(page, script).await?;
-            settle(page).await;
+            settle(page, false).await;
             look(page, guard).await
         }
         Action::Scroll => {
@@ -255,22 +254,23 @@ async fn run_script(page: &Page, script: String) -> Result<Value, ToolError> {
     Ok(value)
 }
 
-/// After an action: let what it started (a submit, a script) begin, then wait for
-/// the page to be loaded again.
-async fn settle(page: &Page) {
+/// After an action: let what it started (a submit, a script) begin, then wait until
+/// the page has loaded — a new document where `navigating`, else whichever is there.
+/// False when nothing loaded in time.
+async fn settle(page: &Page, navigating: bool) -> bool {
     tokio::time::sleep(Duration::from_millis(300)).await;
     let deadline = tokio::time::Instant::now() + NAVIGATION_TIMEOUT;
     while tokio::time::Instant::now() < deadline {
-        let ready = run_script(
-            page,
-            "JSON.stringify({state: document.readyState})".to_owned(),
-        )
-        .await;
-        if ready.is_ok_and(|v| v["state"] == "complete") {
-            return;
+        // Between two documents the page may not answer: that is "not yet".
+        if let Ok(state) = run_script(page, snapshot::STATE.to_owned()).await {
+            let fresh = state["fresh"] == true;
+            if state["state"] == "complete" && (fresh || !navigating) {
+                return true;
+            }
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    false
 }
 
 /// The page as the model reads it, with what the guard refused on the way. A refused
@@ -286,7 +286,7 @@ async fn look(page: &Page, guard: &proxy::Guard) -> Result<String, ToolError> {
         let target = format!("{host}:{}", url.port_or_known_default().unwrap_or(80));
         if let Some(refusal) = refusals.iter().find(|r| r.target == target) {
             // Leave nothing of the refused address on screen.
-            let _ = page.goto("about:blank").await;
+            let _ = run_script(page, snapshot::navigate("about:blank")).await;
             return Err(ToolError::new(format!(
                 "the page went to {url}, which was not loaded: {}",
                 refusal.reason
@@ -317,9 +317,8 @@ async fn screenshot(page: &Page, ctx: &ToolContext) -> Result<String, ToolError>
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
     let path = format!("tool-output/browser-{stamp}.png");
-    save(&ctx.workspace, &path, &png).map_err(|err| {
-        ToolError::new(format!("cannot save the screenshot to {path}: {err}"))
-    })?;
+    save(&ctx.workspace, &path, &png)
+        .map_err(|err| ToolError::new(format!("cannot save the screenshot to {path}: {err}")))?;
     Ok(format!(
         "saved a screenshot of the page to {path} ({} bytes); send it with send_file or read it with a tool that reads images",
         png.len()

@@ -241,7 +241,12 @@ async fn handle(mut client: TcpStream, guard: &Guard) -> std::io::Result<()> {
         return Ok(());
     }
     let Some(url) = Url::parse(target).ok().filter(|u| u.scheme() == "http") else {
-        return answer(&mut client, 400, "only http:// requests and CONNECT go through").await;
+        return answer(
+            &mut client,
+            400,
+            "only http:// requests and CONNECT go through",
+        )
+        .await;
     };
     let host = url.host_str().unwrap_or_default().to_owned();
     let port = url.port_or_known_default().unwrap_or(80);
@@ -267,8 +272,8 @@ async fn handle(mut client: TcpStream, guard: &Guard) -> std::io::Result<()> {
     out.push_str("Connection: close\r\n\r\n");
     upstream.write_all(out.as_bytes()).await?;
     upstream.write_all(&rest).await?;
-    let (mut from_client, mut to_upstream) = client.into_split();
-    let (mut from_upstream, mut to_client) = upstream.into_split();
+    let (mut from_client, mut to_client) = client.into_split();
+    let (mut from_upstream, mut to_upstream) = upstream.into_split();
     let upload = tokio::spawn(async move {
         let _ = tokio::io::copy(&mut from_client, &mut to_upstream).await;
     });
@@ -354,10 +359,7 @@ mod tests {
 
     #[test]
     fn inner_addresses_are_refused_unless_listed() {
-        let guard = Guard::new(
-            AllowList::parse(&["127.0.0.1:8080".into()]).unwrap(),
-            None,
-        );
+        let guard = Guard::new(AllowList::parse(&["127.0.0.1:8080".into()]).unwrap(), None);
         assert_eq!(guard.refusal("93.184.216.34".parse().unwrap(), 80), None);
         assert_eq!(guard.refusal("127.0.0.1".parse().unwrap(), 8080), None);
         assert_eq!(

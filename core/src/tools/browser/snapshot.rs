@@ -113,7 +113,9 @@ impl Snapshot {
 fn cap(mut text: String) -> String {
     if let Some((at, _)) = text.char_indices().nth(MAX_SNAPSHOT_CHARS) {
         text.truncate(at);
-        text.push_str("\n[snapshot cut: the rest of the page is not shown; scroll or use screenshot]");
+        text.push_str(
+            "\n[snapshot cut: the rest of the page is not shown; scroll or use screenshot]",
+        );
     }
     text
 }
@@ -136,6 +138,24 @@ fn on_element(id: &str, body: &str) -> String {
         id = js_string(id)
     )
 }
+
+/// Mark the current document, then go to `url`: the marker's absence shows the new
+/// document (navigating by script, as a link would, leaves chromiumoxide's own
+/// navigation tracking out of it).
+pub(super) fn navigate(url: &str) -> String {
+    format!(
+        "(() => {{ window.__pincerOld = true; location.href = {}; return JSON.stringify({{ok: true}}); }})()",
+        js_string(url)
+    )
+}
+
+/// Mark the current document (before an action that may navigate).
+pub(super) const MARK: &str =
+    "(() => { window.__pincerOld = true; return JSON.stringify({ok: true}); })()";
+
+/// Whether the document is a new one since [`MARK`], and whether it has loaded.
+pub(super) const STATE: &str =
+    "JSON.stringify({fresh: !window.__pincerOld, state: document.readyState})";
 
 pub(super) fn click(id: &str) -> String {
     on_element(id, "e.click();")
