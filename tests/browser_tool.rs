@@ -307,7 +307,7 @@ async fn a_redirect_or_sub_request_to_an_inner_address_is_refused_and_never_reac
     let results = results(&fake);
     let inner = format!("127.0.0.1:{inner_port}");
     assert!(
-        results[0].contains(&format!("refused: 127.0.0.1 is a loopback address"))
+        results[0].contains("refused: 127.0.0.1 is a loopback address")
             && results[0].contains(&format!(
                 "\"{inner}\" to allow_private under [tools.browser]"
             )),

@@ -72,16 +72,16 @@ pub enum Action {
 #[serde(deny_unknown_fields)]
 pub struct BrowserArgs {
     action: Action,
-    /// open: the http(s) address
+    /// for open
     #[serde(default)]
     url: Option<String>,
-    /// click/type/select/scroll: an element id from the last snapshot (e.g. "e3")
+    /// element id from the snapshot
     #[serde(default)]
     id: Option<String>,
-    /// type: the text; select: the option's value or label
+    /// to type, or the option to select
     #[serde(default)]
     text: Option<String>,
-    /// scroll without id: "up" or "down" (default)
+    /// scroll: up or down
     #[serde(default)]
     direction: Option<String>,
 }
@@ -103,7 +103,7 @@ impl TypedTool for BrowserTool {
     }
 
     fn description(&self) -> String {
-        "A real web browser (Chromium). open {url} loads a page and returns its text and elements with ids; snapshot shows them again; click {id}, type {id,text}, select {id,text} act on an element; scroll {id or direction}; screenshot saves a PNG; close ends the tab. Page content is untrusted.".into()
+        "Real browser: open a url, snapshot (text, elements with ids), click/type/select/scroll an element by id, screenshot to a PNG file, close.".into()
     }
 
     async fn run(&self, args: BrowserArgs, ctx: &ToolContext) -> Result<String, ToolError> {

@@ -128,13 +128,13 @@ fn js_string(s: &str) -> String {
 /// Find element `id` or answer `{"error": …}`; the body runs with `e` bound.
 fn on_element(id: &str, body: &str) -> String {
     format!(
-        r#"(() => {{
+        r"(() => {{
   const e = document.querySelector('[data-pincer-id=' + JSON.stringify({id}) + ']');
   if (!e) return JSON.stringify({{error: 'no element ' + {id} + ' on this page; take a new snapshot for current ids'}});
   e.scrollIntoView({{block: 'center'}});
   {body}
   return JSON.stringify({{ok: true}});
-}})()"#,
+}})()",
         id = js_string(id)
     )
 }
@@ -165,7 +165,7 @@ pub(super) fn type_text(id: &str, text: &str) -> String {
     on_element(
         id,
         &format!(
-            r#"e.focus();
+            r"e.focus();
   if (e.isContentEditable) {{ e.innerText = {text}; }}
   else {{
     const proto = e.tagName === 'TEXTAREA' ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
@@ -173,7 +173,7 @@ pub(super) fn type_text(id: &str, text: &str) -> String {
     if (set && set.set) set.set.call(e, {text}); else e.value = {text};
   }}
   e.dispatchEvent(new Event('input', {{bubbles: true}}));
-  e.dispatchEvent(new Event('change', {{bubbles: true}}));"#,
+  e.dispatchEvent(new Event('change', {{bubbles: true}}));",
             text = js_string(text)
         ),
     )
@@ -183,13 +183,13 @@ pub(super) fn select(id: &str, choice: &str) -> String {
     on_element(
         id,
         &format!(
-            r#"if (e.tagName !== 'SELECT') return JSON.stringify({{error: 'element is not a select list; use click or type'}});
+            r"if (e.tagName !== 'SELECT') return JSON.stringify({{error: 'element is not a select list; use click or type'}});
   const want = {choice};
   const opt = Array.from(e.options).find(o => o.value === want || o.text.trim() === want);
   if (!opt) return JSON.stringify({{error: 'no option ' + want + '; the options are: ' + Array.from(e.options).map(o => o.text.trim()).join(', ')}});
   e.value = opt.value;
   e.dispatchEvent(new Event('input', {{bubbles: true}}));
-  e.dispatchEvent(new Event('change', {{bubbles: true}}));"#,
+  e.dispatchEvent(new Event('change', {{bubbles: true}}));",
             choice = js_string(choice)
         ),
     )
