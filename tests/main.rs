@@ -12,6 +12,7 @@ mod conformance;
 mod agent;
 mod architecture;
 mod backup;
+mod browser_tool;
 mod chat;
 mod cli_errors;
 mod clients;

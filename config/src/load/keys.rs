@@ -163,6 +163,14 @@ pub(crate) const ROOT: Node = Table(&[
                 ]),
             ),
             ("web_search", Table(&[("backend", Leaf), ("url", Leaf)])),
+            (
+                "browser",
+                Table(&[
+                    ("idle_s", Leaf),
+                    ("allow_private", Leaf),
+                    ("executable", Leaf),
+                ]),
+            ),
             ("hooks", Names(&HOOK)),
             ("after_untrusted", Leaf),
         ]),

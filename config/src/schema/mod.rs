@@ -30,7 +30,7 @@ pub use providers::{Price, ProviderConfig, ProviderKind};
 pub use router::{ModelRef, RouterConfig};
 pub use schedules::{CronConfig, HeartbeatConfig, MemoryConfig};
 pub use tools::{
-    AfterUntrusted, DenyGroups, ExecConfig, ExecLimits, HookConfig, HookEvent, PermissionsConfig,
-    SandboxMode, ToolsConfig, WebSearchConfig,
+    AfterUntrusted, BrowserConfig, DenyGroups, ExecConfig, ExecLimits, HookConfig, HookEvent,
+    PermissionsConfig, SandboxMode, ToolsConfig, WebSearchConfig,
 };
 pub use voice::{VoiceConfig, VoiceReply};

@@ -1,5 +1,6 @@
 //! `[tools.*]`: which exec command groups are denied, the allow/ask/deny permission rules
-//! and how long an approval question waits, the web-search backend, and the owner's
+//! and how long an approval question waits, the web-search backend, the browser's
+//! idle time and inner addresses it may reach, and the owner's
 //! hook commands run before and after tool calls. The rules' pattern syntax is the core's business; this
 //! module only carries the strings.
 
@@ -20,6 +21,8 @@ pub struct ToolsConfig {
     pub permissions: PermissionsConfig,
     /// `[tools.web_search]`.
     pub web_search: WebSearchConfig,
+    /// `[tools.browser]`.
+    pub browser: BrowserConfig,
     /// `[tools.hooks.<name>]`: commands run before or after matching calls.
     pub hooks: BTreeMap<String, HookConfig>,
     /// Once a turn has taken in untrusted content (web or MCP results, an inbox file,
@@ -277,4 +280,31 @@ pub struct WebSearchConfig {
 impl WebSearchConfig {
     /// Backends `backend` may name.
     pub const BACKENDS: [&'static str; 3] = ["brave", "searxng", "tavily"];
+}
+
+/// `[tools.browser]`: the `browser` tool's Chromium.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BrowserConfig {
+    /// Seconds without a browser call before Chromium is stopped (it starts again on
+    /// the next call).
+    pub idle_s: u64,
+    /// Inner addresses the browser may reach anyway: `IP:port` (`127.0.0.1:8080`,
+    /// `[::1]:3000`) or a CIDR block (`10.1.2.0/24`, any port). Empty: only the public
+    /// internet.
+    pub allow_private: Vec<String>,
+    /// The Chromium to run; `None` looks for chromium, chromium-browser,
+    /// google-chrome on PATH.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub executable: Option<String>,
+}
+
+impl Default for BrowserConfig {
+    fn default() -> Self {
+        Self {
+            idle_s: 300,
+            allow_private: Vec::new(),
+            executable: None,
+        }
+    }
 }

@@ -159,6 +159,17 @@ pub fn build_agent(
     let mcp = McpManager::start_asking(servers, mcp_folders(home), approvers.clone());
     // What tools send to chats passes the scrubber like every reply.
     let outbox = crate::outbox::Outbox::new(outbound.clone(), Arc::clone(&scrubber), store.clone());
+    let browser_allow =
+        crate::tools::browser::AllowList::parse(&config.tools.browser.allow_private)
+            .map_err(|err| StartError::Permissions(err.to_string()))?;
+    let browser = crate::tools::browser::BrowserTool::new(crate::tools::browser::Settings {
+        executable: config.tools.browser.executable.clone(),
+        profile: home.dir.join("browser").join("profile"),
+        idle: std::time::Duration::from_secs(config.tools.browser.idle_s),
+        allow: browser_allow,
+        lookup: None,
+        downloads: workspace.join("tool-output"),
+    });
     let tools = Registry::with(vec![
         Arc::new(CronTool {
             store: store.clone(),
@@ -187,6 +198,7 @@ pub fn build_agent(
                 .in_jail(jail.clone()),
         ),
         Arc::new(WebFetch::new(FetchPolicy::default())),
+        browser,
         Arc::new(WebSearch::new(SearchSettings {
             backend: config.tools.web_search.backend.clone(),
             url: config.tools.web_search.url.clone(),

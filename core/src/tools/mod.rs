@@ -9,6 +9,7 @@
 //! - `todo`        — the model's checklist
 //! - `exec`        — shell commands in the workspace, checked against deny groups
 //! - `web`         — web_fetch (SSRF-guarded) and web_search
+//! - `browser`     — a real Chromium over DevTools, behind the same SSRF rules
 //! - `send`        — send_message
 //! - `conversations` — conversation_search: what was said in every past conversation
 //! - `skills`      — workspace skills: listed in the prompt, loaded by `skill`
@@ -24,6 +25,7 @@
 
 pub mod approval;
 pub mod args;
+pub mod browser;
 mod budget;
 mod caller;
 pub mod confine;

@@ -35,6 +35,7 @@ use crate::tools::ToolError;
 pub use fetch::{FetchPolicy, WebFetch};
 pub use search::{SearchSettings, WebSearch};
 pub use ssrf::Lookup;
+pub(crate) use ssrf::{Forbidden, classify};
 
 /// Both tools identify themselves the same way; some sites refuse a blank agent.
 const USER_AGENT: &str = concat!(

@@ -20,7 +20,7 @@ pub type Lookup = Arc<dyn Fn(&str) -> Vec<IpAddr> + Send + Sync>;
 
 /// Why an address is off limits, worded to follow "is a".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Forbidden {
+pub(crate) enum Forbidden {
     Loopback,
     Private,
     LinkLocal,
@@ -32,7 +32,7 @@ pub(super) enum Forbidden {
 }
 
 impl Forbidden {
-    fn words(self) -> &'static str {
+    pub(crate) fn words(self) -> &'static str {
         match self {
             Self::Loopback => "a loopback address",
             Self::Private => "a private address",
@@ -47,7 +47,7 @@ impl Forbidden {
 }
 
 /// Classify an address; `None` means public and allowed.
-pub(super) fn classify(ip: IpAddr) -> Option<Forbidden> {
+pub(crate) fn classify(ip: IpAddr) -> Option<Forbidden> {
     match ip {
         IpAddr::V4(v4) => classify_v4(v4),
         IpAddr::V6(v6) => classify_v6(v6),
