@@ -159,7 +159,11 @@ async fn chat(home: TestHome, text: &'static str) -> (TestHome, common::Run) {
 
 /// Whether a Chromium with this home's profile still runs.
 fn chromium_of(home: &TestHome) -> bool {
-    let profile = home.path().join("browser").to_string_lossy().into_owned();
+    let profile = home
+        .path()
+        .join("state/browser")
+        .to_string_lossy()
+        .into_owned();
     std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
         std::fs::read(entry.path().join("cmdline"))
             .is_ok_and(|cmd| String::from_utf8_lossy(&cmd).contains(&profile))
@@ -218,7 +222,7 @@ async fn book_the_nine_o_clock_slot_on_a_local_page() {
     let png = std::fs::read(home.workspace().join(shot)).unwrap();
     assert!(png.starts_with(b"\x89PNG"), "{shot} is a PNG");
     // The browser's profile is the home's, and Chromium ends with the process.
-    assert!(home.path().join("browser/profile").is_dir());
+    assert!(home.path().join("state/browser").is_dir());
     wait_until("Chromium stopped with pincer", async || !chromium_of(&home)).await;
 }
 
@@ -325,4 +329,72 @@ async fn a_redirect_or_sub_request_to_an_inner_address_is_refused_and_never_reac
         "the inner server was reached: {:?}",
         hits.all()
     );
+}
+
+/// What a sandboxed command finds on loopback while Chromium runs: every listening TCP
+/// port asked for DevTools' `/json/version`. Chromium speaks DevTools over a pipe, so
+/// none answers, and the command cannot drive the browser to `file:///` the secrets.
+const FIND_DEVTOOLS: &str = r#"
+import socket
+ports = set()
+for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+    try:
+        for line in open(name).read().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A":
+                ports.add(int(fields[1].split(":")[1], 16))
+    except OSError:
+        pass
+found = []
+for port in sorted(ports):
+    data = b""
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=1)
+        s.settimeout(1)
+        s.sendall(b"GET /json/version HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        while b"webSocketDebuggerUrl" not in data:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+    except Exception:
+        pass
+    if b"webSocketDebuggerUrl" in data:
+        found.append(port)
+print("listening", len(ports), "devtools", found)
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sandboxed_command_finds_no_devtools_port_to_drive_the_browser() {
+    if !chromium() {
+        return;
+    }
+    let (port, _) = site(9).await;
+    let fake = FakeModel::start().await;
+    let home = home_for(&fake, port, "[tools]\nafter_untrusted = \"allow\"");
+    std::fs::create_dir_all(home.workspace()).unwrap();
+    std::fs::write(home.workspace().join("find.py"), FIND_DEVTOOLS).unwrap();
+    fake.push_all([
+        Step::tool_call(
+            "browser",
+            json!({"action": "open", "url": format!("http://127.0.0.1:{port}/js")}),
+        ),
+        Step::tool_call("exec", json!({"command": "python3 find.py"})),
+        Step::text("Looked."),
+    ]);
+    let (_home, run) = chat(home, "open the page, then look around").await;
+    assert!(run.ok(), "{run:?}");
+    let results = results(&fake);
+    assert!(
+        results[0].contains("Built by script"),
+        "Chromium ran: {}",
+        results[0]
+    );
+    assert!(
+        results[1].contains("listening") && results[1].contains("devtools []"),
+        "{}",
+        results[1]
+    );
+    // The command did see ports (the test's own site at least): it looked.
+    assert!(!results[1].contains("listening 0 "), "{}", results[1]);
 }

@@ -164,7 +164,7 @@ pub fn build_agent(
             .map_err(|err| StartError::Permissions(err.to_string()))?;
     let browser = crate::tools::browser::BrowserTool::new(crate::tools::browser::Settings {
         executable: config.tools.browser.executable.clone(),
-        profile: home.dir.join("browser").join("profile"),
+        profile: home.state_dir().join("browser"),
         idle: std::time::Duration::from_secs(config.tools.browser.idle_s),
         allow: browser_allow,
         lookup: None,

@@ -207,13 +207,15 @@ impl Plan {
             crate::store::snapshot(&index, &copy)?;
             archive.file("state/memory.db", &copy, 0o600)?;
         }
-        // Left out: the databases' side files (the copy above is whole), the dream's lock.
+        // Left out: the databases' side files (the copy above is whole), the dream's lock,
+        // Chromium's profile (a cache, and the cookies of the sites the browser visited).
         let skip = [
             "memory.db",
             "memory.db-wal",
             "memory.db-shm",
             "memory.db-journal",
             "dream.lock",
+            "browser",
             pincer_memory::repo::GIT_DIR,
         ];
         archive.tree(&top, "state", &skip)?;

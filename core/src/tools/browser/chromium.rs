@@ -24,11 +24,12 @@ use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use super::pipe;
 use super::proxy::{self, AllowList, Guard};
 use crate::tools::ToolError;
 use crate::tools::web::Lookup;
 
-/// How long Chromium may take to say where its DevTools endpoint is.
+/// How long Chromium may take to answer its first DevTools command.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// Names tried on PATH when `[tools.browser] executable` is unset.
 const CANDIDATES: [&str; 4] = [
@@ -157,11 +158,10 @@ pub(super) async fn start(settings: &Settings) -> Result<Running, ToolError> {
         .port();
     let guard = Arc::new(Guard::new(settings.allow.clone(), settings.lookup.clone()));
     let mut tasks = vec![tokio::spawn(proxy::serve(listener, Arc::clone(&guard)))];
-    let mut command = tokio::process::Command::new(&exe);
+    let mut command = pipe::command(&exe, &flags(&settings.profile, proxy_port));
     command
-        .args(flags(&settings.profile, proxy_port))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     let mut child = command.spawn().map_err(|err| {
@@ -170,38 +170,32 @@ pub(super) async fn start(settings: &Settings) -> Result<Running, ToolError> {
             exe.display()
         ))
     })?;
-    let stderr = child
-        .stderr
-        .take()
-        .ok_or_else(|| ToolError::new("Chromium's stderr was not captured"))?;
-    let mut lines = BufReader::new(stderr).lines();
-    let endpoint = tokio::time::timeout(START_TIMEOUT, async {
-        while let Ok(Some(line)) = lines.next_line().await {
-            if let Some(url) = line.split("DevTools listening on ").nth(1) {
-                return Some(url.trim().to_owned());
-            }
-            tracing::debug!(%line, "chromium");
-        }
-        None
-    })
-    .await
-    .ok()
-    .flatten()
-    .ok_or_else(|| {
-        ToolError::new(format!(
-            "Chromium ({}) did not start within {} s; run it by hand with --headless to see why",
-            exe.display(),
-            START_TIMEOUT.as_secs()
-        ))
-    })?;
+    let (Some(to), Some(from), Some(stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        return Err(ToolError::new("Chromium's pipes were not set up"));
+    };
     // Keep reading its stderr, or Chromium stalls once the pipe is full.
+    let mut lines = BufReader::new(stderr).lines();
     tasks.push(tokio::spawn(async move {
         while let Ok(Some(line)) = lines.next_line().await {
             tracing::trace!(%line, "chromium");
         }
     }));
-    let (browser, mut handler) = Browser::connect(endpoint)
+    let bridge = pipe::bridge(to, from)
         .await
+        .map_err(|err| ToolError::new(format!("cannot reach Chromium's DevTools: {err}")))?;
+    tasks.push(bridge.task);
+    let connect = Browser::connect(bridge.url);
+    let (browser, mut handler) = tokio::time::timeout(START_TIMEOUT, connect)
+        .await
+        .map_err(|_| {
+            ToolError::new(format!(
+                "Chromium ({}) did not answer within {} s; run it by hand with --headless to see why",
+                exe.display(),
+                START_TIMEOUT.as_secs()
+            ))
+        })?
         .map_err(|err| ToolError::new(format!("cannot reach Chromium's DevTools: {err}")))?;
     tasks.push(tokio::spawn(async move {
         while let Some(event) = handler.next().await {
@@ -240,8 +234,7 @@ fn flags(profile: &Path, proxy_port: u16) -> Vec<String> {
         "--dns-prefetch-disable",
         "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
         "--proxy-bypass-list=<-loopback>",
-        "--remote-debugging-address=127.0.0.1",
-        "--remote-debugging-port=0",
+        pipe::FLAG,
     ]
     .map(String::from)
     .to_vec();

@@ -7,11 +7,13 @@
 //! # Layout
 //! - `chromium` — the one Chromium per gateway: started on first use, a browser
 //!   context and tab per conversation, stopped after `idle_s`.
+//! - `pipe`     — DevTools over a pipe, bridged once for chromiumoxide: no open port
 //! - `proxy`    — the guard every request goes through: the SSRF rules of `web_fetch`,
 //!   with `[tools.browser] allow_private`.
 //! - `snapshot` — the scripts run in the page, and the capped text the model reads.
 
 mod chromium;
+mod pipe;
 mod proxy;
 mod snapshot;
 
