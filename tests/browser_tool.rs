@@ -221,6 +221,12 @@ async fn book_the_nine_o_clock_slot_on_a_local_page() {
         .unwrap();
     let png = std::fs::read(home.workspace().join(shot)).unwrap();
     assert!(png.starts_with(b"\x89PNG"), "{shot} is a PNG");
+    // fake/m is not known to see: the screenshot stays a file the model is told of.
+    let last = fake.requests().last().unwrap().body.to_string();
+    assert!(
+        !last.contains("data:image/"),
+        "no picture for a blind model"
+    );
     // The browser's profile is the home's, and Chromium ends with the process.
     assert!(home.path().join("state/browser").is_dir());
     wait_until("Chromium stopped with pincer", async || !chromium_of(&home)).await;
@@ -397,4 +403,53 @@ async fn a_sandboxed_command_finds_no_devtools_port_to_drive_the_browser() {
     );
     // The command did see ports (the test's own site at least): it looked.
     assert!(!results[1].contains("listening 0 "), "{}", results[1]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_that_sees_is_shown_the_screenshot_after_its_result() {
+    if !chromium() {
+        return;
+    }
+    let (port, _) = site(9).await;
+    let fake = FakeModel::start().await;
+    let home = home_for(&fake, port, "[models.\"fake/m\"]\nvision = true");
+    fake.push_all([
+        Step::tool_call(
+            "browser",
+            json!({"action": "open", "url": format!("http://127.0.0.1:{port}/js")}),
+        ),
+        Step::tool_call("browser", json!({"action": "screenshot"})),
+        Step::text("I see the page."),
+    ]);
+    let (home, run) = chat(home, "what does the page look like?").await;
+    assert!(run.ok(), "{run:?}");
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 3);
+    let messages = requests[2].body["messages"].as_array().unwrap().clone();
+    let tool = messages
+        .iter()
+        .rposition(|m| m["role"] == "tool")
+        .expect("the screenshot's result");
+    assert!(
+        messages[tool]["content"]
+            .as_str()
+            .unwrap()
+            .contains("saved a screenshot"),
+        "{}",
+        messages[tool]
+    );
+    // The picture follows its result, as a user message's image part.
+    let picture = &messages[tool + 1];
+    assert_eq!(picture["role"], "user", "{picture}");
+    let url = picture["content"][0]["image_url"]["url"].as_str().unwrap();
+    assert!(
+        url.starts_with("data:image/png;base64,iVBOR"),
+        "{}",
+        &url[..40]
+    );
+    // Only the open's request came before: it had no picture.
+    assert!(!requests[1].body.to_string().contains("data:image/"));
+    // The transcript keeps the words, not the picture.
+    let shown = home.run(&["sessions", "show", "terminal:dm:local"]).stdout;
+    assert!(shown.contains("saved a screenshot"), "{shown}");
 }

@@ -31,6 +31,7 @@ fn ctx(dir: &Path) -> ToolContext {
         origin: None,
         caller: pincer::tools::Caller::owner(),
         taint: Default::default(),
+        pictures: Default::default(),
         session: None,
         mode: None,
     }

@@ -48,6 +48,7 @@ async fn a_server_sees_its_configured_env_and_not_the_parents_secrets() {
         origin: None,
         caller: pincer::tools::Caller::owner(),
         taint: Default::default(),
+        pictures: Default::default(),
         session: None,
         mode: None,
     };

@@ -300,6 +300,7 @@ async fn read_only_calls_overlap_a_write_waits_and_results_keep_their_order() {
         origin: None,
         caller: pincer::tools::Caller::owner(),
         taint: Default::default(),
+        pictures: Default::default(),
         session: None,
         mode: None,
     };
@@ -669,6 +670,7 @@ async fn a_tool_without_a_declaration_gets_the_strictest_effects() {
         origin: None,
         caller: Caller::owner(),
         taint: Default::default(),
+        pictures: Default::default(),
         session: Some(1),
         mode,
     };

@@ -134,6 +134,7 @@ async fn report(
         origin: Some(pincer_channels::Terminal::target()),
         caller: crate::tools::Caller::owner(),
         taint: Default::default(),
+        pictures: Default::default(),
         session: None,
         mode: None,
     };

@@ -105,6 +105,7 @@ mod tests {
             origin: None,
             caller: crate::tools::Caller::owner(),
             taint: Default::default(),
+            pictures: Default::default(),
             session: None,
             mode: None,
         };
@@ -144,6 +145,7 @@ mod tests {
             origin: None,
             caller: crate::tools::Caller::owner(),
             taint: Default::default(),
+            pictures: Default::default(),
             session: None,
             mode: None,
         };

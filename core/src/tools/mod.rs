@@ -66,7 +66,7 @@ pub use permissions::{Decision, Permissions, RuleError};
 pub use send::SendMessage;
 pub use send_file::SendFile;
 pub use taint::Taint;
-pub use tool::{MAX_RESULT_BYTES, Tool, ToolContext};
+pub use tool::{MAX_RESULT_BYTES, Pictures, Tool, ToolContext};
 
 use crate::mcp::McpManager;
 use crate::scrub::Scrubber;

@@ -198,6 +198,7 @@ mod tests {
             origin: None,
             caller: crate::tools::Caller::owner(),
             taint: Default::default(),
+            pictures: Default::default(),
             session: None,
             mode: None,
         };

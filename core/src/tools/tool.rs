@@ -19,6 +19,28 @@ use crate::provider::ToolSpec;
 /// The most a tool result may put into the conversation.
 pub const MAX_RESULT_BYTES: usize = 32 * 1024;
 
+/// Pictures a call made for the model to look at (a browser screenshot): the turn shows
+/// them after the call's result when its models see images; the result's text names
+/// where each is saved either way.
+#[derive(Debug, Clone, Default)]
+pub struct Pictures(std::sync::Arc<std::sync::Mutex<Vec<(String, crate::provider::ImageData)>>>);
+
+impl Pictures {
+    /// `path` (inside the workspace), as the model is sent it.
+    pub fn add(&self, path: String, data: crate::provider::ImageData) {
+        self.lock().push((path, data));
+    }
+
+    /// What was added since the last take.
+    pub fn take(&self) -> Vec<(String, crate::provider::ImageData)> {
+        std::mem::take(&mut *self.lock())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(String, crate::provider::ImageData)>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
 /// What a tool may touch.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
@@ -29,6 +51,8 @@ pub struct ToolContext {
     pub caller: Caller,
     /// Set once the turn has taken in untrusted content.
     pub taint: Taint,
+    /// Pictures the call made for the model (see [`Pictures`]).
+    pub pictures: Pictures,
     /// The stored session the turn belongs to (none outside a turn).
     pub session: Option<i64>,
     /// The conversation's permission mode, where a program drives it (`mode`).

@@ -22,6 +22,7 @@ impl Turn<'_> {
             origin: Some(self.first.target.clone()),
             caller: self.caller(),
             taint: self.taint.clone(),
+            pictures: Default::default(),
             session: Some(self.session_id),
             mode: self.agent.modes.get(self.session_id),
         };
@@ -99,6 +100,7 @@ impl Turn<'_> {
                 }
                 history::push_user(&mut self.messages, result);
             }
+            self.show_pictures(&ctx);
         }
         if escalate {
             self.route
@@ -109,6 +111,38 @@ impl Turn<'_> {
             ended = self.heed(verdict);
         }
         ended
+    }
+}
+
+impl Turn<'_> {
+    /// The pictures this group's calls made (a browser screenshot), after their
+    /// results, when every model of the turn's chain sees images; else only their
+    /// results' words, which name the saved files. Shown in this turn only: the
+    /// transcript keeps the results' words.
+    fn show_pictures(&mut self, ctx: &ToolContext) {
+        let pictures = ctx.pictures.take();
+        if pictures.is_empty() {
+            return;
+        }
+        let chain = &self.route.chain;
+        let sees = self
+            .agent
+            .models
+            .seeing_part(chain)
+            .is_some_and(|seeing| std::sync::Arc::ptr_eq(&seeing, chain));
+        if !sees {
+            return;
+        }
+        self.route.images = true;
+        for (path, data) in pictures.into_iter().take(crate::media::image::MAX_IMAGES) {
+            history::push_user(
+                &mut self.messages,
+                Part::Image {
+                    path,
+                    data: Some(data),
+                },
+            );
+        }
     }
 }
 

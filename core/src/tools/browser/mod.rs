@@ -321,8 +321,13 @@ async fn screenshot(page: &Page, ctx: &ToolContext) -> Result<String, ToolError>
     let path = format!("tool-output/browser-{stamp}.png");
     save(&ctx.workspace, &path, &png)
         .map_err(|err| ToolError::new(format!("cannot save the screenshot to {path}: {err}")))?;
+    // Shown to a model that sees (after this result); scaled like a photo when large.
+    match crate::media::image::scaled(&png).await {
+        Ok(data) => ctx.pictures.add(path.clone(), data),
+        Err(err) => tracing::warn!("the screenshot cannot be shown to the model: {err}"),
+    }
     Ok(format!(
-        "saved a screenshot of the page to {path} ({} bytes); send it with send_file or read it with a tool that reads images",
+        "saved a screenshot of the page to {path} ({} bytes; a model that sees images is shown it next); send it with send_file",
         png.len()
     ))
 }

@@ -60,6 +60,8 @@ pub(super) async fn bridge(to: ChildStdin, from: ChildStdout) -> std::io::Result
                 return;
             };
             let wanted = path.clone();
+            // The error's shape is tungstenite's callback signature, not ours to box.
+            #[allow(clippy::result_large_err)]
             let check = move |request: &Request, response: Response| {
                 if request.uri().path() == wanted {
                     Ok(response)

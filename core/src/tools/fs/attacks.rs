@@ -27,6 +27,7 @@ fn setup() -> Setup {
         origin: None,
         caller: Caller::owner(),
         taint: Default::default(),
+        pictures: Default::default(),
         session: None,
         mode: None,
     };

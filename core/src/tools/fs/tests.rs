@@ -14,6 +14,7 @@ fn ctx() -> (tempfile::TempDir, ToolContext) {
         origin: None,
         caller: crate::tools::Caller::owner(),
         taint: Default::default(),
+        pictures: Default::default(),
         session: None,
         mode: None,
     };

@@ -17,6 +17,7 @@ fn ctx() -> ToolContext {
         origin: None,
         caller: crate::tools::Caller::owner(),
         taint: Default::default(),
+        pictures: Default::default(),
         session: None,
         mode: None,
     }

@@ -34,6 +34,7 @@ impl Workspace {
             origin: None,
             caller: crate::tools::Caller::owner(),
             taint: Default::default(),
+            pictures: Default::default(),
             session: None,
             mode: None,
         }
@@ -104,6 +105,7 @@ async fn a_missing_workspace_is_an_error() {
         origin: None,
         caller: crate::tools::Caller::owner(),
         taint: Default::default(),
+        pictures: Default::default(),
         session: None,
         mode: None,
     };
