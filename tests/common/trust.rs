@@ -33,7 +33,7 @@ pub(crate) fn offered_tools(body: &Value) -> Vec<String> {
         .and_then(|d| d.split_once("Not listed, load by name: "))
     {
         names.extend(listed.1.split("; ").filter_map(|line| {
-            let name = line.split_once(": ")?.0;
+            let name = line.split(": ").next()?.split('.').next()?;
             name.chars()
                 .all(|c| c.is_ascii_lowercase() || c == '_')
                 .then(|| name.to_string())

@@ -59,13 +59,15 @@ const NEVER_DEFERRED: [&str; 4] = [TOOL_SEARCH, "skill", "enter_plan_mode", "exi
 /// What a request offers: the built-ins in `keep` (all when `None`), the ones
 /// `NEVER_DEFERRED`, the MCP tools offered `whole`, and whatever the conversation
 /// `loaded`; `tool_search` only when something is left out, its description then
-/// naming each built-in left out with a line of what it does.
+/// naming each built-in left out with a line of what it does (by name alone when
+/// `brief`).
 pub(super) fn offer(
     builtins: Vec<&ToolSpec>,
     whole: Vec<ToolSpec>,
     deferred: Vec<ToolSpec>,
     keep: Option<&[String]>,
     loaded: &HashSet<String>,
+    brief: bool,
 ) -> Vec<ToolSpec> {
     let offered = |name: &String| {
         keep.is_none_or(|keep| keep.contains(name))
@@ -86,7 +88,7 @@ pub(super) fn offer(
         false => specs
             .into_iter()
             .map(|spec| match spec.name == TOOL_SEARCH {
-                true => with_list(spec, &listed, unloaded),
+                true => with_list(spec, &listed, unloaded, brief),
                 false => spec.clone(),
             })
             .collect(),
@@ -100,13 +102,17 @@ pub(super) fn offer(
     specs
 }
 
-/// `tool_search`'s spec, its description naming the built-ins left out.
-fn with_list(spec: &ToolSpec, listed: &[&ToolSpec], mcp: usize) -> ToolSpec {
+/// `tool_search`'s spec, its description naming the built-ins left out (`brief`: by
+/// name alone, for a model with a small window).
+fn with_list(spec: &ToolSpec, listed: &[&ToolSpec], mcp: usize, brief: bool) -> ToolSpec {
     let mut spec = spec.clone();
     if !listed.is_empty() {
         let lines: Vec<String> = listed
             .iter()
-            .map(|s| format!("{}: {}", s.name, one_line(&s.description)))
+            .map(|s| match brief {
+                true => s.name.clone(),
+                false => format!("{}: {}", s.name, one_line(&s.description)),
+            })
             .collect();
         spec.description
             .push_str(&format!(" Not listed, load by name: {}.", lines.join("; ")));

@@ -435,7 +435,7 @@ impl Registry {
                 (Vec::new(), all)
             }
         };
-        deferred::offer(builtins, whole, deferred, keep, loaded)
+        deferred::offer(builtins, whole, deferred, keep, loaded, !mcp_whole)
     }
 
     /// Offer only the built-ins `always` names whole (`agent.always_tools`); the
