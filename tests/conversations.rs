@@ -168,3 +168,37 @@ async fn a_member_finds_only_their_own_direct_chat_and_nobody_searches_from_a_gr
     assert!(refused.contains("not available"), "{refused}");
     assert!(!refused.contains("Jorge"), "{refused}");
 }
+
+/// A secret the owner once typed is not handed back by a search for a piece of it: the
+/// marks around a matched word would split it where the scrubber could not know it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_for_part_of_a_secret_does_not_bring_the_secret_back() {
+    let model = pincer_fakes::FakeModel::start().await;
+    let home = common::TestHome::new();
+    home.write_config(&common::openai_config(&model, ""));
+    home.write_secrets("providers:\n  fake:\n    api_key: sk-TOPSECRETVALUE9876543210\n");
+    let said = home.run(&[
+        "chat",
+        "-m",
+        "remember the alarm code: sk-TOPSECRETVALUE9876543210 for the garage",
+    ]);
+    assert!(said.ok(), "{said:?}");
+    model.push_all([
+        Step::tool_call("conversation_search", json!({"query": "sk"})),
+        Step::tool_call(
+            "conversation_search",
+            json!({"query": "TOPSECRETVALUE9876543210"}),
+        ),
+        Step::tool_call("conversation_search", json!({"query": "alarm garage"})),
+        Step::text("Searched."),
+    ]);
+    let run = home.run(&["chat", "-m", "what was the alarm code?"]);
+    assert!(run.ok(), "{run:?}");
+    let requests = model.requests();
+    let results = tool_results(&requests.last().unwrap().body);
+    assert_eq!(results.len(), 3, "{results:?}");
+    for result in &results {
+        assert!(result.contains("garage"), "the message was found: {result}");
+        assert!(!result.contains("TOPSECRET"), "{result}");
+    }
+}

@@ -50,6 +50,8 @@ pub struct Hit {
     pub created_at: i64,
     /// The matching stretch, the matched words in «»; cut ends marked with "…".
     pub snippet: String,
+    /// The whole text of the message part that matched.
+    pub text: String,
 }
 
 /// The words of `text` as an FTS5 query: each quoted (so nothing is an operator), all
@@ -86,7 +88,7 @@ impl Store {
 fn find(conn: &rusqlite::Connection, query: &SearchQuery, fts: &str) -> Result<Vec<Hit>> {
     let sql = String::from(
         "SELECT s.id, s.key, m.id, m.role, m.sender, m.created_at,
-                snippet(said, 0, '«', '»', '…', 24)
+                snippet(said, 0, '«', '»', '…', 24), said.text
          FROM said JOIN parts p ON p.id = said.rowid
          JOIN messages m ON m.id = p.message_id
          JOIN sessions s ON s.id = m.session_id
@@ -148,11 +150,12 @@ fn find(conn: &rusqlite::Connection, query: &SearchQuery, fts: &str) -> Result<V
             row.get::<_, Option<String>>(4)?,
             row.get::<_, i64>(5)?,
             row.get::<_, String>(6)?,
+            row.get::<_, String>(7)?,
         ))
     })?;
     let mut hits = Vec::new();
     for row in rows {
-        let (session_id, key, message_id, role, sender, created_at, snippet) = row?;
+        let (session_id, key, message_id, role, sender, created_at, snippet, text) = row?;
         hits.push(Hit {
             session_id,
             key,
@@ -161,6 +164,7 @@ fn find(conn: &rusqlite::Connection, query: &SearchQuery, fts: &str) -> Result<V
             sender,
             created_at,
             snippet,
+            text,
         });
     }
     Ok(hits)

@@ -79,7 +79,11 @@ impl TypedTool for ConversationSearch {
     }
 
     async fn run(&self, args: SearchArgs, ctx: &ToolContext) -> Result<String, ToolError> {
-        let hits = self.search(args, &ctx.caller.origin).await?;
+        let words = args.query.clone();
+        let mut hits = self.search(args, &ctx.caller.origin).await?;
+        for hit in &mut hits {
+            hit.snippet = safe_snippet(hit, &words);
+        }
         if hits.iter().any(|hit| !self.owner_said(hit)) {
             ctx.taint.set();
         }
@@ -162,6 +166,36 @@ impl ConversationSearch {
     }
 }
 
+/// A hit's snippet that cannot carry a secret: the marks of matched words (or a cut
+/// end) can split a secret so the scrubber no longer knows it, so a message holding one
+/// is shown from its scrubbed whole text instead, unmarked, around the first word
+/// asked for.
+fn safe_snippet(hit: &Hit, query: &str) -> String {
+    let clean = crate::scrub::scrub_global(&hit.text);
+    if clean == hit.text {
+        return hit.snippet.clone();
+    }
+    let lower = clean.to_lowercase();
+    let at = query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .filter_map(|w| lower.find(&w.to_lowercase()))
+        .min()
+        .unwrap_or(0);
+    let chars: Vec<(usize, char)> = clean.char_indices().collect();
+    let index = chars.iter().position(|(i, _)| *i >= at).unwrap_or(0);
+    let start = index.saturating_sub(80);
+    let end = (index + 160).min(chars.len());
+    let mut out: String = chars[start..end].iter().map(|(_, c)| *c).collect();
+    if start > 0 {
+        out.insert(0, '…');
+    }
+    if end < chars.len() {
+        out.push('…');
+    }
+    out
+}
+
 /// The start of `date` (YYYY-MM-DD) plus `days_after` days, in `tz`, as Unix ms.
 pub fn day(
     date: Option<&str>,
@@ -187,7 +221,7 @@ pub fn day(
 /// (in `tz`), who said it and the matching stretch.
 pub fn render(hits: &[Hit], tz: chrono_tz::Tz) -> String {
     if hits.is_empty() {
-        return "Nothing found. Try other words, fewer filters, or a wider span of days.".into();
+        return "Nothing found. Try other words, fewer filters, or a wider span of days.\n".into();
     }
     let mut out = format!(
         "{} message{} found, best first:\n",
