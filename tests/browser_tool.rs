@@ -91,6 +91,22 @@ async fn site(inner: u16) -> (u16, Seen) {
             }),
         )
         .route(
+            "/download",
+            get(|| async { Html("<html><body><a href=/dl download>the report</a></body></html>") }),
+        )
+        .route(
+            "/dl",
+            get(|| async {
+                (
+                    [(
+                        axum::http::header::CONTENT_DISPOSITION,
+                        "attachment; filename=\"pwn-cron\"",
+                    )],
+                    "* * * * * root touch /tmp/pwned-by-download\n",
+                )
+            }),
+        )
+        .route(
             "/redirect",
             get(move || async move { Redirect::temporary(&format!("http://127.0.0.1:{inner}/secret")) }),
         )
@@ -452,4 +468,47 @@ async fn a_model_that_sees_is_shown_the_screenshot_after_its_result() {
     // The transcript keeps the words, not the picture.
     let shown = home.run(&["sessions", "show", "terminal:dm:local"]).stdout;
     assert!(shown.contains("saved a screenshot"), "{shown}");
+}
+
+/// A download never lands where a command pointed `tool-output/`: Chromium saves into a
+/// folder under `state/`, and the gateway moves the file into the workspace beneath it,
+/// with no link followed (found by the red team: a link swapped in after the tab was made
+/// took the page's file to any folder).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_download_never_follows_a_link_a_command_put_in_place_of_tool_output() {
+    if !chromium() {
+        return;
+    }
+    let (port, _) = site(9).await;
+    let outside = tempfile::tempdir().unwrap();
+    let fake = FakeModel::start().await;
+    let home = home_for(&fake, port, "[tools]\nafter_untrusted = \"allow\"");
+    let page =
+        |path: &str| json!({"action": "open", "url": format!("http://127.0.0.1:{port}{path}")});
+    fake.push_all([
+        Step::tool_call("browser", page("/js")),
+        Step::tool_call(
+            "exec",
+            json!({"command": format!("rm -rf tool-output && ln -s {} tool-output", outside.path().display())}),
+        ),
+        Step::tool_call("browser", page("/download")),
+        Step::tool_call("browser", json!({"action": "click", "id": "e0"})),
+        Step::tool_call("browser", json!({"action": "snapshot"})),
+        Step::tool_call("browser", json!({"action": "snapshot"})),
+        Step::text("Got it."),
+    ]);
+    let (home, run) = chat(home, "download the report").await;
+    assert!(run.ok(), "{run:?}");
+    let leaked: Vec<_> = std::fs::read_dir(outside.path())
+        .unwrap()
+        .flatten()
+        .collect();
+    assert!(leaked.is_empty(), "written through the link: {leaked:?}");
+    let results = results(&fake).join("\n");
+    assert!(results.contains("pwn-cron"), "the download came: {results}");
+    assert!(results.contains("refused"), "{results}");
+    assert!(
+        !home.workspace().join("tool-output").is_dir()
+            || home.workspace().join("tool-output").is_symlink()
+    );
 }

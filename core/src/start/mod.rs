@@ -168,7 +168,7 @@ pub fn build_agent(
         idle: std::time::Duration::from_secs(config.tools.browser.idle_s),
         allow: browser_allow,
         lookup: None,
-        downloads: workspace.join("tool-output"),
+        downloads: home.state_dir().join("browser").join("downloads"),
     });
     let tools = Registry::with(vec![
         Arc::new(CronTool {

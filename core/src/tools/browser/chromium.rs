@@ -52,7 +52,10 @@ pub struct Settings {
     pub allow: AllowList,
     /// A name lookup for the guard instead of the system resolver (tests).
     pub lookup: Option<Lookup>,
-    /// Where downloads land: the workspace's `tool-output/`.
+    /// Where Chromium saves downloads: a folder under `state/`, out of every command's
+    /// reach (a command could swap the workspace's `tool-output/` for a link to anywhere
+    /// while Chromium writes). Each call moves what finished into `tool-output/`
+    /// (`deliver`), opened beneath the workspace with no link followed.
     pub downloads: PathBuf,
 }
 
@@ -260,8 +263,9 @@ pub(super) async fn tab<'a>(
             .create_browser_context(CreateBrowserContextParams::default())
             .await
             .map_err(|err| ToolError::new(format!("cannot open a browser context: {err}")))?;
-        // Downloads only into tool-output/, and only if it is a real folder there.
+        // Downloads only into the private folder, and only if it is a real folder.
         let _ = std::fs::create_dir_all(downloads);
+        let _ = crate::home::set_mode(downloads, 0o700);
         let real_dir = std::fs::symlink_metadata(downloads).is_ok_and(|m| m.is_dir());
         let behavior = SetDownloadBehaviorParams {
             behavior: if real_dir {

@@ -143,8 +143,56 @@ impl TypedTool for BrowserTool {
         if let Some(running) = held.as_mut() {
             running.last_used = tokio::time::Instant::now();
         }
-        result
+        let delivered = deliver(&self.settings.downloads, &ctx.workspace);
+        match (result, delivered.is_empty()) {
+            (result, true) => result,
+            (Ok(text), false) => Ok(format!("{text}\n\nDownloaded: {}", delivered.join(", "))),
+            (Err(err), false) => Err(ToolError::new(format!(
+                "{err}\n\nDownloaded: {}",
+                delivered.join(", ")
+            ))),
+        }
     }
+}
+
+/// The largest download moved into the workspace.
+const MAX_DOWNLOAD: u64 = 100 << 20;
+
+/// Move the downloads Chromium finished (in its private folder) into the workspace's
+/// `tool-output/`, written beneath the workspace with no link followed; what each became.
+/// One still being written (`.crdownload`) waits for the next call; one over
+/// `MAX_DOWNLOAD` is dropped.
+fn deliver(downloads: &std::path::Path, workspace: &std::path::Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(downloads) else {
+        return Vec::new();
+    };
+    let mut delivered = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let regular = entry.file_type().is_ok_and(|t| t.is_file());
+        if name.ends_with(".crdownload") && regular {
+            continue;
+        }
+        let path = entry.path();
+        let size = entry.metadata().map_or(u64::MAX, |m| m.len());
+        let safe: String = name
+            .chars()
+            .map(|c| if c == '/' || c.is_control() { '_' } else { c })
+            .collect();
+        let target = format!("tool-output/download-{}", safe.trim_start_matches('.'));
+        let moved = regular
+            && size <= MAX_DOWNLOAD
+            && std::fs::read(&path)
+                .and_then(|bytes| save(workspace, &target, &bytes))
+                .map_err(|err| tracing::warn!("a download could not be moved to {target}: {err}"))
+                .is_ok();
+        let _ = std::fs::remove_file(&path);
+        match moved {
+            true => delivered.push(format!("{target} ({size} bytes)")),
+            false => delivered.push(format!("`{safe}` (refused: not a file, or over 100 MB)")),
+        }
+    }
+    delivered
 }
 
 fn need<'a>(value: &'a Option<String>, key: &str, action: &str) -> Result<&'a str, ToolError> {
