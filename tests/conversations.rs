@@ -202,3 +202,44 @@ async fn a_search_for_part_of_a_secret_does_not_bring_the_secret_back() {
         assert!(!result.contains("TOPSECRET"), "{result}");
     }
 }
+
+/// The owner's own words found again are the owner's; anything else found (a reply,
+/// someone's message) is not, and makes the conversation untrusted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_owners_own_words_leave_the_turn_trusted() {
+    let model = pincer_fakes::FakeModel::start().await;
+    let home = common::TestHome::new();
+    home.write_config(&common::openai_config(&model, ""));
+    assert!(home.run(&["chat", "-m", "the plumber comes Tuesday"]).ok());
+    let untrusted = || {
+        let home = home.path().join("pincer.db");
+        async move {
+            let store = pincer::store::Store::open(&home).unwrap();
+            let id = store.find_session("terminal:dm:local").await.unwrap();
+            store.session_meta(id).await.unwrap().untrusted()
+        }
+    };
+    model.push_all([
+        Step::tool_call(
+            "conversation_search",
+            json!({"query": "plumber", "person": "me"}),
+        ),
+        Step::text("You said Tuesday."),
+    ]);
+    assert!(
+        home.run(&["chat", "-m", "when does the plumber come?"])
+            .ok()
+    );
+    assert!(!untrusted().await, "only the owner's words were found");
+    model.push_all([
+        Step::tool_call("conversation_search", json!({"query": "plumber"})),
+        Step::text("Found it."),
+    ]);
+    assert!(home.run(&["chat", "-m", "and what did you answer?"]).ok());
+    let found = tool_results(&model.requests().last().unwrap().body).join("\n");
+    assert!(found.contains("assistant: echo:"), "{found}");
+    assert!(
+        untrusted().await,
+        "a reply was found: the turn is untrusted"
+    );
+}

@@ -84,7 +84,8 @@ impl TypedTool for ConversationSearch {
         for hit in &mut hits {
             hit.snippet = safe_snippet(hit, &words);
         }
-        if hits.iter().any(|hit| !self.owner_said(hit)) {
+        let owners = self.owner_ids();
+        if hits.iter().any(|hit| !owner_said(hit, &owners)) {
             ctx.taint.set();
         }
         Ok(render(&hits, self.timezone))
@@ -155,15 +156,15 @@ impl ConversationSearch {
         ids.push(format!("{WEB_CHANNEL}:owner"));
         ids
     }
+}
 
-    /// Whether a hit is the owner's own words.
-    fn owner_said(&self, hit: &Hit) -> bool {
-        hit.role == Role::User
-            && hit
-                .sender
-                .as_deref()
-                .is_some_and(|s| self.owner_ids().iter().any(|o| o == s))
-    }
+/// Whether a hit is the owner's own words (`owners`: their ids).
+fn owner_said(hit: &Hit, owners: &[String]) -> bool {
+    hit.role == Role::User
+        && hit
+            .sender
+            .as_deref()
+            .is_some_and(|s| owners.iter().any(|o| o == s))
 }
 
 /// A hit's snippet that cannot carry a secret: the marks of matched words (or a cut
