@@ -495,6 +495,7 @@ async fn a_download_never_follows_a_link_a_command_put_in_place_of_tool_output()
         Step::tool_call("browser", json!({"action": "click", "id": "e0"})),
         Step::tool_call("browser", json!({"action": "snapshot"})),
         Step::tool_call("browser", json!({"action": "snapshot"})),
+        Step::tool_call("browser", json!({"action": "snapshot"})),
         Step::text("Got it."),
     ]);
     let (home, run) = chat(home, "download the report").await;

@@ -159,10 +159,15 @@ pub fn main(cli: Cli) -> ExitCode {
 
 fn init_logging(verbose: u8, json: bool, default_level: &str) {
     use tracing_subscriber::EnvFilter;
+    // chromiumoxide warns of every DevTools event its generated types do not know (the
+    // browser tool works on regardless): only its errors are worth a line.
     let filter = match verbose {
-        0 => EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level)),
-        1 => EnvFilter::new("info"),
-        _ => EnvFilter::new("debug,hyper=info,reqwest=info,rustls=info,h2=info"),
+        0 => EnvFilter::try_from_default_env()
+            .unwrap_or_else(|_| EnvFilter::new(format!("{default_level},chromiumoxide=error"))),
+        1 => EnvFilter::new("info,chromiumoxide=error"),
+        _ => {
+            EnvFilter::new("debug,hyper=info,reqwest=info,rustls=info,h2=info,chromiumoxide=error")
+        }
     };
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;

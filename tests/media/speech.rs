@@ -266,3 +266,24 @@ async fn the_speech_servers_key_is_sent_and_never_logged() {
     assert!(log.contains("HTTP 500"), "the failure is logged: {log}");
     assert!(!log.contains(KEY), "the key is never logged");
 }
+
+/// What is read aloud passes the scrubber as the shown text does: a secret in the reply
+/// never goes to the speech server (nor into the audio).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_in_the_reply_is_not_read_aloud() {
+    const KEY: &str = "sk-speech-7Hq2xLz9Vb4Nc8Rt1Kd5";
+    let config = format!("{TRANSCRIPTION}[voice]\nprovider = \"fake\"\n");
+    let mut rig = Rig::new(Wire::OpenAi, "", &config).await;
+    let secrets = std::fs::read_to_string(rig.home.path().join(".security.yml")).expect("secrets");
+    rig.home.write_secrets(&format!(
+        "{secrets}providers:\n  fake: {{ api_key: \"{KEY}\" }}\n"
+    ));
+    rig.model
+        .push(Step::text(format!("The key is {KEY}, keep it safe.")));
+    rig.start().await;
+    rig.telegram
+        .inject(telegram::Incoming::dm(OWNER as i64, "").with_voice(voice_note()));
+    let speech = rig.model.wait_for_speeches(1, PATIENCE).await.remove(0);
+    assert!(speech.input.contains("keep it safe"), "{}", speech.input);
+    assert!(!speech.input.contains("7Hq2xLz9"), "{}", speech.input);
+}

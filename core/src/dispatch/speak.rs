@@ -50,7 +50,9 @@ impl super::Dispatcher {
         if *ended != Ended::Finished || text.trim().is_empty() {
             return;
         }
-        let script = speaker.script(text);
+        // What is read aloud passes the scrubber as the shown text does: a secret would
+        // otherwise go to the speech provider and be heard.
+        let script = speaker.script(&crate::scrub::scrub_global(text));
         if script.trim().is_empty() {
             return;
         }

@@ -143,6 +143,7 @@ impl TypedTool for BrowserTool {
         if let Some(running) = held.as_mut() {
             running.last_used = tokio::time::Instant::now();
         }
+        finishing(&self.settings.downloads).await;
         let delivered = deliver(&self.settings.downloads, &ctx.workspace);
         match (result, delivered.is_empty()) {
             (result, true) => result,
@@ -152,6 +153,25 @@ impl TypedTool for BrowserTool {
                 delivered.join(", ")
             ))),
         }
+    }
+}
+
+/// How long a call waits for a download it started to finish.
+const DOWNLOAD_WAIT: Duration = Duration::from_secs(5);
+
+/// Wait (up to `DOWNLOAD_WAIT`) while Chromium still writes a download
+/// (`.crdownload`), so the call that started it reports it.
+async fn finishing(downloads: &std::path::Path) {
+    let deadline = tokio::time::Instant::now() + DOWNLOAD_WAIT;
+    let writing = || {
+        std::fs::read_dir(downloads).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().ends_with(".crdownload"))
+        })
+    };
+    while writing() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
