@@ -37,8 +37,7 @@ fn writer() -> (
     conn.commit_hook(Some(move || {
         counted.fetch_add(1, Ordering::SeqCst);
         false
-    }))
-    .unwrap();
+    }));
     (dir, Writer::new(conn), path, commits)
 }
 
