@@ -25,6 +25,8 @@
 //! - `telegram` — the Telegram adapter (teloxide, long polling; feature `telegram`)
 //! - `discord`  — the Discord adapter (serenity, gateway; feature `discord`)
 //! - `slack`    — the Slack adapter (slack-morphism, Socket Mode or Events API; feature `slack`)
+//! - `matrix`   — the Matrix adapter (matrix-sdk, the sync loop, end-to-end encryption;
+//!   feature `matrix`)
 //! - `terminal` — the local terminal adapter (stdin/stdout)
 
 #![forbid(unsafe_code)]
@@ -43,6 +45,8 @@ pub mod inbox;
 pub mod key;
 pub mod ledger;
 pub mod manager;
+#[cfg(feature = "matrix")]
+pub mod matrix;
 pub mod message;
 pub mod pulse;
 pub mod registry;

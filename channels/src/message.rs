@@ -15,6 +15,22 @@ use crate::key::SessionKey;
 /// The channel of the scheduler's synthetic messages (a job's run, the heartbeat).
 pub const SYSTEM: &str = "system";
 
+/// The chat commands the core answers (see its /help). Where the client takes a typed
+/// `/new` for itself (Slack, Element), `!new` is read as `/new`.
+const COMMANDS: [&str; 11] = [
+    "new", "reset", "stop", "status", "model", "usage", "compact", "approve", "help", "start",
+    "trust",
+];
+
+/// `!name args` as `/name args` when `name` is one of the core's commands.
+pub fn bang_command(text: &str) -> Option<String> {
+    let rest = text.trim_start().strip_prefix('!')?;
+    let word = rest.split_whitespace().next()?;
+    COMMANDS
+        .contains(&word.to_ascii_lowercase().as_str())
+        .then(|| format!("/{rest}"))
+}
+
 /// What kind of conversation a message belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ChatKind {

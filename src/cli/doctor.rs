@@ -15,6 +15,8 @@ use secrecy::ExposeSecret;
 use super::env_vars;
 use crate::home::Home;
 
+#[cfg(feature = "matrix")]
+mod matrix;
 mod tools;
 use crate::scrub::Scrubber;
 use crate::store::Store;
@@ -268,6 +270,20 @@ async fn check_channels(
             continue;
         }
         enabled += 1;
+        let name = access.name;
+        let prefix = format!("{name}:");
+        if !config.agent.owners.iter().any(|o| o.starts_with(&prefix)) {
+            report.warn(
+                name,
+                format!("nobody owns {name}: approvals asked there are denied, and the owner cannot use its owner tools or memory from it"),
+                format!("approve yourself with `pincer pairing approve {name} <CODE> --owner` (send the bot a DM to get a code), or add \"{name}:<your user id>\" to agent.owners"),
+            );
+        }
+        if access.platform == Platform::Matrix {
+            #[cfg(feature = "matrix")]
+            matrix::check(home, config, secrets, env, http, report).await;
+            continue;
+        }
         let Some(token) = secrets.channel_token(access.name, env) else {
             continue; // check_channels said so
         };
@@ -279,17 +295,9 @@ async fn check_channels(
                 .get(format!("{api}/api/v10/users/@me"))
                 .header("Authorization", format!("Bot {token}")),
             Platform::Slack => http.post(format!("{api}/auth.test")).bearer_auth(token),
+            Platform::Matrix => continue, // checked above
         };
         let env_var = access.platform.token_env();
-        let name = access.name;
-        let prefix = format!("{name}:");
-        if !config.agent.owners.iter().any(|o| o.starts_with(&prefix)) {
-            report.warn(
-                name,
-                format!("nobody owns {name}: approvals asked there are denied, and the owner cannot use its owner tools or memory from it"),
-                format!("approve yourself with `pincer pairing approve {name} <CODE> --owner` (send the bot a DM to get a code), or add \"{name}:<your user id>\" to agent.owners"),
-            );
-        }
         let fix = format!(
             "put a valid token in .security.yml under channels.{name}.bot_token, or set {env_var}"
         );

@@ -56,6 +56,26 @@ pub struct Args {
     /// Slack app-level token (xapp-) for Socket Mode, from this environment variable
     #[arg(long, value_name = "VAR")]
     pub slack_app_token_env: Option<String>,
+    /// Enable Matrix on this homeserver (e.g. https://matrix.example.org)
+    #[arg(long, value_name = "URL")]
+    pub matrix_homeserver: Option<String>,
+    /// The Matrix bot's user id (e.g. @pincer:example.org), for a password login
+    #[arg(long, value_name = "USER")]
+    pub matrix_user: Option<String>,
+    /// The Matrix bot account's password, from this environment variable
+    #[arg(long, value_name = "VAR")]
+    pub matrix_password_env: Option<String>,
+    /// A Matrix access token of the bot account, from this environment variable
+    #[arg(long, value_name = "VAR")]
+    pub matrix_token_env: Option<String>,
+}
+
+/// Matrix's answers: where, who, and how the bot logs in.
+struct MatrixAnswers {
+    homeserver: String,
+    user: Option<String>,
+    password: Option<String>,
+    token: Option<String>,
 }
 
 /// Everything onboarding writes.
@@ -71,6 +91,7 @@ struct Answers {
     discord: Option<String>,
     slack_bot: Option<String>,
     slack_app: Option<String>,
+    matrix: Option<MatrixAnswers>,
 }
 
 pub(super) async fn run(home: &Home, args: Args) -> anyhow::Result<ExitCode> {
@@ -106,6 +127,10 @@ pub(super) async fn interactive(home: &Home) -> anyhow::Result<()> {
         discord_token_env: None,
         slack_bot_token_env: None,
         slack_app_token_env: None,
+        matrix_homeserver: None,
+        matrix_user: None,
+        matrix_password_env: None,
+        matrix_token_env: None,
     };
     let answers = ask(&args)?;
     write(home, &answers, false)
@@ -175,7 +200,32 @@ fn from_flags(args: &Args) -> anyhow::Result<Answers> {
         discord: secret_from_env("--discord-token-env", &args.discord_token_env)?,
         slack_bot: secret_from_env("--slack-bot-token-env", &args.slack_bot_token_env)?,
         slack_app: secret_from_env("--slack-app-token-env", &args.slack_app_token_env)?,
+        matrix: matrix_from_flags(args)?,
     })
+}
+
+fn matrix_from_flags(args: &Args) -> anyhow::Result<Option<MatrixAnswers>> {
+    let Some(homeserver) = args.matrix_homeserver.clone() else {
+        anyhow::ensure!(
+            args.matrix_user.is_none()
+                && args.matrix_password_env.is_none()
+                && args.matrix_token_env.is_none(),
+            "--matrix-user, --matrix-password-env and --matrix-token-env need --matrix-homeserver URL"
+        );
+        return Ok(None);
+    };
+    let password = secret_from_env("--matrix-password-env", &args.matrix_password_env)?;
+    let token = secret_from_env("--matrix-token-env", &args.matrix_token_env)?;
+    anyhow::ensure!(
+        token.is_some() || (password.is_some() && args.matrix_user.is_some()),
+        "Matrix needs --matrix-token-env VAR, or --matrix-user @bot:server with --matrix-password-env VAR"
+    );
+    Ok(Some(MatrixAnswers {
+        homeserver,
+        user: args.matrix_user.clone(),
+        password,
+        token,
+    }))
 }
 
 fn ask(args: &Args) -> anyhow::Result<Answers> {
@@ -226,6 +276,31 @@ fn ask(args: &Args) -> anyhow::Result<Answers> {
         rpassword::prompt_password("Telegram bot token from @BotFather (hidden; empty to skip): ")
             .context("cannot read the token")?;
     let some = |s: String| (!s.trim().is_empty()).then(|| s.trim().to_string());
+    let homeserver = question(
+        "Matrix homeserver URL, e.g. https://matrix.example.org (empty to skip)",
+        args.matrix_homeserver.as_deref().unwrap_or(""),
+    )?;
+    let matrix = match some(homeserver) {
+        None => None,
+        Some(homeserver) => {
+            let user = question("The bot's Matrix user id, e.g. @pincer:example.org", "")?;
+            let password = rpassword::prompt_password(
+                "The bot account's password (hidden; empty to give an access token instead): ",
+            )
+            .context("cannot read the password")?;
+            let token = match some(password.clone()) {
+                Some(_) => String::new(),
+                None => rpassword::prompt_password("The bot's access token (hidden): ")
+                    .context("cannot read the token")?,
+            };
+            Some(MatrixAnswers {
+                homeserver,
+                user: some(user),
+                password: some(password),
+                token: some(token),
+            })
+        }
+    };
     Ok(Answers {
         kind,
         name,
@@ -238,6 +313,7 @@ fn ask(args: &Args) -> anyhow::Result<Answers> {
         discord: None,
         slack_bot: None,
         slack_app: None,
+        matrix,
     })
 }
 
@@ -278,7 +354,9 @@ fn write(home: &Home, answers: &Answers, force: bool) -> anyhow::Result<()> {
     pincer_config::write_private(&home.config_file, &render_config(answers))
         .with_context(|| format!("cannot write {}", home.config_file.display()))?;
     let web_token = crate::web::token::fresh()?;
-    pincer_config::write_private(&home.security_file, &render_secrets(answers, &web_token))
+    let store_passphrase = crate::web::token::fresh()?;
+    let secrets = render_secrets(answers, &web_token, &store_passphrase);
+    pincer_config::write_private(&home.security_file, &secrets)
         .with_context(|| format!("cannot write {}", home.security_file.display()))?;
     // What we wrote must load; if not, that is our bug, and the user should hear it now.
     pincer_config::load(&home.config_file, &home.security_file, &[])
@@ -316,7 +394,7 @@ fn render_config(a: &Answers) -> String {
          [providers.{name}]\n\
          kind = {kind}\n\
          base_url = {url}\n\
-         {telegram}{discord}{slack}",
+         {telegram}{discord}{slack}{matrix}",
         tz = quoted(&a.timezone),
         light = quoted(&format!("{}/{}", a.name, a.light)),
         heavy = quoted(&format!("{}/{}", a.name, a.heavy)),
@@ -326,10 +404,21 @@ fn render_config(a: &Answers) -> String {
         telegram = channel("telegram", &a.telegram),
         discord = channel("discord", &a.discord),
         slack = channel("slack", &a.slack_bot),
+        matrix = match &a.matrix {
+            None => channel("matrix", &None),
+            Some(m) => format!(
+                "\n[channels.matrix]\nenabled = true\nhomeserver = {}\n{}",
+                quoted(&m.homeserver),
+                m.user
+                    .as_ref()
+                    .map(|u| format!("user_id = {}\n", quoted(u)))
+                    .unwrap_or_default()
+            ),
+        },
     )
 }
 
-fn render_secrets(a: &Answers, web_token: &str) -> String {
+fn render_secrets(a: &Answers, web_token: &str, store_passphrase: &str) -> String {
     let mut out = String::from("# Pincer secrets. Keep this file private: chmod 600.\n");
     match &a.api_key {
         Some(key) => out.push_str(&format!(
@@ -353,6 +442,17 @@ fn render_secrets(a: &Answers, web_token: &str) -> String {
         if let Some(token) = &a.slack_app {
             channels.push_str(&format!("    app_token: {}\n", quoted(token)));
         }
+    }
+    if let Some(m) = &a.matrix {
+        channels.push_str("  matrix:\n");
+        if let Some(token) = &m.token {
+            channels.push_str(&format!("    access_token: {}\n", quoted(token)));
+        }
+        if let Some(password) = &m.password {
+            channels.push_str(&format!("    password: {}\n", quoted(password)));
+        }
+        // Encrypts the bot's keys on disk; made here, never typed.
+        channels.push_str(&format!("    store_passphrase: {}\n", quoted(store_passphrase)));
     }
     if channels.is_empty() {
         out.push_str("channels: {}\n");

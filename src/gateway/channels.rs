@@ -1,6 +1,6 @@
 //! The chat channels `pincer run` starts: each enabled one built from config and
 //! secrets (`check_channels` has made sure its tokens are there). Each platform is a
-//! cargo feature (`telegram`, `discord`, `slack`, all on by default); a channel enabled
+//! cargo feature (`telegram`, `discord`, `slack`, `matrix`, all on by default); a channel enabled
 //! in config but left out of the build is an error that says so.
 
 use std::sync::Arc;
@@ -18,7 +18,12 @@ const TELEGRAM_POLL_SECS: u32 = 10;
 /// Every enabled channel, built from config and secrets.
 // A build with no chat platform at all uses none of its inputs.
 #[cfg_attr(
-    not(any(feature = "telegram", feature = "discord", feature = "slack")),
+    not(any(
+        feature = "telegram",
+        feature = "discord",
+        feature = "slack",
+        feature = "matrix"
+    )),
     allow(unused_variables, unused_mut)
 )]
 pub fn build(
@@ -44,7 +49,14 @@ pub fn build(
             }
             #[cfg(feature = "slack")]
             Platform::Slack => registry.insert(slack(home, config, secrets, env, approvals)?),
-            #[cfg(not(all(feature = "telegram", feature = "discord", feature = "slack")))]
+            #[cfg(feature = "matrix")]
+            Platform::Matrix => registry.insert(matrix(home, config, secrets, env, approvals)?),
+            #[cfg(not(all(
+                feature = "telegram",
+                feature = "discord",
+                feature = "slack",
+                feature = "matrix"
+            )))]
             platform => anyhow::bail!(
                 "channels.{name} is enabled, but this pincer was built without {name}; rebuild with `cargo build --release --features {name}`, or set channels.{name}.enabled = false in {}",
                 home.config_file.display(),
@@ -56,7 +68,12 @@ pub fn build(
 }
 
 /// `silence_secs` as the adapters take it (`None`: the platform's own limit).
-#[cfg(any(feature = "telegram", feature = "discord", feature = "slack"))]
+#[cfg(any(
+    feature = "telegram",
+    feature = "discord",
+    feature = "slack",
+    feature = "matrix"
+))]
 fn silence(secs: Option<u64>) -> Option<std::time::Duration> {
     secs.map(std::time::Duration::from_secs)
 }
@@ -162,4 +179,55 @@ fn slack(
         Arc::clone(approvals),
     )?;
     Ok(slack.handle())
+}
+
+/// The Matrix adapter from `[channels.matrix]` and its secrets: a password or an access
+/// token (check_channels has made sure one is there), the recovery key and the store's
+/// passphrase when set. Its stores live in `$PINCER_HOME/matrix`.
+#[cfg(feature = "matrix")]
+fn matrix(
+    home: &Home,
+    config: &Config,
+    secrets: &Secrets,
+    env: &[(String, String)],
+    approvals: &Arc<PendingApprovals>,
+) -> anyhow::Result<pincer_channels::ChannelHandle> {
+    use pincer_channels::matrix::{Joins, Login, Matrix, MatrixSettings};
+    use pincer_config::{DmPolicy, GroupPolicy};
+    use secrecy::ExposeSecret;
+    let section = &config.channels.matrix;
+    let access = section.access();
+    let reveal = |key: &str| {
+        secrets
+            .matrix_secret(key, env)
+            .map(|s| s.expose_secret().to_string())
+    };
+    let login = match (reveal("access_token"), reveal("password")) {
+        (Some(token), _) => Login::Token(token),
+        (None, Some(password)) => Login::Password(password),
+        (None, None) => anyhow::bail!("channels.matrix is enabled but has no access token or password"),
+    };
+    let matrix = Matrix::new(
+        MatrixSettings {
+            homeserver: access.api_url.to_string(),
+            user_id: section.user_id.clone(),
+            login,
+            state_dir: home.dir.join("matrix"),
+            store_passphrase: reveal("store_passphrase"),
+            recovery_key: reveal("recovery_key"),
+            encryption: section.encryption,
+            joins: Joins {
+                direct: section.dm_policy != DmPolicy::Disabled,
+                groups: match section.group_policy {
+                    GroupPolicy::Disabled => Vec::new(),
+                    _ => section.groups.clone(),
+                },
+            },
+            inbox: home.workspace(config).join("inbox"),
+            media_max_bytes: access.media_max_mb.saturating_mul(1024 * 1024),
+            silence: silence(access.silence_secs),
+        },
+        Arc::clone(approvals),
+    )?;
+    Ok(matrix.handle())
 }

@@ -11,15 +11,20 @@
 //! - `discord`        — chunks of a reply that fit Discord's limit (Discord renders markdown)
 //! - `fit`            — re-splitting chunks whose rendered form outgrew the limit
 //! - `slack`          — chunks of a reply that fit Slack's limit; markdown → mrkdwn
+//! - `matrix`         — chunks of a reply that fit one Matrix event; markdown → HTML
 
 mod cuts;
 pub mod discord;
 pub mod fit;
+#[cfg(feature = "matrix")]
+pub mod matrix;
 pub mod slack;
 pub mod split;
 pub mod telegram;
 
 pub use discord::discord_chunks;
+#[cfg(feature = "matrix")]
+pub use matrix::{MATRIX_LIMIT, matrix_chunks, to_matrix_html};
 pub use slack::{slack_chunks, to_slack_mrkdwn};
 pub use split::{char_len, split, utf16_len};
 pub use telegram::{TelegramChunk, telegram_chunks, to_telegram_html};

@@ -18,12 +18,6 @@ use crate::message::{ChatKind, InboundMessage, MediaKind, Sender};
 
 pub const CHANNEL: &str = "slack";
 
-/// The chat commands the core answers (see its /help); `!name` is read as `/name`.
-const COMMANDS: [&str; 11] = [
-    "new", "reset", "stop", "status", "model", "usage", "compact", "approve", "help", "start",
-    "trust",
-];
-
 /// An event worth answering, before the adapter fills in the sender's name and files.
 #[derive(Debug)]
 pub(super) struct Incoming {
@@ -302,11 +296,7 @@ fn unescape(text: &str) -> String {
 
 /// `!new args` → `/new args`, for our commands only.
 fn command(text: &str) -> Option<String> {
-    let rest = text.trim_start().strip_prefix('!')?;
-    let word = rest.split_whitespace().next()?;
-    COMMANDS
-        .contains(&word.to_ascii_lowercase().as_str())
-        .then(|| format!("/{rest}"))
+    crate::message::bang_command(text)
 }
 
 #[cfg(test)]

@@ -42,6 +42,20 @@ const SLACK: Node = Table(&[
     ("listen", Leaf),
 ]);
 
+const MATRIX: Node = Table(&[
+    ("enabled", Leaf),
+    ("homeserver", Leaf),
+    ("user_id", Leaf),
+    ("encryption", Leaf),
+    ("dm_policy", Leaf),
+    ("allow_from", Leaf),
+    ("group_policy", Leaf),
+    ("groups", Leaf),
+    ("media_max_mb", Leaf),
+    ("ack_reaction", Leaf),
+    ("silence_secs", Leaf),
+]);
+
 const PROVIDER: Node = Table(&[
     ("kind", Leaf),
     ("base_url", Leaf),
@@ -130,6 +144,7 @@ pub(crate) const ROOT: Node = Table(&[
             ("telegram", CHANNEL),
             ("discord", CHANNEL),
             ("slack", SLACK),
+            ("matrix", MATRIX),
         ]),
     ),
     (

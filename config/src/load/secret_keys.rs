@@ -20,6 +20,8 @@ pub(crate) fn is_secret_name(name: &str) -> bool {
         || n.ends_with("token")
         || n.ends_with("secret")
         || n.ends_with("password")
+        || n.ends_with("passphrase")
+        || n == "recovery_key"
 }
 
 /// The first secret-looking key in the file (in document order), else in the overrides.

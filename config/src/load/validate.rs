@@ -403,9 +403,19 @@ fn channel(a: &Access<'_>, c: &Config) -> Option<Problem> {
     // The URL as configured, or the platform's default (which is one).
     let url = a.api_url;
     if !is_http_url(url) {
+        let key = if name == "matrix" { "homeserver" } else { "api_url" };
         return Some(problem(
-            &["channels", name, "api_url"],
+            &["channels", name, key],
             format!("must start with http:// or https:// (found \"{url}\")"),
+        ));
+    }
+    if name == "matrix"
+        && let Some(user) = &c.channels.matrix.user_id
+        && !is_matrix_user_id(user)
+    {
+        return Some(problem(
+            &["channels", "matrix", "user_id"],
+            format!("must be a full Matrix user id like \"@pincer:example.org\" (found \"{user}\")"),
         ));
     }
     if name == "slack"
@@ -425,6 +435,13 @@ fn channel(a: &Access<'_>, c: &Config) -> Option<Problem> {
         }
     }
     None
+}
+
+/// `@localpart:server`, as Matrix writes a user.
+fn is_matrix_user_id(id: &str) -> bool {
+    id.strip_prefix('@')
+        .and_then(|rest| rest.split_once(':'))
+        .is_some_and(|(local, server)| !local.is_empty() && !server.is_empty())
 }
 
 fn tools(w: &WebSearchConfig) -> Option<Problem> {

@@ -1,4 +1,4 @@
-//! `[channels.telegram|discord|slack]`: whether each platform runs, where its API lives,
+//! `[channels.telegram|discord|slack|matrix]`: whether each platform runs, where its API lives,
 //! and who may talk to the bot there (DM policy, allowlist, group policy). Tokens live in
 //! `.security.yml`; the policy rules themselves are enforced by the core's gate.
 
@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ids::string_or_int_list;
 
-/// The three platform sections. Each is disabled until `enabled = true`.
+/// The four platform sections. Each is disabled until `enabled = true`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ChannelsConfig {
@@ -16,6 +16,8 @@ pub struct ChannelsConfig {
     pub discord: ChannelConfig,
     /// `[channels.slack]` (adds `mode` and `listen`).
     pub slack: SlackConfig,
+    /// `[channels.matrix]` (adds `homeserver`, `user_id` and `encryption`).
+    pub matrix: MatrixConfig,
 }
 
 /// The chat platforms Pincer speaks: the one list that config validation, secrets,
@@ -28,11 +30,18 @@ pub enum Platform {
     Discord,
     /// Slack (slack-morphism, Socket Mode or the Events API).
     Slack,
+    /// Matrix (matrix-sdk, the client-server API's sync loop).
+    Matrix,
 }
 
 impl Platform {
     /// Every platform, in the order they are reported.
-    pub const ALL: [Platform; 3] = [Platform::Telegram, Platform::Discord, Platform::Slack];
+    pub const ALL: [Platform; 4] = [
+        Platform::Telegram,
+        Platform::Discord,
+        Platform::Slack,
+        Platform::Matrix,
+    ];
 
     /// The channel's name: its config section, its sender ids' prefix, its key prefix.
     pub fn name(self) -> &'static str {
@@ -40,6 +49,7 @@ impl Platform {
             Platform::Telegram => "telegram",
             Platform::Discord => "discord",
             Platform::Slack => "slack",
+            Platform::Matrix => "matrix",
         }
     }
 
@@ -54,6 +64,7 @@ impl Platform {
             Platform::Telegram => "https://api.telegram.org",
             Platform::Discord => "https://discord.com",
             Platform::Slack => "https://slack.com/api",
+            Platform::Matrix => "https://matrix.org",
         }
     }
 
@@ -63,17 +74,19 @@ impl Platform {
             Platform::Telegram => "TELEGRAM_BOT_TOKEN",
             Platform::Discord => "DISCORD_BOT_TOKEN",
             Platform::Slack => "SLACK_BOT_TOKEN",
+            Platform::Matrix => "MATRIX_ACCESS_TOKEN",
         }
     }
 }
 
 impl ChannelsConfig {
     /// The access settings of every channel, in [`Platform::ALL`] order.
-    pub fn all(&self) -> [Access<'_>; 3] {
+    pub fn all(&self) -> [Access<'_>; 4] {
         [
             self.telegram.access(Platform::Telegram),
             self.discord.access(Platform::Discord),
             self.slack.access(),
+            self.matrix.access(),
         ]
     }
 
@@ -227,6 +240,83 @@ impl SlackConfig {
     }
 }
 
+/// `[channels.matrix]`: the common fields written out, plus the homeserver, the bot's
+/// user id and whether end-to-end encryption is on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MatrixConfig {
+    /// See [`ChannelConfig::enabled`].
+    pub enabled: bool,
+    /// The homeserver's client-server API base, e.g. `https://matrix.example.org`;
+    /// unset: `https://matrix.org`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub homeserver: Option<String>,
+    /// The bot's user id (`@pincer:example.org`); needed to log in with a password, and
+    /// checked against the access token's owner when one is used.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// End-to-end encryption: the bot keeps its device keys under
+    /// `$PINCER_HOME/matrix/` and reads and writes encrypted rooms. On by default.
+    pub encryption: bool,
+    /// See [`ChannelConfig::dm_policy`].
+    pub dm_policy: DmPolicy,
+    /// See [`ChannelConfig::allow_from`].
+    #[serde(deserialize_with = "string_or_int_list")]
+    pub allow_from: Vec<String>,
+    /// See [`ChannelConfig::group_policy`].
+    pub group_policy: GroupPolicy,
+    /// See [`ChannelConfig::groups`] (room ids, `!abc:example.org`).
+    #[serde(deserialize_with = "string_or_int_list")]
+    pub groups: Vec<String>,
+    /// See [`ChannelConfig::media_max_mb`].
+    pub media_max_mb: u64,
+    /// See [`ChannelConfig::ack_reaction`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ack_reaction: Option<String>,
+    /// See [`ChannelConfig::silence_secs`]: how long one sync may go unanswered (it
+    /// long-polls for 30 s) before the connection is taken for dead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub silence_secs: Option<u64>,
+}
+
+impl Default for MatrixConfig {
+    fn default() -> Self {
+        let common = ChannelConfig::default();
+        Self {
+            enabled: common.enabled,
+            homeserver: None,
+            user_id: None,
+            encryption: true,
+            dm_policy: common.dm_policy,
+            allow_from: common.allow_from,
+            group_policy: common.group_policy,
+            groups: common.groups,
+            media_max_mb: common.media_max_mb,
+            ack_reaction: None,
+            silence_secs: None,
+        }
+    }
+}
+
+impl MatrixConfig {
+    /// The access settings, with the homeserver defaulted.
+    pub fn access(&self) -> Access<'_> {
+        Access {
+            name: Platform::Matrix.name(),
+            platform: Platform::Matrix,
+            enabled: self.enabled,
+            api_url: api_url_or_default(self.homeserver.as_deref(), Platform::Matrix),
+            dm_policy: self.dm_policy,
+            allow_from: &self.allow_from,
+            group_policy: self.group_policy,
+            groups: &self.groups,
+            media_max_mb: self.media_max_mb,
+            ack_reaction: self.ack_reaction.as_deref(),
+            silence_secs: self.silence_secs,
+        }
+    }
+}
+
 fn api_url_or_default(configured: Option<&str>, platform: Platform) -> &str {
     configured
         .unwrap_or(platform.default_api_url())
@@ -324,7 +414,8 @@ mod tests {
             [
                 "https://api.telegram.org",
                 "https://discord.com",
-                "https://slack.com/api"
+                "https://slack.com/api",
+                "https://matrix.org"
             ]
         );
         let telegram = ChannelConfig {

@@ -73,6 +73,8 @@ pub struct ChannelSecrets {
     pub discord: Option<TokenSecret>,
     /// `slack: { bot_token, app_token, signing_secret }`.
     pub slack: Option<SlackSecrets>,
+    /// `matrix: { access_token | password, recovery_key, store_passphrase }`.
+    pub matrix: Option<MatrixSecrets>,
 }
 
 /// A channel that needs only a bot token.
@@ -97,6 +99,27 @@ pub struct SlackSecrets {
     /// Verifies Events API requests.
     #[serde(deserialize_with = "value::optional")]
     pub signing_secret: Option<SecretString>,
+}
+
+/// Matrix's credentials: an access token or the bot account's password (with
+/// `channels.matrix.user_id`), and for end-to-end encryption the recovery key and the
+/// passphrase that encrypts the keys kept on disk.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MatrixSecrets {
+    /// An access token of the bot's account (`syt_…` on Synapse).
+    #[serde(deserialize_with = "value::optional")]
+    pub access_token: Option<SecretString>,
+    /// The bot account's password: Pincer logs in at start, on the same device each time.
+    #[serde(deserialize_with = "value::optional")]
+    pub password: Option<SecretString>,
+    /// The account's recovery key (secret storage): lets the bot's device restore the
+    /// room keys and cross-signing keys kept on the server.
+    #[serde(deserialize_with = "value::optional")]
+    pub recovery_key: Option<SecretString>,
+    /// Encrypts the SDK's stores under `$PINCER_HOME/matrix/` (device keys, room keys).
+    #[serde(deserialize_with = "value::optional")]
+    pub store_passphrase: Option<SecretString>,
 }
 
 /// `tools:` in `.security.yml`.

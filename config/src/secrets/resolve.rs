@@ -16,6 +16,10 @@ pub(crate) fn channel_secret_env(channel: &str, key: &str) -> Option<&'static st
         (name, "bot_token") => Platform::from_name(name).map(Platform::token_env),
         ("slack", "app_token") => Some("SLACK_APP_TOKEN"),
         ("slack", "signing_secret") => Some("SLACK_SIGNING_SECRET"),
+        ("matrix", "access_token") => Some("MATRIX_ACCESS_TOKEN"),
+        ("matrix", "password") => Some("MATRIX_PASSWORD"),
+        ("matrix", "recovery_key") => Some("MATRIX_RECOVERY_KEY"),
+        ("matrix", "store_passphrase") => Some("MATRIX_STORE_PASSPHRASE"),
         _ => None,
     }
 }
@@ -64,6 +68,7 @@ impl Secrets {
                 .slack
                 .as_ref()
                 .and_then(|s| s.bot_token.as_ref()),
+            Some(Platform::Matrix) => return self.matrix_secret("access_token", env),
             None => None,
         };
         non_empty(from_file)
@@ -91,6 +96,23 @@ impl Secrets {
     }
 }
 
+impl Secrets {
+    /// One of Matrix's secrets (`access_token`, `password`, `recovery_key`,
+    /// `store_passphrase`): the file, else `MATRIX_<KEY>`.
+    pub fn matrix_secret(&self, key: &str, env: &[(String, String)]) -> Option<SecretString> {
+        let file = self.channels.matrix.as_ref();
+        let from_file = file.and_then(|m| match key {
+            "access_token" => m.access_token.as_ref(),
+            "password" => m.password.as_ref(),
+            "recovery_key" => m.recovery_key.as_ref(),
+            "store_passphrase" => m.store_passphrase.as_ref(),
+            _ => None,
+        });
+        non_empty(from_file)
+            .or_else(|| channel_secret_env("matrix", key).and_then(|v| env_get(env, v)))
+    }
+}
+
 /// Every enabled channel has its token(s): a bot token for each, plus Slack's app token in
 /// socket mode or signing secret in events mode. The error names `security_file` and the
 /// environment variable.
@@ -112,7 +134,24 @@ pub fn check_channels(
             reason: reason.map(str::to_owned),
         }
     };
+    let matrix = &config.channels.matrix;
+    if matrix.enabled
+        && secrets.matrix_secret("access_token", env).is_none()
+        && secrets.matrix_secret("password", env).is_none()
+    {
+        return Err(ConfigError::MissingChannelSecret {
+            channel: "matrix".to_owned(),
+            what: "access token or password".to_owned(),
+            key: "access_token (or .password, with channels.matrix.user_id)".to_owned(),
+            security_file: security_file.to_path_buf(),
+            env_var: "MATRIX_ACCESS_TOKEN (or MATRIX_PASSWORD)".to_owned(),
+            reason: None,
+        });
+    }
     for access in config.channels.all() {
+        if access.platform == Platform::Matrix {
+            continue;
+        }
         if access.enabled && secrets.channel_token(access.name, env).is_none() {
             return Err(missing(access.name, "bot token", "bot_token", None));
         }

@@ -407,7 +407,7 @@ impl Dispatcher {
             let digest = self.agent.media().digest(&message.media).await;
             // In a group, indented like the rest of a speaker's text: no line of it is a
             // speaker.
-            let notes = notes + &digest.text;
+            let notes = notes + digest.text.as_str();
             match origin.place {
                 crate::access::Place::Group => text.push_str(&crate::access::indent(&notes)),
                 _ => text.push_str(&notes),

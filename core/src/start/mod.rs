@@ -383,6 +383,13 @@ pub fn secret_values(config: &Config, secrets: &Secrets, env: &[(String, String)
                 .map(|t| t.expose_secret().to_string()),
         );
     }
+    for key in ["password", "recovery_key", "store_passphrase"] {
+        values.extend(
+            secrets
+                .matrix_secret(key, env)
+                .map(|t| t.expose_secret().to_string()),
+        );
+    }
     values.extend(
         secrets
             .slack_app_token(env)

@@ -1,0 +1,310 @@
+//! The sync loop. Each `/sync` long-polls for `poll` (two thirds of the silence limit,
+//! at most 30 s); one unanswered past the silence limit is abandoned and the next opens
+//! a new connection. Its batch is handled in order — invites accepted or declined, each
+//! message handed to the core and its storing awaited, reactions and replies matched to
+//! open questions — and only then is the batch's `next_batch` written to `sync-token`.
+//! A batch interrupted by a crash, a cut connection or a failed store is fetched again
+//! from the last written token, so nothing is lost; the core drops what it already
+//! stored. On the very first start there is no token: that sync's messages are history
+//! and are not answered.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use matrix_sdk::config::SyncSettings;
+use matrix_sdk::ruma::api::client::filter::{FilterDefinition, RoomEventFilter, RoomFilter};
+use matrix_sdk::ruma::api::client::sync::sync_events::v3::Filter;
+use matrix_sdk::ruma::{OwnedRoomId, UInt};
+use matrix_sdk::sync::SyncResponse;
+use matrix_sdk::{Client, Room};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::convert::{self, Event, RoomFacts};
+use super::errors::channel_error;
+use super::login::write_private;
+use super::{CHANNEL, Matrix, Me};
+use crate::backoff;
+use crate::channel::{ChannelError, Health, InboundSender};
+use crate::inbox::MediaFetcher;
+use crate::message::{Ack, Inbound, Target};
+
+/// The file that holds the token of the last batch handled whole.
+const TOKEN_FILE: &str = "sync-token";
+/// Events per room one sync returns at most; more makes a gap the log reports.
+const TIMELINE_LIMIT: u32 = 100;
+
+impl Matrix {
+    /// Sync until shut down, reconnecting with backoff.
+    pub(super) async fn run(
+        &self,
+        bus: InboundSender,
+        shutdown: CancellationToken,
+    ) -> Result<(), ChannelError> {
+        let mut backoff = backoff::reconnect();
+        let pulse = self.health.pulse();
+        let mut token = self.saved_token();
+        loop {
+            if shutdown.is_cancelled() {
+                return Ok(());
+            }
+            pulse.attempt();
+            let wait = match self.sync_once(&bus, &shutdown, &mut token).await {
+                Ok(true) => {
+                    backoff.reset();
+                    continue;
+                }
+                Ok(false) => return Ok(()), // shut down, or the core is gone
+                Err(err) => {
+                    let (health, wait) = backoff::after(&mut backoff, &err);
+                    self.health.set(health);
+                    pulse.waiting(wait);
+                    wait
+                }
+            };
+            tokio::select! {
+                _ = shutdown.cancelled() => return Ok(()),
+                _ = tokio::time::sleep(wait) => {}
+            }
+        }
+    }
+
+    fn token_file(&self) -> PathBuf {
+        self.settings.state_dir.join(TOKEN_FILE)
+    }
+
+    fn saved_token(&self) -> Option<String> {
+        std::fs::read_to_string(self.token_file())
+            .ok()
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())
+    }
+
+    /// One sync and its batch; `false` when it is time to stop.
+    async fn sync_once(
+        &self,
+        bus: &InboundSender,
+        shutdown: &CancellationToken,
+        token: &mut Option<String>,
+    ) -> Result<bool, ChannelError> {
+        let (client, me) = self.client().await?;
+        let mut settings = SyncSettings::default()
+            .timeout(self.settings.poll())
+            .filter(filter());
+        if let Some(since) = token.as_deref() {
+            settings = settings.token(since);
+        }
+        let limit = self.settings.silence_limit();
+        let response = tokio::select! {
+            _ = shutdown.cancelled() => return Ok(false),
+            answered = tokio::time::timeout(limit, client.sync_once(settings)) => match answered {
+                Err(_) => return Err(ChannelError::transient(format!(
+                    "reconnecting: no word from the Matrix homeserver for {} s",
+                    limit.as_secs()
+                ))),
+                Ok(response) => response.map_err(|e| channel_error(&e))?,
+            },
+        };
+        self.health.pulse().heard();
+        self.health.set(Health::Up);
+        let history = token.is_none();
+        self.accept_invites(client, &response).await;
+        if !self.handle_batch(client, me, &response, history, bus).await? {
+            return Ok(false);
+        }
+        write_private(&self.token_file(), &response.next_batch)?;
+        *token = Some(response.next_batch);
+        Ok(true)
+    }
+
+    /// Join the invites `joins` allows (a direct chat, a listed group room); decline
+    /// the rest so they do not linger.
+    async fn accept_invites(&self, client: &Client, response: &SyncResponse) {
+        for (room_id, invite) in &response.rooms.invited {
+            let direct = invite.invite_state.events.iter().any(|raw| {
+                serde_json::from_str::<Value>(raw.json().get()).is_ok_and(|e| {
+                    e["type"] == "m.room.member"
+                        && e["state_key"] == client.user_id().map(|u| u.as_str()).unwrap_or("")
+                        && e["content"]["is_direct"] == true
+                })
+            });
+            let wanted = match direct {
+                true => self.settings.joins.direct,
+                false => self.settings.joins.group(room_id.as_str()),
+            };
+            let Some(room) = client.get_room(room_id) else {
+                continue;
+            };
+            let outcome = match wanted {
+                true => room.join().await,
+                false => room.leave().await,
+            };
+            match outcome {
+                Ok(()) => tracing::info!(
+                    channel = CHANNEL,
+                    room = %room_id,
+                    direct,
+                    "{} an invite",
+                    if wanted { "accepted" } else { "declined" }
+                ),
+                Err(e) => tracing::warn!(
+                    channel = CHANNEL,
+                    room = %room_id,
+                    "could not answer an invite: {}",
+                    channel_error(&e)
+                ),
+            }
+        }
+    }
+
+    /// Handle every room's new events in order; `false` when the core is gone.
+    async fn handle_batch(
+        &self,
+        client: &Client,
+        me: &Me,
+        response: &SyncResponse,
+        history: bool,
+        bus: &InboundSender,
+    ) -> Result<bool, ChannelError> {
+        if history {
+            return Ok(true);
+        }
+        let fetcher = self.fetcher(client);
+        for (room_id, update) in &response.rooms.joined {
+            let Some(room) = client.get_room(room_id) else {
+                continue;
+            };
+            if update.timeline.limited {
+                tracing::warn!(
+                    channel = CHANNEL,
+                    room = %room_id,
+                    "the homeserver sent only the newest {TIMELINE_LIMIT} events of a busy room; older ones in the gap are not answered"
+                );
+            }
+            let facts = RoomFacts {
+                id: room_id.as_str(),
+                direct: is_direct(&room).await,
+            };
+            for item in &update.timeline.events {
+                let Ok(event) = serde_json::from_str::<Value>(item.raw().json().get()) else {
+                    continue;
+                };
+                let ours = |id: &str| self.is_ours(id);
+                match convert::classify(&event, &facts, me, &ours) {
+                    Some(Event::Message(incoming)) => {
+                        if !self.hand_off(&room, *incoming, &fetcher, bus).await? {
+                            return Ok(false);
+                        }
+                    }
+                    Some(Event::Reaction { on, key, sender }) => {
+                        self.reaction(room_id, &on, &key, &sender).await;
+                    }
+                    Some(Event::Unreadable { sender }) => {
+                        self.unreadable(room_id, facts.direct, &sender).await;
+                    }
+                    None => {}
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Put one message on the bus and wait until the core stored it; `false` when the
+    /// core is gone. A reply that answers an open question goes no further.
+    async fn hand_off(
+        &self,
+        room: &Room,
+        incoming: convert::Incoming,
+        fetcher: &Arc<dyn MediaFetcher>,
+        bus: &InboundSender,
+    ) -> Result<bool, ChannelError> {
+        let convert::Incoming {
+            mut inbound,
+            attachments,
+        } = incoming;
+        if let Some(question) = inbound.reply_to.as_deref()
+            && self
+                .replied(&inbound.chat_id, question, &inbound.sender.canonical, &inbound.text)
+                .await
+        {
+            return Ok(true);
+        }
+        if let Ok(user) = matrix_sdk::ruma::UserId::parse(inbound.sender.raw_id.as_str())
+            && let Ok(Some(member)) = room.get_member_no_sync(&user).await
+            && let Some(name) = member.display_name()
+        {
+            inbound.sender.display_name = name.to_string();
+        }
+        let prefix = safe_prefix(&inbound.chat_id);
+        crate::inbox::attach(&mut inbound, attachments, fetcher, &prefix);
+        let (ack, stored) = Ack::pair();
+        if bus.send(Inbound::acked(inbound, ack)).await.is_err() {
+            return Ok(false);
+        }
+        if stored.await.is_err() {
+            // Not stored: the token stays where it was, and the batch comes again.
+            return Err(ChannelError::transient(
+                "a message could not be stored; it will be fetched again",
+            ));
+        }
+        Ok(true)
+    }
+
+    /// An encrypted message the bot cannot read: said so in a direct chat (in a group
+    /// it would be noise), and logged.
+    async fn unreadable(&self, room_id: &OwnedRoomId, direct: bool, sender: &str) {
+        tracing::warn!(channel = CHANNEL, room = %room_id, %sender, "an encrypted message could not be decrypted");
+        if !direct {
+            return;
+        }
+        let text = match self.settings.encryption {
+            true => "🔒 I could not decrypt that message: my device has no key for it yet. Please send it again.",
+            false => "🔒 I do not read encrypted messages here (channels.matrix.encryption = false).",
+        };
+        let target = Target::chat(CHANNEL, room_id.as_str(), None);
+        if let Err(e) = self.send_notice(&target, text, None).await {
+            tracing::warn!(channel = CHANNEL, "could not say so: {}", e.message);
+        }
+    }
+}
+
+/// A direct chat: marked direct (`m.direct`: the invite said so, or the bot opened it)
+/// and still of at most two members, the bot and one person. A room someone else joins
+/// becomes a group, so nobody reads a direct chat's answers over the person's shoulder.
+async fn is_direct(room: &Room) -> bool {
+    if !room.is_direct().await.unwrap_or(false) {
+        return false;
+    }
+    let counted = room.joined_members_count() + room.invited_members_count();
+    if counted > 0 {
+        return counted <= 2;
+    }
+    room.members_no_sync(matrix_sdk::RoomMemberships::ACTIVE)
+        .await
+        .map(|members| members.len() <= 2)
+        .unwrap_or(false)
+}
+
+/// A room id as part of a file name: `!abc:example.org` → `abc_example.org`.
+fn safe_prefix(room_id: &str) -> String {
+    room_id
+        .trim_start_matches('!')
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '-' | '_' => c,
+            _ => '_',
+        })
+        .collect()
+}
+
+/// Room timelines of up to `TIMELINE_LIMIT` events.
+fn filter() -> Filter {
+    let mut timeline = RoomEventFilter::default();
+    timeline.limit = Some(UInt::from(TIMELINE_LIMIT));
+    let mut room = RoomFilter::default();
+    room.timeline = timeline;
+    let mut definition = FilterDefinition::default();
+    definition.room = room;
+    Filter::FilterDefinition(definition)
+}
+
