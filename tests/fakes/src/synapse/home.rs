@@ -206,6 +206,30 @@ impl Homeserver {
         )
     }
 
+    /// Log `user` (an id or localpart) in with `password`, as a client does: a new
+    /// device and access token.
+    pub async fn login(&self, user: &str, password: &str) -> Person {
+        let body = json!({
+            "type": "m.login.password",
+            "identifier": {"type": "m.id.user", "user": user},
+            "password": password,
+        });
+        let answer = reqwest::Client::new()
+            .post(format!("{}/_matrix/client/v3/login", self.url))
+            .json(&body)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("logging {user} in: {e}"));
+        let status = answer.status();
+        let answer: Value = answer.json().await.unwrap_or_default();
+        assert!(status.is_success(), "logging {user} in: {status} {answer}");
+        Person::new(
+            &self.url,
+            answer["user_id"].as_str().expect("a user_id"),
+            answer["access_token"].as_str().expect("an access_token"),
+        )
+    }
+
     fn command(&self) -> Command {
         let mut command = Command::new(python());
         command

@@ -230,6 +230,17 @@ impl Person {
         answer["event_id"].as_str().expect("an event_id").to_owned()
     }
 
+    /// Show (or stop showing) this person typing in `room`.
+    pub async fn set_typing(&self, room: &str, typing: bool) {
+        let path = format!(
+            "/_matrix/client/v3/rooms/{}/typing/{}",
+            path_segment(room),
+            path_segment(&self.inner.user_id)
+        );
+        let body = json!({"typing": typing, "timeout": 30_000});
+        self.call(Method::PUT, &path, Some(body)).await;
+    }
+
     /// Upload `bytes` to the media repository; returns the `mxc://` URI.
     pub async fn upload(&self, bytes: &[u8], mime: &str) -> String {
         let url = format!("{}/_matrix/media/v3/upload?filename=upload", self.inner.base);

@@ -128,6 +128,11 @@ impl Proxy {
         }
     }
 
+    /// How many client connections are open through the proxy now.
+    pub fn connections(&self) -> usize {
+        self.inner.state().conns.len()
+    }
+
     /// How many stalls caught a connection so far.
     pub fn stalled(&self) -> usize {
         self.inner.state().stalled
