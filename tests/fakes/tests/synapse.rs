@@ -26,24 +26,40 @@ async fn two_people_talk_in_a_dm_and_each_sees_the_other() {
     bob.accept_invites();
     let room = ann.create_dm(bob.user_id()).await;
     wait_until("bob joining the DM", async || {
-        ann.joined_members(&room).await.iter().any(|m| m == bob.user_id())
+        ann.joined_members(&room)
+            .await
+            .iter()
+            .any(|m| m == bob.user_id())
     })
     .await;
     let sent = ann.send_text(&room, "hello bob", &[bob.user_id()]).await;
     wait_until("bob seeing ann's message", async || {
-        bob.events(&room).iter().any(|e| e["event_id"] == sent.as_str())
+        bob.events(&room)
+            .iter()
+            .any(|e| e["event_id"] == sent.as_str())
     })
     .await;
     let seen = bob.events(&room);
-    let message = seen.iter().find(|e| e["event_id"] == sent.as_str()).expect("seen");
-    assert_eq!(message["content"]["m.mentions"]["user_ids"][0], bob.user_id());
+    let message = seen
+        .iter()
+        .find(|e| e["event_id"] == sent.as_str())
+        .expect("seen");
+    assert_eq!(
+        message["content"]["m.mentions"]["user_ids"][0],
+        bob.user_id()
+    );
     let body = message["content"]["body"].as_str().expect("a body");
-    assert!(body.contains(bob.user_id()) && body.ends_with("hello bob"), "{body}");
+    assert!(
+        body.contains(bob.user_id()) && body.ends_with("hello bob"),
+        "{body}"
+    );
 
     let reply = bob.send_reply(&room, &sent, "hi ann").await;
     ann.start_sync();
     wait_until("ann seeing bob's reply", async || {
-        ann.events(&room).iter().any(|e| e["event_id"] == reply.as_str())
+        ann.events(&room)
+            .iter()
+            .any(|e| e["event_id"] == reply.as_str())
     })
     .await;
 }
@@ -63,7 +79,10 @@ async fn media_goes_up_and_comes_back_the_same() {
     let room = ann.create_room(&[]).await;
     let image = ann.send_image(&room, &png).await;
     let events = ann.messages(&room).await;
-    let sent = events.iter().find(|e| e["event_id"] == image.as_str()).expect("in history");
+    let sent = events
+        .iter()
+        .find(|e| e["event_id"] == image.as_str())
+        .expect("in history");
     let info = &sent["content"]["info"];
     assert_eq!((info["w"].as_u64(), info["h"].as_u64()), (Some(3), Some(2)));
     assert_eq!(info["size"].as_u64(), Some(png.len() as u64));
@@ -81,7 +100,10 @@ async fn the_proxy_refuses_during_an_outage_then_serves_again() {
     assert!(answer.status().is_success());
     proxy.disconnect(Duration::from_secs(2));
     let refused = reqwest::Client::new().get(&versions).send().await;
-    assert!(refused.as_ref().is_err_and(|e| e.is_connect()), "{refused:?}");
+    assert!(
+        refused.as_ref().is_err_and(|e| e.is_connect()),
+        "{refused:?}"
+    );
     wait_until("the proxy serving again", async || {
         let fresh = reqwest::Client::new();
         fresh
@@ -98,7 +120,8 @@ async fn a_stall_silences_connections_until_the_client_gives_one_up() {
     let server = Homeserver::shared().await;
     let proxy = Proxy::start(server.port()).await;
     let addr = proxy.url().trim_start_matches("http://").to_owned();
-    let request = b"GET /_matrix/client/versions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    let request =
+        b"GET /_matrix/client/versions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
     proxy.stall();
     assert_eq!(proxy.stalled(), 0, "no connection was open to stall");
     let given_up = tokio::task::spawn_blocking({
@@ -107,10 +130,16 @@ async fn a_stall_silences_connections_until_the_client_gives_one_up() {
     })
     .await
     .expect("connected");
-    wait_until("the stall catching the next connection", async || proxy.stalled() == 1).await;
+    wait_until("the stall catching the next connection", async || {
+        proxy.stalled() == 1
+    })
+    .await;
     let mut silent = TcpStream::connect(&addr).expect("accepted while stalled");
     silent.write_all(request).expect("sent");
-    wait_until("both connections accepted", async || proxy.connections() == 2).await;
+    wait_until("both connections accepted", async || {
+        proxy.connections() == 2
+    })
+    .await;
     silent
         .set_read_timeout(Some(pincer_fakes::PATIENCE))
         .expect("a read timeout");
@@ -122,7 +151,11 @@ async fn a_stall_silences_connections_until_the_client_gives_one_up() {
         .await
         .expect("read");
     let answer = read.expect("closed, not timed out");
-    assert!(answer.is_empty(), "a silent connection answered: {}", String::from_utf8_lossy(&answer));
+    assert!(
+        answer.is_empty(),
+        "a silent connection answered: {}",
+        String::from_utf8_lossy(&answer)
+    );
     let served = reqwest::Client::new()
         .get(format!("{}/_matrix/client/versions", proxy.url()))
         .send()
@@ -144,16 +177,29 @@ async fn a_restart_keeps_users_rooms_and_messages() {
     assert!(bodies(&ann.messages(&room).await).contains(&"before the restart".to_owned()));
     ann.send_text(&room, "after the restart", &[]).await;
     let after = bodies(&ann.messages(&room).await);
-    assert!(after.ends_with(&["after the restart".to_owned()]), "{after:?}");
+    assert!(
+        after.ends_with(&["after the restart".to_owned()]),
+        "{after:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_platform_reads_edits_buttons_typing_and_presses() {
     let platform = MatrixPlatform::start().await;
-    let bot = platform.server().login(platform.bot(), platform.bot_password()).await;
+    let bot = platform
+        .server()
+        .login(platform.bot(), platform.bot_password())
+        .await;
     bot.accept_invites();
-    assert!(platform.connected(pincer_fakes::PATIENCE).await, "the bot never joined");
-    assert!(platform.config().contains(&format!("user_id = \"{}\"", platform.bot())));
+    assert!(
+        platform.connected(pincer_fakes::PATIENCE).await,
+        "the bot never joined"
+    );
+    assert!(
+        platform
+            .config()
+            .contains(&format!("user_id = \"{}\"", platform.bot()))
+    );
 
     let chat = platform.dm(1, "hello bot").await;
     bot.set_typing(&chat, true).await;
@@ -162,23 +208,30 @@ async fn the_platform_reads_edits_buttons_typing_and_presses() {
         bot.react(&chat, &question, key).await;
     }
     wait_until("the question with its buttons shown", async || {
-        platform.shown().iter().any(|m| m.id == question && m.buttons)
+        platform
+            .shown()
+            .iter()
+            .any(|m| m.id == question && m.buttons)
     })
     .await;
-    assert!(platform.typing(&chat).unwrap_or(0) >= 1, "typing never seen");
+    assert!(
+        platform.typing(&chat).unwrap_or(0) >= 1,
+        "typing never seen"
+    );
 
     // The bot answers a press by editing the question and taking its buttons back.
     let answering = async {
         wait_until("the press reaching the bot", async || {
-            bot.events(&chat).iter().any(|e| {
-                e["type"] == "m.reaction" && e["sender"] == platform.user_id(1).as_str()
-            })
+            bot.events(&chat)
+                .iter()
+                .any(|e| e["type"] == "m.reaction" && e["sender"] == platform.user_id(1).as_str())
         })
         .await;
         bot.edit(&chat, &question, "Allowed once").await;
         for event in bot.events(&chat) {
             if event["type"] == "m.reaction" && event["sender"] == bot.user_id() {
-                bot.redact(&chat, event["event_id"].as_str().expect("an id")).await;
+                bot.redact(&chat, event["event_id"].as_str().expect("an id"))
+                    .await;
             }
         }
     };
@@ -191,6 +244,9 @@ async fn the_platform_reads_edits_buttons_typing_and_presses() {
             .any(|m| m.id == question && m.text == "Allowed once" && m.edits == 1 && !m.buttons)
     })
     .await;
-    assert!(!platform.press(&chat, 1, "once").await, "pressed a settled question");
+    assert!(
+        !platform.press(&chat, 1, "once").await,
+        "pressed a settled question"
+    );
     assert_eq!(platform.shown().len(), 1, "{:#?}", platform.shown());
 }

@@ -159,7 +159,12 @@ impl Homeserver {
 
     /// A new user `@{localpart}:localhost` with `password`, through the admin API's
     /// shared-secret registration (a nonce, then an HMAC-SHA1 of the request).
-    pub(crate) async fn register_exact(&self, localpart: &str, password: &str, admin: bool) -> Person {
+    pub(crate) async fn register_exact(
+        &self,
+        localpart: &str,
+        password: &str,
+        admin: bool,
+    ) -> Person {
         let client = reqwest::Client::new();
         let url = format!("{}/_synapse/admin/v1/register", self.url);
         let nonce: Value = client
@@ -174,7 +179,10 @@ impl Homeserver {
         let nonce = nonce["nonce"].as_str().expect("a nonce").to_owned();
         let role = if admin { "admin" } else { "notadmin" };
         let mut mac = Hmac::<Sha1>::new_from_slice(self.secret.as_bytes()).expect("any key length");
-        for (i, part) in [nonce.as_str(), localpart, password, role].iter().enumerate() {
+        for (i, part) in [nonce.as_str(), localpart, password, role]
+            .iter()
+            .enumerate()
+        {
             if i > 0 {
                 mac.update(b"\0");
             }
@@ -198,7 +206,10 @@ impl Homeserver {
             .expect("Synapse answers registration");
         let status = answer.status();
         let answer: Value = answer.json().await.unwrap_or_default();
-        assert!(status.is_success(), "registering {localpart}: {status} {answer}");
+        assert!(
+            status.is_success(),
+            "registering {localpart}: {status} {answer}"
+        );
         Person::new(
             &self.url,
             answer["user_id"].as_str().expect("a user_id"),
@@ -263,7 +274,10 @@ impl Homeserver {
                 child.as_mut().and_then(|c| c.try_wait().ok().flatten())
             };
             if let Some(status) = exited {
-                panic!("Synapse exited ({status}) while starting:\n{}", self.log_tail(40));
+                panic!(
+                    "Synapse exited ({status}) while starting:\n{}",
+                    self.log_tail(40)
+                );
             }
             if let Ok(answer) = client.get(&versions).send().await
                 && answer.status().is_success()
@@ -271,7 +285,10 @@ impl Homeserver {
                 return;
             }
             if tokio::time::Instant::now() >= deadline {
-                panic!("Synapse did not answer within {STARTUP:?}:\n{}", self.log_tail(40));
+                panic!(
+                    "Synapse did not answer within {STARTUP:?}:\n{}",
+                    self.log_tail(40)
+                );
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -316,7 +333,12 @@ fn instance_dir() -> PathBuf {
     if let Ok(entries) = std::fs::read_dir(&base) {
         for entry in entries.flatten() {
             let name = entry.file_name();
-            let pid = name.to_string_lossy().split('-').next().unwrap_or("").to_owned();
+            let pid = name
+                .to_string_lossy()
+                .split('-')
+                .next()
+                .unwrap_or("")
+                .to_owned();
             if !pid.is_empty() && !Path::new("/proc").join(&pid).exists() {
                 // Another process may be removing it too; either way it goes.
                 let _ = std::fs::remove_dir_all(entry.path());

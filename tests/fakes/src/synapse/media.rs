@@ -4,7 +4,11 @@
 /// The image's MIME type and (width, height), for PNG, GIF and JPEG; other bytes are
 /// `application/octet-stream` without a size.
 pub(crate) fn image_info(bytes: &[u8]) -> (&'static str, Option<(u32, u32)>) {
-    let be16 = |at: usize| bytes.get(at..at + 2).map(|b| u32::from(u16::from_be_bytes([b[0], b[1]])));
+    let be16 = |at: usize| {
+        bytes
+            .get(at..at + 2)
+            .map(|b| u32::from(u16::from_be_bytes([b[0], b[1]])))
+    };
     let be32 = |at: usize| {
         bytes
             .get(at..at + 4)
@@ -14,7 +18,11 @@ pub(crate) fn image_info(bytes: &[u8]) -> (&'static str, Option<(u32, u32)>) {
         return ("image/png", be32(16).zip(be32(20)));
     }
     if bytes.starts_with(b"GIF8") {
-        let le16 = |at: usize| bytes.get(at..at + 2).map(|b| u32::from(u16::from_le_bytes([b[0], b[1]])));
+        let le16 = |at: usize| {
+            bytes
+                .get(at..at + 2)
+                .map(|b| u32::from(u16::from_le_bytes([b[0], b[1]])))
+        };
         return ("image/gif", le16(6).zip(le16(8)));
     }
     if bytes.starts_with(&[0xFF, 0xD8]) {

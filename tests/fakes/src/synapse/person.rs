@@ -55,7 +55,9 @@ impl Drop for SyncTask {
 
 impl std::fmt::Debug for Person {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Person").field("user_id", &self.inner.user_id).finish()
+        f.debug_struct("Person")
+            .field("user_id", &self.inner.user_id)
+            .finish()
     }
 }
 
@@ -110,7 +112,10 @@ impl Person {
     pub fn typing(&self, room: &str) -> Vec<Vec<String>> {
         self.start_sync();
         let log = self.inner.shared.read();
-        log.rooms.get(room).map(|r| r.typing.clone()).unwrap_or_default()
+        log.rooms
+            .get(room)
+            .map(|r| r.typing.clone())
+            .unwrap_or_default()
     }
 
     /// Rooms whose events this person's sync loop has seen.
@@ -122,7 +127,10 @@ impl Person {
     pub(crate) fn seen(&self, room: &str) -> Vec<Seen> {
         self.start_sync();
         let log = self.inner.shared.read();
-        log.rooms.get(room).map(|r| r.events.clone()).unwrap_or_default()
+        log.rooms
+            .get(room)
+            .map(|r| r.events.clone())
+            .unwrap_or_default()
     }
 
     /// Every room's events this person has seen.
@@ -148,13 +156,16 @@ impl Person {
     }
 
     async fn create(&self, body: Value) -> String {
-        let answer = self.call(Method::POST, "/_matrix/client/v3/createRoom", Some(body)).await;
+        let answer = self
+            .call(Method::POST, "/_matrix/client/v3/createRoom", Some(body))
+            .await;
         answer["room_id"].as_str().expect("a room_id").to_owned()
     }
 
     pub async fn invite(&self, room: &str, user: &str) {
         let path = format!("/_matrix/client/v3/rooms/{}/invite", path_segment(room));
-        self.call(Method::POST, &path, Some(json!({"user_id": user}))).await;
+        self.call(Method::POST, &path, Some(json!({"user_id": user})))
+            .await;
     }
 
     pub async fn join(&self, room: &str) {
@@ -191,7 +202,8 @@ impl Person {
 
     /// A text message in the thread under `root`.
     pub async fn send_thread(&self, room: &str, root: &str, body: &str) -> String {
-        self.send_message(room, in_thread(text_content(body, &[]), root)).await
+        self.send_message(room, in_thread(text_content(body, &[]), root))
+            .await
     }
 
     /// A text message replying to `in_reply_to`.
@@ -243,7 +255,10 @@ impl Person {
 
     /// Upload `bytes` to the media repository; returns the `mxc://` URI.
     pub async fn upload(&self, bytes: &[u8], mime: &str) -> String {
-        let url = format!("{}/_matrix/media/v3/upload?filename=upload", self.inner.base);
+        let url = format!(
+            "{}/_matrix/media/v3/upload?filename=upload",
+            self.inner.base
+        );
         let answer = self
             .inner
             .client
@@ -254,7 +269,10 @@ impl Person {
             .send()
             .await;
         let answer = json_of("uploading media", answer).await;
-        answer["content_uri"].as_str().expect("a content_uri").to_owned()
+        answer["content_uri"]
+            .as_str()
+            .expect("a content_uri")
+            .to_owned()
     }
 
     /// An `m.image` of `bytes` (PNG, GIF or JPEG: its type and size read from them).
@@ -287,7 +305,10 @@ impl Person {
     /// The bytes behind an `mxc://server/id` URI (authenticated media).
     pub async fn download(&self, mxc: &str) -> Vec<u8> {
         let rest = mxc.strip_prefix("mxc://").unwrap_or(mxc);
-        let url = format!("{}/_matrix/client/v1/media/download/{rest}", self.inner.base);
+        let url = format!(
+            "{}/_matrix/client/v1/media/download/{rest}",
+            self.inner.base
+        );
         let answer = self
             .inner
             .client
@@ -302,7 +323,10 @@ impl Person {
 
     /// The user ids of `room`'s joined members.
     pub async fn joined_members(&self, room: &str) -> Vec<String> {
-        let path = format!("/_matrix/client/v3/rooms/{}/joined_members", path_segment(room));
+        let path = format!(
+            "/_matrix/client/v3/rooms/{}/joined_members",
+            path_segment(room)
+        );
         let answer = self.call(Method::GET, &path, None).await;
         answer["joined"]
             .as_object()
@@ -353,7 +377,9 @@ pub(crate) fn text_content(body: &str, mentions: &[&str]) -> Value {
     let mut html = String::new();
     for user in mentions.iter().filter(|u| !body.contains(**u)) {
         plain.push_str(&format!("{user} "));
-        html.push_str(&format!("<a href=\"https://matrix.to/#/{user}\">{user}</a> "));
+        html.push_str(&format!(
+            "<a href=\"https://matrix.to/#/{user}\">{user}</a> "
+        ));
     }
     plain.push_str(body);
     html.push_str(&escape_html(body));
@@ -376,5 +402,7 @@ pub(crate) fn in_thread(mut content: Value, root: &str) -> Value {
 }
 
 fn escape_html(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }

@@ -7,6 +7,7 @@
 //! What the bot shows is read from the people's sync loops (`shown`); a room only the
 //! bot is in is invisible here.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -17,8 +18,8 @@ use super::home::{Homeserver, serial};
 use super::person::{Person, in_thread, text_content};
 use super::proxy::Proxy;
 use super::{config, shown};
-use crate::platform::{FakePlatform, Shown};
 use crate::PATIENCE;
+use crate::platform::{FakePlatform, Shown};
 
 /// Between two looks while waiting for the bot.
 const POLL: Duration = Duration::from_millis(50);
@@ -122,7 +123,13 @@ impl MatrixPlatform {
         let ours: HashSet<String> = self
             .rooms
             .try_lock()
-            .map(|r| r.dms.values().chain(r.groups.values().map(|g| &g.room)).cloned().collect())
+            .map(|r| {
+                r.dms
+                    .values()
+                    .chain(r.groups.values().map(|g| &g.room))
+                    .cloned()
+                    .collect()
+            })
             .unwrap_or_default();
         person
             .seen_everywhere()
@@ -137,7 +144,7 @@ impl MatrixPlatform {
     }
 
     async fn bot_in(&self, person: &Person, room: &str) -> bool {
-        person.joined_members(room).await.iter().any(|m| *m == self.bot)
+        person.joined_members(room).await.contains(&self.bot)
     }
 
     /// Wait (`PATIENCE`) until the bot has joined `room`.
@@ -157,14 +164,18 @@ impl MatrixPlatform {
     async fn group_room(&self, group: u64, user: u64) -> String {
         let person = self.person(user).await;
         let mut rooms = self.rooms.lock().await;
-        if !rooms.groups.contains_key(&group) {
-            let room = person.create_room(&[self.bot.as_str()]).await;
-            self.wait_bot_joined(&person, &room).await;
-            let members = HashSet::from([user]);
-            rooms.groups.insert(group, Group { room, creator: user, members });
-        }
-        let Some(entry) = rooms.groups.get_mut(&group) else {
-            unreachable!("inserted above");
+        let entry = match rooms.groups.entry(group) {
+            Entry::Occupied(entry) => entry.into_mut(),
+            Entry::Vacant(slot) => {
+                let room = person.create_room(&[self.bot.as_str()]).await;
+                self.wait_bot_joined(&person, &room).await;
+                let members = HashSet::from([user]);
+                slot.insert(Group {
+                    room,
+                    creator: user,
+                    members,
+                })
+            }
         };
         if entry.members.insert(user) {
             let creator = self.person(entry.creator).await;
@@ -214,7 +225,11 @@ impl FakePlatform for MatrixPlatform {
     }
 
     fn config(&self) -> String {
-        format!("homeserver = \"{}\"\nuser_id = \"{}\"\n", self.proxy.url(), self.bot)
+        format!(
+            "homeserver = \"{}\"\nuser_id = \"{}\"\n",
+            self.proxy.url(),
+            self.bot
+        )
     }
 
     fn secrets(&self) -> String {
@@ -263,7 +278,10 @@ impl FakePlatform for MatrixPlatform {
     async fn group(&self, group: u64, user: u64, text: &str, mention: bool) -> String {
         let room = self.group_room(group, user).await;
         let mentions: &[&str] = if mention { &[self.bot.as_str()] } else { &[] };
-        self.person(user).await.send_text(&room, text, mentions).await;
+        self.person(user)
+            .await
+            .send_text(&room, text, mentions)
+            .await;
         room
     }
 
@@ -286,7 +304,12 @@ impl FakePlatform for MatrixPlatform {
         let people: Vec<Person> = self.lock_people().values().cloned().collect();
         let count = people
             .iter()
-            .map(|p| p.typing(chat).iter().filter(|ids| ids.contains(&self.bot)).count())
+            .map(|p| {
+                p.typing(chat)
+                    .iter()
+                    .filter(|ids| ids.contains(&self.bot))
+                    .count()
+            })
             .max()
             .unwrap_or(0);
         Some(count)
@@ -308,12 +331,20 @@ impl FakePlatform for MatrixPlatform {
         let Some(key) = CHOICES.iter().find(|(c, _)| *c == choice).map(|(_, k)| *k) else {
             panic!("no approval choice `{choice}` (once, always, deny)");
         };
-        let Some(question) = self.shown().into_iter().filter(|m| m.chat == chat && m.buttons).last()
+        let Some(question) = self
+            .shown()
+            .into_iter()
+            .rfind(|m| m.chat == chat && m.buttons)
         else {
             return false;
         };
         let person = self.person(user).await;
-        if !person.joined_members(chat).await.iter().any(|m| m == person.user_id()) {
+        if !person
+            .joined_members(chat)
+            .await
+            .iter()
+            .any(|m| m == person.user_id())
+        {
             // Only members can react: someone already in the chat lets them in.
             let host = self
                 .member_of(chat)

@@ -203,7 +203,11 @@ async fn serve(inner: Arc<Inner>, id: u64, mut client: TcpStream, mut mode: watc
 
 /// Forward both ways while the mode says so; true when the client closed a connection
 /// that was silent.
-async fn pump(client: &mut TcpStream, upstream: &mut TcpStream, mode: &mut watch::Receiver<Mode>) -> bool {
+async fn pump(
+    client: &mut TcpStream,
+    upstream: &mut TcpStream,
+    mode: &mut watch::Receiver<Mode>,
+) -> bool {
     let (mut client_in, mut client_out) = client.split();
     let (mut up_in, mut up_out) = upstream.split();
     let mut from_client = vec![0u8; 16 * 1024];

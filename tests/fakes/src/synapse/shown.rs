@@ -115,27 +115,66 @@ mod tests {
     fn edits_apply_and_reactions_are_buttons_until_redacted() {
         let bot = "@bot:localhost";
         let events = vec![
-            seen(1, message("$q", bot, json!({"msgtype": "m.text", "body": "Allow?"}))),
-            seen(2, message("$p", "@ann:localhost", json!({"msgtype": "m.text", "body": "hi"}))),
-            seen(3, json!({"type": "m.reaction", "event_id": "$r1", "sender": bot,
-                "content": {"m.relates_to": {"rel_type": "m.annotation", "event_id": "$q", "key": "👍"}}})),
-            seen(4, message("$e", bot, json!({"msgtype": "m.text", "body": "* Allowed",
+            seen(
+                1,
+                message("$q", bot, json!({"msgtype": "m.text", "body": "Allow?"})),
+            ),
+            seen(
+                2,
+                message(
+                    "$p",
+                    "@ann:localhost",
+                    json!({"msgtype": "m.text", "body": "hi"}),
+                ),
+            ),
+            seen(
+                3,
+                json!({"type": "m.reaction", "event_id": "$r1", "sender": bot,
+                "content": {"m.relates_to": {"rel_type": "m.annotation", "event_id": "$q", "key": "👍"}}}),
+            ),
+            seen(
+                4,
+                message(
+                    "$e",
+                    bot,
+                    json!({"msgtype": "m.text", "body": "* Allowed",
                 "m.new_content": {"msgtype": "m.text", "body": "Allowed once"},
-                "m.relates_to": {"rel_type": "m.replace", "event_id": "$q"}}))),
-            seen(5, message("$t", bot, json!({"msgtype": "m.notice", "body": "in a thread",
-                "m.relates_to": {"rel_type": "m.thread", "event_id": "$p"}}))),
+                "m.relates_to": {"rel_type": "m.replace", "event_id": "$q"}}),
+                ),
+            ),
+            seen(
+                5,
+                message(
+                    "$t",
+                    bot,
+                    json!({"msgtype": "m.notice", "body": "in a thread",
+                "m.relates_to": {"rel_type": "m.thread", "event_id": "$p"}}),
+                ),
+            ),
             // The same event seen by a second person later changes nothing.
-            seen(6, message("$q", bot, json!({"msgtype": "m.text", "body": "Allow?"}))),
+            seen(
+                6,
+                message("$q", bot, json!({"msgtype": "m.text", "body": "Allow?"})),
+            ),
         ];
         let shown = read(bot, events.clone());
         assert_eq!(shown.len(), 2, "{shown:?}");
-        assert_eq!((shown[0].text.as_str(), shown[0].edits), ("Allowed once", 1));
+        assert_eq!(
+            (shown[0].text.as_str(), shown[0].edits),
+            ("Allowed once", 1)
+        );
         assert!(shown[0].buttons);
         assert_eq!(shown[1].thread.as_deref(), Some("$p"));
 
         let mut more = events;
-        more.push(seen(7, json!({"type": "m.room.redaction", "event_id": "$x", "sender": bot,
-            "redacts": "$r1", "content": {"redacts": "$r1"}})));
-        assert!(!read(bot, more)[0].buttons, "a redacted reaction is no button");
+        more.push(seen(
+            7,
+            json!({"type": "m.room.redaction", "event_id": "$x", "sender": bot,
+            "redacts": "$r1", "content": {"redacts": "$r1"}}),
+        ));
+        assert!(
+            !read(bot, more)[0].buttons,
+            "a redacted reaction is no button"
+        );
     }
 }

@@ -24,8 +24,7 @@ static SEEN: AtomicU64 = AtomicU64::new(0);
 const HOLD_MS: &str = "5000";
 
 /// The sync filter: long timelines, no presence.
-const FILTER: &str =
-    r#"{"room":{"timeline":{"limit":500}},"presence":{"not_types":["*"]},"account_data":{"not_types":["*"]}}"#;
+const FILTER: &str = r#"{"room":{"timeline":{"limit":500}},"presence":{"not_types":["*"]},"account_data":{"not_types":["*"]}}"#;
 
 /// One event as a person's sync loop first saw it.
 #[derive(Debug, Clone)]
@@ -142,7 +141,10 @@ pub(crate) async fn run(client: reqwest::Client, base: String, token: String, sh
                 if joined_on_invite.insert(room.clone()) {
                     // A failed join is tried again when the invite shows up again.
                     let joined = client
-                        .post(format!("{base}/_matrix/client/v3/join/{}", path_segment(&room)))
+                        .post(format!(
+                            "{base}/_matrix/client/v3/join/{}",
+                            path_segment(&room)
+                        ))
                         .bearer_auth(&token)
                         .json(&serde_json::json!({}))
                         .send()
