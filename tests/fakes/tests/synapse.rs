@@ -88,6 +88,23 @@ async fn media_goes_up_and_comes_back_the_same() {
     assert_eq!(info["size"].as_u64(), Some(png.len() as u64));
     let url = sent["content"]["url"].as_str().expect("a url");
     assert_eq!(ann.download(url).await, png);
+
+    // A voice note: one Ogg page whose granule position says 2 s at 48 kHz.
+    let mut ogg = b"OggS\0\x04".to_vec();
+    ogg.extend_from_slice(&96_000u64.to_le_bytes());
+    ogg.extend_from_slice(&[0; 32]);
+    let voice = ann.send_voice(&room, &ogg).await;
+    let events = ann.messages(&room).await;
+    let sent = events
+        .iter()
+        .find(|e| e["event_id"] == voice.as_str())
+        .expect("in history");
+    let content = &sent["content"];
+    assert_eq!(content["msgtype"], "m.audio");
+    assert!(content["org.matrix.msc3245.voice"].is_object(), "{content}");
+    assert_eq!(content["org.matrix.msc1767.audio"]["duration"], 2000);
+    let url = content["url"].as_str().expect("a url");
+    assert_eq!(ann.download(url).await, ogg);
 }
 
 #[tokio::test]
@@ -249,4 +266,31 @@ async fn the_platform_reads_edits_buttons_typing_and_presses() {
         "pressed a settled question"
     );
     assert_eq!(platform.shown().len(), 1, "{:#?}", platform.shown());
+}
+
+/// What the bot says in a DM it opens reaches the person even when said before they
+/// joined (the conformance case of a message to a user id), and `direct_chat` finds it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dm_the_bot_opens_is_found_with_what_it_said_before_the_join() {
+    let platform = MatrixPlatform::start().await;
+    let bot = platform
+        .server()
+        .login(platform.bot(), platform.bot_password())
+        .await;
+    let owner = platform.person(42).await;
+    assert_eq!(
+        platform.canonical(42),
+        format!("matrix:{}", owner.user_id())
+    );
+    let room = bot.create_dm(owner.user_id()).await;
+    bot.send_message(
+        &room,
+        serde_json::json!({"msgtype": "m.notice", "body": "A note for you."}),
+    )
+    .await;
+    wait_until("the owner seeing the bot's note", async || {
+        platform.direct_chat(42).as_deref() == Some(room.as_str())
+            && platform.shown().iter().any(|m| m.text == "A note for you.")
+    })
+    .await;
 }
