@@ -22,7 +22,7 @@ use sha1::Sha1;
 use super::config;
 use super::person::Person;
 
-/// How long Synapse may take to answer after it is started (about 2.5 s on an idle
+/// How long Synapse may take to answer after it is started (1.3-2.5 s on a 2-core
 /// machine; a busy CI machine is far slower).
 const STARTUP: Duration = Duration::from_secs(90);
 
@@ -125,7 +125,14 @@ impl Homeserver {
             )
         });
         *self.child.lock().unwrap_or_else(|e| e.into_inner()) = Some(child);
+        let started = std::time::Instant::now();
         self.wait_ready().await;
+        eprintln!(
+            "Synapse answered at {} after {:?} (files: {})",
+            self.url,
+            started.elapsed(),
+            self.dir.display()
+        );
     }
 
     /// `stop` then `start`: what a homeserver restart looks like to its clients.
