@@ -32,8 +32,8 @@
 //! - `platform` — `MatrixPlatform`: `FakePlatform` for the conformance suite
 //!
 //! ## Behaviour worth knowing
-//! - One Synapse start takes 1.3-2.5 s (2 cores, measured 2026-11-28); `Homeserver::shared` pays
-//!   it once per test process. User names carry a process-wide counter (`ann-7`), so
+//! - One Synapse start takes 1.3-2.5 s (2 cores, measured 2026-11-28);
+//!   `Homeserver::shared` pays it once per test process. User names carry a process-wide counter (`ann-7`), so
 //!   tests sharing the server never collide.
 //! - Synapse is killed when the test process ends, however it ends (`home`); its files
 //!   live in `$TMPDIR/pincer-synapse/<pid>-<n>/` (`homeserver.log` is Synapse's log,
