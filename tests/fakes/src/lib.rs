@@ -42,6 +42,7 @@
 //! - `telegram` — `FakeTelegram`: the fake Bot API server, a module folder of its own
 //! - `discord`  — `FakeDiscord`: the fake REST API and gateway, a module folder of its own
 //! - `slack`    — `FakeSlack`: the fake Web API and Socket Mode server, ditto
+//! - `synapse`  — not a fake: the real Synapse homeserver, Matrix people, `MatrixPlatform`
 //! - `wait`     — `PATIENCE` and `wait_for`/`wait_until`: how every test waits for what it expects
 //!   (`wait_for_within` for the real model's longer waits)
 //!
@@ -131,6 +132,7 @@ mod speech;
 mod sse;
 mod state;
 mod step;
+pub mod synapse;
 pub mod telegram;
 mod tokens;
 mod transcription;

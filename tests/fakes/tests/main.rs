@@ -11,6 +11,7 @@ mod images;
 mod openai;
 mod script;
 mod slack_media;
+mod synapse;
 mod telegram;
 mod telegram_media;
 mod telegram_wire;
