@@ -17,6 +17,7 @@ mod chat;
 mod cli_errors;
 mod clients;
 mod conformance_discord;
+mod conformance_matrix;
 mod conformance_slack;
 mod conformance_telegram;
 mod containment_attacks;

@@ -10,11 +10,13 @@ use std::path::Path;
 
 use pincer_channels::ChannelHandle;
 use pincer_channels::discord::{Discord, DiscordSettings};
+use pincer_channels::matrix::{Joins, Login, Matrix, MatrixSettings};
 use pincer_channels::slack::{Slack, SlackMode, SlackSettings};
 use pincer_channels::telegram::{Telegram, TelegramSettings};
 use pincer_fakes::discord::FakeDiscord;
 use pincer_fakes::platform::FakePlatform;
 use pincer_fakes::slack::FakeSlack;
+use pincer_fakes::synapse::MatrixPlatform;
 use pincer_fakes::telegram::FakeTelegram;
 
 const MEDIA_MAX_BYTES: u64 = 1024 * 1024;
@@ -112,5 +114,67 @@ impl InProcess for FakeSlack {
     /// The IM `conversations.open` answered for the user.
     fn direct_chat(&self, user: u64) -> Option<String> {
         self.opened_im(&raw_id(self, user))
+    }
+}
+
+/// The Matrix adapter's settings for `platform`: a password login, its stores under
+/// `state`, files saved under `inbox`. Encryption is off so the DM it opens is readable
+/// by the test's plain HTTP person (the encrypted case is tests/matrix.rs's).
+pub(crate) fn matrix_settings(platform: &MatrixPlatform, inbox: &Path, state: &Path) -> MatrixSettings {
+    MatrixSettings {
+        homeserver: platform.homeserver_url(),
+        user_id: Some(platform.bot().to_string()),
+        login: Login::Password(platform.bot_password().to_string()),
+        state_dir: state.to_path_buf(),
+        store_passphrase: None,
+        recovery_key: None,
+        encryption: false,
+        joins: Joins {
+            direct: true,
+            groups: vec!["*".into()],
+        },
+        inbox: inbox.to_path_buf(),
+        media_max_bytes: MEDIA_MAX_BYTES,
+        silence: None,
+    }
+}
+
+impl InProcess for MatrixPlatform {
+    fn handle(&self, inbox: &Path) -> ChannelHandle {
+        Matrix::new(
+            matrix_settings(self, inbox, &inbox.join("matrix-state")),
+            Default::default(),
+        )
+        .expect("the Matrix adapter for Synapse")
+        .handle()
+    }
+
+    /// The direct room the bot opened with the person, once the person's sync has seen
+    /// every message the homeserver holds in it (a sync lags the send that made it).
+    fn direct_chat(&self, user: u64) -> Option<String> {
+        let room = MatrixPlatform::direct_chat(self, user)?;
+        tokio::task::block_in_place(|| {
+            tokio::runtime::Handle::current().block_on(async {
+                let person = self.person(user).await;
+                let held: Vec<String> = person
+                    .messages(&room)
+                    .await
+                    .iter()
+                    .filter_map(|e| e["event_id"].as_str().map(str::to_string))
+                    .collect();
+                let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+                loop {
+                    let seen = person.events(&room);
+                    let all = held
+                        .iter()
+                        .all(|id| seen.iter().any(|e| e["event_id"] == id.as_str()));
+                    if all || tokio::time::Instant::now() > deadline {
+                        break;
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                }
+            })
+        });
+        Some(room)
     }
 }

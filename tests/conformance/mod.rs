@@ -231,11 +231,17 @@ pub(crate) async fn an_approval_button_reaches_the_waiting_call<P: FakePlatform>
         Step::text("Saved it."),
     ]);
     let chat = h.platform.dm(OWNER, "save it").await;
-    let question = h.wait_shown(&chat, "Allow write_file `ok.md`?").await;
-    assert!(
-        question.buttons,
-        "the question has no buttons: {question:?}"
-    );
+    let asked = h.wait_shown(&chat, "Allow write_file `ok.md`?").await;
+    // Its buttons (on Matrix, the bot's own reactions, sent just after it).
+    let question = crate::common::wait_for(
+        async || {
+            h.shown_in(&chat)
+                .into_iter()
+                .find(|m| m.id == asked.id && m.buttons)
+        },
+        || format!("the question has no buttons: {:#?}", h.shown_in(&chat)),
+    )
+    .await;
     // `press` returns once the bot has answered the press: it was decided on.
     assert!(
         h.platform.press(&chat, STRANGER, "once").await,

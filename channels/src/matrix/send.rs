@@ -8,6 +8,11 @@
 use async_trait::async_trait;
 use matrix_sdk::Room;
 use matrix_sdk::attachment::{AttachmentConfig, AttachmentInfo, BaseAudioInfo};
+use matrix_sdk::ruma::api::client::room::create_room::v3::{
+    Request as CreateRoom, RoomPreset,
+};
+use matrix_sdk::ruma::events::InitialStateEvent;
+use matrix_sdk::ruma::events::room::encryption::RoomEncryptionEventContent;
 use matrix_sdk::ruma::events::room::message::TextMessageEventContent;
 use matrix_sdk::ruma::{OwnedRoomId, RoomId, UserId};
 use serde_json::{Value, json};
@@ -232,7 +237,7 @@ impl DirectOpener for Matrix {
                     return Ok(room.to_string());
                 }
                 let room = client
-                    .create_dm(&user)
+                    .create_room(direct_room(&user, self.settings.encryption))
                     .await
                     .map_err(|e| channel_error(&e))?;
                 tracing::info!(channel = CHANNEL, user = %user, room = %room.room_id(), "opened a direct room");
@@ -240,6 +245,24 @@ impl DirectOpener for Matrix {
             })
             .await
     }
+}
+
+/// A new direct room with `user` invited: marked direct, private, and encrypted unless
+/// `channels.matrix.encryption` is off (the SDK's own `create_dm` always encrypts).
+fn direct_room(user: &UserId, encrypted: bool) -> CreateRoom {
+    let mut request = CreateRoom::new();
+    request.invite = vec![user.to_owned()];
+    request.is_direct = true;
+    request.preset = Some(RoomPreset::TrustedPrivateChat);
+    if encrypted {
+        request.initial_state = vec![
+            InitialStateEvent::with_empty_state_key(
+                RoomEncryptionEventContent::with_recommended_defaults(),
+            )
+            .to_raw_any(),
+        ];
+    }
+    request
 }
 
 /// A joined room of at most two members where `user` is the other one.

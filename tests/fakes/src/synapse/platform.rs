@@ -339,17 +339,18 @@ impl FakePlatform for MatrixPlatform {
             return false;
         };
         let person = self.person(user).await;
-        if !person
+        // Only members can react: someone already in the chat lets them in (a person
+        // outside it may not even list its members).
+        let host = self
+            .member_of(chat)
+            .await
+            .unwrap_or_else(|| panic!("none of the test's people is in {chat}"));
+        if !host
             .joined_members(chat)
             .await
             .iter()
             .any(|m| m == person.user_id())
         {
-            // Only members can react: someone already in the chat lets them in.
-            let host = self
-                .member_of(chat)
-                .await
-                .unwrap_or_else(|| panic!("none of the test's people is in {chat}"));
             host.invite(chat, person.user_id()).await;
             person.join(chat).await;
         }
