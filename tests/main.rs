@@ -32,6 +32,7 @@ mod dream;
 mod examples;
 mod gateway;
 mod host;
+mod matrix;
 mod mcp;
 mod mcp_env;
 mod media;

@@ -64,7 +64,8 @@ pub use load::{load, load_str};
 pub use owners::{OwnerAdded, OwnerError, add_owner};
 pub use schema::*;
 pub use secrets::{
-    ApiKeySecret, ChannelSecrets, MatrixSecrets, McpSecrets, ProviderSecrets, Secrets, SlackSecrets, TokenSecret,
-    ToolSecrets, WebSecrets, check_channels, load_secrets, parse_secrets,
+    ApiKeySecret, ChannelSecrets, MatrixSecrets, McpSecrets, ProviderSecrets, Secrets,
+    SlackSecrets, TokenSecret, ToolSecrets, WebSecrets, check_channels, load_secrets,
+    parse_secrets,
 };
 pub use write::{backup, write_private};

@@ -160,14 +160,17 @@ pub fn main(cli: Cli) -> ExitCode {
 fn init_logging(verbose: u8, json: bool, default_level: &str) {
     use tracing_subscriber::EnvFilter;
     // chromiumoxide warns of every DevTools event its generated types do not know (the
-    // browser tool works on regardless): only its errors are worth a line.
+    // browser tool works on regardless): only its errors are worth a line. matrix-sdk
+    // logs a 404 it expects (no key backup, a room without encryption) as an error; the
+    // Matrix adapter reports what matters itself.
+    const QUIET: &str = "chromiumoxide=error,matrix_sdk=off,matrix_sdk_base=error,matrix_sdk_crypto=error,matrix_sdk_sqlite=error,matrix_sdk_common=error";
     let filter = match verbose {
         0 => EnvFilter::try_from_default_env()
-            .unwrap_or_else(|_| EnvFilter::new(format!("{default_level},chromiumoxide=error"))),
-        1 => EnvFilter::new("info,chromiumoxide=error"),
-        _ => {
-            EnvFilter::new("debug,hyper=info,reqwest=info,rustls=info,h2=info,chromiumoxide=error")
-        }
+            .unwrap_or_else(|_| EnvFilter::new(format!("{default_level},{QUIET}"))),
+        1 => EnvFilter::new(format!("info,{QUIET}")),
+        _ => EnvFilter::new(format!(
+            "debug,hyper=info,reqwest=info,rustls=info,h2=info,{QUIET}"
+        )),
     };
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;

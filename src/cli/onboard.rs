@@ -452,7 +452,10 @@ fn render_secrets(a: &Answers, web_token: &str, store_passphrase: &str) -> Strin
             channels.push_str(&format!("    password: {}\n", quoted(password)));
         }
         // Encrypts the bot's keys on disk; made here, never typed.
-        channels.push_str(&format!("    store_passphrase: {}\n", quoted(store_passphrase)));
+        channels.push_str(&format!(
+            "    store_passphrase: {}\n",
+            quoted(store_passphrase)
+        ));
     }
     if channels.is_empty() {
         out.push_str("channels: {}\n");

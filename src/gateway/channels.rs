@@ -205,7 +205,9 @@ fn matrix(
     let login = match (reveal("access_token"), reveal("password")) {
         (Some(token), _) => Login::Token(token),
         (None, Some(password)) => Login::Password(password),
-        (None, None) => anyhow::bail!("channels.matrix is enabled but has no access token or password"),
+        (None, None) => {
+            anyhow::bail!("channels.matrix is enabled but has no access token or password")
+        }
     };
     let matrix = Matrix::new(
         MatrixSettings {

@@ -120,7 +120,11 @@ impl InProcess for FakeSlack {
 /// The Matrix adapter's settings for `platform`: a password login, its stores under
 /// `state`, files saved under `inbox`. Encryption is off so the DM it opens is readable
 /// by the test's plain HTTP person (the encrypted case is tests/matrix.rs's).
-pub(crate) fn matrix_settings(platform: &MatrixPlatform, inbox: &Path, state: &Path) -> MatrixSettings {
+pub(crate) fn matrix_settings(
+    platform: &MatrixPlatform,
+    inbox: &Path,
+    state: &Path,
+) -> MatrixSettings {
     MatrixSettings {
         homeserver: platform.homeserver_url(),
         user_id: Some(platform.bot().to_string()),

@@ -30,7 +30,9 @@ pub(super) enum Event {
         sender: String,
     },
     /// An encrypted event the bot has no key for.
-    Unreadable { sender: String },
+    Unreadable {
+        sender: String,
+    },
 }
 
 /// A message worth handing to the core, with its files still on the homeserver.
@@ -115,8 +117,8 @@ fn message(
     if text.trim().is_empty() && attachments.is_empty() {
         return None;
     }
-    let replied_to_us = reply_to.as_deref().is_some_and(ours)
-        || thread_id.as_deref().is_some_and(ours);
+    let replied_to_us =
+        reply_to.as_deref().is_some_and(ours) || thread_id.as_deref().is_some_and(ours);
     let addressed = room.direct || mentions(content, me) || replied_to_us;
     let chat_kind = match (room.direct, &thread_id) {
         (true, _) => ChatKind::Dm,
@@ -219,7 +221,7 @@ fn attachment(content: &Value, msgtype: &str) -> Option<Attachment> {
         .as_str()
         .or(content["body"].as_str())
         .filter(|n| !n.trim().is_empty())
-        .map(str::to_string)
+        .map(|name| with_extension(name, mime.as_deref()))
         .unwrap_or_else(|| default_name(kind, mime.as_deref()));
     let duration_ms = info["duration"]
         .as_u64()
@@ -234,11 +236,26 @@ fn attachment(content: &Value, msgtype: &str) -> Option<Attachment> {
     })
 }
 
+/// A body such as "Voice message" names no file: give it the type's extension, which
+/// transcription and the inbox go by.
+fn with_extension(name: &str, mime: Option<&str>) -> String {
+    match name.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() && !ext.is_empty() && !ext.contains(' ') => {
+            name.to_string()
+        }
+        _ => format!("{}.{}", name.trim().replace(' ', "-"), extension(mime)),
+    }
+}
+
+fn extension(mime: Option<&str>) -> String {
+    mime.and_then(|m| m.split('/').nth(1))
+        .map(|e| e.split([';', '+']).next().unwrap_or(e).trim().to_string())
+        .filter(|e| !e.is_empty() && e.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
+        .unwrap_or_else(|| "bin".into())
+}
+
 fn default_name(kind: MediaKind, mime: Option<&str>) -> String {
-    let ext = mime
-        .and_then(|m| m.split('/').nth(1))
-        .map(|e| e.split(';').next().unwrap_or(e).to_string())
-        .unwrap_or_else(|| "bin".into());
+    let ext = extension(mime);
     let stem = match kind {
         MediaKind::Photo => "image",
         MediaKind::Voice => "voice",
@@ -295,8 +312,10 @@ mod tests {
         let pill = text_event(json!({"msgtype": "m.text", "body": "Pincer hi",
             "formatted_body": "<a href=\"https://matrix.to/#/@pincer:example.org\">Pincer</a> hi"}));
         assert!(incoming(&pill, false).unwrap().inbound.addressed);
-        let reply = text_event(json!({"msgtype": "m.text", "body": "> <@pincer:example.org> old\n\nnew words",
-            "m.relates_to": {"m.in_reply_to": {"event_id": "$ours"}}}));
+        let reply = text_event(
+            json!({"msgtype": "m.text", "body": "> <@pincer:example.org> old\n\nnew words",
+            "m.relates_to": {"m.in_reply_to": {"event_id": "$ours"}}}),
+        );
         let m = incoming(&reply, false).unwrap().inbound;
         assert!(m.addressed);
         assert_eq!(m.text, "new words");
@@ -331,9 +350,12 @@ mod tests {
         assert_eq!(a.kind, MediaKind::Voice);
         assert_eq!(a.duration_secs, Some(3));
         assert_eq!(a.file, r#"{"url":"mxc://example.org/abc"}"#);
-        let encrypted = text_event(json!({"msgtype": "m.image", "body": "cat.png", "filename": "cat.png",
+        assert_eq!(a.file_name, "Voice-message.ogg");
+        let encrypted = text_event(
+            json!({"msgtype": "m.image", "body": "cat.png", "filename": "cat.png",
             "file": {"url": "mxc://example.org/enc", "key": {"k": "x"}, "iv": "y", "hashes": {}, "v": "v2"},
-            "info": {"mimetype": "image/png"}}));
+            "info": {"mimetype": "image/png"}}),
+        );
         let m = incoming(&encrypted, true).unwrap();
         assert_eq!(m.attachments[0].kind, MediaKind::Photo);
         assert!(m.attachments[0].file.contains("\"file\""));
@@ -348,7 +370,9 @@ mod tests {
         let reaction = json!({"type": "m.reaction", "sender": "@ann:example.org", "event_id": "$r",
             "content": {"m.relates_to": {"rel_type": "m.annotation", "event_id": "$q", "key": "👍"}}});
         match classify(&reaction, &room(true), &me(), &|_| false) {
-            Some(Event::Reaction { on, key, .. }) => assert_eq!((on.as_str(), key.as_str()), ("$q", "👍")),
+            Some(Event::Reaction { on, key, .. }) => {
+                assert_eq!((on.as_str(), key.as_str()), ("$q", "👍"))
+            }
             other => panic!("{other:?}"),
         }
     }

@@ -27,9 +27,9 @@ pub(super) fn http_error(err: &HttpError) -> ChannelError {
         Some(ErrorKind::LimitExceeded(limit)) => {
             let wait = match limit.retry_after {
                 Some(RetryAfter::Delay(wait)) => wait,
-                Some(RetryAfter::DateTime(at)) => at
-                    .duration_since(SystemTime::now())
-                    .unwrap_or(DEFAULT_WAIT),
+                Some(RetryAfter::DateTime(at)) => {
+                    at.duration_since(SystemTime::now()).unwrap_or(DEFAULT_WAIT)
+                }
                 None => DEFAULT_WAIT,
             };
             ChannelError::rate_limited("Matrix rate limit (M_LIMIT_EXCEEDED)", wait)

@@ -29,10 +29,7 @@ pub(super) async fn connect(settings: &MatrixSettings) -> Result<(Client, Me), C
     private_dir(dir)?;
     let mut builder = Client::builder().homeserver_url(&settings.homeserver);
     if settings.encryption {
-        builder = builder.sqlite_store(
-            dir.join(STORE_DIR),
-            settings.store_passphrase.as_deref(),
-        );
+        builder = builder.sqlite_store(dir.join(STORE_DIR), settings.store_passphrase.as_deref());
     }
     let client = builder.build().await.map_err(|e| {
         ChannelError::permanent(format!(
@@ -120,7 +117,10 @@ async fn verify_own_device(client: &Client, recovery_key: Option<&str>) {
 }
 
 /// Whose token this is, and on which device: `GET /account/whoami`.
-async fn whoami(homeserver: &str, token: &str) -> Result<(OwnedUserId, OwnedDeviceId), ChannelError> {
+async fn whoami(
+    homeserver: &str,
+    token: &str,
+) -> Result<(OwnedUserId, OwnedDeviceId), ChannelError> {
     #[derive(serde::Deserialize)]
     struct WhoAmI {
         user_id: OwnedUserId,
@@ -131,7 +131,12 @@ async fn whoami(homeserver: &str, token: &str) -> Result<(OwnedUserId, OwnedDevi
         .bearer_auth(token)
         .send()
         .await
-        .map_err(|e| ChannelError::transient(format!("cannot reach the Matrix homeserver: {}", e.without_url())))?;
+        .map_err(|e| {
+            ChannelError::transient(format!(
+                "cannot reach the Matrix homeserver: {}",
+                e.without_url()
+            ))
+        })?;
     let status = response.status();
     if status == reqwest::StatusCode::UNAUTHORIZED || status == reqwest::StatusCode::FORBIDDEN {
         return Err(ChannelError::permanent(
@@ -186,9 +191,8 @@ pub fn device_state(state_dir: &Path) -> DeviceState {
 
 /// Make `dir` (0700 on Unix: it holds the device's keys).
 fn private_dir(dir: &Path) -> Result<(), ChannelError> {
-    std::fs::create_dir_all(dir).map_err(|e| {
-        ChannelError::permanent(format!("cannot create {}: {e}", dir.display()))
-    })?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| ChannelError::permanent(format!("cannot create {}: {e}", dir.display())))?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

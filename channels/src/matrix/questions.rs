@@ -44,6 +44,15 @@ impl Open {
         }
     }
 
+    /// Note one of the bot's reactions on `event`.
+    fn seeded(&self, event: &str, reaction: String) {
+        if let Ok(mut open) = self.0.lock()
+            && let Some(question) = open.get_mut(event)
+        {
+            question.seeded.push(reaction);
+        }
+    }
+
     fn remove(&self, event: &str) -> Option<Question> {
         self.0.lock().ok()?.remove(event)
     }
@@ -126,7 +135,8 @@ impl Matrix {
             return false;
         };
         let sender = canonical.strip_prefix("matrix:").unwrap_or(canonical);
-        self.answer(&room, question, &request_id, sender, choice).await;
+        self.answer(&room, question, &request_id, sender, choice)
+            .await;
         true
     }
 
@@ -150,7 +160,11 @@ impl Matrix {
             .send_notice(&target, answered.toast(), Some(question))
             .await
         {
-            tracing::warn!(channel = CHANNEL, "could not answer a reaction: {}", e.message);
+            tracing::warn!(
+                channel = CHANNEL,
+                "could not answer a reaction: {}",
+                e.message
+            );
         }
     }
 }
@@ -173,21 +187,28 @@ impl ApprovalPrompter for Matrix {
         text.push_str("\nReact with your answer, or reply with its number.");
         let room = self.room(target).await?;
         let id = self.send_text(target, &text).await?;
-        let mut seeded = Vec::new();
-        for (key, _) in choices.iter().filter(|(k, _)| !k.is_empty()) {
-            match self.annotate(&room, &id, key).await {
-                Ok(reaction) => seeded.push(reaction),
-                Err(e) => tracing::warn!(channel = CHANNEL, "could not add a choice: {}", e.message),
-            }
-        }
+        // Open before the reactions go on: a quick reply must find it.
+        let keys: Vec<String> = choices
+            .iter()
+            .map(|(k, _)| k.clone())
+            .filter(|k| !k.is_empty())
+            .collect();
         self.questions.insert(
             id.clone(),
             Question {
                 request_id: request_id.to_string(),
                 choices,
-                seeded,
+                seeded: Vec::new(),
             },
         );
+        for key in keys {
+            match self.annotate(&room, &id, &key).await {
+                Ok(reaction) => self.questions.seeded(&id, reaction),
+                Err(e) => {
+                    tracing::warn!(channel = CHANNEL, "could not add a choice: {}", e.message)
+                }
+            }
+        }
         Ok(id)
     }
 
@@ -233,7 +254,10 @@ mod tests {
         assert_eq!(open.by_key("$q", "🎉"), None);
         assert_eq!(open.by_key("$other", "👍"), None);
         assert_eq!(open.by_text("$q", "2"), Some(("r1".into(), Choice::Always)));
-        assert_eq!(open.by_text("$q", " Deny."), Some(("r1".into(), Choice::Deny)));
+        assert_eq!(
+            open.by_text("$q", " Deny."),
+            Some(("r1".into(), Choice::Deny))
+        );
         assert_eq!(open.by_text("$q", "maybe"), None);
         let options = option_buttons(&["red".into(), "blue".into()]);
         open.insert(
@@ -244,9 +268,15 @@ mod tests {
                 seeded: Vec::new(),
             },
         );
-        assert_eq!(open.by_key("$p", "2️⃣"), Some(("r2".into(), Choice::Pick(1))));
+        assert_eq!(
+            open.by_key("$p", "2️⃣"),
+            Some(("r2".into(), Choice::Pick(1)))
+        );
         // A key without the emoji variation selector is the same key.
-        assert_eq!(open.by_key("$p", "1\u{20e3}"), Some(("r2".into(), Choice::Pick(0))));
+        assert_eq!(
+            open.by_key("$p", "1\u{20e3}"),
+            Some(("r2".into(), Choice::Pick(0)))
+        );
         assert_eq!(open.by_text("$p", "yes"), None, "a question has no `once`");
     }
 }

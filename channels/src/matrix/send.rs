@@ -8,9 +8,7 @@
 use async_trait::async_trait;
 use matrix_sdk::Room;
 use matrix_sdk::attachment::{AttachmentConfig, AttachmentInfo, BaseAudioInfo};
-use matrix_sdk::ruma::api::client::room::create_room::v3::{
-    Request as CreateRoom, RoomPreset,
-};
+use matrix_sdk::ruma::api::client::room::create_room::v3::{Request as CreateRoom, RoomPreset};
 use matrix_sdk::ruma::events::InitialStateEvent;
 use matrix_sdk::ruma::events::room::encryption::RoomEncryptionEventContent;
 use matrix_sdk::ruma::events::room::message::TextMessageEventContent;
@@ -183,7 +181,10 @@ impl MediaSender for Matrix {
         let mime = guess_mime(&media.file_name, media.as_voice);
         let mut config = AttachmentConfig::new();
         if let Some(caption) = &media.caption {
-            config = config.caption(Some(TextMessageEventContent::html(caption.clone(), to_matrix_html(caption))));
+            config = config.caption(Some(TextMessageEventContent::html(
+                caption.clone(),
+                to_matrix_html(caption),
+            )));
         }
         if media.as_voice {
             config = config.info(AttachmentInfo::Voice(BaseAudioInfo::default()));
@@ -201,7 +202,9 @@ impl MediaSender for Matrix {
 /// The MIME type a file is sent as, from its name.
 fn guess_mime(name: &str, voice: bool) -> mime::Mime {
     if voice {
-        return "audio/ogg".parse().unwrap_or(mime::APPLICATION_OCTET_STREAM);
+        return "audio/ogg"
+            .parse()
+            .unwrap_or(mime::APPLICATION_OCTET_STREAM);
     }
     let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
     let known = match ext.as_deref() {

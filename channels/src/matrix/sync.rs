@@ -109,7 +109,10 @@ impl Matrix {
         self.health.set(Health::Up);
         let history = token.is_none();
         self.accept_invites(client, &response).await;
-        if !self.handle_batch(client, me, &response, history, bus).await? {
+        if !self
+            .handle_batch(client, me, &response, history, bus)
+            .await?
+        {
             return Ok(false);
         }
         write_private(&self.token_file(), &response.next_batch)?;
@@ -174,7 +177,7 @@ impl Matrix {
             let Some(room) = client.get_room(room_id) else {
                 continue;
             };
-            if update.timeline.limited {
+            if update.timeline.limited && update.timeline.events.len() >= TIMELINE_LIMIT as usize {
                 tracing::warn!(
                     channel = CHANNEL,
                     room = %room_id,
@@ -224,7 +227,12 @@ impl Matrix {
         } = incoming;
         if let Some(question) = inbound.reply_to.as_deref()
             && self
-                .replied(&inbound.chat_id, question, &inbound.sender.canonical, &inbound.text)
+                .replied(
+                    &inbound.chat_id,
+                    question,
+                    &inbound.sender.canonical,
+                    &inbound.text,
+                )
                 .await
         {
             return Ok(true);
@@ -258,8 +266,12 @@ impl Matrix {
             return;
         }
         let text = match self.settings.encryption {
-            true => "🔒 I could not decrypt that message: my device has no key for it yet. Please send it again.",
-            false => "🔒 I do not read encrypted messages here (channels.matrix.encryption = false).",
+            true => {
+                "🔒 I could not decrypt that message: my device has no key for it yet. Please send it again."
+            }
+            false => {
+                "🔒 I do not read encrypted messages here (channels.matrix.encryption = false)."
+            }
         };
         let target = Target::chat(CHANNEL, room_id.as_str(), None);
         if let Err(e) = self.send_notice(&target, text, None).await {
@@ -307,4 +319,3 @@ fn filter() -> Filter {
     definition.room = room;
     Filter::FilterDefinition(definition)
 }
-

@@ -80,14 +80,20 @@ mod tests {
         assert!(html.contains("&lt;script&gt;"), "{html}");
         assert!(!html.contains("<script>"), "{html}");
         let image = to_matrix_html("![cat](https://example.org/cat.png)");
-        assert!(image.contains("<a href=\"https://example.org/cat.png\">cat</a>"), "{image}");
+        assert!(
+            image.contains("<a href=\"https://example.org/cat.png\">cat</a>"),
+            "{image}"
+        );
     }
 
     #[test]
     fn chunks_fit_the_limit_and_the_event_size() {
         let mut text = String::new();
         for n in 0..40 {
-            text.push_str(&format!("Paragraph {n}: {}\n\n", "words and \"quotes\" ".repeat(30)));
+            text.push_str(&format!(
+                "Paragraph {n}: {}\n\n",
+                "words and \"quotes\" ".repeat(30)
+            ));
             text.push_str(&format!("```\n{}```\n\n", "<tag attr=\"v\">\n".repeat(20)));
         }
         let chunks = matrix_chunks(&text);
@@ -100,7 +106,11 @@ mod tests {
         // Control characters grow sixfold in JSON: still one event each.
         let control = "\u{1}".repeat(9000);
         for chunk in matrix_chunks(&control) {
-            assert!(event_bytes(&chunk) <= EVENT_BYTES, "{}", event_bytes(&chunk));
+            assert!(
+                event_bytes(&chunk) <= EVENT_BYTES,
+                "{}",
+                event_bytes(&chunk)
+            );
         }
     }
 }

@@ -403,7 +403,11 @@ fn channel(a: &Access<'_>, c: &Config) -> Option<Problem> {
     // The URL as configured, or the platform's default (which is one).
     let url = a.api_url;
     if !is_http_url(url) {
-        let key = if name == "matrix" { "homeserver" } else { "api_url" };
+        let key = if name == "matrix" {
+            "homeserver"
+        } else {
+            "api_url"
+        };
         return Some(problem(
             &["channels", name, key],
             format!("must start with http:// or https:// (found \"{url}\")"),
@@ -415,7 +419,9 @@ fn channel(a: &Access<'_>, c: &Config) -> Option<Problem> {
     {
         return Some(problem(
             &["channels", "matrix", "user_id"],
-            format!("must be a full Matrix user id like \"@pincer:example.org\" (found \"{user}\")"),
+            format!(
+                "must be a full Matrix user id like \"@pincer:example.org\" (found \"{user}\")"
+            ),
         ));
     }
     if name == "slack"

@@ -19,9 +19,8 @@ mod voice;
 pub use access::{AccessConfig, Tier, WebConfig, WorkspaceConfig};
 pub use agent::{AgentConfig, QueueMode, expand_tilde};
 pub use channels::{
-    Access, ChannelConfig, ChannelsConfig, DmPolicy, GroupPolicy, MatrixConfig, Platform, SlackConfig,
-    SlackMode,
-    default_api_url,
+    Access, ChannelConfig, ChannelsConfig, DmPolicy, GroupPolicy, MatrixConfig, Platform,
+    SlackConfig, SlackMode, default_api_url,
 };
 pub use config::{CONFIG_VERSION, Config};
 pub use host::HostConfig;

@@ -76,7 +76,13 @@ async fn check_logged_in(
     token: &str,
     report: &mut Report,
 ) {
-    let me = match get(http, &format!("{hs}/_matrix/client/v3/account/whoami"), Some(token)).await {
+    let me = match get(
+        http,
+        &format!("{hs}/_matrix/client/v3/account/whoami"),
+        Some(token),
+    )
+    .await
+    {
         Ok(me) => me,
         Err(why) => {
             report.fail(
@@ -88,11 +94,15 @@ async fn check_logged_in(
         }
     };
     let user = me["user_id"].as_str().unwrap_or("?").to_string();
-    let rooms = get(http, &format!("{hs}/_matrix/client/v3/joined_rooms"), Some(token))
-        .await
-        .ok()
-        .and_then(|r| r["joined_rooms"].as_array().map(Vec::len))
-        .unwrap_or(0);
+    let rooms = get(
+        http,
+        &format!("{hs}/_matrix/client/v3/joined_rooms"),
+        Some(token),
+    )
+    .await
+    .ok()
+    .and_then(|r| r["joined_rooms"].as_array().map(Vec::len))
+    .unwrap_or(0);
     report.ok(NAME, format!("logged in as {user}, in {rooms} room(s)"));
     if rooms == 0 {
         report.warn(
@@ -102,7 +112,10 @@ async fn check_logged_in(
         );
     }
     if !config.channels.matrix.encryption {
-        report.ok(NAME, "end-to-end encryption is off (channels.matrix.encryption = false)");
+        report.ok(
+            NAME,
+            "end-to-end encryption is off (channels.matrix.encryption = false)",
+        );
         return;
     }
     let device = pincer_channels::matrix::device_state(&home.dir.join("matrix"))
@@ -166,7 +179,12 @@ fn verified(keys: &Value, user: &str, device: &str) -> Option<bool> {
     )
 }
 
-async fn login(http: &reqwest::Client, hs: &str, user: &str, password: &str) -> Result<String, String> {
+async fn login(
+    http: &reqwest::Client,
+    hs: &str,
+    user: &str,
+    password: &str,
+) -> Result<String, String> {
     let body = json!({
         "type": "m.login.password",
         "identifier": { "type": "m.id.user", "user": user },
@@ -183,7 +201,9 @@ async fn login(http: &reqwest::Client, hs: &str, user: &str, password: &str) -> 
     let body: Value = response.json().await.unwrap_or_default();
     match body["access_token"].as_str() {
         Some(token) if status.is_success() => Ok(token.to_string()),
-        _ => Err(body["errcode"].as_str().map_or_else(|| status.to_string(), str::to_string)),
+        _ => Err(body["errcode"]
+            .as_str()
+            .map_or_else(|| status.to_string(), str::to_string)),
     }
 }
 
@@ -192,12 +212,17 @@ async fn get(http: &reqwest::Client, url: &str, token: Option<&str>) -> Result<V
     if let Some(token) = token {
         request = request.bearer_auth(token);
     }
-    let response = request.send().await.map_err(|e| e.without_url().to_string())?;
+    let response = request
+        .send()
+        .await
+        .map_err(|e| e.without_url().to_string())?;
     let status = response.status();
     let body: Value = response.json().await.unwrap_or_default();
     if status.is_success() {
         Ok(body)
     } else {
-        Err(body["errcode"].as_str().map_or_else(|| status.to_string(), str::to_string))
+        Err(body["errcode"]
+            .as_str()
+            .map_or_else(|| status.to_string(), str::to_string))
     }
 }

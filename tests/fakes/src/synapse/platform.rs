@@ -60,7 +60,11 @@ impl MatrixPlatform {
     /// Register a bot (with a password) and a probe on the shared Synapse, and start the
     /// proxy the bot is pointed at.
     pub async fn start() -> MatrixPlatform {
-        let server = Homeserver::shared().await;
+        MatrixPlatform::start_on(Homeserver::shared().await).await
+    }
+
+    /// The same on `server` (a test's own, which it may restart).
+    pub async fn start_on(server: &'static Homeserver) -> MatrixPlatform {
         let prefix = format!("p{}", serial());
         let bot_password = config::random_hex::<12>().expect("random bytes from /dev/urandom");
         let bot = server

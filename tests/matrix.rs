@@ -1,0 +1,159 @@
+//! Matrix beyond the conformance suite, through `pincer run` against a real Synapse: a
+//! picture and a voice note reach the model, an approval answered by a typed reply, a
+//! file the assistant sends arrives in the room, and a homeserver restart in the middle
+//! of a conversation loses nothing and answers nothing twice.
+
+use pincer_fakes::Step;
+use pincer_fakes::platform::FakePlatform;
+use pincer_fakes::synapse::{Homeserver, MatrixPlatform};
+use serde_json::json;
+
+use crate::conformance::{Harness, OWNER};
+
+/// A small PNG: a 4×3 gradient.
+fn png() -> Vec<u8> {
+    let picture =
+        image::RgbImage::from_fn(4, 3, |x, y| image::Rgb([x as u8 * 60, y as u8 * 80, 9]));
+    let mut out = std::io::Cursor::new(Vec::new());
+    picture
+        .write_to(&mut out, image::ImageFormat::Png)
+        .expect("encode png");
+    out.into_inner()
+}
+
+async fn synapse() -> MatrixPlatform {
+    let platform = MatrixPlatform::start().await;
+    platform.person(OWNER).await;
+    platform
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_picture_and_a_voice_note_reach_the_model() {
+    let transcription = "[transcription]\nprovider = \"fake\"\nmodel = \"whisper-1\"\n";
+    let h = Harness::start(synapse().await, "", transcription).await;
+    h.model.set_transcript("water the basil", 3.0);
+    let chat = h.round_trip(OWNER, "hello").await;
+    let owner = h.platform.person(OWNER).await;
+    let picture = png();
+    owner.send_image(&chat, &picture).await;
+    h.wait_shown(&chat, "echo: ").await;
+    let saved = crate::common::wait_for(
+        async || {
+            let dir = h.home.workspace().join("inbox").join("matrix");
+            std::fs::read_dir(&dir).ok()?.flatten().find_map(|entry| {
+                let bytes = std::fs::read(entry.path()).ok()?;
+                (bytes == picture).then_some(entry.path())
+            })
+        },
+        || {
+            format!(
+                "the picture never reached the inbox; gateway log:\n{}",
+                h.log()
+            )
+        },
+    )
+    .await;
+    assert!(saved.starts_with(h.home.workspace()), "{saved:?}");
+
+    let mut ogg = b"OggS\0\x02".to_vec();
+    ogg.resize(2048, 7);
+    let url = owner.upload(&ogg, "audio/ogg").await;
+    owner
+        .send_message(
+            &chat,
+            json!({
+                "msgtype": "m.audio", "body": "Voice message", "url": url,
+                "info": {"mimetype": "audio/ogg", "size": 2048, "duration": 1000},
+                "org.matrix.msc3245.voice": {},
+            }),
+        )
+        .await;
+    crate::common::wait_for(
+        async || {
+            h.model
+                .requests()
+                .iter()
+                .any(|r| r.last_user_text().contains("water the basil"))
+                .then_some(())
+        },
+        || {
+            format!(
+                "the voice note was not transcribed; gateway log:\n{}",
+                h.log()
+            )
+        },
+    )
+    .await;
+    let heard = h
+        .model
+        .wait_for_transcriptions(1, crate::common::PATIENCE)
+        .await;
+    assert_eq!(heard[0].size, 2048, "the whole recording is sent");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_is_answered_by_a_reply_and_a_file_goes_out() {
+    let h = Harness::start(
+        synapse().await,
+        "",
+        "[tools.permissions]\nask = [\"write_file\"]\napproval_timeout_secs = 30\n",
+    )
+    .await;
+    std::fs::write(h.home.workspace().join("plan.txt"), "the plan").expect("a file to send");
+    h.model.push_all([
+        Step::tool_call("write_file", json!({"path": "ok.md", "content": "yes"})),
+        Step::tool_call("send_file", json!({"path": "plan.txt"})),
+        Step::text("Saved and sent."),
+    ]);
+    let chat = h.platform.dm(OWNER, "save it").await;
+    let question = h.wait_shown(&chat, "Allow write_file `ok.md`?").await;
+    let owner = h.platform.person(OWNER).await;
+    owner.send_reply(&chat, &question.id, "1").await;
+    h.wait_shown(&chat, "Saved and sent.").await;
+    assert!(
+        h.home.workspace().join("ok.md").exists(),
+        "the reply did not approve"
+    );
+    let settled = h.wait_shown(&chat, "Allowed once").await;
+    assert_eq!(settled.id, question.id);
+    // The file arrived as an m.file the person can download.
+    let file = owner
+        .events(&chat)
+        .into_iter()
+        .find(|e| e["content"]["msgtype"] == "m.file")
+        .unwrap_or_else(|| panic!("no m.file in the room: {:#?}", owner.events(&chat)));
+    let url = file["content"]["url"]
+        .as_str()
+        .expect("an unencrypted room's file has a url");
+    assert_eq!(owner.download(url).await, b"the plan");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_homeserver_restart_mid_conversation_loses_nothing() {
+    // A Synapse of this test's own, to restart.
+    let server: &'static Homeserver = Box::leak(Box::new(Homeserver::start_own().await));
+    let h = Harness::start(MatrixPlatform::start_on(server).await, "", "").await;
+    let chat = h.round_trip(OWNER, "before").await;
+    // A reply still streaming when the homeserver goes down.
+    h.model.push(Step::slow_text(
+        "one two three four five six seven eight",
+        150,
+    ));
+    h.platform.dm(OWNER, "during").await;
+    server.restart().await;
+    h.wait_shown(&chat, "eight").await;
+    h.round_trip(OWNER, "after").await;
+    // A message delivered twice would be answered twice before this one is.
+    h.round_trip(OWNER, "last").await;
+    let texts = h.texts_in(&chat);
+    for word in ["before", "after", "last"] {
+        let n = texts
+            .iter()
+            .filter(|t| t.contains(&format!("echo: {word}")))
+            .count();
+        assert_eq!(n, 1, "`{word}` answered {n} times: {texts:?}");
+    }
+    let eights = texts.iter().filter(|t| t.contains("eight")).count();
+    assert_eq!(eights, 1, "the streamed reply: {texts:?}");
+    assert_eq!(h.model.requests().len(), 4, "{texts:?}");
+}
