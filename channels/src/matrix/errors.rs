@@ -2,7 +2,7 @@
 //! says what to do, a rate limit carries the homeserver's wait, a failed connection is
 //! transient. The texts never hold a URL with a token (the SDK sends it as a header).
 
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use matrix_sdk::HttpError;
 use matrix_sdk::ruma::api::error::{ErrorKind, RetryAfter};
@@ -27,9 +27,9 @@ pub(super) fn http_error(err: &HttpError) -> ChannelError {
         Some(ErrorKind::LimitExceeded(limit)) => {
             let wait = match limit.retry_after {
                 Some(RetryAfter::Delay(wait)) => wait,
-                Some(RetryAfter::DateTime(at)) => {
-                    at.duration_since(SystemTime::now()).unwrap_or(DEFAULT_WAIT)
-                }
+                Some(RetryAfter::DateTime(at)) => at
+                    .duration_since(crate::clock::now())
+                    .unwrap_or(DEFAULT_WAIT),
                 None => DEFAULT_WAIT,
             };
             ChannelError::rate_limited("Matrix rate limit (M_LIMIT_EXCEEDED)", wait)

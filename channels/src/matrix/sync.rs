@@ -195,7 +195,8 @@ impl Matrix {
                 let ours = |id: &str| self.is_ours(id);
                 match convert::classify(&event, &facts, me, &ours) {
                     Some(Event::Message(incoming)) => {
-                        if !self.hand_off(&room, *incoming, &fetcher, bus).await? {
+                        let going = self.hand_off(&room, *incoming, &fetcher, bus).await?;
+                        if !going {
                             return Ok(false);
                         }
                     }

@@ -24,25 +24,25 @@ const MIN_BYTES: usize = 1000;
 pub fn to_matrix_html(markdown: &str) -> String {
     let options = Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES;
     let mut in_image = false;
-    let events = Parser::new_ext(markdown, options).filter_map(move |event| match event {
-        Event::Html(raw) | Event::InlineHtml(raw) => Some(Event::Text(raw)),
+    let events = Parser::new_ext(markdown, options).map(move |event| match event {
+        Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
         // `![alt](url)` → a link to the picture.
         Event::Start(Tag::Image {
             dest_url, title, ..
         }) => {
             in_image = true;
-            Some(Event::Start(Tag::Link {
+            Event::Start(Tag::Link {
                 link_type: pulldown_cmark::LinkType::Inline,
                 dest_url,
                 title,
                 id: CowStr::Borrowed(""),
-            }))
+            })
         }
         Event::End(TagEnd::Image) if in_image => {
             in_image = false;
-            Some(Event::End(TagEnd::Link))
+            Event::End(TagEnd::Link)
         }
-        other => Some(other),
+        other => other,
     });
     let mut html = String::with_capacity(markdown.len() * 5 / 4);
     pulldown_cmark::html::push_html(&mut html, events);

@@ -460,9 +460,9 @@ mod tests {
             "{first}"
         );
         assert!(!first.ends_with("I'm not sure what"), "{first}");
-        let rest = guard.push(" day it is.") + &guard.finish();
+        let rest = guard.push(" day it is.") + guard.finish().as_str();
         assert_eq!(
-            first + &rest,
+            first + rest.as_str(),
             "Let me see. I'm not sure what to do. I'm not sure what day it is."
         );
     }

@@ -218,7 +218,7 @@ fn streamed(scrubber: &Arc<Scrubber>, pieces: &[&str]) -> String {
     for piece in pieces {
         out.push_str(&stream.push(piece));
     }
-    out + &stream.finish()
+    out + stream.finish().as_str()
 }
 
 /// A secret with spaces in it, ending where a stream may be cut.
@@ -312,7 +312,7 @@ fn a_stream_holds_back_only_what_may_begin_a_secret() {
         assert!(pushed - released.len() <= word.len(), "{released:?}");
     }
     assert!(text.starts_with(&released));
-    assert_eq!(released + &stream.finish(), text);
+    assert_eq!(released + stream.finish().as_str(), text);
     // Text that may be the start of a secret waits for what follows.
     let mut stream = StreamScrubber::new(Arc::clone(&scrubber));
     assert_eq!(
@@ -328,7 +328,7 @@ fn a_discarded_stream_forgets_what_it_held_back() {
     let mut stream = StreamScrubber::new(Arc::clone(&scrubber));
     stream.push("abandoned reply");
     stream.discard();
-    assert_eq!(stream.push("fresh") + &stream.finish(), "fresh");
+    assert_eq!(stream.push("fresh") + stream.finish().as_str(), "fresh");
 }
 
 /// Tool-call arguments are judged as the tool will read them: a secret with a quote or

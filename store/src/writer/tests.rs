@@ -21,7 +21,7 @@ fn writer() -> (
 ) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("w.db");
-    let mut conn = Connection::open(&path).unwrap();
+    let conn = Connection::open(&path).unwrap();
     conn.execute_batch(
         "PRAGMA journal_mode = WAL;
          PRAGMA foreign_keys = ON;
