@@ -1,6 +1,7 @@
 //! `cargo bench --bench idle`: where the idle memory of `pincer run` goes. The release
-//! gateway is started against the in-process fakes with no channel, with each channel
-//! alone and with all three, `RUNS` times each (default 5), and read 2 s after every
+//! gateway is started against the in-process fakes (and, for Matrix, a real Synapse this
+//! process starts: `scripts/install-synapse.sh`) with no channel, with each channel
+//! alone and with all four, `RUNS` times each (default 5), and read 2 s after every
 //! channel connected. Prints, per set, min/median/max of `VmRSS` and its parts from
 //! `/proc/<pid>/status` (`RssAnon`: heap and stacks; `RssFile`: pages of the binary and
 //! its libraries; `RssShmem`) and the thread count, then the median resident KiB of each
@@ -20,10 +21,11 @@ use pincer_fakes::FakeModel;
 use pincer_fakes::discord::FakeDiscord;
 use pincer_fakes::platform::FakePlatform;
 use pincer_fakes::slack::FakeSlack;
+use pincer_fakes::synapse::MatrixPlatform;
 use pincer_fakes::telegram::FakeTelegram;
 use support::Gateway;
 
-const SETS: [&str; 5] = ["none", "telegram", "discord", "slack", "all"];
+const SETS: [&str; 6] = ["none", "telegram", "discord", "slack", "matrix", "all"];
 
 fn main() -> ExitCode {
     support::main("idle", bench())
@@ -102,7 +104,8 @@ async fn measure(set: &str) -> anyhow::Result<Reading> {
     let telegram = FakeTelegram::start().await;
     let discord = FakeDiscord::start().await;
     let slack = FakeSlack::start().await;
-    let all: [&dyn FakePlatform; 3] = [&telegram, &discord, &slack];
+    let matrix = MatrixPlatform::start().await;
+    let all: [&dyn FakePlatform; 4] = [&telegram, &discord, &slack, &matrix];
     let platforms: Vec<&dyn FakePlatform> = all
         .into_iter()
         .filter(|p| set == "all" || set == p.name())

@@ -5,6 +5,9 @@
 //!
 //! Run one area with `cargo test --test integration telegram::`, one test with its
 //! whole path (`cargo test --test integration -- --exact trust::a_guest_…`).
+// matrix-sdk's sync future is deep: proving it `Send` (tests/matrix.rs spawns one)
+// needs more than the default 128 levels.
+#![recursion_limit = "256"]
 
 mod common;
 mod conformance;

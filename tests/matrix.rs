@@ -1,7 +1,8 @@
 //! Matrix beyond the conformance suite, through `pincer run` against a real Synapse: a
 //! picture and a voice note reach the model, an approval answered by a typed reply, a
 //! file the assistant sends arrives in the room, and a homeserver restart in the middle
-//! of a conversation loses nothing and answers nothing twice.
+//! of a conversation loses nothing and answers nothing twice; and an encrypted direct
+//! chat with a real end-to-end-encrypting client (matrix-sdk) works.
 
 use pincer_fakes::Step;
 use pincer_fakes::platform::FakePlatform;
@@ -156,4 +157,144 @@ async fn a_homeserver_restart_mid_conversation_loses_nothing() {
     let eights = texts.iter().filter(|t| t.contains("eight")).count();
     assert_eq!(eights, 1, "the streamed reply: {texts:?}");
     assert_eq!(h.model.requests().len(), 4, "{texts:?}");
+}
+
+/// A person on a real end-to-end-encrypting client (matrix-sdk, with its own device and
+/// keys) opens an encrypted direct chat with the bot: the bot reads the message, the
+/// model sees it, the encrypted reply decrypts on the person's side, and the homeserver
+/// holds only ciphertext. `pincer doctor` then reports the login and the device.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_encrypted_direct_chat_with_a_real_client_works() {
+    use matrix_sdk::config::SyncSettings;
+    use matrix_sdk::ruma::UserId;
+    use matrix_sdk::ruma::events::room::member::MembershipState;
+    use matrix_sdk::ruma::events::room::message::{
+        OriginalSyncRoomMessageEvent, RoomMessageEventContent,
+    };
+
+    let platform = MatrixPlatform::start().await;
+    // The owner is this test's SDK client, with a password it knows.
+    let owner_id = platform.user_id(OWNER);
+    let local = owner_id
+        .trim_start_matches('@')
+        .split(':')
+        .next()
+        .unwrap_or_default();
+    let password = "owner-password-for-e2ee";
+    platform
+        .server()
+        .register_exact(local, password, false)
+        .await;
+    let h = Harness::start(platform, "", "").await;
+
+    let store = tempfile::tempdir().expect("a store for the client");
+    let client = matrix_sdk::Client::builder()
+        .homeserver_url(h.platform.server().url())
+        .sqlite_store(store.path(), None)
+        .build()
+        .await
+        .expect("the SDK client");
+    client
+        .matrix_auth()
+        .login_username(&owner_id, password)
+        .send()
+        .await
+        .expect("the owner logs in");
+    let (heard, mut replies) = tokio::sync::mpsc::unbounded_channel::<(String, String)>();
+    client.add_event_handler(move |event: OriginalSyncRoomMessageEvent| {
+        let heard = heard.clone();
+        async move {
+            let _ = heard.send((event.sender.to_string(), event.content.body().to_string()));
+        }
+    });
+    client
+        .sync_once(SyncSettings::default())
+        .await
+        .expect("the first sync");
+    let syncing = tokio::spawn({
+        let client = client.clone();
+        async move {
+            let _ = client.sync(SyncSettings::default()).await;
+        }
+    });
+
+    let bot = UserId::parse(h.platform.bot()).expect("the bot's user id");
+    let room = client.create_dm(&bot).await.expect("an encrypted DM");
+    assert!(
+        room.latest_encryption_state()
+            .await
+            .expect("state")
+            .is_encrypted()
+    );
+    crate::common::wait_for(
+        async || {
+            let member = room.get_member_no_sync(&bot).await.ok()??;
+            (*member.membership() == MembershipState::Join).then_some(())
+        },
+        || {
+            format!(
+                "the bot never joined the encrypted DM; gateway log:\n{}",
+                h.log()
+            )
+        },
+    )
+    .await;
+    room.send(RoomMessageEventContent::text_plain("hello in secret"))
+        .await
+        .expect("sent encrypted");
+
+    let mut got = Vec::new();
+    let deadline = tokio::time::Instant::now() + crate::common::PATIENCE;
+    while !got
+        .iter()
+        .any(|(_, body): &(String, String)| body.contains("echo: hello in secret"))
+    {
+        match tokio::time::timeout_at(deadline, replies.recv()).await {
+            Ok(Some((sender, body))) if sender == h.platform.bot() => got.push((sender, body)),
+            Ok(Some(_)) => {}
+            _ => panic!("no decrypted reply; got {got:?}; gateway log:\n{}", h.log()),
+        }
+    }
+    assert_eq!(h.model.requests()[0].last_user_text(), "hello in secret");
+    // What the homeserver holds: ciphertext only.
+    let token = client.access_token().expect("logged in");
+    let url = format!(
+        "{}/_matrix/client/v3/rooms/{}/messages?dir=b&limit=20",
+        h.platform.server().url(),
+        room.room_id()
+    );
+    let history: serde_json::Value = reqwest::Client::new()
+        .get(url)
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("history")
+        .json()
+        .await
+        .expect("json");
+    let kinds: Vec<&str> = history["chunk"]
+        .as_array()
+        .expect("a chunk")
+        .iter()
+        .filter(|e| e["sender"] == h.platform.bot())
+        .filter_map(|e| e["type"].as_str())
+        .collect();
+    assert!(kinds.contains(&"m.room.encrypted"), "{kinds:?}");
+    assert!(
+        !kinds.contains(&"m.room.message"),
+        "the bot wrote in clear: {kinds:?}"
+    );
+    syncing.abort();
+
+    let doctor = h.home.run(&["doctor"]);
+    let out = format!("{}{}", doctor.stdout, doctor.stderr);
+    assert!(
+        out.contains(&format!("logged in as {}", h.platform.bot())),
+        "{out}"
+    );
+    assert!(out.contains("is not verified"), "{out}");
+    assert!(
+        out.contains("recovery_key"),
+        "doctor says how to verify: {out}"
+    );
 }

@@ -166,12 +166,7 @@ impl Homeserver {
 
     /// A new user `@{localpart}:localhost` with `password`, through the admin API's
     /// shared-secret registration (a nonce, then an HMAC-SHA1 of the request).
-    pub(crate) async fn register_exact(
-        &self,
-        localpart: &str,
-        password: &str,
-        admin: bool,
-    ) -> Person {
+    pub async fn register_exact(&self, localpart: &str, password: &str, admin: bool) -> Person {
         let client = reqwest::Client::new();
         let url = format!("{}/_synapse/admin/v1/register", self.url);
         let nonce: Value = client
