@@ -1,6 +1,9 @@
 //! `cargo bench --bench e2e`: the release `pincer run` against in-process fakes of the
-//! model and of every chat platform Pincer has, measured from outside as a user would
-//! see it. Prints a table:
+//! model and of Telegram, Discord and Slack, and a real Synapse for Matrix
+//! (`scripts/install-synapse.sh`), measured from outside as a user would see it. On
+//! Matrix each new user's direct room is opened (a first message, answered) before the
+//! measured one, so room creation and the bot's join are not counted; its figures
+//! include Synapse's own handling and sync delivery. Prints a table:
 //! - start → ready: process spawn until every channel is connected;
 //! - idle RSS with every channel connected, and peak RSS after the load below;
 //! - harness overhead per platform, p50/p95/p99 over `N` messages, each from a new
@@ -27,6 +30,7 @@ use pincer_fakes::FakeModel;
 use pincer_fakes::discord::FakeDiscord;
 use pincer_fakes::platform::FakePlatform;
 use pincer_fakes::slack::FakeSlack;
+use pincer_fakes::synapse::MatrixPlatform;
 use pincer_fakes::telegram::FakeTelegram;
 use support::{Gateway, mib, ms, percentile, seen};
 
@@ -62,7 +66,8 @@ async fn bench() -> anyhow::Result<()> {
     let telegram = FakeTelegram::start().await;
     let discord = FakeDiscord::start().await;
     let slack = FakeSlack::start().await;
-    let platforms: Vec<&dyn FakePlatform> = vec![&telegram, &discord, &slack];
+    let matrix = MatrixPlatform::start().await;
+    let platforms: Vec<&dyn FakePlatform> = vec![&telegram, &discord, &slack, &matrix];
     // Above the 20 messages a scenario's one sender writes in 20 s.
     let gateway = Gateway::start(&model, &platforms, "[access]\nrate_per_minute = 120")?;
     let ready = gateway.ready(&platforms).await?;
@@ -79,6 +84,10 @@ async fn bench() -> anyhow::Result<()> {
         };
         for i in 0..WARM_UP + N {
             user += 1;
+            if platform.name() == "matrix" {
+                let open = format!("open {user}");
+                round_trip(&gateway, &model, *platform, user, &open).await?;
+            }
             let text = format!("bench {} {i}", platform.name());
             let sent = Instant::now();
             let (request_at, shown) = round_trip(&gateway, &model, *platform, user, &text).await?;
@@ -98,11 +107,16 @@ async fn bench() -> anyhow::Result<()> {
     tokio::time::sleep(Duration::from_secs(1)).await;
     let (loaded_rss, peak) = gateway.memory();
     let sessions = (WARM_UP + N) * platforms.len() as u64;
+    // (Matrix's sessions each held an opening message too.)
 
     let mut paced = Vec::new();
     for (schedule, pauses) in SCHEDULES {
         for platform in &platforms {
             user += 1;
+            if platform.name() == "matrix" {
+                let open = format!("open {user}");
+                round_trip(&gateway, &model, *platform, user, &open).await?;
+            }
             let mut spans = one_chat(&gateway, &model, *platform, user, &pauses).await?;
             spans.sort_unstable();
             paced.push((platform.name(), schedule, spans));
