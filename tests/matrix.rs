@@ -298,3 +298,78 @@ async fn an_encrypted_direct_chat_with_a_real_client_works() {
         "doctor says how to verify: {out}"
     );
 }
+
+/// What a stranger can make the bot do costs them as much as it costs the bot: repeated
+/// reactions on a question are refused once, garbage ciphertext in a direct chat is
+/// answered once, and nothing the bot writes pings anyone (`m.mentions` is empty, so a
+/// client does not look for `@room` or names in an echoed text).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stranger_cannot_make_the_bot_repeat_itself_or_ping_the_room() {
+    use crate::conformance::STRANGER;
+    let h = Harness::start(
+        synapse().await,
+        "",
+        "[tools.permissions]\nask = [\"write_file\"]\napproval_timeout_secs = 30\n",
+    )
+    .await;
+    // Garbage ciphertext from a stranger in a direct chat: one notice, however many.
+    let chat = h.platform.dm(STRANGER, "hi").await;
+    h.wait_shown(&chat, "pairing code").await;
+    let stranger = h.platform.person(STRANGER).await;
+    for n in 0..4 {
+        let garbage = json!({"algorithm": "m.megolm.v1.aes-sha2", "ciphertext": format!("junk{n}"),
+            "session_id": "none", "sender_key": "none", "device_id": "NONE"});
+        stranger
+            .send_event(&chat, "m.room.encrypted", garbage)
+            .await;
+    }
+    stranger.send_text(&chat, "still there?", &[]).await;
+    h.wait_shown(&chat, "could not decrypt").await;
+
+    // Reactions on the owner's question from a stranger let in: told once.
+    h.model.push_all([
+        Step::tool_call("write_file", json!({"path": "ok.md", "content": "yes"})),
+        Step::text("Saved it, @room."),
+    ]);
+    let owner_chat = h.platform.dm(OWNER, "save it").await;
+    let asked = h.wait_shown(&owner_chat, "Allow write_file `ok.md`?").await;
+    crate::common::wait_for(
+        async || {
+            h.shown_in(&owner_chat)
+                .into_iter()
+                .find(|m| m.id == asked.id && m.buttons)
+        },
+        || format!("no buttons: {:#?}", h.shown_in(&owner_chat)),
+    )
+    .await;
+    assert!(
+        h.platform.press(&owner_chat, STRANGER, "deny").await,
+        "no answer to the press"
+    );
+    for key in ["❌\u{fe0f}", "❌\u{fe0f}\u{fe0f}", "👍"] {
+        stranger.react(&owner_chat, &asked.id, key).await;
+    }
+    assert!(h.platform.press(&owner_chat, OWNER, "once").await);
+    h.wait_shown(&owner_chat, "Saved it").await;
+    let owner = h.platform.person(OWNER).await;
+    let events = owner.events(&owner_chat);
+    let refusals = events
+        .iter()
+        .filter(|e| e["sender"] == h.platform.bot())
+        .filter(|e| e["content"]["m.relates_to"]["m.in_reply_to"]["event_id"] == asked.id.as_str())
+        .count();
+    assert_eq!(refusals, 1, "the stranger was told more than once");
+    let undecryptable = h
+        .texts_in(&chat)
+        .iter()
+        .filter(|t| t.contains("could not decrypt"))
+        .count();
+    assert_eq!(undecryptable, 1, "{:?}", h.texts_in(&chat));
+    // Every message of the bot says whom it mentions: nobody.
+    for event in events
+        .iter()
+        .filter(|e| e["sender"] == h.platform.bot() && e["type"] == "m.room.message")
+    {
+        assert_eq!(event["content"]["m.mentions"], json!({}), "{event}");
+    }
+}

@@ -31,7 +31,13 @@ impl Matrix {
     pub(super) fn fetcher(&self, client: &Client) -> Arc<dyn MediaFetcher> {
         Arc::new(Files {
             client: client.clone(),
-            http: reqwest::Client::new(),
+            // A media server that stops answering fails the download instead of
+            // holding the message's turn.
+            http: reqwest::Client::builder()
+                .connect_timeout(std::time::Duration::from_secs(10))
+                .read_timeout(std::time::Duration::from_secs(30))
+                .build()
+                .unwrap_or_default(),
             inbox: self.settings.inbox.clone(),
             max_bytes: self.settings.media_max_bytes,
         })
@@ -115,10 +121,27 @@ impl Files {
     }
 }
 
-/// A server name or media id: letters, digits and `.-_:[]` (an IPv6 literal, a port).
+/// A server name or media id: letters, digits and `.-_:[]` (an IPv6 literal, a port),
+/// never `.` or `..` (which the URL would resolve into another path).
 fn valid_part(part: &str) -> bool {
     !part.is_empty()
+        && part != "."
+        && part != ".."
         && part
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '[' | ']'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::valid_part;
+
+    #[test]
+    fn media_parts_cannot_walk_the_path() {
+        assert!(valid_part("example.org:8448"));
+        assert!(valid_part("AbC123_-x"));
+        for bad in ["", ".", "..", "a/b", "%2e%2e", "a?b", "a#b"] {
+            assert!(!valid_part(bad), "{bad}");
+        }
+    }
 }

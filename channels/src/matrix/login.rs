@@ -128,6 +128,7 @@ async fn whoami(
     }
     let response = reqwest::Client::new()
         .get(format!("{homeserver}/_matrix/client/v3/account/whoami"))
+        .timeout(std::time::Duration::from_secs(30))
         .bearer_auth(token)
         .send()
         .await

@@ -157,6 +157,8 @@ pub struct Matrix {
     sent: Mutex<VecDeque<String>>,
     /// People's direct rooms by user id, opened for targets that name a person.
     directs: DirectChats,
+    /// When each room was last told a message could not be decrypted.
+    unreadable_told: Mutex<std::collections::HashMap<String, std::time::Instant>>,
 }
 
 impl Matrix {
@@ -188,6 +190,7 @@ impl Matrix {
             questions: questions::Open::default(),
             sent: Mutex::new(VecDeque::new()),
             directs: DirectChats::default(),
+            unreadable_told: Mutex::default(),
         }))
     }
 
@@ -243,14 +246,14 @@ const ACCOUNT: Rate = Rate {
 };
 
 /// Matrix's limits: the chunk size of `render::matrix`, the pace above, edits every
-/// 1.5 s, typing notices lasting the 30 s they are sent for.
+/// 1.5 s, and typing notices renewed every 3 s (the SDK sends each for 4 s).
 pub fn info() -> ChannelInfo {
     ChannelInfo {
         split: crate::render::matrix_chunks,
         chat_rate: |_| PER_ROOM,
         channel_rate: ACCOUNT,
         edit_interval: Duration::from_millis(1500),
-        typing_interval: Duration::from_secs(20),
+        typing_interval: Duration::from_secs(3),
     }
 }
 

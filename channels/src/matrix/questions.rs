@@ -6,7 +6,7 @@
 //! replying to the question. Once settled, the question is edited to its outcome and
 //! the bot takes its reactions back.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use async_trait::async_trait;
@@ -31,6 +31,8 @@ struct Question {
     choices: Vec<(String, Choice)>,
     /// The bot's own reactions on it, taken back when it is settled.
     seeded: Vec<String>,
+    /// Who was told they may not answer it (each is told once).
+    told: HashSet<String>,
 }
 
 /// The open questions by the question's event id.
@@ -51,6 +53,16 @@ impl Open {
         {
             question.seeded.push(reaction);
         }
+    }
+
+    /// Whether `sender` is yet to be told they may not answer the question `event`
+    /// (and note that they now are).
+    fn first_refusal(&self, event: &str, sender: &str) -> bool {
+        let Ok(mut open) = self.0.lock() else {
+            return false;
+        };
+        open.get_mut(event)
+            .is_some_and(|question| question.told.insert(sender.to_string()))
     }
 
     fn remove(&self, event: &str) -> Option<Question> {
@@ -155,6 +167,10 @@ impl Matrix {
         if matches!(answered, Answered::Taken(_)) {
             return; // the core settles the question
         }
+        // Told once: reactions cost nothing, and each notice spends the bot's sending pace.
+        if !self.questions.first_refusal(question, sender) {
+            return;
+        }
         let target = Target::chat(CHANNEL, room.as_str(), None);
         if let Err(e) = self
             .send_notice(&target, answered.toast(), Some(question))
@@ -199,6 +215,7 @@ impl ApprovalPrompter for Matrix {
                 request_id: request_id.to_string(),
                 choices,
                 seeded: Vec::new(),
+                told: HashSet::new(),
             },
         );
         for key in keys {
@@ -247,6 +264,7 @@ mod tests {
                 request_id: "r1".into(),
                 choices: keys(&approval_buttons()),
                 seeded: Vec::new(),
+                told: HashSet::new(),
             },
         );
         assert_eq!(open.by_key("$q", "👍"), Some(("r1".into(), Choice::Once)));
@@ -266,6 +284,7 @@ mod tests {
                 request_id: "r2".into(),
                 choices: keys(&options),
                 seeded: Vec::new(),
+                told: HashSet::new(),
             },
         );
         assert_eq!(
@@ -278,5 +297,8 @@ mod tests {
             Some(("r2".into(), Choice::Pick(0)))
         );
         assert_eq!(open.by_text("$p", "yes"), None, "a question has no `once`");
+        assert!(open.first_refusal("$q", "@eve:x"));
+        assert!(!open.first_refusal("$q", "@eve:x"), "told twice");
+        assert!(open.first_refusal("$q", "@bob:x"));
     }
 }

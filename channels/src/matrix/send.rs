@@ -107,6 +107,9 @@ fn text_content(msgtype: &str, markdown: &str) -> Value {
         "body": markdown,
         "format": "org.matrix.custom.html",
         "formatted_body": to_matrix_html(markdown),
+        // Nobody is mentioned: without the key, clients match names and `@room` in the
+        // text, and a stranger's words echoed would ping the room.
+        "m.mentions": {},
     })
 }
 
@@ -138,6 +141,7 @@ impl MessageEditor for Matrix {
             "format": "org.matrix.custom.html",
             "formatted_body": format!("* {}", new["formatted_body"].as_str().unwrap_or_default()),
             "m.new_content": new,
+            "m.mentions": {},
             "m.relates_to": { "rel_type": "m.replace", "event_id": message_id },
         });
         room.send_raw("m.room.message", content)

@@ -263,7 +263,7 @@ impl Matrix {
     /// it would be noise), and logged.
     async fn unreadable(&self, room_id: &OwnedRoomId, direct: bool, sender: &str) {
         tracing::warn!(channel = CHANNEL, room = %room_id, %sender, "an encrypted message could not be decrypted");
-        if !direct {
+        if !direct || !self.first_unreadable_in(room_id.as_str()) {
             return;
         }
         let text = match self.settings.encryption {
@@ -278,6 +278,36 @@ impl Matrix {
         if let Err(e) = self.send_notice(&target, text, None).await {
             tracing::warn!(channel = CHANNEL, "could not say so: {}", e.message);
         }
+    }
+}
+
+/// How often a room is told a message could not be decrypted: anyone can send garbage
+/// ciphertext, and each notice spends the bot's sending pace.
+const UNREADABLE_EVERY: std::time::Duration = std::time::Duration::from_secs(3600);
+/// Rooms remembered for it before the oldest are forgotten.
+const UNREADABLE_ROOMS: usize = 1024;
+
+impl Matrix {
+    /// Whether `room` may be told now (and note that it was).
+    fn first_unreadable_in(&self, room: &str) -> bool {
+        let Ok(mut told) = self.unreadable_told.lock() else {
+            return false;
+        };
+        let now = std::time::Instant::now();
+        if told
+            .get(room)
+            .is_some_and(|at| now.duration_since(*at) < UNREADABLE_EVERY)
+        {
+            return false;
+        }
+        if told.len() >= UNREADABLE_ROOMS {
+            told.retain(|_, at| now.duration_since(*at) < UNREADABLE_EVERY);
+            if told.len() >= UNREADABLE_ROOMS {
+                return false;
+            }
+        }
+        told.insert(room.to_string(), now);
+        true
     }
 }
 

@@ -24,7 +24,28 @@ const MIN_BYTES: usize = 1000;
 pub fn to_matrix_html(markdown: &str) -> String {
     let options = Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES;
     let mut in_image = false;
-    let events = Parser::new_ext(markdown, options).map(move |event| match event {
+    // Links and pictures whose scheme is not a safe one are dropped (their text stays).
+    let (mut links, mut images) = (0usize, 0usize);
+    let events = Parser::new_ext(markdown, options).filter_map(move |event| match event {
+        Event::Start(Tag::Link { ref dest_url, .. }) if !safe_url(dest_url) => {
+            links += 1;
+            None
+        }
+        Event::End(TagEnd::Link) if links > 0 => {
+            links -= 1;
+            None
+        }
+        Event::Start(Tag::Image { ref dest_url, .. }) if !safe_url(dest_url) => {
+            images += 1;
+            None
+        }
+        Event::End(TagEnd::Image) if images > 0 => {
+            images -= 1;
+            None
+        }
+        other => Some(other),
+    });
+    let events = events.map(move |event| match event {
         Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
         // `![alt](url)` → a link to the picture.
         Event::Start(Tag::Image {
@@ -47,6 +68,17 @@ pub fn to_matrix_html(markdown: &str) -> String {
     let mut html = String::with_capacity(markdown.len() * 5 / 4);
     pulldown_cmark::html::push_html(&mut html, events);
     html.trim_end().to_string()
+}
+
+/// A link a client may follow: the web, mail, Matrix, or a relative reference.
+fn safe_url(url: &str) -> bool {
+    let lower = url.trim().to_ascii_lowercase();
+    match lower.split_once(':') {
+        Some((scheme, _)) if !scheme.contains(['/', '?', '#']) => {
+            matches!(scheme, "http" | "https" | "mailto" | "mxc" | "matrix")
+        }
+        _ => true, // no scheme: relative
+    }
 }
 
 /// What a chunk weighs in its event: both fields, JSON-escaped.
@@ -79,6 +111,16 @@ mod tests {
         assert!(html.contains("<code>code</code>"), "{html}");
         assert!(html.contains("&lt;script&gt;"), "{html}");
         assert!(!html.contains("<script>"), "{html}");
+        for bad in [
+            "javascript:alert(1)",
+            "JavaScript:x",
+            "data:text/html,x",
+            "vbscript:x",
+        ] {
+            let html = to_matrix_html(&format!("[click]({bad}) and ![pic]({bad})"));
+            assert!(!html.contains("href"), "{html}");
+            assert!(html.contains("click"), "{html}");
+        }
         let image = to_matrix_html("![cat](https://example.org/cat.png)");
         assert!(
             image.contains("<a href=\"https://example.org/cat.png\">cat</a>"),
