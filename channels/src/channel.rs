@@ -10,11 +10,28 @@ use async_trait::async_trait;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::message::{Inbound, Target};
+use crate::message::{Ack, Inbound, InboundMessage, Target};
 use crate::pulse::{Liveness, Pulse};
 
 /// The sending half of the inbound bus (bounded: a full bus makes adapters wait).
 pub type InboundSender = mpsc::Sender<Inbound>;
+
+/// Put `message` on the bus and wait until the core has stored it, for a platform that
+/// redelivers what was not confirmed (Telegram's offset, Matrix's sync token): `false`
+/// when the core is gone; a transient error when it could not be stored, so the caller
+/// leaves it unconfirmed and the platform sends it again.
+pub async fn store(bus: &InboundSender, message: InboundMessage) -> Result<bool, ChannelError> {
+    let (ack, stored) = Ack::pair();
+    if bus.send(Inbound::acked(message, ack)).await.is_err() {
+        return Ok(false);
+    }
+    if stored.await.is_err() {
+        return Err(ChannelError::transient(
+            "a message could not be stored; it will be fetched again",
+        ));
+    }
+    Ok(true)
+}
 
 /// A channel failure. `retryable` tells the manager whether trying again can help;
 /// `retry_after` is the platform's own word on when.

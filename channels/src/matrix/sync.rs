@@ -27,7 +27,7 @@ use super::{CHANNEL, Matrix, Me};
 use crate::backoff;
 use crate::channel::{ChannelError, Health, InboundSender};
 use crate::inbox::MediaFetcher;
-use crate::message::{Ack, Inbound, Target};
+use crate::message::Target;
 
 /// The file that holds the token of the last batch handled whole.
 const TOKEN_FILE: &str = "sync-token";
@@ -246,17 +246,8 @@ impl Matrix {
         }
         let prefix = safe_prefix(&inbound.chat_id);
         crate::inbox::attach(&mut inbound, attachments, fetcher, &prefix);
-        let (ack, stored) = Ack::pair();
-        if bus.send(Inbound::acked(inbound, ack)).await.is_err() {
-            return Ok(false);
-        }
-        if stored.await.is_err() {
-            // Not stored: the token stays where it was, and the batch comes again.
-            return Err(ChannelError::transient(
-                "a message could not be stored; it will be fetched again",
-            ));
-        }
-        Ok(true)
+        // Not stored: the token stays where it was, and the batch comes again.
+        crate::channel::store(bus, inbound).await
     }
 
     /// An encrypted message the bot cannot read: said so in a direct chat (in a group

@@ -20,7 +20,7 @@ use crate::approval::parse_button;
 use crate::backoff;
 use crate::channel::{Channel, ChannelError, Health, InboundSender};
 use crate::inbox::MediaFetcher;
-use crate::message::{Ack, Inbound, Target};
+use crate::message::Target;
 
 #[async_trait]
 impl Channel for Telegram {
@@ -155,15 +155,9 @@ impl Telegram {
             {
                 let prefix = inbound.chat_id.clone();
                 crate::inbox::attach(&mut inbound, attachments, fetcher, &prefix);
-                let (ack, stored) = Ack::pair();
-                if bus.send(Inbound::acked(inbound, ack)).await.is_err() {
+                // Not stored: the offset stays, and Telegram sends it again.
+                if !crate::channel::store(bus, inbound).await? {
                     return Ok(false);
-                }
-                if stored.await.is_err() {
-                    // Not stored (the store failed): leave it unconfirmed; Telegram sends it again.
-                    return Err(ChannelError::transient(
-                        "a message could not be stored; it will be fetched again",
-                    ));
                 }
             }
             *offset = next;
