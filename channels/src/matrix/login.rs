@@ -174,7 +174,8 @@ fn login_error(err: &matrix_sdk::Error, user: &str) -> ChannelError {
     }
 }
 
-/// The device, its keys and whether it is verified, for `pincer doctor`.
+/// What `pincer doctor` reads of the bot's device from disk (whether it is verified it
+/// asks the homeserver).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeviceState {
     /// The device id the bot logs in with, once it has logged in.
