@@ -26,18 +26,22 @@ struct Files {
     max_bytes: u64,
 }
 
+/// The client downloads go through: a media server that stops answering fails the
+/// download instead of holding the message's turn.
+pub(super) fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .connect_timeout(std::time::Duration::from_secs(10))
+        .read_timeout(std::time::Duration::from_secs(30))
+        .build()
+        .unwrap_or_default()
+}
+
 impl Matrix {
     /// The fetcher the messages this adapter converts carry.
     pub(super) fn fetcher(&self, client: &Client) -> Arc<dyn MediaFetcher> {
         Arc::new(Files {
             client: client.clone(),
-            // A media server that stops answering fails the download instead of
-            // holding the message's turn.
-            http: reqwest::Client::builder()
-                .connect_timeout(std::time::Duration::from_secs(10))
-                .read_timeout(std::time::Duration::from_secs(30))
-                .build()
-                .unwrap_or_default(),
+            http: self.http.clone(),
             inbox: self.settings.inbox.clone(),
             max_bytes: self.settings.media_max_bytes,
         })

@@ -157,6 +157,8 @@ pub struct Matrix {
     sent: Mutex<VecDeque<String>>,
     /// People's direct rooms by user id, opened for targets that name a person.
     directs: DirectChats,
+    /// Downloads media (built once: each client loads the system's TLS roots).
+    http: reqwest::Client,
     /// When each room was last told a message could not be decrypted.
     unreadable_told: Mutex<std::collections::HashMap<String, std::time::Instant>>,
 }
@@ -190,6 +192,7 @@ impl Matrix {
             questions: questions::Open::default(),
             sent: Mutex::new(VecDeque::new()),
             directs: DirectChats::default(),
+            http: files::http(),
             unreadable_told: Mutex::default(),
         }))
     }
