@@ -373,3 +373,36 @@ async fn a_stranger_cannot_make_the_bot_repeat_itself_or_ping_the_room() {
         assert_eq!(event["content"]["m.mentions"], json!({}), "{event}");
     }
 }
+
+/// An invite to a room that `groups` does not list is declined: the bot never joins, so
+/// nobody there reaches it (the red team's attempt, kept as a test).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invite_to_an_unlisted_room_is_declined() {
+    use crate::conformance::STRANGER;
+    let h = Harness::start(synapse().await, "", "").await;
+    let stranger = h.platform.person(STRANGER).await;
+    let room = stranger.create_room(&[h.platform.bot()]).await;
+    crate::common::wait_for(
+        async || {
+            stranger
+                .events(&room)
+                .into_iter()
+                .find(|e| {
+                    e["type"] == "m.room.member"
+                        && e["state_key"] == h.platform.bot()
+                        && e["content"]["membership"] == "leave"
+                })
+                .map(|_| ())
+        },
+        || format!("the bot did not decline; gateway log:\n{}", h.log()),
+    )
+    .await;
+    assert!(
+        !stranger
+            .joined_members(&room)
+            .await
+            .iter()
+            .any(|m| m == h.platform.bot()),
+        "the bot joined a room not in groups"
+    );
+}
