@@ -3,7 +3,10 @@
 //! (`scripts/install-synapse.sh`), measured from outside as a user would see it. On
 //! Matrix each new user's direct room is opened (a first message, answered) before the
 //! measured one, so room creation and the bot's join are not counted; its figures
-//! include Synapse's own handling and sync delivery. Prints a table:
+//! include Synapse's own handling and sync delivery, so Pincer's own share is measured
+//! apart at the proxy between the bot and Synapse: the sync carrying the message reaches
+//! the bot → request at the model, and request at the model → the bot's request
+//! carrying the reply leaves it. Prints a table:
 //! - start → ready: process spawn until every channel is connected;
 //! - idle RSS with every channel connected, and peak RSS after the load below;
 //! - harness overhead per platform, p50/p95/p99 over `N` messages, each from a new
@@ -59,6 +62,9 @@ struct Spans {
     name: &'static str,
     inbound: Vec<Duration>,
     outbound: Vec<Duration>,
+    /// Matrix only: the same without Synapse (sync delivered → request; request → send).
+    own_inbound: Vec<Duration>,
+    own_outbound: Vec<Duration>,
 }
 
 async fn bench() -> anyhow::Result<()> {
@@ -81,7 +87,10 @@ async fn bench() -> anyhow::Result<()> {
             name: platform.name(),
             inbound: Vec::new(),
             outbound: Vec::new(),
+            own_inbound: Vec::new(),
+            own_outbound: Vec::new(),
         };
+        let proxy = (platform.name() == "matrix").then(|| matrix.proxy());
         for i in 0..WARM_UP + N {
             user += 1;
             if platform.name() == "matrix" {
@@ -89,8 +98,30 @@ async fn bench() -> anyhow::Result<()> {
                 round_trip(&gateway, &model, *platform, user, &open).await?;
             }
             let text = format!("bench {} {i}", platform.name());
+            // The sync's JSON holds the text quoted; the reply is the model's echo.
+            let (delivered, reply) = (format!("\"{text}\""), format!("echo: {text}"));
+            if let Some(proxy) = proxy {
+                proxy.watch(&delivered);
+                proxy.watch(&reply);
+            }
             let sent = Instant::now();
             let (request_at, shown) = round_trip(&gateway, &model, *platform, user, &text).await?;
+            if let Some(proxy) = proxy {
+                let (Some(delivered), _) = proxy.seen(&delivered) else {
+                    anyhow::bail!("the proxy did not see {text:?} reach the bot");
+                };
+                let (_, Some(replied)) = proxy.seen(&reply) else {
+                    anyhow::bail!("the proxy did not see the bot send {reply:?}");
+                };
+                if i >= WARM_UP {
+                    spans
+                        .own_inbound
+                        .push(request_at.saturating_duration_since(delivered));
+                    spans
+                        .own_outbound
+                        .push(replied.saturating_duration_since(request_at));
+                }
+            }
             if i >= WARM_UP {
                 spans
                     .inbound
@@ -148,7 +179,18 @@ async fn bench() -> anyhow::Result<()> {
                 "request at model → reply shown at platform",
                 &mut spans.outbound,
             ),
+            (
+                "Pincer's own: sync reaches the bot → request at model",
+                &mut spans.own_inbound,
+            ),
+            (
+                "Pincer's own: request at model → the reply leaves the bot",
+                &mut spans.own_outbound,
+            ),
         ] {
+            if values.is_empty() {
+                continue;
+            }
             values.sort_unstable();
             println!(
                 "| {}: {label} | p50 {} ms, p95 {} ms, p99 {} ms |",

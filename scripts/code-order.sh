@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Makes build/code-order.txt: the functions of the release `pincer` that run when the
-# gateway starts, connects Telegram, Discord and Slack and idles (first), then those a
+# gateway starts, connects Telegram, Discord, Slack and Matrix and idles (first), then those a
 # turn on each platform adds, each group in the order the build lays them out. build.rs
 # hands the list to the linker so those functions sit together at the start of `.text`
 # (the idle gateway keeps about 3 MiB of code resident instead of 11). Run it when
 # `cargo bench --bench idle` shows the code pages growing back (new code, a new rustc
-# or new dependency versions rename functions). Needs valgrind and python3; takes about
-# fifteen minutes.
+# or new dependency versions rename functions). Needs valgrind, python3 and Synapse
+# (scripts/install-synapse.sh); takes about half an hour on two cores.
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 command -v valgrind >/dev/null || { echo "code-order: needs valgrind (apt-get install -y valgrind)" >&2; exit 1; }

@@ -2,7 +2,8 @@
 //! picture and a voice note reach the model, an approval answered by a typed reply, a
 //! file the assistant sends arrives in the room, and a homeserver restart in the middle
 //! of a conversation loses nothing and answers nothing twice; and an encrypted direct
-//! chat with a real end-to-end-encrypting client (matrix-sdk) works.
+//! chat with a real end-to-end-encrypting client (matrix-sdk) works, and the recovery key
+//! makes the bot's device verified.
 
 use pincer_fakes::Step;
 use pincer_fakes::platform::FakePlatform;
@@ -297,6 +298,80 @@ async fn an_encrypted_direct_chat_with_a_real_client_works() {
         out.contains("recovery_key"),
         "doctor says how to verify: {out}"
     );
+}
+
+/// The bot's account was set up in another client first (cross-signing and secret
+/// storage, as Element does); with that account's recovery key in `.security.yml` the bot
+/// restores the cross-signing keys and signs its own device, so people see it verified.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_recovery_key_makes_the_bots_device_verified() {
+    let platform = MatrixPlatform::start().await;
+    let store = tempfile::tempdir().expect("a store for the client");
+    let first = matrix_sdk::Client::builder()
+        .homeserver_url(platform.server().url())
+        .sqlite_store(store.path(), None)
+        .with_encryption_settings(matrix_sdk::encryption::EncryptionSettings {
+            auto_enable_cross_signing: true,
+            ..Default::default()
+        })
+        .build()
+        .await
+        .expect("the SDK client");
+    first
+        .matrix_auth()
+        .login_username(platform.bot(), platform.bot_password())
+        .send()
+        .await
+        .expect("the bot's account logs in on its first device");
+    first
+        .encryption()
+        .wait_for_e2ee_initialization_tasks()
+        .await;
+    let key = first
+        .encryption()
+        .recovery()
+        .enable()
+        .await
+        .expect("cross-signing and secret storage set up");
+    platform.set_recovery_key(&key);
+    let h = Harness::start(platform, "", "").await;
+
+    let doctor = h.home.run(&["doctor"]);
+    let out = format!("{}{}", doctor.stdout, doctor.stderr);
+    assert!(
+        out.contains("is verified (cross-signed by"),
+        "{out}\ngateway log:\n{}",
+        h.log()
+    );
+    // What everyone else sees: the device signed by the account's self-signing key.
+    let bot = h.platform.bot();
+    let keys: serde_json::Value = reqwest::Client::new()
+        .post(format!(
+            "{}/_matrix/client/v3/keys/query",
+            h.platform.server().url()
+        ))
+        .bearer_auth(first.access_token().expect("logged in"))
+        .json(&json!({ "device_keys": { bot: [] } }))
+        .send()
+        .await
+        .expect("keys/query")
+        .json()
+        .await
+        .expect("json");
+    let self_signing = keys["self_signing_keys"][bot]["keys"]
+        .as_object()
+        .and_then(|k| k.keys().next().cloned())
+        .expect("a self-signing key");
+    let device = std::fs::read_to_string(h.home.path().join("matrix/device-id"))
+        .expect("the gateway's device id");
+    let signatures = &keys["device_keys"][bot][device.trim()]["signatures"][bot];
+    assert!(
+        signatures.get(&self_signing).is_some(),
+        "the gateway's device is not cross-signed: {keys}"
+    );
+    for secret in [key.as_str(), h.platform.bot_password()] {
+        assert!(!h.log().contains(secret), "a secret in the log");
+    }
 }
 
 /// What a stranger can make the bot do costs them as much as it costs the bot: repeated

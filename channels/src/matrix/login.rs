@@ -10,7 +10,7 @@ use std::path::Path;
 
 use matrix_sdk::authentication::matrix::MatrixSession;
 use matrix_sdk::ruma::{OwnedDeviceId, OwnedUserId, UserId};
-use matrix_sdk::{Client, SessionMeta, SessionTokens};
+use matrix_sdk::{Client, SessionMeta, SessionTokens, SqliteStoreConfig};
 
 use super::errors::{channel_error, http_error};
 use super::{Login, MatrixSettings, Me};
@@ -29,7 +29,11 @@ pub(super) async fn connect(settings: &MatrixSettings) -> Result<(Client, Me), C
     private_dir(dir)?;
     let mut builder = Client::builder().homeserver_url(&settings.homeserver);
     if settings.encryption {
-        builder = builder.sqlite_store(dir.join(STORE_DIR), settings.store_passphrase.as_deref());
+        // The low-memory settings: a pool of one connection per core (not four) and a
+        // 500 KB page cache per connection (not 2 MB); a personal bot's stores are small.
+        let stores = SqliteStoreConfig::with_low_memory_config(dir.join(STORE_DIR))
+            .passphrase(settings.store_passphrase.as_deref());
+        builder = builder.sqlite_store_with_config_and_cache_path(stores, None::<&Path>);
     }
     let client = builder.build().await.map_err(|e| {
         ChannelError::permanent(format!(
@@ -90,8 +94,8 @@ pub(super) async fn connect(settings: &MatrixSettings) -> Result<(Client, Me), C
     Ok((client, Me { user_id, name }))
 }
 
-/// With the recovery key: restore the cross-signing keys from secret storage and sign
-/// this device with them. Failures are logged; the bot works unverified.
+/// With the recovery key: restore the cross-signing keys from secret storage; the SDK
+/// then signs this device with them. Failures are logged; the bot works unverified.
 async fn verify_own_device(client: &Client, recovery_key: Option<&str>) {
     let encryption = client.encryption();
     encryption.wait_for_e2ee_initialization_tasks().await;
@@ -105,14 +109,13 @@ async fn verify_own_device(client: &Client, recovery_key: Option<&str>) {
         );
         return;
     }
-    match encryption.get_own_device().await {
-        Ok(Some(device)) if !device.is_cross_signed_by_owner() => {
-            if let Err(e) = device.verify().await {
-                tracing::warn!(channel = super::CHANNEL, "could not sign this device: {e}");
-            }
-        }
-        Ok(_) => {}
-        Err(e) => tracing::warn!(channel = super::CHANNEL, "no own device: {e}"),
+    // `recover` signs the device only when secret storage held the self-signing key.
+    let signing = encryption.cross_signing_status().await;
+    if !signing.is_some_and(|status| status.has_self_signing) {
+        tracing::warn!(
+            channel = super::CHANNEL,
+            "the recovery key opened the account's secret storage, but it holds no cross-signing keys, so this device stays unverified; set up cross-signing for the account (Element: Settings → Encryption) and restart"
+        );
     }
 }
 

@@ -12,7 +12,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use matrix_sdk::config::SyncSettings;
-use matrix_sdk::ruma::api::client::filter::{FilterDefinition, RoomEventFilter, RoomFilter};
+use matrix_sdk::ruma::api::client::filter::{
+    Filter as EventFilter, FilterDefinition, RoomEventFilter, RoomFilter,
+};
 use matrix_sdk::ruma::api::client::sync::sync_events::v3::Filter;
 use matrix_sdk::ruma::{OwnedRoomId, UInt};
 use matrix_sdk::sync::SyncResponse;
@@ -331,13 +333,17 @@ fn safe_prefix(room_id: &str) -> String {
         .collect()
 }
 
-/// Room timelines of up to `TIMELINE_LIMIT` events.
+/// Room timelines of up to `TIMELINE_LIMIT` events, and no presence, typing or read
+/// receipts: the bot uses none of them, and each would wake the sync (its own typing
+/// notices too) for the SDK to process and store.
 fn filter() -> Filter {
     let mut timeline = RoomEventFilter::default();
     timeline.limit = Some(UInt::from(TIMELINE_LIMIT));
     let mut room = RoomFilter::default();
     room.timeline = timeline;
+    room.ephemeral = RoomEventFilter::ignore_all();
     let mut definition = FilterDefinition::default();
     definition.room = room;
+    definition.presence = EventFilter::ignore_all();
     Filter::FilterDefinition(definition)
 }

@@ -132,6 +132,45 @@ async fn the_proxy_refuses_during_an_outage_then_serves_again() {
     .await;
 }
 
+/// A client that logs in through the proxy stays behind it: Synapse's login answer names
+/// no other address (`well_known`, which the SDK would move to, past every cut and stall).
+/// And the proxy notes when a watched text passes each way.
+#[tokio::test]
+async fn a_login_through_the_proxy_stays_behind_it_and_watched_text_is_seen() {
+    let server = Homeserver::shared().await;
+    let platform = MatrixPlatform::start_on(server).await;
+    let proxy = platform.proxy();
+    let password = platform.bot_password().to_owned();
+    proxy.watch(&password);
+    let login: serde_json::Value = reqwest::Client::new()
+        .post(format!("{}/_matrix/client/v3/login", proxy.url()))
+        .json(&serde_json::json!({
+            "type": "m.login.password",
+            "identifier": { "type": "m.id.user", "user": platform.bot() },
+            "password": password,
+        }))
+        .send()
+        .await
+        .expect("login through the proxy")
+        .json()
+        .await
+        .expect("json");
+    assert!(login["access_token"].is_string(), "{login}");
+    assert!(
+        login.get("well_known").is_none(),
+        "Synapse sends the bot elsewhere: {login}"
+    );
+    let (to_bot, from_bot) = proxy.seen(&password);
+    assert!(
+        from_bot.is_some() && to_bot.is_none(),
+        "{to_bot:?} {from_bot:?}"
+    );
+    let user = login["user_id"].as_str().expect("a user id").to_owned();
+    proxy.watch(&user);
+    let (to_bot, _) = proxy.seen(&user);
+    assert!(to_bot.is_none(), "only what passes after watch() counts");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stall_silences_connections_until_the_client_gives_one_up() {
     let server = Homeserver::shared().await;

@@ -49,6 +49,8 @@ pub struct MatrixPlatform {
     prefix: String,
     bot: String,
     bot_password: String,
+    /// The account's recovery key, given to the bot in `.security.yml` when set.
+    recovery_key: Mutex<Option<String>>,
     /// Invites the bot to check it is listening (`connected`); not one of the users.
     probe: Person,
     people: Mutex<HashMap<u64, Person>>,
@@ -77,6 +79,7 @@ impl MatrixPlatform {
             prefix,
             bot: bot.user_id().to_owned(),
             bot_password,
+            recovery_key: Mutex::new(None),
             probe,
             people: Mutex::new(HashMap::new()),
             rooms: tokio::sync::Mutex::new(Rooms::default()),
@@ -90,6 +93,16 @@ impl MatrixPlatform {
 
     pub fn bot_password(&self) -> &str {
         &self.bot_password
+    }
+
+    /// Give the bot the account's recovery key (`channels.matrix.recovery_key`).
+    pub fn set_recovery_key(&self, key: &str) {
+        *self.recovery_key.lock().unwrap_or_else(|e| e.into_inner()) = Some(key.to_owned());
+    }
+
+    /// The proxy between the bot and Synapse.
+    pub fn proxy(&self) -> &Proxy {
+        &self.proxy
     }
 
     /// The proxy's URL, where the bot finds its homeserver.
@@ -237,7 +250,11 @@ impl FakePlatform for MatrixPlatform {
     }
 
     fn secrets(&self) -> String {
-        format!("  matrix:\n    password: \"{}\"\n", self.bot_password)
+        let mut secrets = format!("  matrix:\n    password: \"{}\"\n", self.bot_password);
+        if let Some(key) = &*self.recovery_key.lock().unwrap_or_else(|e| e.into_inner()) {
+            secrets += &format!("    recovery_key: \"{key}\"\n");
+        }
+        secrets
     }
 
     fn limit(&self) -> usize {

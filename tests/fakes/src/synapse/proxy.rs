@@ -9,13 +9,17 @@
 //!   other silent ones are closed too, and new connections are served as usual.
 //!   `stalled()` counts the stalls that caught a connection.
 //!
+//! - `watch(text)`, then `seen(text)`: when the text first passed towards the bot (a sync
+//!   delivering it) and from the bot (a request carrying it). The benches take Pincer's
+//!   own share of a Matrix round trip from these, without Synapse's.
+//!
 //! It forwards bytes, nothing more: it does not read HTTP, so it cannot delay or drop
 //! single requests, and TLS is not involved (Synapse listens on plain HTTP).
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -56,6 +60,14 @@ struct State {
     /// The current stall has caught a connection (and was counted).
     counted: bool,
     stalled: usize,
+    /// Texts watched for, with when each was first seen towards and from the bot.
+    watched: Vec<Watch>,
+}
+
+struct Watch {
+    text: Vec<u8>,
+    to_bot: Option<Instant>,
+    from_bot: Option<Instant>,
 }
 
 impl Inner {
@@ -137,6 +149,68 @@ impl Proxy {
     pub fn stalled(&self) -> usize {
         self.inner.state().stalled
     }
+
+    /// Note when `text` (at most 200 bytes) first passes either way from now on.
+    pub fn watch(&self, text: &str) {
+        assert!(text.len() <= TAIL, "a watched text is at most {TAIL} bytes");
+        self.inner.state().watched.push(Watch {
+            text: text.as_bytes().to_vec(),
+            to_bot: None,
+            from_bot: None,
+        });
+    }
+
+    /// When the watched `text` first passed towards the bot and from it, and stop
+    /// watching it.
+    pub fn seen(&self, text: &str) -> (Option<Instant>, Option<Instant>) {
+        let mut state = self.inner.state();
+        let at = state.watched.iter().position(|w| w.text == text.as_bytes());
+        at.map(|at| {
+            let watch = state.watched.swap_remove(at);
+            (watch.to_bot, watch.from_bot)
+        })
+        .unwrap_or_default()
+    }
+}
+
+/// How many bytes of each direction are kept to find a watched text split across reads.
+const TAIL: usize = 200;
+
+/// The last bytes that passed one way, then this read's.
+#[derive(Default)]
+struct Passed {
+    bytes: Vec<u8>,
+}
+
+impl Passed {
+    /// Note the read `chunk` and mark the watched texts it completes (`to_bot`: which way).
+    fn note(&mut self, inner: &Inner, chunk: &[u8], to_bot: bool) {
+        let now = Instant::now();
+        let mut state = inner.state();
+
+        if state.watched.is_empty() {
+            self.bytes.clear();
+            return;
+        }
+        self.bytes.extend_from_slice(chunk);
+        for watch in &mut state.watched {
+            let slot = if to_bot {
+                &mut watch.to_bot
+            } else {
+                &mut watch.from_bot
+            };
+            if slot.is_none()
+                && self
+                    .bytes
+                    .windows(watch.text.len())
+                    .any(|w| w == watch.text)
+            {
+                *slot = Some(now);
+            }
+        }
+        let keep = self.bytes.len().saturating_sub(TAIL);
+        self.bytes.drain(..keep);
+    }
 }
 
 impl Drop for Proxy {
@@ -185,7 +259,7 @@ async fn accept(inner: Arc<Inner>, listener: TcpListener) {
 
 async fn serve(inner: Arc<Inner>, id: u64, mut client: TcpStream, mut mode: watch::Receiver<Mode>) {
     let gave_up = match TcpStream::connect(inner.upstream).await {
-        Ok(mut upstream) => pump(&mut client, &mut upstream, &mut mode).await,
+        Ok(mut upstream) => pump(&inner, &mut client, &mut upstream, &mut mode).await,
         Err(_) => false,
     };
     let mut state = inner.state();
@@ -204,6 +278,7 @@ async fn serve(inner: Arc<Inner>, id: u64, mut client: TcpStream, mut mode: watc
 /// Forward both ways while the mode says so; true when the client closed a connection
 /// that was silent.
 async fn pump(
+    inner: &Inner,
     client: &mut TcpStream,
     upstream: &mut TcpStream,
     mode: &mut watch::Receiver<Mode>,
@@ -212,6 +287,7 @@ async fn pump(
     let (mut up_in, mut up_out) = upstream.split();
     let mut from_client = vec![0u8; 16 * 1024];
     let mut from_up = vec![0u8; 16 * 1024];
+    let (mut up, mut down) = (Passed::default(), Passed::default());
     loop {
         let now = *mode.borrow_and_update();
         if now == Mode::Close {
@@ -222,7 +298,11 @@ async fn pump(
             read = client_in.read(&mut from_client) => match read {
                 Ok(0) | Err(_) => return silent,
                 Ok(n) => {
-                    if !silent && up_out.write_all(&from_client[..n]).await.is_err() {
+                    if silent {
+                        continue;
+                    }
+                    up.note(inner, &from_client[..n], false);
+                    if up_out.write_all(&from_client[..n]).await.is_err() {
                         return false;
                     }
                 }
@@ -230,6 +310,7 @@ async fn pump(
             read = up_in.read(&mut from_up), if !silent => match read {
                 Ok(0) | Err(_) => return false,
                 Ok(n) => {
+                    down.note(inner, &from_up[..n], true);
                     if client_out.write_all(&from_up[..n]).await.is_err() {
                         return false;
                     }
