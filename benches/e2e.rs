@@ -106,22 +106,18 @@ async fn bench() -> anyhow::Result<()> {
             }
             let sent = Instant::now();
             let (request_at, shown) = round_trip(&gateway, &model, *platform, user, &text).await?;
-            if let Some(proxy) = proxy {
-                let (Some(delivered), _) = proxy.seen(&delivered) else {
-                    anyhow::bail!("the proxy did not see {text:?} reach the bot");
-                };
-                let (_, Some(replied)) = proxy.seen(&reply) else {
-                    anyhow::bail!("the proxy did not see the bot send {reply:?}");
-                };
-                if i >= WARM_UP {
-                    spans
-                        .own_inbound
-                        .push(request_at.saturating_duration_since(delivered));
-                    spans
-                        .own_outbound
-                        .push(replied.saturating_duration_since(request_at));
+            let own = match proxy {
+                Some(proxy) => {
+                    let (Some(delivered), _) = proxy.seen(&delivered) else {
+                        anyhow::bail!("the proxy did not see {text:?} reach the bot");
+                    };
+                    let (_, Some(replied)) = proxy.seen(&reply) else {
+                        anyhow::bail!("the proxy did not see the bot send {reply:?}");
+                    };
+                    Some((delivered, replied))
                 }
-            }
+                None => None,
+            };
             if i >= WARM_UP {
                 spans
                     .inbound
@@ -129,6 +125,14 @@ async fn bench() -> anyhow::Result<()> {
                 spans
                     .outbound
                     .push(shown.saturating_duration_since(request_at));
+                if let Some((delivered, replied)) = own {
+                    spans
+                        .own_inbound
+                        .push(request_at.saturating_duration_since(delivered));
+                    spans
+                        .own_outbound
+                        .push(replied.saturating_duration_since(request_at));
+                }
             }
             tokio::time::sleep(GAP).await;
         }
