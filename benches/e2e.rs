@@ -21,6 +21,11 @@
 //!   the model → reply shown, p50/p99 — what a quick back-and-forth waits for pacing.
 //!   The sender is let write 120 messages a minute (`access.rate_per_minute`).
 //!
+//! `E2E_PLATFORMS=matrix` (names, comma-separated) measures those platforms alone;
+//! `BENCH_GATEWAY_LOG=<RUST_LOG filter>` runs the gateway with that log filter and keeps
+//! its log (`pincer-e2e-gateway.log` in the temporary folder): with
+//! `info,matrix_sdk_base=info` it holds the SDK's "Processed a sync response in …".
+//!
 //! It measures and prints; nothing is asserted about speed.
 
 mod support;
@@ -73,7 +78,14 @@ async fn bench() -> anyhow::Result<()> {
     let discord = FakeDiscord::start().await;
     let slack = FakeSlack::start().await;
     let matrix = MatrixPlatform::start().await;
-    let platforms: Vec<&dyn FakePlatform> = vec![&telegram, &discord, &slack, &matrix];
+    let mut platforms: Vec<&dyn FakePlatform> = vec![&telegram, &discord, &slack, &matrix];
+    if let Ok(only) = std::env::var("E2E_PLATFORMS") {
+        platforms.retain(|p| only.split(',').any(|o| o == p.name()));
+        anyhow::ensure!(
+            !platforms.is_empty(),
+            "E2E_PLATFORMS={only:?} names none of telegram, discord, slack, matrix"
+        );
+    }
     // Above the 20 messages a scenario's one sender writes in 20 s.
     let gateway = Gateway::start(&model, &platforms, "[access]\nrate_per_minute = 120")?;
     let ready = gateway.ready(&platforms).await?;
@@ -218,6 +230,11 @@ async fn bench() -> anyhow::Result<()> {
             ms(percentile(spans, 0.99)),
             ms(spans.last().copied().unwrap_or_default()),
         );
+    }
+    if std::env::var_os("BENCH_GATEWAY_LOG").is_some() {
+        let kept = std::env::temp_dir().join("pincer-e2e-gateway.log");
+        std::fs::write(&kept, gateway.log())?;
+        println!("\nThe gateway's log: {}", kept.display());
     }
     Ok(())
 }

@@ -3,7 +3,7 @@
 //! file the assistant sends arrives in the room, and a homeserver restart in the middle
 //! of a conversation loses nothing and answers nothing twice; and an encrypted direct
 //! chat with a real end-to-end-encrypting client (matrix-sdk) works, and the recovery key
-//! makes the bot's device verified.
+//! makes the bot's device verified; typing never wakes the bot's sync.
 
 use pincer_fakes::Step;
 use pincer_fakes::platform::FakePlatform;
@@ -479,5 +479,26 @@ async fn an_invite_to_an_unlisted_room_is_declined() {
             .iter()
             .any(|m| m == h.platform.bot()),
         "the bot joined a room not in groups"
+    );
+}
+
+/// The bot's sync leaves out typing notices (and read receipts and presence, which it
+/// uses no more): each would wake the sync for the SDK to process and store. Someone
+/// typing, and the bot's own typing while it answers, never reach it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typing_never_wakes_the_bots_sync() {
+    let h = Harness::start(synapse().await, "", "").await;
+    let chat = h.round_trip(OWNER, "hello").await;
+    let owner = h.platform.person(OWNER).await;
+    let proxy = h.platform.proxy();
+    proxy.watch("\"m.typing\"");
+    owner.set_typing(&chat, true).await;
+    let again = h.round_trip(OWNER, "are you there").await;
+    assert_eq!(again, chat);
+    let (to_bot, _) = proxy.seen("\"m.typing\"");
+    assert!(
+        to_bot.is_none(),
+        "a typing notice reached the bot's sync; gateway log:\n{}",
+        h.log()
     );
 }

@@ -68,6 +68,11 @@ impl Gateway {
             .arg(dir.path())
             .arg("run")
             .env_remove("RUST_LOG")
+            .envs(
+                std::env::var("BENCH_GATEWAY_LOG")
+                    .ok()
+                    .map(|l| ("RUST_LOG", l)),
+            )
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
