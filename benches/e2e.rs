@@ -72,6 +72,26 @@ struct Spans {
     own_outbound: Vec<Duration>,
 }
 
+impl Spans {
+    /// One measured message: sent → request → shown, and (Matrix) the same from the sync
+    /// reaching the bot to its reply leaving it.
+    fn note(
+        &mut self,
+        sent: Instant,
+        request_at: Instant,
+        shown: Instant,
+        own: Option<(Instant, Instant)>,
+    ) {
+        let since = |from: Instant, to: Instant| to.saturating_duration_since(from);
+        self.inbound.push(since(sent, request_at));
+        self.outbound.push(since(request_at, shown));
+        if let Some((delivered, replied)) = own {
+            self.own_inbound.push(since(delivered, request_at));
+            self.own_outbound.push(since(request_at, replied));
+        }
+    }
+}
+
 async fn bench() -> anyhow::Result<()> {
     let model = FakeModel::start().await;
     let telegram = FakeTelegram::start().await;
@@ -131,20 +151,7 @@ async fn bench() -> anyhow::Result<()> {
                 None => None,
             };
             if i >= WARM_UP {
-                spans
-                    .inbound
-                    .push(request_at.saturating_duration_since(sent));
-                spans
-                    .outbound
-                    .push(shown.saturating_duration_since(request_at));
-                if let Some((delivered, replied)) = own {
-                    spans
-                        .own_inbound
-                        .push(request_at.saturating_duration_since(delivered));
-                    spans
-                        .own_outbound
-                        .push(replied.saturating_duration_since(request_at));
-                }
+                spans.note(sent, request_at, shown, own);
             }
             tokio::time::sleep(GAP).await;
         }

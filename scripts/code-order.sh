@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Makes build/code-order.txt: the functions of the release `pincer` that run when the
-# gateway starts, connects Telegram, Discord, Slack and Matrix and idles (first), then those a
-# turn on each platform adds, each group in the order the build lays them out. build.rs
+# gateway starts and idles with no channel (first), then those each channel adds when it
+# connects and idles (Telegram, Discord, Slack, Matrix: a gateway with fewer channels
+# keeps only its own groups resident), then those a turn on each platform adds, each
+# group in the order the build lays them out. build.rs
 # hands the list to the linker so those functions sit together at the start of `.text`
 # (the idle gateway keeps about 3 MiB of code resident instead of 11). Run it when
 # `cargo bench --bench idle` shows the code pages growing back (new code, a new rustc
@@ -31,14 +33,17 @@ profile() { # <name> <bench> [VAR=value ...]
     pkill -TERM -f "$work/pincer" || true
     while pgrep -f "$work/pincer" >/dev/null; do sleep 1; done
 }
-profile idle idle IDLE_SETS=all RUNS=1
+sets="none telegram discord slack matrix"
+for set in $sets; do
+    profile "idle-$set" idle IDLE_SETS="$set" RUNS=1
+done
 profile turns e2e
 
 # callgrind counts the instructions of the stripped binary by their address in the
 # file; the map says which function's section holds each.
-python3 - "$work" <<'PY'
+python3 - "$work" $sets <<'PY'
 import bisect, glob, re, sys
-work = sys.argv[1]
+work, sets = sys.argv[1], sys.argv[2:]
 sections = []  # (address, end, symbol) of every function in .text
 in_text = False
 # lld's map: address, load address, size, alignment, then an output section after one
@@ -87,12 +92,19 @@ def ran(dir):
                 found.add(i)
     return found
 
-idle = ran(f"{work}/idle")
-turns = ran(f"{work}/turns") - idle
-with open("build/code-order.txt", "w") as out:
-    for i in sorted(idle) + sorted(turns):
-        out.write(sections[i][2] + "\n")
 size = lambda group: sum(sections[i][1] - sections[i][0] for i in group) // 1024
+groups, idle = [], set()
+for name in sets:
+    added = ran(f"{work}/idle-{name}") - idle
+    idle |= added
+    groups.append(sorted(added))
+    print(f"code-order: {len(added)} functions ({size(added)} KiB) at start and idle with {name}")
+turns = ran(f"{work}/turns") - idle
+groups.append(sorted(turns))
+with open("build/code-order.txt", "w") as out:
+    for group in groups:
+        for i in group:
+            out.write(sections[i][2] + "\n")
 print(f"code-order: {len(idle)} functions ({size(idle)} KiB) at start and idle, "
       f"{len(turns)} ({size(turns)} KiB) more in turns: build/code-order.txt")
 PY
