@@ -482,9 +482,10 @@ async fn an_invite_to_an_unlisted_room_is_declined() {
     );
 }
 
-/// The bot's sync leaves out typing notices (and read receipts and presence, which it
-/// uses no more): each would wake the sync for the SDK to process and store. Someone
-/// typing, and the bot's own typing while it answers, never reach it.
+/// The bot's sync leaves out typing notices, read receipts and presence: the bot uses
+/// none of them, and each would wake the sync for the SDK to process and store. This
+/// checks typing (the test Synapse has presence off): someone typing, and the bot's own
+/// typing while it answers, never reach it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typing_never_wakes_the_bots_sync() {
     let h = Harness::start(synapse().await, "", "").await;
