@@ -343,6 +343,7 @@ fn save_blocking(
     bytes: &[u8],
 ) -> Result<Saved, SaveError> {
     use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
     let path = inbox.join(channel).join(name);
     let refused = match beneath(inbox, channel, name) {
         Ok((root, rel)) => match pincer_confine::gateway::create_new(&root, &rel) {
@@ -380,6 +381,7 @@ fn save_blocking(
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
+        .mode(0o600)
         .open(&kept_path)
         .map_err(write_error)?;
     file.write_all(bytes).map_err(write_error)?;
@@ -519,6 +521,11 @@ mod tests {
             "{name}"
         );
         assert_eq!(std::fs::read(&path).unwrap(), b"hello");
+        assert_eq!(
+            mode(&path),
+            0o600,
+            "what people send is the owner's to read"
+        );
         assert!(msg.media[0].remote.is_none());
         assert_eq!(msg.text, format!("look\n[attached: {}]", path.display()));
 
@@ -620,6 +627,11 @@ mod tests {
     }
 
     /// The gateway's own folder beside the test's inbox.
+    fn mode(path: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
     fn kept(dir: &tempfile::TempDir) -> PathBuf {
         dir.path().with_extension("kept")
     }
@@ -686,6 +698,7 @@ mod tests {
         };
         assert!(path.starts_with(kept.join("telegram")), "{path:?}");
         assert_eq!(std::fs::read(path).unwrap(), b"guest's");
+        assert_eq!(mode(path), 0o600);
         assert_eq!(
             std::fs::read_dir(&elsewhere).unwrap().count(),
             0,

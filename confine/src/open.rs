@@ -106,7 +106,9 @@ impl Root {
 
     /// Make the new file `rel` (its folders too), beneath the workspace and never
     /// through a symlink at its last component; an existing file of that name is an
-    /// error (EEXIST).
+    /// error (EEXIST). The file is readable by its owner only (0600): what the gateway
+    /// writes there (what people sent, what a tool printed) may be private, and the
+    /// workspace may be a folder other users of the machine can list.
     pub fn create_new(&self, rel: &Rel, follow: Follow) -> rustix::io::Result<std::fs::File> {
         let (parent, name) = rel.split_last().ok_or(Errno::ISDIR)?;
         self.make_parents(rel, follow)?;
@@ -117,7 +119,7 @@ impl Root {
             | OFlags::NOFOLLOW
             | OFlags::NONBLOCK
             | OFlags::CLOEXEC;
-        let fd = rustix::fs::openat(&dir, name, flags, Mode::from_raw_mode(0o666))?;
+        let fd = rustix::fs::openat(&dir, name, flags, Mode::from_raw_mode(0o600))?;
         Ok(std::fs::File::from(fd))
     }
 }
