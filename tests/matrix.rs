@@ -3,7 +3,8 @@
 //! file the assistant sends arrives in the room, and a homeserver restart in the middle
 //! of a conversation loses nothing and answers nothing twice; and an encrypted direct
 //! chat with a real end-to-end-encrypting client (matrix-sdk) works, and the recovery key
-//! makes the bot's device verified; typing never wakes the bot's sync.
+//! makes the bot's device verified; typing never wakes the bot's sync; a flood of
+//! invites is declined past `invites_per_hour`.
 
 use pincer_fakes::Step;
 use pincer_fakes::platform::FakePlatform;
@@ -500,6 +501,61 @@ async fn typing_never_wakes_the_bots_sync() {
     assert!(
         to_bot.is_none(),
         "a typing notice reached the bot's sync; gateway log:\n{}",
+        h.log()
+    );
+}
+
+/// A flood of invites is paced: with `invites_per_hour = 6` the bot takes three at once
+/// (the check that it is connected spends one) and one every ten minutes, and declines
+/// the rest, so a stranger cannot make it join rooms without end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_invites_is_declined_past_invites_per_hour() {
+    use crate::conformance::STRANGER;
+    let h = Harness::start(synapse().await, "invites_per_hour = 6", "").await;
+    let stranger = h.platform.person(STRANGER).await;
+    let mut rooms = Vec::new();
+    for _ in 0..4 {
+        rooms.push(stranger.create_dm(h.platform.bot()).await);
+    }
+    let bot = h.platform.bot().to_string();
+    // Each invite answered: the bot's membership in each room is join or leave.
+    let answers = crate::common::wait_for(
+        async || {
+            let answers: Vec<String> = rooms
+                .iter()
+                .filter_map(|room| {
+                    stranger
+                        .events(room)
+                        .into_iter()
+                        .filter(|e| e["type"] == "m.room.member" && e["state_key"] == bot)
+                        .map(|e| {
+                            e["content"]["membership"]
+                                .as_str()
+                                .unwrap_or("")
+                                .to_string()
+                        })
+                        .find(|m| m == "join" || m == "leave")
+                })
+                .collect();
+            (answers.len() == rooms.len()).then_some(answers)
+        },
+        || {
+            format!(
+                "the bot did not answer every invite; gateway log:\n{}",
+                h.log()
+            )
+        },
+    )
+    .await;
+    let joined = answers.iter().filter(|m| *m == "join").count();
+    assert!(
+        (1..=3).contains(&joined),
+        "joined {joined} of 4 ({answers:?}); gateway log:\n{}",
+        h.log()
+    );
+    assert!(
+        h.log().contains("channels.matrix.invites_per_hour"),
+        "the log does not say why; gateway log:\n{}",
         h.log()
     );
 }

@@ -224,6 +224,7 @@ fn matrix(
                     GroupPolicy::Disabled => Vec::new(),
                     _ => section.groups.clone(),
                 },
+                per_hour: section.invites_per_hour,
             },
             inbox: home.workspace(config).join("inbox"),
             media_max_bytes: access.media_max_mb.saturating_mul(1024 * 1024),

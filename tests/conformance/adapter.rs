@@ -136,6 +136,7 @@ pub(crate) fn matrix_settings(
         joins: Joins {
             direct: true,
             groups: vec!["*".into()],
+            per_hour: 0,
         },
         inbox: inbox.to_path_buf(),
         media_max_bytes: MEDIA_MAX_BYTES,

@@ -24,7 +24,7 @@ use crate::ledger::Ledger;
 use crate::message::{OutboundMessage, Target};
 use crate::registry::Registry;
 use chat::ChatWorker;
-use pace::Bucket;
+pub(crate) use pace::Bucket;
 
 pub use retry::with_retries;
 

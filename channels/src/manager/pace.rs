@@ -56,7 +56,7 @@ impl Pace {
 
 /// A token bucket on tokio's clock (so tests can pause it). Waiters are not woken in a
 /// queue: each reserves its token when it asks and sleeps until that token's time.
-pub(super) struct Bucket {
+pub(crate) struct Bucket {
     rate: Rate,
     /// When the bucket would be full again if nothing more were taken; a moment in the
     /// past (or `None`) means full now. Tokens taken ahead of their time push it past
@@ -65,7 +65,7 @@ pub(super) struct Bucket {
 }
 
 impl Bucket {
-    pub(super) fn new(rate: Rate) -> Self {
+    pub(crate) fn new(rate: Rate) -> Self {
         Self {
             rate,
             full_at: Mutex::new(None),
@@ -88,7 +88,7 @@ impl Bucket {
 
     /// Take a token only if it is there now and `keep` more stay behind (at most all
     /// but the one taken); nothing is taken otherwise.
-    pub(super) fn try_take(&self, keep: u32) -> bool {
+    pub(crate) fn try_take(&self, keep: u32) -> bool {
         let keep = keep.min(self.burst() - 1);
         let mut full_at = self.full_at.lock().unwrap_or_else(PoisonError::into_inner);
         let now = Instant::now();

@@ -93,12 +93,25 @@ pub struct Joins {
     pub direct: bool,
     /// Group room ids (`groups`; `"*"` for any), empty when `group_policy` is `disabled`.
     pub groups: Vec<String>,
+    /// At most this many invites accepted in an hour, half of them at once
+    /// (`invites_per_hour`); `0`: no limit.
+    pub per_hour: u32,
 }
 
 impl Joins {
     fn group(&self, room: &str) -> bool {
         self.groups.iter().any(|g| g == "*" || g == room)
     }
+}
+
+/// `per_hour` invites an hour, half of them at once; `None` for no limit.
+fn join_pace(per_hour: u32) -> Option<crate::manager::Bucket> {
+    (per_hour > 0).then(|| {
+        crate::manager::Bucket::new(Rate {
+            burst: (per_hour / 2).max(1),
+            every: Duration::from_secs(3600) / per_hour,
+        })
+    })
 }
 
 /// How long a sync may stay unanswered by default: its 30 s long poll and 15 s more.
@@ -161,6 +174,9 @@ pub struct Matrix {
     http: reqwest::Client,
     /// When each room was last told a message could not be decrypted.
     unreadable_told: Mutex<std::collections::HashMap<String, std::time::Instant>>,
+    /// How fast the bot joins rooms it is invited to (`Joins::per_hour`); `None`: as
+    /// fast as it is invited.
+    join_pace: Option<crate::manager::Bucket>,
 }
 
 impl Matrix {
@@ -181,6 +197,7 @@ impl Matrix {
             ));
         }
         let silence = settings.silence_limit();
+        let join_pace = join_pace(settings.joins.per_hour);
         Ok(Arc::new(Self {
             settings: MatrixSettings {
                 homeserver,
@@ -194,6 +211,7 @@ impl Matrix {
             directs: DirectChats::default(),
             http: files::http(),
             unreadable_told: Mutex::default(),
+            join_pace,
         }))
     }
 

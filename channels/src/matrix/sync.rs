@@ -122,8 +122,8 @@ impl Matrix {
         Ok(true)
     }
 
-    /// Join the invites `joins` allows (a direct chat, a listed group room); decline
-    /// the rest so they do not linger.
+    /// Join the invites `joins` allows (a direct chat, a listed group room) at its
+    /// pace; decline the rest so they do not linger.
     async fn accept_invites(&self, client: &Client, response: &SyncResponse) {
         for (room_id, invite) in &response.rooms.invited {
             let direct = invite.invite_state.events.iter().any(|raw| {
@@ -140,7 +140,18 @@ impl Matrix {
             let Some(room) = client.get_room(room_id) else {
                 continue;
             };
-            let outcome = match wanted {
+            let paced = wanted && self.join_pace.as_ref().is_some_and(|b| !b.try_take(0));
+            if paced {
+                tracing::warn!(
+                    channel = CHANNEL,
+                    room = %room_id,
+                    direct,
+                    "declined an invite: more than channels.matrix.invites_per_hour = {} (half of them at once; a flood of invites?); it can be sent again later",
+                    self.settings.joins.per_hour
+                );
+            }
+            let join = wanted && !paced;
+            let outcome = match join {
                 true => room.join().await,
                 false => room.leave().await,
             };
@@ -150,7 +161,7 @@ impl Matrix {
                     room = %room_id,
                     direct,
                     "{} an invite",
-                    if wanted { "accepted" } else { "declined" }
+                    if join { "accepted" } else { "declined" }
                 ),
                 Err(e) => tracing::warn!(
                     channel = CHANNEL,

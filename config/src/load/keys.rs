@@ -54,6 +54,7 @@ const MATRIX: Node = Table(&[
     ("media_max_mb", Leaf),
     ("ack_reaction", Leaf),
     ("silence_secs", Leaf),
+    ("invites_per_hour", Leaf),
 ]);
 
 const PROVIDER: Node = Table(&[

@@ -277,6 +277,10 @@ pub struct MatrixConfig {
     /// long-polls for 30 s) before the connection is taken for dead.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub silence_secs: Option<u64>,
+    /// How many room invites the bot accepts in an hour (half of them at once); the
+    /// rest are declined. Anyone on any homeserver can invite the bot to a direct chat,
+    /// and every room it joins is synced and stored for good. `0`: no limit.
+    pub invites_per_hour: u32,
 }
 
 impl Default for MatrixConfig {
@@ -294,6 +298,7 @@ impl Default for MatrixConfig {
             media_max_mb: common.media_max_mb,
             ack_reaction: None,
             silence_secs: None,
+            invites_per_hour: 20,
         }
     }
 }
