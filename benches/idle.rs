@@ -8,8 +8,11 @@
 //! kind of mapping from `/proc/<pid>/smaps` (the binary's code, read-only data and
 //! relocated data; libc; ld.so; heap; other anonymous memory).
 //!
-//! `IDLE_SETS=none,telegram,all` picks the sets. It measures and prints; nothing is
-//! asserted.
+//! `IDLE_SETS=none,telegram,all` picks the sets. `IDLE_RESTART=1` reads each gateway
+//! after a restart instead (started, connected, stopped with SIGTERM, started again on
+//! the same home): the state of a gateway that has been running for a while, whose
+//! channels resume saved sessions (Matrix's login, device keys and cross-signing are
+//! done on the first start only). It measures and prints; nothing is asserted.
 
 mod support;
 
@@ -47,18 +50,24 @@ async fn bench() -> anyhow::Result<()> {
     let sets: Vec<String> = std::env::var("IDLE_SETS")
         .map(|v| v.split(',').map(str::to_string).collect())
         .unwrap_or_else(|_| SETS.iter().map(|s| s.to_string()).collect());
+    let restarted = std::env::var("IDLE_RESTART").is_ok_and(|v| v == "1");
     let mut table = Vec::new();
     for set in &sets {
         let mut readings = Vec::new();
         for _ in 0..runs {
-            readings.push(measure(set).await?);
+            readings.push(measure(set, restarted).await?);
         }
         table.push((set.clone(), readings));
     }
 
     println!();
     println!(
-        "Idle `pincer run` (release), 2 s after connecting to the in-process fakes, {runs} runs per set: min / median / max KiB"
+        "Idle `pincer run` (release), 2 s after connecting to the in-process fakes{}, {runs} runs per set: min / median / max KiB",
+        if restarted {
+            " on its second start"
+        } else {
+            ""
+        }
     );
     println!();
     println!("| channels | {} |", FIELDS.join(" | "));
@@ -98,8 +107,9 @@ async fn bench() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Start fresh fakes and a gateway with the channels of `set`, and read it at rest.
-async fn measure(set: &str) -> anyhow::Result<Reading> {
+/// Start fresh fakes and a gateway with the channels of `set` (started twice when
+/// `restarted`), and read it at rest.
+async fn measure(set: &str, restarted: bool) -> anyhow::Result<Reading> {
     let model = FakeModel::start().await;
     let telegram = FakeTelegram::start().await;
     let discord = FakeDiscord::start().await;
@@ -110,8 +120,12 @@ async fn measure(set: &str) -> anyhow::Result<Reading> {
         .into_iter()
         .filter(|p| set == "all" || set == p.name())
         .collect();
-    let gateway = Gateway::start(&model, &platforms, "")?;
+    let mut gateway = Gateway::start(&model, &platforms, "")?;
     gateway.ready(&platforms).await?;
+    if restarted {
+        gateway.restart()?;
+        gateway.ready(&platforms).await?;
+    }
     tokio::time::sleep(Duration::from_secs(2)).await;
     let pid = gateway.child.id();
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;

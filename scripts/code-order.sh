@@ -5,7 +5,8 @@
 # keeps only its own groups resident), then those a turn on each platform adds, each
 # group in the order the build lays them out. build.rs
 # hands the list to the linker so those functions sit together at the start of `.text`
-# (the idle gateway keeps about 3 MiB of code resident instead of 11). Run it when
+# (with the three older channels the idle gateway keeps about 3 MiB of code resident
+# instead of 11; with Matrix about 7 instead of 22). Run it when
 # `cargo bench --bench idle` shows the code pages growing back (new code, a new rustc
 # or new dependency versions rename functions). Needs valgrind, python3 and Synapse
 # (scripts/install-synapse.sh); takes about half an hour on two cores.
@@ -20,13 +21,14 @@ trap 'pkill -TERM -f "$work/pincer" 2>/dev/null || true; rm -rf "$work"' EXIT
 PINCER_LINK_MAP="$work/pincer.map" cargo build --release -p pincer
 cp target/release/pincer "$work/pincer"
 
-# Run a bench with `pincer run` under callgrind. The bench kills the wrapper; callgrind
-# writes its profile when the gateway then exits on SIGTERM.
+# Run a bench with `pincer run` under callgrind. The wrapper passes a SIGTERM on (the
+# idle bench's restart stops the gateway so); when the bench kills the wrapper instead,
+# callgrind writes its profile once the gateway exits on the SIGTERM below.
 profile() { # <name> <bench> [VAR=value ...]
     local name=$1 bench=$2
     shift 2
     mkdir -p "$work/$name"
-    printf '#!/bin/sh\nvalgrind --tool=callgrind --dump-instr=yes --callgrind-out-file=%s/out.%%p %s "$@" &\nwait\n' \
+    printf '#!/bin/sh\nvalgrind --tool=callgrind --dump-instr=yes --callgrind-out-file=%s/out.%%p %s "$@" &\ngateway=$!\ntrap '"'"'kill -TERM $gateway'"'"' TERM\nwait $gateway\nwait $gateway\n' \
         "$work/$name" "$work/pincer" > "$work/$name.sh"
     chmod +x "$work/$name.sh"
     env "$@" PINCER_BIN="$work/$name.sh" cargo bench --profile profiling --bench "$bench" >/dev/null
@@ -34,8 +36,10 @@ profile() { # <name> <bench> [VAR=value ...]
     while pgrep -f "$work/pincer" >/dev/null; do sleep 1; done
 }
 sets="none telegram discord slack matrix"
+# Each set started twice on one home: a first start (Matrix logs in and sets up its
+# device) and a restart (it resumes the saved session), the usual start of a gateway.
 for set in $sets; do
-    profile "idle-$set" idle IDLE_SETS="$set" RUNS=1
+    profile "idle-$set" idle IDLE_SETS="$set" IDLE_RESTART=1 RUNS=1
 done
 profile turns e2e
 

@@ -54,6 +54,10 @@ impl Gateway {
                 platform.name(),
                 platform.config()
             ));
+            if platform.name() == "matrix" {
+                // Each of the bench's hundreds of people opens a direct chat at once.
+                config.push_str("invites_per_hour = 0\n");
+            }
             secrets.push_str(&platform.secrets());
         }
         std::fs::write(dir.path().join("config.toml"), config)?;
@@ -61,28 +65,27 @@ impl Gateway {
         std::fs::write(&secrets_file, secrets)?;
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&secrets_file, std::fs::Permissions::from_mode(0o600))?;
-        let log = std::fs::File::create(dir.path().join("gateway.log"))?;
         let started = Instant::now();
-        let child = Command::new(pincer_binary())
-            .arg("--home")
-            .arg(dir.path())
-            .arg("run")
-            .env_remove("RUST_LOG")
-            .envs(
-                std::env::var("BENCH_GATEWAY_LOG")
-                    .ok()
-                    .map(|l| ("RUST_LOG", l)),
-            )
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .context("cannot start pincer run")?;
+        let child = spawn(dir.path())?;
         Ok(Gateway {
             dir,
             child,
             started,
         })
+    }
+
+    /// Stop the gateway as a service manager would (SIGTERM, then wait) and start it
+    /// again on the same home: the channels resume their saved sessions.
+    pub(crate) fn restart(&mut self) -> anyhow::Result<()> {
+        Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status()
+            .context("cannot run kill")?;
+        self.child.wait()?;
+        self.started = Instant::now();
+        self.child = spawn(self.dir.path())?;
+        Ok(())
     }
 
     /// Wait until every platform says the adapter is connected; the time from spawn.
@@ -112,6 +115,30 @@ impl Gateway {
     pub(crate) fn rss_parts(&self) -> (u64, u64) {
         rss_parts(self.child.id())
     }
+}
+
+/// `pincer run` on `home`, its log appended to `home/gateway.log` (with
+/// `BENCH_GATEWAY_LOG` as its `RUST_LOG`).
+fn spawn(home: &std::path::Path) -> anyhow::Result<Child> {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(home.join("gateway.log"))?;
+    Command::new(pincer_binary())
+        .arg("--home")
+        .arg(home)
+        .arg("run")
+        .env_remove("RUST_LOG")
+        .envs(
+            std::env::var("BENCH_GATEWAY_LOG")
+                .ok()
+                .map(|l| ("RUST_LOG", l)),
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .context("cannot start pincer run")
 }
 
 /// The `pincer` binary cargo built for this bench (release settings), or `PINCER_BIN`
