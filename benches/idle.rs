@@ -12,7 +12,10 @@
 //! after a restart instead (started, connected, stopped with SIGTERM, started again on
 //! the same home): the state of a gateway that has been running for a while, whose
 //! channels resume saved sessions (Matrix's login, device keys and cross-signing are
-//! done on the first start only). It measures and prints; nothing is asserted.
+//! done on the first start only). Only Matrix's fake tells a second connection from
+//! the first (it opens a new probe chat); the other fakes count the first start's, so
+//! alone they are read 2 s after the restart's spawn. It measures and prints; nothing
+//! is asserted.
 
 mod support;
 

@@ -626,12 +626,13 @@ mod tests {
         assert_eq!(allowance, 1000);
     }
 
-    /// The gateway's own folder beside the test's inbox.
+    /// A file's permission bits.
     fn mode(path: &Path) -> u32 {
         use std::os::unix::fs::PermissionsExt;
         std::fs::metadata(path).unwrap().permissions().mode() & 0o777
     }
 
+    /// The gateway's own folder beside the test's inbox.
     fn kept(dir: &tempfile::TempDir) -> PathBuf {
         dir.path().with_extension("kept")
     }

@@ -260,7 +260,8 @@ impl Folder {
         }
     }
 
-    /// Replace `name` with `bytes` whole (temp file beside it, then rename).
+    /// Replace `name` with `bytes` whole (temp file beside it, then rename), readable by
+    /// its owner only (0600, as `create_new`).
     pub fn write(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
         let temp = format!(
             ".{name}.tmp-{}-{}",
@@ -273,7 +274,7 @@ impl Folder {
             | OFlags::NOFOLLOW
             | OFlags::NONBLOCK
             | OFlags::CLOEXEC;
-        let fd = rustix::fs::openat(&self.fd, temp.as_str(), flags, Mode::from_raw_mode(0o666))?;
+        let fd = rustix::fs::openat(&self.fd, temp.as_str(), flags, Mode::from_raw_mode(0o600))?;
         let written = (|| {
             let mut file = File::from(fd);
             file.write_all(bytes)?;

@@ -225,6 +225,13 @@ fn matrix(
                     _ => section.groups.clone(),
                 },
                 per_hour: section.invites_per_hour,
+                trusted: pincer_core::access::owners_of(&config.agent.owners, "matrix")
+                    .iter()
+                    .filter_map(|o| o.strip_prefix("matrix:"))
+                    .chain(section.allow_from.iter().map(String::as_str))
+                    .filter(|id| *id != "*")
+                    .map(str::to_string)
+                    .collect(),
             },
             inbox: home.workspace(config).join("inbox"),
             media_max_bytes: access.media_max_mb.saturating_mul(1024 * 1024),

@@ -137,6 +137,7 @@ pub(crate) fn matrix_settings(
             direct: true,
             groups: vec!["*".into()],
             per_hour: 0,
+            trusted: Vec::new(),
         },
         inbox: inbox.to_path_buf(),
         media_max_bytes: MEDIA_MAX_BYTES,

@@ -102,7 +102,7 @@ impl Bucket {
     }
 
     /// Return a token `try_take` gave that was not used after all.
-    pub(super) fn give_back(&self) {
+    pub(crate) fn give_back(&self) {
         let mut full_at = self.full_at.lock().unwrap_or_else(PoisonError::into_inner);
         *full_at = full_at.and_then(|at| at.checked_sub(self.rate.every));
     }

@@ -93,18 +93,27 @@ pub struct Joins {
     pub direct: bool,
     /// Group room ids (`groups`; `"*"` for any), empty when `group_policy` is `disabled`.
     pub groups: Vec<String>,
-    /// At most this many invites accepted in an hour, half of them at once
+    /// Strangers' invites accepted in an hour on average, up to half of them at once
     /// (`invites_per_hour`); `0`: no limit.
     pub per_hour: u32,
+    /// User ids whose invites never wait for that pace: the owners and `allow_from`.
+    pub trusted: Vec<String>,
 }
 
 impl Joins {
     fn group(&self, room: &str) -> bool {
         self.groups.iter().any(|g| g == "*" || g == room)
     }
+
+    /// An invite that does not count against `per_hour`: from someone trusted, or to
+    /// a room `groups` names.
+    fn exempt(&self, inviter: &str, room: &str) -> bool {
+        self.trusted.iter().any(|t| t == inviter) || self.groups.iter().any(|g| g == room)
+    }
 }
 
-/// `per_hour` invites an hour, half of them at once; `None` for no limit.
+/// `per_hour` invites an hour on average, up to half of them at once; `None` for no
+/// limit.
 fn join_pace(per_hour: u32) -> Option<crate::manager::Bucket> {
     (per_hour > 0).then(|| {
         crate::manager::Bucket::new(Rate {

@@ -122,32 +122,44 @@ impl Matrix {
         Ok(true)
     }
 
-    /// Join the invites `joins` allows (a direct chat, a listed group room) at its
-    /// pace; decline the rest so they do not linger.
+    /// Join the invites `joins` allows (a direct chat, a listed group room), strangers'
+    /// at its pace; decline the rest so they do not linger.
     async fn accept_invites(&self, client: &Client, response: &SyncResponse) {
+        let me = client.user_id().map(|u| u.as_str()).unwrap_or("");
         for (room_id, invite) in &response.rooms.invited {
-            let direct = invite.invite_state.events.iter().any(|raw| {
-                serde_json::from_str::<Value>(raw.json().get()).is_ok_and(|e| {
-                    e["type"] == "m.room.member"
-                        && e["state_key"] == client.user_id().map(|u| u.as_str()).unwrap_or("")
-                        && e["content"]["is_direct"] == true
-                })
+            // The bot's own membership event: who invited it, and whether as a DM.
+            let invited = invite.invite_state.events.iter().find_map(|raw| {
+                let e = serde_json::from_str::<Value>(raw.json().get()).ok()?;
+                (e["type"] == "m.room.member" && e["state_key"] == me).then_some(e)
             });
+            let direct = invited
+                .as_ref()
+                .is_some_and(|e| e["content"]["is_direct"] == true);
+            let inviter = invited
+                .as_ref()
+                .and_then(|e| e["sender"].as_str())
+                .unwrap_or("");
+            let joins = &self.settings.joins;
             let wanted = match direct {
-                true => self.settings.joins.direct,
-                false => self.settings.joins.group(room_id.as_str()),
+                true => joins.direct,
+                false => joins.group(room_id.as_str()),
             };
             let Some(room) = client.get_room(room_id) else {
                 continue;
             };
-            let paced = wanted && self.join_pace.as_ref().is_some_and(|b| !b.try_take(0));
+            let pace = match wanted && !joins.exempt(inviter, room_id.as_str()) {
+                true => self.join_pace.as_ref(),
+                false => None,
+            };
+            let paced = pace.is_some_and(|b| !b.try_take(0));
             if paced {
                 tracing::warn!(
                     channel = CHANNEL,
                     room = %room_id,
                     direct,
-                    "declined an invite: more than channels.matrix.invites_per_hour = {} (half of them at once; a flood of invites?); it can be sent again later",
-                    self.settings.joins.per_hour
+                    %inviter,
+                    "declining an invite: strangers' invites are past channels.matrix.invites_per_hour = {} (a flood of invites?); it can be sent again later",
+                    joins.per_hour
                 );
             }
             let join = wanted && !paced;
@@ -155,6 +167,10 @@ impl Matrix {
                 true => room.join().await,
                 false => room.leave().await,
             };
+            if let (Some(pace), true, Err(_)) = (pace, join, &outcome) {
+                // Not joined after all: the token is not spent.
+                pace.give_back();
+            }
             match outcome {
                 Ok(()) => tracing::info!(
                     channel = CHANNEL,

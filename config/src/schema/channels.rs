@@ -16,7 +16,8 @@ pub struct ChannelsConfig {
     pub discord: ChannelConfig,
     /// `[channels.slack]` (adds `mode` and `listen`).
     pub slack: SlackConfig,
-    /// `[channels.matrix]` (adds `homeserver`, `user_id` and `encryption`).
+    /// `[channels.matrix]` (adds `homeserver`, `user_id`, `encryption` and
+    /// `invites_per_hour`).
     pub matrix: MatrixConfig,
 }
 
@@ -277,9 +278,11 @@ pub struct MatrixConfig {
     /// long-polls for 30 s) before the connection is taken for dead.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub silence_secs: Option<u64>,
-    /// How many room invites the bot accepts in an hour (half of them at once); the
-    /// rest are declined. Anyone on any homeserver can invite the bot to a direct chat,
-    /// and every room it joins is synced and stored for good. `0`: no limit.
+    /// How many room invites from strangers the bot accepts in an hour on average (up
+    /// to half of them at once); the rest are declined. Anyone on any homeserver can
+    /// invite the bot to a direct chat, and every room it joins is synced and stored
+    /// for good. Invites from owners and `allow_from`, and to rooms `groups` names, do
+    /// not count. `0`: no limit.
     pub invites_per_hour: u32,
 }
 
