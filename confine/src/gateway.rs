@@ -324,6 +324,15 @@ mod tests {
             std::fs::read_to_string(ws.path().join("memory/cat.md")).unwrap(),
             "Mochi"
         );
+        // What the gateway writes is the owner's to read, whatever the umask.
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &str| {
+            let meta = std::fs::metadata(ws.path().join(p)).unwrap();
+            meta.permissions().mode() & 0o777
+        };
+        assert_eq!(mode("memory/cat.md"), 0o600);
+        create_new(&root, &rel("inbox-new.txt")).unwrap();
+        assert_eq!(mode("inbox-new.txt"), 0o600);
         // A folder that is a link: refused, nothing made outside.
         symlink(out.path(), ws.path().join("inbox")).unwrap();
         let err = write(&root, &rel("inbox/telegram/x.txt"), b"guest's").unwrap_err();
