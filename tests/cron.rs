@@ -70,10 +70,16 @@ async fn add(
         deliver: Some("telegram:42".into()),
         session: None,
     };
-    create(store, request, chrono_tz::UTC, &Maker::cli(&[]), now)
-        .await
-        .unwrap()
-        .id
+    create(
+        store,
+        request,
+        pincer_core::tz::Tz::UTC,
+        &Maker::cli(&[]),
+        now,
+    )
+    .await
+    .unwrap()
+    .id
 }
 
 /// The slot (unix ms) a fired message is for: its id is `cron:<job>:<slot>`.
@@ -372,7 +378,7 @@ fn heartbeat_rig(start: DateTime<Utc>, workspace: &std::path::Path, max_day_toke
             user: false,
         },
         max_day_tokens,
-        chrono_tz::UTC,
+        pincer_core::tz::Tz::UTC,
     );
     let scheduler = Scheduler {
         store: rig.store.clone(),

@@ -72,6 +72,7 @@ pub mod start;
 pub mod steering;
 pub mod tasks;
 pub mod tools;
+pub mod tz;
 
 pub use pincer_provider as provider;
 pub use pincer_sandbox as sandbox;

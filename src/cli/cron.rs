@@ -70,7 +70,7 @@ pub(super) async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCod
     let (config, secrets) = load(home)?;
     ensure_home(home)?;
     let store = Store::open(&home.db_file)?;
-    let timezone: chrono_tz::Tz = config.agent.timezone.parse().map_err(|_| {
+    let timezone: pincer_core::tz::Tz = config.agent.timezone.parse().map_err(|_| {
         anyhow::anyhow!(
             "agent.timezone = \"{}\" is not a time zone; use an IANA name such as Europe/Paris",
             config.agent.timezone

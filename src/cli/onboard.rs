@@ -154,7 +154,7 @@ fn default_models(kind: ProviderKind) -> (&'static str, &'static str) {
 fn default_timezone() -> String {
     std::env::var("TZ")
         .ok()
-        .filter(|tz| tz.parse::<chrono_tz::Tz>().is_ok())
+        .filter(|tz| tz.parse::<pincer_core::tz::Tz>().is_ok())
         .unwrap_or_else(|| "UTC".into())
 }
 
@@ -329,12 +329,15 @@ fn refuse_overwrite(home: &Home, force: bool) -> anyhow::Result<()> {
 
 fn write(home: &Home, answers: &Answers, force: bool) -> anyhow::Result<()> {
     refuse_overwrite(home, force)?;
-    answers.timezone.parse::<chrono_tz::Tz>().map_err(|_| {
-        anyhow::anyhow!(
-            "`{}` is not a time zone; use an IANA name such as Europe/Paris or UTC",
-            answers.timezone
-        )
-    })?;
+    answers
+        .timezone
+        .parse::<pincer_core::tz::Tz>()
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "`{}` is not a time zone; use an IANA name such as Europe/Paris or UTC",
+                answers.timezone
+            )
+        })?;
     anyhow::ensure!(
         !answers.name.is_empty() && !answers.name.contains(['/', '.', '"']),
         "the provider name `{}` may not contain '/', '.' or quotes",

@@ -64,7 +64,7 @@ pub(super) async fn run(home: &Home, command: Command) -> anyhow::Result<ExitCod
                 }
                 false => ("UTC".to_string(), Vec::new()),
             };
-            let timezone: chrono_tz::Tz = timezone.parse().map_err(|_| {
+            let timezone: pincer_core::tz::Tz = timezone.parse().map_err(|_| {
                 anyhow::anyhow!("agent.timezone = \"{timezone}\" is not a time zone; use an IANA name such as Europe/Paris")
             })?;
             let search = ConversationSearch::new(store, &owners, timezone);

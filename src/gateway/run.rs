@@ -107,7 +107,11 @@ pub async fn run(
     // The nightly dream, in agent.timezone (a bad zone is reported by `start`).
     let dream = DreamSchedule::new(
         &config.memory.dream_schedule,
-        config.agent.timezone.parse().unwrap_or(chrono_tz::UTC),
+        config
+            .agent
+            .timezone
+            .parse()
+            .unwrap_or(pincer_core::tz::Tz::UTC),
         config.memory.dream_max_tokens,
         Arc::new(SystemClock),
     )?;
@@ -360,7 +364,11 @@ fn heartbeat(home: &Home, config: &Config) -> Result<Option<Heartbeat>, GatewayE
             "heartbeat.enabled needs somewhere to report: name your chat in agent.owners, e.g. owners = [\"telegram:123456789\"]".into(),
         ));
     };
-    let timezone = config.agent.timezone.parse().unwrap_or(chrono_tz::UTC);
+    let timezone = config
+        .agent
+        .timezone
+        .parse()
+        .unwrap_or(pincer_core::tz::Tz::UTC);
     Ok(Some(Heartbeat::new(
         Duration::from_secs(secs),
         home.workspace(config),

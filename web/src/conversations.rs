@@ -198,7 +198,7 @@ pub(crate) async fn transcript(
 fn message_view(
     message: &StoredMessage,
     results: &HashMap<&str, (&str, bool)>,
-    tz: chrono_tz::Tz,
+    tz: pincer_core::tz::Tz,
 ) -> Option<Markup> {
     let who = match message.role {
         Role::User => message.sender.clone().unwrap_or_else(|| "user".into()),

@@ -276,7 +276,7 @@ pub(crate) async fn remove(
 
 /// A job's schedule in words, in its own zone.
 fn schedule(job: &Job) -> String {
-    let tz = parse_tz(&job.tz).unwrap_or(chrono_tz::UTC);
+    let tz = parse_tz(&job.tz).unwrap_or(pincer_core::tz::Tz::UTC);
     Schedule::from_stored(&job.kind, &job.expr)
         .map(|s| s.describe(tz))
         .unwrap_or_else(|e| e.to_string())
@@ -387,7 +387,7 @@ fn table(state: &WebState, login: &Login, jobs: &[Shown]) -> Markup {
     }
 }
 
-fn last_run(shown: &Shown, tz: chrono_tz::Tz) -> Markup {
+fn last_run(shown: &Shown, tz: pincer_core::tz::Tz) -> Markup {
     let job = &shown.job;
     html! {
         @match (&job.last_status, job.last_run) {

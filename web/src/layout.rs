@@ -131,7 +131,7 @@ pub(crate) async fn script() -> Response {
 }
 
 /// A time in milliseconds since the epoch, in `tz`, to the minute.
-pub(crate) fn when(ms: i64, tz: chrono_tz::Tz) -> String {
+pub(crate) fn when(ms: i64, tz: pincer_core::tz::Tz) -> String {
     use chrono::TimeZone;
     tz.timestamp_millis_opt(ms)
         .single()

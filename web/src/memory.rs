@@ -259,7 +259,12 @@ fn contents(state: &WebState, login: &Login, root: &std::path::Path, shown: &Sho
     }
 }
 
-fn revision_markup(login: &Login, revision: &Revision, diff: &str, tz: chrono_tz::Tz) -> Markup {
+fn revision_markup(
+    login: &Login,
+    revision: &Revision,
+    diff: &str,
+    tz: pincer_core::tz::Tz,
+) -> Markup {
     let mut lines = revision.message.lines();
     let title = lines.next().unwrap_or_default();
     let rest: Vec<&str> = lines.filter(|l| !l.trim().is_empty()).collect();

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use chrono_tz::Tz;
+use crate::tz::Tz;
 use pincer_channels::OutboundMessage;
 use pincer_memory::Memory;
 use tokio::sync::mpsc;

@@ -40,8 +40,8 @@ mod window;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::tz::Tz;
 use chrono::{TimeZone, Utc};
-use chrono_tz::Tz;
 use pincer_channels::OutboundMessage;
 use pincer_memory::Memory;
 use tokio::sync::mpsc;

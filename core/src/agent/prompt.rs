@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use chrono_tz::Tz;
+use crate::tz::Tz;
 use pincer_memory::Memory;
 
 use crate::access::{Origin, Place};
@@ -162,7 +162,7 @@ mod tests {
         let ctx = Context {
             channel: "terminal",
             chat: "direct chat with your owner",
-            timezone: chrono_tz::Europe::Paris,
+            timezone: "Europe/Paris".parse().unwrap(),
             origin: &owner,
             owner_memory: true,
             task: false,
@@ -196,7 +196,7 @@ mod tests {
         let ctx = Context {
             channel: "telegram",
             chat: "chat 7",
-            timezone: chrono_tz::UTC,
+            timezone: crate::tz::Tz::UTC,
             origin: &member,
             owner_memory: false,
             task: false,

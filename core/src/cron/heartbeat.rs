@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use crate::tz::Tz;
 use chrono::{DateTime, TimeZone, Utc};
-use chrono_tz::Tz;
 use pincer_channels::{Done, SessionKey, Target};
 
 use super::scheduler::{JobRun, Scheduler, system_message};

@@ -4,8 +4,8 @@
 //! also to an owner's direct chat (named by their canonical id, `discord:<user id>`).
 //! The command line is the machine's owner and may deliver anywhere.
 
+use crate::tz::Tz;
 use chrono::{DateTime, TimeZone, Utc};
-use chrono_tz::Tz;
 use pincer_channels::Target;
 use pincer_config::Tier;
 
@@ -187,7 +187,7 @@ pub fn destination(deliver: &Option<Target>) -> String {
 
 /// One line per job: what, when, where to, and how the last run went.
 pub fn describe(job: &Job) -> String {
-    let tz = parse_tz(&job.tz).unwrap_or(chrono_tz::UTC);
+    let tz = parse_tz(&job.tz).unwrap_or(crate::tz::Tz::UTC);
     let when = Schedule::from_stored(&job.kind, &job.expr)
         .map(|s| s.describe(tz))
         .unwrap_or_else(|e| e.to_string());

@@ -11,8 +11,8 @@
 //! - a time repeated by a DST fold runs once, at its first instant (enforced here for every
 //!   expression; croner alone would run non-fixed expressions on both instants).
 
+use crate::tz::Tz;
 use chrono::{DateTime, LocalResult, NaiveDateTime, TimeDelta, TimeZone, Timelike, Utc};
-use chrono_tz::Tz;
 use croner::Cron;
 use croner::errors::CronError;
 use croner::parser::{CronParser, Seconds, Year};
@@ -280,7 +280,10 @@ fn format_interval(mut secs: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono_tz::Europe::Paris;
+
+    fn paris() -> Tz {
+        "Europe/Paris".parse().unwrap()
+    }
 
     /// A UTC instant in 2026 from "MM-DD HH:MM".
     fn z(text: &str) -> DateTime<Utc> {
@@ -346,7 +349,7 @@ mod tests {
         }
         // An interval job that slept past several slots runs at the next one on its grid.
         let every = parse("every 30m").unwrap();
-        let late = every.next_after(z("01-01 13:07"), Paris, z("01-01 10:00"));
+        let late = every.next_after(z("01-01 13:07"), paris(), z("01-01 10:00"));
         assert_eq!(late, Some(z("01-01 13:30")));
     }
 
@@ -362,7 +365,7 @@ mod tests {
             let [kind, expr, description] = cells(case);
             let s = Schedule::from_stored(kind, expr).unwrap();
             assert_eq!((s.kind(), s.expr().as_str()), (kind, expr));
-            assert_eq!(s.describe(Paris), description);
+            assert_eq!(s.describe(paris()), description);
         }
         assert_eq!(parse("every 1h30m"), Ok(Schedule::Every { secs: 5400 }));
         let spaced = parse("cron  30  8 * * 1-5 ").unwrap();

@@ -7,8 +7,8 @@
 use crate::tools::Effects;
 use std::sync::Arc;
 
+use crate::tz::Tz;
 use async_trait::async_trait;
-use chrono_tz::Tz;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio::sync::Notify;

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono_tz::Tz;
+use crate::tz::Tz;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;

@@ -6,8 +6,8 @@
 use crate::tools::Effects;
 use std::sync::Arc;
 
+use crate::tz::Tz;
 use async_trait::async_trait;
-use chrono_tz::Tz;
 use pincer_memory::{HitKind, Kind, Memory, MemoryError};
 use schemars::JsonSchema;
 use serde::Deserialize;

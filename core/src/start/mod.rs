@@ -119,7 +119,7 @@ pub fn build_agent(
     let timezone = config
         .agent
         .timezone
-        .parse::<chrono_tz::Tz>()
+        .parse::<crate::tz::Tz>()
         .map_err(|_| StartError::Timezone(config.agent.timezone.clone()))?;
     if let Some(conflict) = home.workspace_conflict(config) {
         return Err(StartError::WorkspaceConflict(conflict));

@@ -28,11 +28,11 @@ const DEFAULT_HITS: usize = 10;
 pub struct ConversationSearch {
     pub store: Store,
     pub owners: Vec<String>,
-    pub timezone: chrono_tz::Tz,
+    pub timezone: crate::tz::Tz,
 }
 
 impl ConversationSearch {
-    pub fn new(store: Store, owners: &[String], timezone: chrono_tz::Tz) -> Arc<Self> {
+    pub fn new(store: Store, owners: &[String], timezone: crate::tz::Tz) -> Arc<Self> {
         Arc::new(ConversationSearch {
             store,
             owners: owners.to_vec(),
@@ -200,7 +200,7 @@ fn safe_snippet(hit: &Hit, query: &str) -> String {
 /// The start of `date` (YYYY-MM-DD) plus `days_after` days, in `tz`, as Unix ms.
 pub fn day(
     date: Option<&str>,
-    tz: chrono_tz::Tz,
+    tz: crate::tz::Tz,
     name: &str,
     days_after: u64,
 ) -> Result<Option<i64>, ToolError> {
@@ -220,7 +220,7 @@ pub fn day(
 
 /// The hits as the model and the CLI read them: one line each, its conversation, time
 /// (in `tz`), who said it and the matching stretch.
-pub fn render(hits: &[Hit], tz: chrono_tz::Tz) -> String {
+pub fn render(hits: &[Hit], tz: crate::tz::Tz) -> String {
     if hits.is_empty() {
         return "Nothing found. Try other words, fewer filters, or a wider span of days.\n".into();
     }
