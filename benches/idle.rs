@@ -14,8 +14,11 @@
 //! channels resume saved sessions (Matrix's login, device keys and cross-signing are
 //! done on the first start only). Only Matrix's fake tells a second connection from
 //! the first (it opens a new probe chat); the other fakes count the first start's, so
-//! alone they are read 2 s after the restart's spawn. It measures and prints; nothing
-//! is asserted.
+//! alone they are read 2 s after the restart's spawn. `IDLE_WAIT=<seconds>` reads the
+//! gateway that long after connecting instead of 2 s: after a minute or two at rest
+//! each channel has been through its idle round trips (long polls, heartbeats, Matrix's
+//! empty syncs) and the heap trimmer has run. It measures and prints; nothing is
+//! asserted.
 
 mod support;
 
@@ -54,18 +57,25 @@ async fn bench() -> anyhow::Result<()> {
         .map(|v| v.split(',').map(str::to_string).collect())
         .unwrap_or_else(|_| SETS.iter().map(|s| s.to_string()).collect());
     let restarted = std::env::var("IDLE_RESTART").is_ok_and(|v| v == "1");
+    let wait = Duration::from_secs(
+        std::env::var("IDLE_WAIT")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(2),
+    );
     let mut table = Vec::new();
     for set in &sets {
         let mut readings = Vec::new();
         for _ in 0..runs {
-            readings.push(measure(set, restarted).await?);
+            readings.push(measure(set, restarted, wait).await?);
         }
         table.push((set.clone(), readings));
     }
 
     println!();
     println!(
-        "Idle `pincer run` (release), 2 s after connecting to the in-process fakes{}, {runs} runs per set: min / median / max KiB",
+        "Idle `pincer run` (release), {} s after connecting to the in-process fakes{}, {runs} runs per set: min / median / max KiB",
+        wait.as_secs(),
         if restarted {
             " on its second start"
         } else {
@@ -111,8 +121,8 @@ async fn bench() -> anyhow::Result<()> {
 }
 
 /// Start fresh fakes and a gateway with the channels of `set` (started twice when
-/// `restarted`), and read it at rest.
-async fn measure(set: &str, restarted: bool) -> anyhow::Result<Reading> {
+/// `restarted`), and read it `wait` after it connected.
+async fn measure(set: &str, restarted: bool, wait: Duration) -> anyhow::Result<Reading> {
     let model = FakeModel::start().await;
     let telegram = FakeTelegram::start().await;
     let discord = FakeDiscord::start().await;
@@ -129,7 +139,7 @@ async fn measure(set: &str, restarted: bool) -> anyhow::Result<Reading> {
         gateway.restart()?;
         gateway.ready(&platforms).await?;
     }
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    tokio::time::sleep(wait).await;
     let pid = gateway.child.id();
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
     let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps"))?;

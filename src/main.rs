@@ -2,7 +2,8 @@
 //!
 //! The one place of the workspace with unsafe code (the workspace denies it): before any
 //! thread starts, the process sets SIGPIPE, takes secrets out of its environment and
-//! tunes glibc's allocator; each call says why it is sound.
+//! tunes glibc's allocator; once the gateway has started, it drops the pages only
+//! starting needed. Each call says why it is sound.
 #![allow(
     unsafe_code,
     reason = "libc calls at start-up; each carries its SAFETY note"
@@ -26,6 +27,7 @@ fn main() -> std::process::ExitCode {
     }
     if matches!(cli.command, pincer::cli::Command::Run) {
         heap::keep_small();
+        pincer::gateway::give_back_with(heap::give_back);
     }
     if prints_a_report(&cli.command) {
         // `pincer status | head -3` ends quietly, as any Unix tool does, instead of
@@ -112,4 +114,130 @@ mod heap {
 
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     pub fn keep_small() {}
+
+    /// Once the gateway has started (src/gateway/settle.rs): trim the heap, and drop
+    /// this process's mappings of the read-only segments of the binary and its
+    /// libraries. Those pages are clean copies of the files, read back from the page
+    /// cache when next used. Returns the bytes of mappings dropped.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn give_back() -> usize {
+        #[cfg(target_env = "gnu")]
+        // SAFETY: malloc_trim takes the allocator's own locks; safe at any time.
+        unsafe {
+            libc::malloc_trim(0);
+        }
+        let mut dropped = 0usize;
+        // SAFETY: the callback only reads the program headers the loader hands it, and
+        // `dropped` outlives the call.
+        unsafe {
+            libc::dl_iterate_phdr(Some(read_only), (&raw mut dropped).cast());
+        }
+        dropped
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(crate) fn give_back() -> usize {
+        0
+    }
+
+    /// `dl_iterate_phdr`'s callback, once per loaded object (the executable first):
+    /// drop the pages of its loadable segments that are not writable. The data the
+    /// loader relocated (`.data.rel.ro`) lies in a writable segment, so it is kept;
+    /// the kernel's vDSO is skipped.
+    #[cfg(target_os = "linux")]
+    unsafe extern "C" fn read_only(
+        info: *mut libc::dl_phdr_info,
+        _size: usize,
+        dropped: *mut libc::c_void,
+    ) -> libc::c_int {
+        // SAFETY: the loader passes a valid `dl_phdr_info` whose `dlpi_phdr` points to
+        // `dlpi_phnum` program headers; `dropped` is the `usize` `give_back` passed.
+        let (info, dropped) = unsafe { (&*info, &mut *dropped.cast::<usize>()) };
+        // SAFETY: as above.
+        let headers = unsafe { std::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum.into()) };
+        // SAFETY: getauxval reads the auxiliary vector.
+        let vdso = unsafe { libc::getauxval(libc::AT_SYSINFO_EHDR) };
+        let holds_vdso = headers.iter().any(|h| {
+            let start = info.dlpi_addr.wrapping_add(h.p_vaddr);
+            h.p_type == libc::PT_LOAD && (start..start.wrapping_add(h.p_memsz)).contains(&vdso)
+        });
+        if vdso != 0 && holds_vdso {
+            return 0;
+        }
+        // SAFETY: sysconf reads a constant.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+        for header in headers {
+            if header.p_type != libc::PT_LOAD || header.p_flags & libc::PF_W != 0 {
+                continue;
+            }
+            let (Ok(base), Ok(size)) = (
+                usize::try_from(info.dlpi_addr.wrapping_add(header.p_vaddr)),
+                usize::try_from(header.p_memsz),
+            ) else {
+                continue;
+            };
+            // Whole pages inside the segment only: an edge page may hold a neighbour's.
+            let start = base.next_multiple_of(page);
+            let end = (base + size) / page * page;
+            if end <= start {
+                continue;
+            }
+            // SAFETY: [start, end) lies inside a read-only, private file mapping that
+            // nothing writes; its pages read back the same from the file.
+            let done = unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED)
+            };
+            if done == 0 {
+                *dropped += end - start;
+            }
+        }
+        0
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    /// KiB resident in this process's mappings of `path` that are not writable.
+    fn read_only_resident(path: &str) -> u64 {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let mut ours = false;
+        let mut kib = 0;
+        for line in smaps.lines() {
+            let mut words = line.split_whitespace();
+            let first = words.next().unwrap_or_default();
+            if first.contains('-') && first.bytes().all(|b| b == b'-' || b.is_ascii_hexdigit()) {
+                let perms = words.next().unwrap_or_default();
+                ours = line.ends_with(path) && !perms.contains('w');
+            } else if ours && first == "Rss:" {
+                kib += words
+                    .next()
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .unwrap_or(0);
+            }
+        }
+        kib
+    }
+
+    #[test]
+    fn the_read_only_pages_are_given_back_and_read_back_as_they_were() {
+        let exe = std::fs::read_link("/proc/self/exe").unwrap();
+        let exe = exe.to_string_lossy().into_owned();
+        let before = read_only_resident(&exe);
+        let dropped = super::heap::give_back();
+        let after = read_only_resident(&exe);
+        assert!(dropped > 1 << 20, "dropped only {dropped} bytes");
+        // What runs between the two readings comes back; most does not.
+        assert!(
+            after * 2 < before,
+            "resident read-only KiB {before} -> {after}"
+        );
+        // Code and constant data read back from the file as they were.
+        let words: Vec<String> = "read back as they were"
+            .split(' ')
+            .map(str::to_uppercase)
+            .collect();
+        assert_eq!(words.join("-"), "READ-BACK-AS-THEY-WERE");
+        let parsed: pincer::cli::Cli = clap::Parser::try_parse_from(["pincer", "status"]).unwrap();
+        assert!(matches!(parsed.command, pincer::cli::Command::Status));
+    }
 }

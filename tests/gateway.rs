@@ -27,8 +27,16 @@ struct Gateway {
 
 impl Gateway {
     fn start(home: &TestHome) -> Gateway {
-        let mut child = home
-            .command(&["run"])
+        Gateway::start_logging(home, None)
+    }
+
+    /// With `RUST_LOG` set to `log`, when given.
+    fn start_logging(home: &TestHome, log: Option<&str>) -> Gateway {
+        let mut command = home.command(&["run"]);
+        if let Some(log) = log {
+            command.env("RUST_LOG", log);
+        }
+        let mut child = command
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -146,6 +154,23 @@ async fn with_no_channel_it_waits_and_stops_on_sigterm() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigint_stops_it_cleanly_too() {
     stops_cleanly_on("INT").await;
+}
+
+/// Once its channels are up (here: none), the gateway drops the pages only starting
+/// needed (src/gateway/settle.rs), and goes on serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn once_started_it_gives_back_the_pages_only_starting_needed() {
+    let home = TestHome::new();
+    home.write_config(NO_CHANNELS);
+    let mut gateway = Gateway::start_logging(&home, Some("info,pincer::gateway::settle=debug"));
+    gateway.wait_for_line("gave back the start's pages").await;
+    gateway.signal("TERM");
+    assert_eq!(
+        gateway.wait_for_exit().await,
+        Some(0),
+        "{}",
+        gateway.drain()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -173,6 +173,10 @@ pub async fn run(
     if let Err(err) = running.agent.store().prune_outbox().await {
         tracing::warn!("old outbox entries not pruned: {err}");
     }
+    tokio::spawn(super::settle::after_start(
+        Arc::clone(&registry),
+        shutdown.clone(),
+    ));
     let health = tokio::spawn(record_health(
         Arc::clone(&registry),
         Arc::clone(&running.agent),
