@@ -101,6 +101,13 @@ impl Gateway {
         .await
     }
 
+    /// SIGTERM, and an exit 0 (the stderr otherwise).
+    async fn stop(&mut self) {
+        self.signal("TERM");
+        let code = self.wait_for_exit().await;
+        assert_eq!(code, Some(0), "{}", self.drain());
+    }
+
     /// Whatever stderr remains after the process ended, appended to `seen`.
     fn drain(&mut self) -> &str {
         while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(2)) {
@@ -164,13 +171,7 @@ async fn once_started_it_gives_back_the_pages_only_starting_needed() {
     home.write_config(NO_CHANNELS);
     let mut gateway = Gateway::start_logging(&home, Some("info,pincer::gateway::settle=debug"));
     gateway.wait_for_line("gave back the start's pages").await;
-    gateway.signal("TERM");
-    assert_eq!(
-        gateway.wait_for_exit().await,
-        Some(0),
-        "{}",
-        gateway.drain()
-    );
+    gateway.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -298,13 +299,7 @@ async fn the_web_panel_gets_a_token_and_a_half_sent_request_does_not_hold_the_sh
         "POST /api/chat HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\nContent-Length: 1000\r\n\r\n{{"
     )
     .unwrap();
-    gateway.signal("TERM");
-    assert_eq!(
-        gateway.wait_for_exit().await,
-        Some(0),
-        "{}",
-        gateway.drain()
-    );
+    gateway.stop().await;
 }
 
 #[test]

@@ -11,6 +11,7 @@
 //!
 //! Ground
 //! - `clock`    — the wall clock, read in one place
+//! - `tz`       — IANA time zones for chrono, from jiff's bundled tz database
 //! - `home`     — where files live (`$PINCER_HOME`), the gateway lock, the environment
 //!   the process started with
 //! - `scrub`    — the credential scrubber for replies, logs and tool results
