@@ -223,7 +223,15 @@ mod tests {
         assert_eq!("UTC".parse::<Tz>().unwrap(), Tz::UTC);
         let err = "Mars/Olympus".parse::<Tz>().unwrap_err();
         assert!(err.to_string().contains("Mars/Olympus"), "{err}");
-        assert!("../../etc/passwd".parse::<Tz>().is_err());
+        // Names are never paths: neither relative, absolute nor the system's own files.
+        for path in [
+            "../../etc/passwd",
+            "/etc/localtime",
+            "localtime",
+            "posixrules",
+        ] {
+            assert!(path.parse::<Tz>().is_err(), "{path}");
+        }
         assert!("".parse::<Tz>().is_err());
     }
 
