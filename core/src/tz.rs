@@ -2,7 +2,7 @@
 //! database.
 //!
 //! chrono-tz compiled every zone's history into tables of `&'static str` abbreviations.
-//! The loader relocates those at every start, so 0.9 MiB of memory was dirtied before `main`
+//! The loader relocates those at every start, so 0.96 MiB of memory was dirtied before `main`
 //! whichever zone the owner lives in. jiff keeps the same database as plain TZif bytes and
 //! parses only the zones asked for. The bundled copy, not the system's
 //! `/usr/share/zoneinfo`, is used, so a zone resolves the same on every machine and a name
