@@ -4,13 +4,15 @@
 //! of a conversation loses nothing and answers nothing twice; and an encrypted direct
 //! chat with a real end-to-end-encrypting client (matrix-sdk) works, and the recovery key
 //! makes the bot's device verified; typing never wakes the bot's sync; a flood of
-//! invites is declined past `invites_per_hour`.
+//! invites is declined past `invites_per_hour`; more messages than one sync holds,
+//! sent while the bot was away, all reach the model.
 
 use pincer_fakes::Step;
 use pincer_fakes::platform::FakePlatform;
 use pincer_fakes::synapse::{Homeserver, MatrixPlatform};
 use serde_json::json;
 
+use crate::common::platform::{self, owners};
 use crate::conformance::{Harness, OWNER};
 
 /// A small PNG: a 4×3 gradient.
@@ -159,6 +161,58 @@ async fn a_homeserver_restart_mid_conversation_loses_nothing() {
     let eights = texts.iter().filter(|t| t.contains("eight")).count();
     assert_eq!(eights, 1, "the streamed reply: {texts:?}");
     assert_eq!(h.model.requests().len(), 4, "{texts:?}");
+}
+
+/// While the gateway is stopped the owner writes more messages than one sync holds
+/// (100 a room): the sync that follows is limited, and the gap is fetched back, so every
+/// message reaches the model, and the one answered before the stop is not answered again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gap_longer_than_a_sync_is_fetched_back() {
+    let matrix = synapse().await;
+    let owner_line = owners(&matrix, &[OWNER]);
+    let setup = platform::setup(matrix, "", &owner_line).await;
+    let gateway = setup.start_connected().await;
+    let chat = setup.round_trip(OWNER, "before").await;
+    drop(gateway);
+    let owner = setup.platform.person(OWNER).await;
+    const AWAY: usize = 130;
+    for i in 0..AWAY {
+        owner.send_text(&chat, &format!("away-{i:03}"), &[]).await;
+    }
+    let _gateway = setup.start_connected().await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    loop {
+        let asked: String = setup
+            .model
+            .requests()
+            .iter()
+            .map(|r| r.body.to_string())
+            .collect();
+        let missing: Vec<usize> = (0..AWAY)
+            .filter(|i| !asked.contains(&format!("away-{i:03}")))
+            .collect();
+        if missing.is_empty() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} of {AWAY} messages never reached the model, first away-{:03}; gateway log:\n{}",
+            missing.len(),
+            missing[0],
+            setup.log()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(
+        setup.log().contains("events a sync left out"),
+        "the sync was not limited, so no gap was tested"
+    );
+    let befores = setup
+        .texts_in(&chat)
+        .iter()
+        .filter(|t| t.contains("echo: before"))
+        .count();
+    assert_eq!(befores, 1, "`before` answered {befores} times");
 }
 
 /// A person on a real end-to-end-encrypting client (matrix-sdk, with its own device and

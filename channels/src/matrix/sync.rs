@@ -5,8 +5,10 @@
 //! open questions — and only then is the batch's `next_batch` written to `sync-token`.
 //! A batch interrupted by a crash, a cut connection or a failed store is fetched again
 //! from the last written token, so nothing is lost; the core drops what it already
-//! stored. On the very first start there is no token: that sync's messages are history
-//! and are not answered.
+//! stored. A room whose timeline comes limited (more events than a sync holds: a busy
+//! room, or a long time away) has its gap fetched back first, up to the token the sync
+//! was asked from. On the very first start there is no token: that sync's messages are
+//! history and are not answered.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -17,6 +19,8 @@ use matrix_sdk::ruma::api::client::filter::{
 };
 use matrix_sdk::ruma::api::client::sync::sync_events::v3::Filter;
 use matrix_sdk::ruma::{OwnedRoomId, UInt};
+use matrix_sdk::deserialized_responses::TimelineEvent;
+use matrix_sdk::room::MessagesOptions;
 use matrix_sdk::sync::SyncResponse;
 use matrix_sdk::{Client, Room};
 use serde_json::Value;
@@ -33,8 +37,11 @@ use crate::message::Target;
 
 /// The file that holds the token of the last batch handled whole.
 const TOKEN_FILE: &str = "sync-token";
-/// Events per room one sync returns at most; more makes a gap the log reports.
+/// Events per room one sync returns at most; more makes a gap, fetched back before the
+/// batch is handled.
 const TIMELINE_LIMIT: u32 = 100;
+/// Events of one room's gap fetched back at most; older ones are left, and logged.
+const GAP_LIMIT: usize = 1000;
 
 impl Matrix {
     /// Sync until shut down, reconnecting with backoff.
@@ -109,10 +116,9 @@ impl Matrix {
         };
         self.health.pulse().heard();
         self.health.set(Health::Up);
-        let history = token.is_none();
         self.accept_invites(client, &response).await;
         if !self
-            .handle_batch(client, me, &response, history, bus)
+            .handle_batch(client, me, &response, token.as_deref(), bus)
             .await?
         {
             return Ok(false);
@@ -189,35 +195,33 @@ impl Matrix {
         }
     }
 
-    /// Handle every room's new events in order; `false` when the core is gone.
+    /// Handle every room's new events in order, those of a gap first; `false` when the
+    /// core is gone. `since` is the token this sync was asked from (none: history).
     async fn handle_batch(
         &self,
         client: &Client,
         me: &Me,
         response: &SyncResponse,
-        history: bool,
+        since: Option<&str>,
         bus: &InboundSender,
     ) -> Result<bool, ChannelError> {
-        if history {
+        let Some(since) = since else {
             return Ok(true);
-        }
+        };
         let fetcher = self.fetcher(client);
         for (room_id, update) in &response.rooms.joined {
             let Some(room) = client.get_room(room_id) else {
                 continue;
             };
-            if update.timeline.limited && update.timeline.events.len() >= TIMELINE_LIMIT as usize {
-                tracing::warn!(
-                    channel = CHANNEL,
-                    room = %room_id,
-                    "the homeserver sent only the newest {TIMELINE_LIMIT} events of a busy room; older ones in the gap are not answered"
-                );
-            }
+            let gap = match (update.timeline.limited, &update.timeline.prev_batch) {
+                (true, Some(from)) => missed(&room, from, since).await?,
+                _ => Vec::new(),
+            };
             let facts = RoomFacts {
                 id: room_id.as_str(),
                 direct: is_direct(&room).await,
             };
-            for item in &update.timeline.events {
+            for item in gap.iter().chain(&update.timeline.events) {
                 let Ok(event) = serde_json::from_str::<Value>(item.raw().json().get()) else {
                     continue;
                 };
@@ -329,6 +333,43 @@ impl Matrix {
         told.insert(room.to_string(), now);
         true
     }
+}
+
+/// The events of a room's gap, oldest first: those between the token the sync was asked
+/// from and the first its limited timeline holds (a busy room, or a long time away),
+/// fetched back page by page, at most `GAP_LIMIT`. A failure fails the batch, which
+/// comes again from the same token.
+async fn missed(room: &Room, from: &str, since: &str) -> Result<Vec<TimelineEvent>, ChannelError> {
+    let mut events = Vec::new();
+    let mut from = from.to_string();
+    loop {
+        let mut page = MessagesOptions::backward().from(Some(from.as_str()));
+        page.to = Some(since.to_string());
+        page.limit = UInt::from(TIMELINE_LIMIT);
+        let page = room.messages(page).await.map_err(|e| channel_error(&e))?;
+        let done = page.chunk.is_empty() || page.end.is_none();
+        events.extend(page.chunk);
+        if done {
+            break;
+        }
+        if events.len() >= GAP_LIMIT {
+            tracing::warn!(
+                channel = CHANNEL,
+                room = %room.room_id(),
+                "more than {GAP_LIMIT} events came while the bot was away; only the newest {GAP_LIMIT} and those after them are answered"
+            );
+            break;
+        }
+        from = page.end.unwrap_or_default();
+    }
+    tracing::info!(
+        channel = CHANNEL,
+        room = %room.room_id(),
+        "fetched back {} events a sync left out (a gap in the timeline)",
+        events.len()
+    );
+    events.reverse();
+    Ok(events)
 }
 
 /// A direct chat: marked direct (`m.direct`: the invite said so, or the bot opened it)
