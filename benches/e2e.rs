@@ -18,7 +18,8 @@
 //! - one chat answering once a second, per platform: 20 messages in one chat on a fixed
 //!   schedule (not after each reply), exactly a second apart and then about a second
 //!   apart (`ABOUT`: 0.5–1.5 s, a second on average, as a person answers), request at
-//!   the model → reply shown, p50/p99 — what a quick back-and-forth waits for pacing.
+//!   the model → reply shown, p50/p99 — what a quick back-and-forth waits for pacing;
+//!   on Matrix also Pincer's own share each way, at the proxy as above.
 //!   The sender is let write 120 messages a minute (`access.rate_per_minute`).
 //!
 //! `E2E_PLATFORMS=matrix` (names, comma-separated) measures those platforms alone;
@@ -38,7 +39,7 @@ use pincer_fakes::FakeModel;
 use pincer_fakes::discord::FakeDiscord;
 use pincer_fakes::platform::FakePlatform;
 use pincer_fakes::slack::FakeSlack;
-use pincer_fakes::synapse::MatrixPlatform;
+use pincer_fakes::synapse::{MatrixPlatform, Proxy};
 use pincer_fakes::telegram::FakeTelegram;
 use support::{Gateway, mib, ms, percentile, seen};
 
@@ -130,26 +131,9 @@ async fn bench() -> anyhow::Result<()> {
                 round_trip(&gateway, &model, *platform, user, &open).await?;
             }
             let text = format!("bench {} {i}", platform.name());
-            // The sync's JSON holds the text quoted; the reply is the model's echo.
-            let (delivered, reply) = (format!("\"{text}\""), format!("echo: {text}"));
-            if let Some(proxy) = proxy {
-                proxy.watch(&delivered);
-                proxy.watch(&reply);
-            }
             let sent = Instant::now();
-            let (request_at, shown) = round_trip(&gateway, &model, *platform, user, &text).await?;
-            let own = match proxy {
-                Some(proxy) => {
-                    let (Some(delivered), _) = proxy.seen(&delivered) else {
-                        anyhow::bail!("the proxy did not see {text:?} reach the bot");
-                    };
-                    let (_, Some(replied)) = proxy.seen(&reply) else {
-                        anyhow::bail!("the proxy did not see the bot send {reply:?}");
-                    };
-                    Some((delivered, replied))
-                }
-                None => None,
-            };
+            let (request_at, shown, own) =
+                watched_trip(&gateway, &model, *platform, proxy, user, &text).await?;
             if i >= WARM_UP {
                 spans.note(sent, request_at, shown, own);
             }
@@ -171,8 +155,11 @@ async fn bench() -> anyhow::Result<()> {
                 let open = format!("open {user}");
                 round_trip(&gateway, &model, *platform, user, &open).await?;
             }
-            let mut spans = one_chat(&gateway, &model, *platform, user, &pauses).await?;
-            spans.sort_unstable();
+            let proxy = (platform.name() == "matrix").then(|| matrix.proxy());
+            let mut spans = one_chat(&gateway, &model, *platform, proxy, user, &pauses).await?;
+            spans.shown.sort_unstable();
+            spans.own_inbound.sort_unstable();
+            spans.own_outbound.sort_unstable();
             paced.push((platform.name(), schedule, spans));
             model.reset();
         }
@@ -231,12 +218,27 @@ async fn bench() -> anyhow::Result<()> {
     );
     println!("| peak RSS | {} MiB |", mib(peak));
     for (name, schedule, spans) in &paced {
-        println!(
-            "| {name}: one chat, {schedule}: request at model → reply shown | p50 {} ms, p99 {} ms, max {} ms |",
-            ms(percentile(spans, 0.50)),
-            ms(percentile(spans, 0.99)),
-            ms(spans.last().copied().unwrap_or_default()),
-        );
+        for (label, values) in [
+            ("request at model → reply shown", &spans.shown),
+            (
+                "Pincer's own: sync reaches the bot → request at model",
+                &spans.own_inbound,
+            ),
+            (
+                "Pincer's own: request at model → the reply leaves the bot",
+                &spans.own_outbound,
+            ),
+        ] {
+            if values.is_empty() {
+                continue;
+            }
+            println!(
+                "| {name}: one chat, {schedule}: {label} | p50 {} ms, p99 {} ms, max {} ms |",
+                ms(percentile(values, 0.50)),
+                ms(percentile(values, 0.99)),
+                ms(values.last().copied().unwrap_or_default()),
+            );
+        }
     }
     if std::env::var_os("BENCH_GATEWAY_LOG").is_some() {
         let kept = std::env::temp_dir().join("pincer-e2e-gateway.log");
@@ -248,24 +250,74 @@ async fn bench() -> anyhow::Result<()> {
 
 /// `user` writes in one chat, a message at first and one after each pause, on a fixed
 /// schedule (each reply is awaited before the next message is due, so one late reply
-/// makes the next message late too); request at the model → reply shown for each.
+/// makes the next message late too); request at the model → reply shown for each, and
+/// on Matrix Pincer's own share each way.
 async fn one_chat(
     gateway: &Gateway,
     model: &FakeModel,
     platform: &dyn FakePlatform,
+    proxy: Option<&Proxy>,
     user: u64,
     pauses: &[u64],
-) -> anyhow::Result<Vec<Duration>> {
+) -> anyhow::Result<Paced> {
     let mut due = tokio::time::Instant::now();
-    let mut spans = Vec::new();
+    let mut spans = Paced::default();
     for (i, pause) in std::iter::once(0).chain(pauses.iter().copied()).enumerate() {
         due += Duration::from_millis(pause);
         tokio::time::sleep_until(due).await;
         let text = format!("paced {} {user} {i}", platform.name());
-        let (request_at, shown) = round_trip(gateway, model, platform, user, &text).await?;
-        spans.push(shown.saturating_duration_since(request_at));
+        let (request_at, shown, own) =
+            watched_trip(gateway, model, platform, proxy, user, &text).await?;
+        spans
+            .shown
+            .push(shown.saturating_duration_since(request_at));
+        if let Some((delivered, replied)) = own {
+            spans
+                .own_inbound
+                .push(request_at.saturating_duration_since(delivered));
+            spans
+                .own_outbound
+                .push(replied.saturating_duration_since(request_at));
+        }
     }
     Ok(spans)
+}
+
+/// One chat's spans: request at the model → reply shown, and (Matrix) Pincer's own.
+#[derive(Default)]
+struct Paced {
+    shown: Vec<Duration>,
+    own_inbound: Vec<Duration>,
+    own_outbound: Vec<Duration>,
+}
+
+/// `round_trip`, and with the `proxy` between the bot and Synapse also when the sync
+/// carrying `text` reached the bot and when the bot's reply left it.
+async fn watched_trip(
+    gateway: &Gateway,
+    model: &FakeModel,
+    platform: &dyn FakePlatform,
+    proxy: Option<&Proxy>,
+    user: u64,
+    text: &str,
+) -> anyhow::Result<(Instant, Instant, Option<(Instant, Instant)>)> {
+    // The sync's JSON holds the text quoted; the reply is the model's echo.
+    let (delivered, reply) = (format!("\"{text}\""), format!("echo: {text}"));
+    if let Some(proxy) = proxy {
+        proxy.watch(&delivered);
+        proxy.watch(&reply);
+    }
+    let (request_at, shown) = round_trip(gateway, model, platform, user, text).await?;
+    let Some(proxy) = proxy else {
+        return Ok((request_at, shown, None));
+    };
+    let (Some(delivered), _) = proxy.seen(&delivered) else {
+        anyhow::bail!("the proxy did not see {text:?} reach the bot");
+    };
+    let (_, Some(replied)) = proxy.seen(&reply) else {
+        anyhow::bail!("the proxy did not see the bot send {reply:?}");
+    };
+    Ok((request_at, shown, Some((delivered, replied))))
 }
 
 /// Send `text` as `user` in a DM and wait for its echo: when the model got the
