@@ -14,13 +14,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use matrix_sdk::config::SyncSettings;
+use matrix_sdk::deserialized_responses::TimelineEvent;
+use matrix_sdk::room::MessagesOptions;
 use matrix_sdk::ruma::api::client::filter::{
     Filter as EventFilter, FilterDefinition, RoomEventFilter, RoomFilter,
 };
 use matrix_sdk::ruma::api::client::sync::sync_events::v3::Filter;
 use matrix_sdk::ruma::{OwnedRoomId, UInt};
-use matrix_sdk::deserialized_responses::TimelineEvent;
-use matrix_sdk::room::MessagesOptions;
 use matrix_sdk::sync::SyncResponse;
 use matrix_sdk::{Client, Room};
 use serde_json::Value;
@@ -362,12 +362,14 @@ async fn missed(room: &Room, from: &str, since: &str) -> Result<Vec<TimelineEven
         }
         from = page.end.unwrap_or_default();
     }
-    tracing::info!(
-        channel = CHANNEL,
-        room = %room.room_id(),
-        "fetched back {} events a sync left out (a gap in the timeline)",
-        events.len()
-    );
+    if !events.is_empty() {
+        tracing::info!(
+            channel = CHANNEL,
+            room = %room.room_id(),
+            "fetched back {} events a sync left out (a gap in the timeline)",
+            events.len()
+        );
+    }
     events.reverse();
     Ok(events)
 }
