@@ -337,8 +337,8 @@ impl Matrix {
 
 /// The events of a room's gap, oldest first: those between the token the sync was asked
 /// from and the first its limited timeline holds (a busy room, or a long time away),
-/// fetched back page by page, at most `GAP_LIMIT`. A failure fails the batch, which
-/// comes again from the same token.
+/// fetched back page by page, at most `GAP_LIMIT`. A failure that may pass fails the
+/// batch, which comes again from the same token; a refusal leaves the gap, logged.
 async fn missed(room: &Room, from: &str, since: &str) -> Result<Vec<TimelineEvent>, ChannelError> {
     let mut events = Vec::new();
     let mut from = from.to_string();
@@ -346,7 +346,24 @@ async fn missed(room: &Room, from: &str, since: &str) -> Result<Vec<TimelineEven
         let mut page = MessagesOptions::backward().from(Some(from.as_str()));
         page.to = Some(since.to_string());
         page.limit = UInt::from(TIMELINE_LIMIT);
-        let page = room.messages(page).await.map_err(|e| channel_error(&e))?;
+        let page = match room.messages(page).await {
+            Ok(page) => page,
+            Err(e) => {
+                let err = channel_error(&e);
+                if err.retryable {
+                    return Err(err);
+                }
+                // Refused for good (a token the homeserver no longer knows, a room it
+                // will not page): failing the batch would wedge the sync on it.
+                tracing::warn!(
+                    channel = CHANNEL,
+                    room = %room.room_id(),
+                    "could not fetch back a gap in the timeline, so its older events are not answered: {}",
+                    err.message
+                );
+                break;
+            }
+        };
         let done = page.chunk.is_empty() || page.end.is_none();
         events.extend(page.chunk);
         if done {
