@@ -74,6 +74,16 @@ struct Spans {
 }
 
 impl Spans {
+    fn new(name: &'static str) -> Spans {
+        Spans {
+            name,
+            inbound: Vec::new(),
+            outbound: Vec::new(),
+            own_inbound: Vec::new(),
+            own_outbound: Vec::new(),
+        }
+    }
+
     /// One measured message: sent → request → shown, and (Matrix) the same from the sync
     /// reaching the bot to its reply leaving it.
     fn note(
@@ -116,13 +126,7 @@ async fn bench() -> anyhow::Result<()> {
     let mut results = Vec::new();
     let mut user = 1000;
     for platform in &platforms {
-        let mut spans = Spans {
-            name: platform.name(),
-            inbound: Vec::new(),
-            outbound: Vec::new(),
-            own_inbound: Vec::new(),
-            own_outbound: Vec::new(),
-        };
+        let mut spans = Spans::new(platform.name());
         let proxy = (platform.name() == "matrix").then(|| matrix.proxy());
         for i in 0..WARM_UP + N {
             user += 1;
@@ -157,10 +161,14 @@ async fn bench() -> anyhow::Result<()> {
             }
             let proxy = (platform.name() == "matrix").then(|| matrix.proxy());
             let mut spans = one_chat(&gateway, &model, *platform, proxy, user, &pauses).await?;
-            spans.shown.sort_unstable();
-            spans.own_inbound.sort_unstable();
-            spans.own_outbound.sort_unstable();
-            paced.push((platform.name(), schedule, spans));
+            for values in [
+                &mut spans.outbound,
+                &mut spans.own_inbound,
+                &mut spans.own_outbound,
+            ] {
+                values.sort_unstable();
+            }
+            paced.push((schedule, spans));
             model.reset();
         }
     }
@@ -217,9 +225,10 @@ async fn bench() -> anyhow::Result<()> {
         loaded_rss.saturating_sub(idle_rss) as f64 / sessions as f64
     );
     println!("| peak RSS | {} MiB |", mib(peak));
-    for (name, schedule, spans) in &paced {
+    for (schedule, spans) in &paced {
+        let name = spans.name;
         for (label, values) in [
-            ("request at model → reply shown", &spans.shown),
+            ("request at model → reply shown", &spans.outbound),
             (
                 "Pincer's own: sync reaches the bot → request at model",
                 &spans.own_inbound,
@@ -250,8 +259,8 @@ async fn bench() -> anyhow::Result<()> {
 
 /// `user` writes in one chat, a message at first and one after each pause, on a fixed
 /// schedule (each reply is awaited before the next message is due, so one late reply
-/// makes the next message late too); request at the model → reply shown for each, and
-/// on Matrix Pincer's own share each way.
+/// makes the next message late too); sent → request at the model → reply shown for
+/// each, and on Matrix Pincer's own share each way.
 async fn one_chat(
     gateway: &Gateway,
     model: &FakeModel,
@@ -259,36 +268,19 @@ async fn one_chat(
     proxy: Option<&Proxy>,
     user: u64,
     pauses: &[u64],
-) -> anyhow::Result<Paced> {
+) -> anyhow::Result<Spans> {
     let mut due = tokio::time::Instant::now();
-    let mut spans = Paced::default();
+    let mut spans = Spans::new(platform.name());
     for (i, pause) in std::iter::once(0).chain(pauses.iter().copied()).enumerate() {
         due += Duration::from_millis(pause);
         tokio::time::sleep_until(due).await;
         let text = format!("paced {} {user} {i}", platform.name());
+        let sent = Instant::now();
         let (request_at, shown, own) =
             watched_trip(gateway, model, platform, proxy, user, &text).await?;
-        spans
-            .shown
-            .push(shown.saturating_duration_since(request_at));
-        if let Some((delivered, replied)) = own {
-            spans
-                .own_inbound
-                .push(request_at.saturating_duration_since(delivered));
-            spans
-                .own_outbound
-                .push(replied.saturating_duration_since(request_at));
-        }
+        spans.note(sent, request_at, shown, own);
     }
     Ok(spans)
-}
-
-/// One chat's spans: request at the model → reply shown, and (Matrix) Pincer's own.
-#[derive(Default)]
-struct Paced {
-    shown: Vec<Duration>,
-    own_inbound: Vec<Duration>,
-    own_outbound: Vec<Duration>,
 }
 
 /// `round_trip`, and with the `proxy` between the bot and Synapse also when the sync
